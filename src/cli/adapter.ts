@@ -1,0 +1,55 @@
+import { LiError } from "../errors.js";
+
+/** What every command handler returns; handlers never print. */
+export interface CommandResult<T = any> {
+  data: T;
+  /** The human view of `data`. */
+  human?: (data: T) => string;
+  /** Overrides the exit status of an ok result (li wait has its own table). */
+  exitCode?: number;
+}
+
+export interface CliContext {
+  machine: boolean;
+  /** Where live output (a foreground run's stream) goes: stdout for humans, stderr in machine mode. */
+  live: NodeJS.WriteStream;
+}
+
+export const EXIT = { ok: 0, failure: 1, invalid: 2 } as const;
+
+const envelope = (body: Record<string, unknown>) => JSON.stringify({ contract: "li.result", version: 1, ...body });
+
+/** The one shared adapter: runs a handler and renders its result or error, human or machine. */
+export async function render(ctx: CliContext, handler: () => Promise<CommandResult> | CommandResult): Promise<void> {
+  let result: CommandResult;
+  try {
+    result = await handler();
+  } catch (err) {
+    renderError(ctx, err);
+    return;
+  }
+  if (ctx.machine) {
+    process.stdout.write(envelope({ ok: true, data: result.data }) + "\n");
+  } else {
+    const text = result.human ? result.human(result.data) : JSON.stringify(result.data, null, 2);
+    if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+  }
+  process.exitCode = result.exitCode ?? EXIT.ok;
+}
+
+export function renderError(ctx: { machine: boolean }, err: unknown): void {
+  const e =
+    err instanceof LiError
+      ? err
+      : new LiError("internal", err instanceof Error ? err.message : String(err), {
+          ...(err instanceof Error && err.stack ? { stack: err.stack.split("\n").slice(0, 6).join("\n") } : {}),
+        });
+  if (ctx.machine) {
+    process.stdout.write(envelope({ ok: false, error: { kind: e.kind, message: e.message, detail: e.detail } }) + "\n");
+  } else {
+    process.stderr.write(`li: ${e.message}\n`);
+    const matches = e.detail.matches;
+    if (Array.isArray(matches)) process.stderr.write(`  matches: ${matches.join(", ")}\n`);
+  }
+  process.exitCode = e.kind === "invalid_input" ? EXIT.invalid : EXIT.failure;
+}

@@ -1,0 +1,80 @@
+import { Command, Option } from "commander";
+import { killTree } from "../../lifecycle/kill.js";
+import { follow } from "../../runtime/follow.js";
+import { readPrompt } from "../../runtime/prompt.js";
+import { submitAgent } from "../../runtime/submit.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues } from "../format.js";
+import { positiveNumberArg } from "../parsers.js";
+import { withStore } from "../views.js";
+
+interface AgentOptions {
+  promptFile?: string;
+  cwd?: string;
+  timeout?: number;
+  label?: string;
+  detach?: boolean;
+  notify?: string[];
+  baseUrl?: string;
+  apiKeyEnv?: string;
+}
+
+export function register(root: Command, ctx: CliContext): void {
+  root
+    .command("agent")
+    .description("run one agent on a prompt; streams its output, or returns at once with --detach")
+    .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini")
+    .argument("[prompt...]", "the prompt; put it after -- when it begins with -")
+    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
+    .option("--cwd <dir>", "working directory of the agent (default: here)")
+    .option("--timeout <seconds>", "stop the run (timed_out) after this many seconds", positiveNumberArg)
+    .option("--label <text>", "a label shown in job lists")
+    .option("--detach", "start in the background and print the job id at once")
+    .option("--notify <name...>", "terminal-notify handlers from settings to fire for this run")
+    .addOption(new Option("--base-url <url>", "openai: the chat-completions base URL (else settings or OPENAI_BASE_URL)"))
+    .addOption(new Option("--api-key-env <name>", "openai: the env var holding the API key (default OPENAI_API_KEY)"))
+    .addHelpText(
+      "after",
+      `
+Examples:
+  li agent mock/echo hello world
+  li agent --detach claude/sonnet --prompt-file task.md
+  li agent mock/echo -- --this-starts-with-a-dash
+
+A detached run returns {id, kind, pid, console_log}; follow it with li wait, li job output.
+Foreground exit status: 0 completed, 1 otherwise.`,
+    )
+    .action((model: string, words: string[], opts: AgentOptions) =>
+      render(ctx, () =>
+        withStore(async (store) => {
+          const { loadNotifySelection, providerOptions } = await import("../../runtime/settings-bridge.js");
+          const prompt = readPrompt(words, opts.promptFile);
+          const req = {
+            model,
+            prompt,
+            cwd: opts.cwd,
+            timeout_seconds: opts.timeout,
+            label: opts.label ?? null,
+            notify: loadNotifySelection(opts.notify),
+            provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
+          };
+          const { entity, pid, console_log } = submitAgent(store, req);
+          const submitted = { id: entity.id, kind: entity.kind, pid, console_log, status: entity.status };
+          if (opts.detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
+
+          // Foreground: follow the detached run; Ctrl-C cancels the work, since it is ours.
+          const abort = new AbortController();
+          const onInt = () => abort.abort();
+          process.once("SIGINT", onInt);
+          let end = await follow(store, entity.id, ctx.live, { signal: abort.signal });
+          process.off("SIGINT", onInt);
+          if (abort.signal.aborted) {
+            await killTree(store, end, 2);
+            end = store.get(entity.id)!;
+          }
+          const data = { ...submitted, status: end.status, outcome: end.outcome, reason_code: end.reason_code, exit_code: end.exit_code };
+          return { data, human: () => "", exitCode: end.status === "completed" ? 0 : 1 };
+        }),
+      ),
+    );
+}

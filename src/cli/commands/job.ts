@@ -1,0 +1,93 @@
+import fs from "node:fs";
+import { Command, Option } from "commander";
+import { LiError } from "../../errors.js";
+import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import { resolve } from "../../lifecycle/resolver.js";
+import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { nonNegativeIntegerArg, positiveIntegerArg } from "../parsers.js";
+import { jobView, JOB_COLUMNS, withStore } from "../views.js";
+
+export function register(root: Command, ctx: CliContext): void {
+  const job = root.command("job").description("inspect jobs (any invocation, session or play)");
+
+  job
+    .command("status")
+    .description("status of one or more jobs; a run whose process is conclusively gone is reaped to lost")
+    .argument("<ids...>", "entity ids or unambiguous prefixes")
+    .action((ids: string[]) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const procs = new ProcSnapshot();
+          const jobs = ids.map((id) => jobView(observeFresh(store, resolve(store, id), procs)));
+          return {
+            data: { jobs },
+            human: (d: { jobs: ReturnType<typeof jobView>[] }) =>
+              d.jobs.length === 1 ? keyValues(d.jobs[0]) : table(d.jobs, JOB_COLUMNS),
+          };
+        }),
+      ),
+    );
+
+  job
+    .command("output")
+    .description("the console output of a job (stdout and stderr as the provider wrote them)")
+    .argument("<id>", "entity id or unambiguous prefix")
+    .option("--tail-bytes <n>", "only the last N bytes", nonNegativeIntegerArg)
+    .action((id: string, opts: { tailBytes?: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const e = resolve(store, id);
+          const file = e.run_dir ? `${e.run_dir}/console.log` : null;
+          if (!file || !fs.existsSync(file))
+            throw new LiError("not_found", `${e.id} has no console output yet (status ${e.status})`, { id: e.id, status: e.status });
+          const buf = readTail(file, opts.tailBytes);
+          return {
+            data: {
+              id: e.id,
+              kind: e.kind,
+              status: e.status,
+              output: buf.text.toString("utf8"),
+              bytes: buf.text.length,
+              total_bytes: buf.total,
+              truncated: buf.text.length < buf.total,
+              console_log: file,
+            },
+            human: (d: { output: string }) => d.output,
+          };
+        }),
+      ),
+    );
+
+  job
+    .command("list")
+    .description("recent jobs, newest first")
+    .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
+    .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
+    .option("--limit <n>", "at most N jobs", positiveIntegerArg, 20)
+    .action((opts: { status?: string[]; kind?: string[]; limit: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const procs = new ProcSnapshot();
+          const jobs = store
+            .list({ status: opts.status, kind: opts.kind, limit: opts.limit })
+            .map((e) => jobView(observeFresh(store, e, procs)));
+          return { data: { jobs, count: jobs.length }, human: (d: { jobs: any[] }) => table(d.jobs, JOB_COLUMNS) };
+        }),
+      ),
+    );
+}
+
+function readTail(file: string, tail?: number): { text: Buffer; total: number } {
+  const fd = fs.openSync(file, "r");
+  try {
+    const total = fs.fstatSync(fd).size;
+    const len = tail === undefined ? total : Math.min(tail, total);
+    const text = Buffer.alloc(len);
+    fs.readSync(fd, text, 0, len, total - len);
+    return { text, total };
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,89 @@
+import { Command, Option } from "commander";
+import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import { resolve } from "../../lifecycle/resolver.js";
+import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
+import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { positiveIntegerArg } from "../parsers.js";
+import { jobView, JOB_COLUMNS, withStore } from "../views.js";
+
+export function register(root: Command, ctx: CliContext): void {
+  const state = root.command("state").description("the lifecycle store (state.db): records, audit events, schema");
+
+  state
+    .command("list")
+    .description("lifecycle records, newest first (top-level only unless --all)")
+    .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
+    .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
+    .option("--all", "include child records", false)
+    .option("--limit <n>", "at most N records", positiveIntegerArg, 50)
+    .action((opts: { status?: string[]; kind?: string[]; all: boolean; limit: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const procs = new ProcSnapshot();
+          const records = store
+            .list({ status: opts.status, kind: opts.kind, limit: opts.limit, parent: opts.all ? undefined : null })
+            .map((e) => jobView(observeFresh(store, e, procs)));
+          return { data: { records, count: records.length }, human: (d: { records: any[] }) => table(d.records, JOB_COLUMNS) };
+        }),
+      ),
+    );
+
+  state
+    .command("show")
+    .description("one record, its spec and its direct children")
+    .argument("<id>", "entity id or unambiguous prefix")
+    .action((id: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const procs = new ProcSnapshot();
+          const e = resolve(store, id);
+          const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
+          const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
+          return {
+            data: { record, children },
+            human: (d: { record: any; children: any[] }) =>
+              `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}`,
+          };
+        }),
+      ),
+    );
+
+  state
+    .command("events")
+    .description("the audit rows of one record: every status transition, with reason and source")
+    .argument("<id>", "entity id or unambiguous prefix")
+    .action((id: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const e = resolve(store, id);
+          const events = store.events(e.id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
+          return {
+            data: { id: e.id, events },
+            human: (d: { events: any[] }) => table(d.events, ["at", "from_status", "to_status", "reason_code", "source"]),
+          };
+        }),
+      ),
+    );
+
+  state
+    .command("migrate")
+    .description("upgrade state.db to this li's schema (human-only: never reachable from MCP)")
+    .action(() =>
+      render(ctx, () =>
+        withStore(
+          (store) => {
+            const from = store.schemaVersion();
+            const applied = store.migrate();
+            return {
+              data: { from_version: from, to_version: store.schemaVersion(), applied },
+              human: (d: { from_version: number; to_version: number; applied: number[] }) =>
+                d.applied.length ? `migrated state.db from v${d.from_version} to v${d.to_version}` : `state.db is already at v${SCHEMA_VERSION}`,
+            };
+          },
+          { migrating: true },
+        ),
+      ),
+    );
+}

@@ -1,0 +1,65 @@
+import { CommanderError } from "commander";
+import { LiError } from "../errors.js";
+import { EXIT, renderError, type CliContext } from "./adapter.js";
+import { buildProgram } from "./program.js";
+import { findCommand } from "./registry.js";
+
+/** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
+function wantsMachine(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--machine");
+}
+
+function selectedCommand(argv: string[]): string | undefined {
+  return argv.find((a) => !a.startsWith("-"));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  process.umask(0o077);
+  const machine = wantsMachine(argv);
+  const ctx: CliContext = { machine, live: machine ? process.stderr : process.stdout };
+  const name = selectedCommand(argv);
+  let program;
+  try {
+    program = await buildProgram(ctx, { only: name && findCommand(name) ? name : undefined });
+  } catch (err) {
+    renderError(ctx, err);
+    return;
+  }
+  program.exitOverride();
+  program.configureOutput({
+    // In machine mode the parse error becomes the one JSON object instead.
+    writeErr: (s) => {
+      if (!machine) process.stderr.write(s);
+    },
+    outputError: (s, write) => write(s),
+  });
+  applyRecursively(program);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0 || err.code === "commander.helpDisplayed" || err.code === "commander.version") {
+        process.exitCode = 0;
+        return;
+      }
+      if (err.code === "commander.help") {
+        process.exitCode = EXIT.invalid;
+        return;
+      }
+      if (machine) renderError(ctx, new LiError("invalid_input", err.message.replace(/^error: /, ""), { code: err.code }));
+      process.exitCode = EXIT.invalid;
+      return;
+    }
+    renderError(ctx, err);
+  }
+}
+
+/** exitOverride and output settings are copied at creation; commands made earlier need them too. */
+function applyRecursively(cmd: import("commander").Command): void {
+  for (const sub of cmd.commands) {
+    sub.exitOverride();
+    sub.configureOutput(cmd.configureOutput());
+    applyRecursively(sub);
+  }
+}

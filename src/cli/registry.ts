@@ -1,0 +1,31 @@
+import type { Command } from "commander";
+import type { CliContext } from "./adapter.js";
+
+/** A command module adds its own subtree under the root program. */
+export interface CommandModule {
+  register(root: Command, ctx: CliContext): void;
+}
+
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  load: () => Promise<CommandModule>;
+}
+
+/**
+ * The lazy command registry: only the selected entry's module is imported.
+ * Adding a command is one line here plus its module under commands/.
+ */
+export const COMMANDS: readonly CommandEntry[] = [
+  { name: "agent", summary: "run one agent (foreground, or --detach for a background job)", load: () => import("./commands/agent.js") },
+  { name: "job", summary: "inspect jobs: status, output, list", load: () => import("./commands/job.js") },
+  { name: "wait", summary: "wait for jobs to reach a terminal status (bounded)", load: () => import("./commands/wait.js") },
+  { name: "kill", summary: "cancel an entity and everything under it", load: () => import("./commands/kill.js") },
+  { name: "state", summary: "the lifecycle store: records, audit events, migrations", load: () => import("./commands/state.js") },
+  { name: "doctor", summary: "check providers, the state store and its schema", load: () => import("./commands/doctor.js") },
+  { name: "mcp", summary: "serve the one-tool MCP surface over stdio", load: () => import("./commands/mcp.js") },
+];
+
+export function findCommand(name: string): CommandEntry | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}

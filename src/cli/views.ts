@@ -1,0 +1,45 @@
+import path from "node:path";
+import type { Observed } from "../lifecycle/observe.js";
+import { Store } from "../lifecycle/store.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+
+/** Opens the store for one command and always closes it. */
+export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: { migrating?: boolean } = {}): Promise<T> {
+  const store = Store.open(opts);
+  try {
+    return await fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** The machine view of one job; raw values only (ADR-0066 D7). */
+export function jobView(o: Observed) {
+  const e = o.entity;
+  return {
+    id: e.id,
+    kind: e.kind,
+    parent_id: e.parent_id,
+    label: e.label,
+    status: e.status,
+    terminal: isTerminal(e.status),
+    outcome: e.outcome,
+    reason_code: e.reason_code,
+    placement: o.placement,
+    possibly_orphaned: o.possibly_orphaned,
+    model: (e.spec.model as string | undefined) ?? null,
+    current_phase: e.current_phase,
+    pid: e.pid,
+    pgid: e.pgid,
+    exit_code: e.exit_code,
+    created_at: e.created_at,
+    started_at: e.started_at,
+    ended_at: e.ended_at,
+    run_dir: e.run_dir,
+    console_log: e.run_dir ? path.join(e.run_dir, "console.log") : null,
+  };
+}
+
+export type JobView = ReturnType<typeof jobView>;
+
+export const JOB_COLUMNS = ["id", "kind", "status", "outcome", "model", "label", "created_at"];

@@ -1,0 +1,55 @@
+import { randomBytes } from "node:crypto";
+
+// Crockford base32, lower-cased: sorts the same as the time it encodes.
+const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+
+export const KIND_PREFIX = {
+  invocation: "inv",
+  session: "ses",
+  play: "ply",
+  delivery: "dlv",
+} as const;
+
+export type IdKind = keyof typeof KIND_PREFIX;
+
+let lastTime = 0;
+let lastRandom: number[] = [];
+
+/** `<prefix>_<10 chars of ms time><16 random chars>`; monotonic within one process. */
+export function newId(kind: IdKind, now = Date.now()): string {
+  let random: number[];
+  if (now <= lastTime && lastRandom.length) {
+    now = lastTime;
+    random = increment(lastRandom);
+  } else {
+    random = [...randomBytes(16)].map((b) => b & 31);
+  }
+  lastTime = now;
+  lastRandom = random;
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  return `${KIND_PREFIX[kind]}_${time}${random.map((d) => ALPHABET[d]).join("")}`;
+}
+
+function increment(digits: number[]): number[] {
+  const out = [...digits];
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] < 31) {
+      out[i]++;
+      return out;
+    }
+    out[i] = 0;
+  }
+  return out;
+}
+
+/** An id or id prefix as a user may type it: lower-case letters, digits, one underscore. */
+export const ID_PREFIX_PATTERN = /^[a-z0-9]{1,3}(_[0-9a-z]{0,26})?$/;
+
+export function isWellFormedPrefix(text: string): boolean {
+  return text.length > 0 && ID_PREFIX_PATTERN.test(text);
+}

@@ -1,0 +1,105 @@
+import { ProcSnapshot } from "./observe.js";
+import type { Entity, Store } from "./store.js";
+import { isTerminal } from "./vocab.js";
+
+export interface KilledEntity {
+  id: string;
+  kind: string;
+  previous_status: string;
+  status: string;
+  /** cancelled: this kill wrote the transition; already_terminal: left unchanged; refused: the fence kept refusing. */
+  action: "cancelled" | "already_terminal" | "refused";
+  reason_code: string | null;
+  pgid: number | null;
+  signals: string[];
+  /** null when there was no process of its own to stop. */
+  process_gone: boolean | null;
+}
+
+export interface KillReport {
+  id: string;
+  kind: string;
+  grace_seconds: number;
+  partial: boolean;
+  entities: KilledEntity[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Cancel through the fence, re-reading when a concurrent non-terminal move got there first. */
+function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; entity: Entity } {
+  let current = e;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (isTerminal(current.status)) return { action: "already_terminal", entity: current };
+    const r = store.transition({
+      id: current.id,
+      to: "cancelled",
+      reason: `${current.kind}.cancelled.killed`,
+      source: "admin",
+      expect: { status: current.status, version: current.version },
+    });
+    if (r.ok) return { action: "cancelled", entity: r.entity };
+    current = store.get(current.id) ?? current;
+  }
+  return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current };
+}
+
+function groupAlive(e: Entity): boolean {
+  return e.pgid !== null && e.proc_start !== null && new ProcSnapshot().members(e.pgid, e.proc_start).length > 0;
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Transitive reap: the entity and every descendant (play → session → invocation) move to
+ * `cancelled` top-down, so a supervisor can add no child after its own record is terminal;
+ * then each cancelled process group gets SIGTERM, `grace` seconds, then SIGKILL.
+ */
+export async function killTree(store: Store, root: Entity, graceSeconds: number): Promise<KillReport> {
+  const entities: KilledEntity[] = [];
+  const queue: Entity[] = [root];
+  const toStop: { report: KilledEntity; entity: Entity }[] = [];
+  while (queue.length) {
+    const before = store.get(queue.shift()!.id)!;
+    const { action, entity } = cancel(store, before);
+    const report: KilledEntity = {
+      id: entity.id,
+      kind: entity.kind,
+      previous_status: before.status,
+      status: entity.status,
+      action,
+      reason_code: entity.reason_code,
+      pgid: entity.pgid,
+      signals: [],
+      process_gone: null,
+    };
+    entities.push(report);
+    if (action === "cancelled" && entity.pgid !== null && entity.proc_start !== null) toStop.push({ report, entity });
+    queue.push(...store.children(entity.id));
+  }
+
+  const live = () => toStop.filter((t) => groupAlive(t.entity));
+  for (const t of live()) if (signalGroup(t.entity.pgid!, "SIGTERM")) t.report.signals.push("SIGTERM");
+  const deadline = Date.now() + graceSeconds * 1000;
+  while (live().length && Date.now() < deadline) await sleep(50);
+  const stubborn = live();
+  for (const t of stubborn) if (signalGroup(t.entity.pgid!, "SIGKILL")) t.report.signals.push("SIGKILL");
+  const settle = Date.now() + 2000;
+  while (live().length && Date.now() < settle) await sleep(50);
+  for (const t of toStop) t.report.process_gone = !groupAlive(t.entity);
+
+  return {
+    id: root.id,
+    kind: root.kind,
+    grace_seconds: graceSeconds,
+    partial: entities.some((e) => e.action === "refused" || e.process_gone === false),
+    entities,
+  };
+}

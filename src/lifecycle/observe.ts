@@ -1,0 +1,113 @@
+import fs from "node:fs";
+import { isTerminal } from "./vocab.js";
+import { readProcStat } from "./procfs.js";
+import type { Entity, Store } from "./store.js";
+
+/** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
+export type Placement = "terminal" | "pending" | "stopped_without_end" | "unresolved_spawn";
+
+export interface Observed {
+  entity: Entity;
+  placement: Placement;
+  possibly_orphaned: boolean;
+}
+
+export function unresolvedSpawnAfterSeconds(): number {
+  const v = Number(process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS);
+  return Number.isFinite(v) && v > 0 ? v : 20;
+}
+
+/** One read of /proc per observation pass, so a poll over many ids costs one scan. */
+export class ProcSnapshot {
+  private groups?: Map<number, { pid: number; starttime: number }[]>;
+
+  /** Live members of `pgid` that can belong to a group whose leader started at `since`. */
+  members(pgid: number, since: number): number[] {
+    const leader = readProcStat(pgid);
+    // The group number now belongs to a newer leader: not the recorded group.
+    if (leader && leader.pgrp === pgid && leader.starttime !== since) return [];
+    if (!this.groups) {
+      this.groups = new Map();
+      for (const name of fs.readdirSync("/proc")) {
+        const pid = Number(name);
+        if (!Number.isInteger(pid)) continue;
+        const s = readProcStat(pid);
+        if (!s) continue;
+        const list = this.groups.get(s.pgrp) ?? [];
+        list.push({ pid, starttime: s.starttime });
+        this.groups.set(s.pgrp, list);
+      }
+    }
+    return (this.groups.get(pgid) ?? []).filter((p) => p.starttime >= since).map((p) => p.pid);
+  }
+}
+
+type Liveness = "alive" | "gone" | "group_remains" | "reused";
+
+function liveness(e: Entity, procs: ProcSnapshot): Liveness {
+  const stat = readProcStat(e.pid!);
+  if (stat && stat.starttime === e.proc_start) return "alive";
+  const members = e.pgid ? procs.members(e.pgid, e.proc_start!) : [];
+  if (members.length > 0) return "group_remains";
+  return stat ? "reused" : "gone";
+}
+
+const started = (e: Entity) => e.pid !== null && e.proc_start !== null;
+
+/**
+ * Classifies one entity. With `reap`, a started run whose process and group are conclusively
+ * gone is moved to `lost` by the fenced transition; a refused write changes nothing.
+ */
+export function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Observed {
+  const procs = opts.procs ?? new ProcSnapshot();
+  let e = entity;
+  if (isTerminal(e.status)) return terminal(e, procs);
+
+  if (e.status === "preparing" && !started(e)) {
+    const age = (Date.now() - Date.parse(e.updated_at)) / 1000;
+    return { entity: e, placement: age > unresolvedSpawnAfterSeconds() ? "unresolved_spawn" : "pending", possibly_orphaned: false };
+  }
+
+  if (started(e)) {
+    const live = liveness(e, procs);
+    if (live === "alive") return { entity: e, placement: "pending", possibly_orphaned: false };
+    // The supervisor is gone but its group still runs: nobody will record an end, yet
+    // the work is not conclusively over, so it is not reaped.
+    if (live === "group_remains" || !opts.reap) return { entity: e, placement: "stopped_without_end", possibly_orphaned: live === "group_remains" };
+    const cause = live === "reused" ? "pid_reused" : "process_gone";
+    const r = store.transition({
+      id: e.id,
+      to: "lost",
+      reason: `${e.kind}.lost.${cause}`,
+      source: "reaper",
+      expect: { status: e.status, version: e.version },
+      detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
+    });
+    if (r.ok) return terminal(r.entity, procs);
+    e = store.get(e.id) ?? e;
+    if (isTerminal(e.status)) return terminal(e, procs);
+    return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
+  }
+
+  // No recorded spawn of its own (a queued step, or a record from before spawns were
+  // recorded): it is progressing only if a supervising ancestor is shown alive.
+  return { entity: e, placement: ancestorAlive(store, e) ? "pending" : "stopped_without_end", possibly_orphaned: false };
+}
+
+function ancestorAlive(store: Store, e: Entity): boolean {
+  for (let p = e.parent_id ? store.get(e.parent_id) : undefined; p; p = p.parent_id ? store.get(p.parent_id) : undefined) {
+    if (isTerminal(p.status)) return false;
+    if (started(p)) return readProcStat(p.pid!)?.starttime === p.proc_start;
+  }
+  return false;
+}
+
+function terminal(e: Entity, procs: ProcSnapshot): Observed {
+  const orphaned = started(e) && e.pgid !== null && procs.members(e.pgid, e.proc_start!).length > 0;
+  return { entity: e, placement: "terminal", possibly_orphaned: orphaned };
+}
+
+/** Reads and reaps: the view every read command gives. */
+export function observeFresh(store: Store, entity: Entity, procs = new ProcSnapshot()): Observed {
+  return observe(store, entity, { reap: true, procs });
+}

@@ -1,0 +1,43 @@
+import { LiError } from "../errors.js";
+import { isWellFormedPrefix } from "./ids.js";
+import type { Entity, Store } from "./store.js";
+
+export interface ResolveError {
+  code: "malformed" | "unknown" | "ambiguous";
+  message: string;
+  matches?: string[];
+}
+
+export type Resolution = { entity: Entity; error?: undefined } | { entity?: undefined; error: ResolveError };
+
+/** Any entity id, or an unambiguous prefix of one, of any kind. */
+export function tryResolve(store: Store, text: string): Resolution {
+  const key = text.trim().toLowerCase();
+  if (!isWellFormedPrefix(key))
+    return {
+      error: {
+        code: "malformed",
+        message: `${JSON.stringify(text)} is not an id: ids look like inv_01j…, ses_01j… or ply_01j…`,
+      },
+    };
+  const exact = store.get(key);
+  if (exact) return { entity: exact };
+  const ids = store.idsWithPrefix(key);
+  if (ids.length === 0) return { error: { code: "unknown", message: `no entity has an id starting ${key}` } };
+  if (ids.length > 1)
+    return {
+      error: {
+        code: "ambiguous",
+        message: `${key} matches ${ids.length > 10 ? "more than 10" : ids.length} entities; give more of the id`,
+        matches: ids.slice(0, 10),
+      },
+    };
+  return { entity: store.get(ids[0])! };
+}
+
+export function resolve(store: Store, text: string): Entity {
+  const r = tryResolve(store, text);
+  if (r.entity) return r.entity;
+  const kind = r.error.code === "unknown" ? "not_found" : "invalid_input";
+  throw new LiError(kind, r.error.message, { id: text, code: r.error.code, ...(r.error.matches ? { matches: r.error.matches } : {}) });
+}

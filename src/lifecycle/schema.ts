@@ -1,0 +1,62 @@
+/**
+ * Forward-only migrations. Index i upgrades user_version i to i+1.
+ * Never edit a shipped step: add a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: entities and their audit trail.
+  `CREATE TABLE entities (
+     id TEXT PRIMARY KEY,
+     kind TEXT NOT NULL CHECK (kind IN ('invocation','session','play')),
+     parent_id TEXT REFERENCES entities(id),
+     label TEXT,
+     status TEXT NOT NULL,
+     outcome TEXT,
+     reason_code TEXT,
+     version INTEGER NOT NULL DEFAULT 1,
+     spec TEXT NOT NULL DEFAULT '{}',
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     ended_at TEXT
+   );
+   CREATE INDEX entities_parent ON entities(parent_id);
+   CREATE INDEX entities_status ON entities(status);
+   CREATE TABLE events (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     entity_id TEXT NOT NULL REFERENCES entities(id),
+     from_status TEXT,
+     to_status TEXT NOT NULL,
+     reason_code TEXT,
+     source TEXT NOT NULL,
+     at TEXT NOT NULL,
+     detail TEXT
+   );
+   CREATE INDEX events_entity ON events(entity_id);`,
+  // 2: the recorded spawn phase (pid, group, /proc start time) and run bookkeeping.
+  `ALTER TABLE entities ADD COLUMN pid INTEGER;
+   ALTER TABLE entities ADD COLUMN pgid INTEGER;
+   ALTER TABLE entities ADD COLUMN proc_start INTEGER;
+   ALTER TABLE entities ADD COLUMN started_at TEXT;
+   ALTER TABLE entities ADD COLUMN exit_code INTEGER;
+   ALTER TABLE entities ADD COLUMN current_phase TEXT;
+   ALTER TABLE entities ADD COLUMN run_dir TEXT;`,
+  // 3: the terminal-notify outbox.
+  `CREATE TABLE deliveries (
+     id TEXT PRIMARY KEY,
+     event_id INTEGER NOT NULL REFERENCES events(id),
+     entity_id TEXT NOT NULL REFERENCES entities(id),
+     handler TEXT NOT NULL,
+     target TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('pending','delivering','delivered','failed','acked')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     max_attempts INTEGER NOT NULL,
+     next_attempt_at TEXT NOT NULL,
+     lease_until TEXT,
+     last_error TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);`,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,300 @@
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { LiError } from "../errors.js";
+import { newId, type IdKind } from "./ids.js";
+import { ensurePrivateDir, statePath } from "./paths.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
+
+export interface Entity {
+  id: string;
+  kind: EntityKind;
+  parent_id: string | null;
+  label: string | null;
+  status: string;
+  outcome: string | null;
+  reason_code: string | null;
+  version: number;
+  spec: Record<string, any>;
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  pid: number | null;
+  pgid: number | null;
+  proc_start: number | null;
+  started_at: string | null;
+  exit_code: number | null;
+  current_phase: string | null;
+  run_dir: string | null;
+}
+
+export interface AuditEvent {
+  id: number;
+  entity_id: string;
+  from_status: string | null;
+  to_status: string;
+  reason_code: string | null;
+  source: string;
+  at: string;
+  detail: string | null;
+}
+
+/** Fields a transition may set beside the status. */
+export type TransitionPatch = Partial<Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase">>;
+
+export interface TransitionRequest {
+  id: string;
+  to: string;
+  reason: string;
+  source: AuditSource;
+  /** The compare-and-set: the write happens only if the record still has this status and version. */
+  expect?: { status?: string | readonly string[]; version?: number };
+  patch?: TransitionPatch;
+  detail?: Record<string, unknown>;
+}
+
+export type TransitionResult =
+  | { ok: true; entity: Entity; from: string; eventId: number }
+  | { ok: false; refused: "not_found" | "terminal" | "stale" | "illegal"; entity?: Entity };
+
+/** Runs inside the transition's transaction for every terminal move; returns rows it enqueued. */
+export interface TerminalHook {
+  enqueue(store: Store, entity: Entity, from: string, eventId: number): number;
+  afterCommit(count: number): void;
+}
+
+const now = () => new Date().toISOString();
+
+function hydrate(row: any): Entity | undefined {
+  if (!row) return undefined;
+  return { ...row, spec: JSON.parse(row.spec) };
+}
+
+export class Store {
+  terminalHook: TerminalHook | null = null;
+
+  constructor(readonly db: Database.Database) {}
+
+  /** Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. */
+  static open(opts: { migrating?: boolean } = {}): Store {
+    const file = statePath();
+    ensurePrivateDir(path.dirname(file));
+    const fresh = !fs.existsSync(file);
+    const db = new Database(file);
+    db.pragma("journal_mode = WAL");
+    db.pragma("busy_timeout = 15000");
+    db.pragma("foreign_keys = ON");
+    db.pragma("synchronous = NORMAL");
+    if (fresh) fs.chmodSync(file, 0o600);
+    const store = new Store(db);
+    const version = store.schemaVersion();
+    if (version === 0 && store.isEmpty()) {
+      store.migrate();
+    } else if (version > SCHEMA_VERSION) {
+      db.close();
+      throw new LiError(
+        "unavailable",
+        `state.db is at schema version ${version}, newer than this li understands (${SCHEMA_VERSION}); upgrade li`,
+        { path: file, schema_version: version, supported: SCHEMA_VERSION },
+      );
+    } else if (version < SCHEMA_VERSION && !opts.migrating) {
+      db.close();
+      throw new LiError(
+        "unavailable",
+        `state.db is at schema version ${version}; this li needs ${SCHEMA_VERSION}. Run \`li state migrate\` to upgrade it`,
+        { path: file, schema_version: version, required: SCHEMA_VERSION, remedy: "li state migrate" },
+      );
+    }
+    return store;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  schemaVersion(): number {
+    return this.db.pragma("user_version", { simple: true }) as number;
+  }
+
+  private isEmpty(): boolean {
+    return !this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get();
+  }
+
+  /** Applies every pending migration, each in its own transaction. Returns the versions applied. */
+  migrate(target = SCHEMA_VERSION): number[] {
+    const applied: number[] = [];
+    for (let v = this.schemaVersion(); v < target; v++) {
+      this.db.transaction(() => {
+        this.db.exec(MIGRATIONS[v]);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }).immediate();
+      applied.push(v + 1);
+    }
+    return applied;
+  }
+
+  /** An immediate transaction: takes the write lock up front so the busy timeout applies. */
+  tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  insert(input: {
+    kind: EntityKind;
+    parent_id?: string | null;
+    label?: string | null;
+    status?: "preparing" | "queued";
+    spec?: Record<string, unknown>;
+    run_dir?: (id: string) => string;
+    id?: string;
+  }): Entity {
+    const id = input.id ?? newId(input.kind as IdKind);
+    const at = now();
+    return this.tx(() => {
+      if (input.parent_id) {
+        const parent = this.get(input.parent_id);
+        if (!parent) throw new LiError("not_found", `parent ${input.parent_id} does not exist`);
+        // A finished parent takes no new children: kill relies on this to stop a tree growing.
+        if (isTerminal(parent.status))
+          throw new LiError("conflict", `parent ${parent.id} is already ${parent.status}`, { parent: parent.id });
+      }
+      this.db
+        .prepare(
+          `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          input.kind,
+          input.parent_id ?? null,
+          input.label ?? null,
+          input.status ?? "preparing",
+          JSON.stringify(input.spec ?? {}),
+          at,
+          at,
+          input.run_dir ? input.run_dir(id) : null,
+        );
+      return this.get(id)!;
+    });
+  }
+
+  get(id: string): Entity | undefined {
+    return hydrate(this.db.prepare("SELECT * FROM entities WHERE id = ?").get(id));
+  }
+
+  /** Ids starting with `prefix`, at most `limit`. */
+  idsWithPrefix(prefix: string, limit = 11): string[] {
+    return (
+      this.db
+        .prepare("SELECT id FROM entities WHERE id >= ? AND id < ? ORDER BY id LIMIT ?")
+        .all(prefix, prefix + "\u{10ffff}", limit) as { id: string }[]
+    ).map((r) => r.id);
+  }
+
+  children(id: string): Entity[] {
+    return (this.db.prepare("SELECT * FROM entities WHERE parent_id = ? ORDER BY id").all(id) as any[]).map(
+      (r) => hydrate(r)!,
+    );
+  }
+
+  /** The entity and everything under it, parents before children. */
+  tree(id: string): Entity[] {
+    const root = this.get(id);
+    if (!root) return [];
+    const out = [root];
+    for (let i = 0; i < out.length; i++) out.push(...this.children(out[i].id));
+    return out;
+  }
+
+  list(filter: { status?: string[]; kind?: string[]; parent?: string | null; limit?: number } = {}): Entity[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status?.length) {
+      where.push(`status IN (${filter.status.map(() => "?").join(",")})`);
+      params.push(...filter.status);
+    }
+    if (filter.kind?.length) {
+      where.push(`kind IN (${filter.kind.map(() => "?").join(",")})`);
+      params.push(...filter.kind);
+    }
+    if (filter.parent === null) where.push("parent_id IS NULL");
+    else if (filter.parent) {
+      where.push("parent_id = ?");
+      params.push(filter.parent);
+    }
+    const sql = `SELECT * FROM entities ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
+    params.push(filter.limit ?? 50);
+    return (this.db.prepare(sql).all(...params) as any[]).map((r) => hydrate(r)!);
+  }
+
+  events(entityId: string): AuditEvent[] {
+    return this.db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(entityId) as AuditEvent[];
+  }
+
+  /** Non-status bookkeeping (phase, spec additions). Status never moves here. */
+  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown> }): void {
+    this.tx(() => {
+      const e = this.get(id);
+      if (!e) return;
+      const spec = patch.spec ? JSON.stringify({ ...e.spec, ...patch.spec }) : JSON.stringify(e.spec);
+      this.db
+        .prepare("UPDATE entities SET current_phase = coalesce(?, current_phase), spec = ?, updated_at = ? WHERE id = ?")
+        .run(patch.current_phase ?? null, spec, now(), id);
+    });
+  }
+
+  /**
+   * The one status writer: compare-and-set on status and version, the terminal floor,
+   * and an audit row (plus terminal-notify rows) in the same transaction.
+   */
+  transition(req: TransitionRequest): TransitionResult {
+    let enqueued = 0;
+    const result = this.tx((): TransitionResult => {
+      const current = this.get(req.id);
+      if (!current) return { ok: false, refused: "not_found" };
+      if (isTerminal(current.status)) return { ok: false, refused: "terminal", entity: current };
+      const expected = req.expect?.status;
+      const statusOk =
+        expected === undefined || (typeof expected === "string" ? [expected] : expected).includes(current.status);
+      const versionOk = req.expect?.version === undefined || req.expect.version === current.version;
+      if (!statusOk || !versionOk) return { ok: false, refused: "stale", entity: current };
+      if (!isLegalTransition(current.status, req.to)) return { ok: false, refused: "illegal", entity: current };
+
+      const at = now();
+      const terminal = isTerminal(req.to);
+      const patch = req.patch ?? {};
+      const cols = Object.keys(patch) as (keyof TransitionPatch)[];
+      const changed = this.db
+        .prepare(
+          `UPDATE entities SET status = ?, outcome = ?, reason_code = ?, version = version + 1, updated_at = ?,
+             ended_at = ?${cols.map((c) => `, ${c} = ?`).join("")}
+           WHERE id = ? AND status = ? AND version = ?`,
+        )
+        .run(
+          req.to,
+          outcomeOf(req.to),
+          req.reason,
+          at,
+          terminal ? at : null,
+          ...cols.map((c) => patch[c] ?? null),
+          req.id,
+          current.status,
+          current.version,
+        ).changes;
+      if (changed !== 1) return { ok: false, refused: "stale", entity: current };
+      const eventId = Number(
+        this.db
+          .prepare(
+            "INSERT INTO events (entity_id, from_status, to_status, reason_code, source, at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          )
+          .run(req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null)
+          .lastInsertRowid,
+      );
+      const entity = this.get(req.id)!;
+      if (terminal && this.terminalHook) enqueued = this.terminalHook.enqueue(this, entity, current.status, eventId);
+      return { ok: true, entity, from: current.status, eventId };
+    });
+    if (enqueued > 0) this.terminalHook?.afterCommit(enqueued);
+    return result;
+  }
+}

@@ -1,0 +1,44 @@
+import fs from "node:fs";
+import path from "node:path";
+import { observe, ProcSnapshot } from "../lifecycle/observe.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Streams a run's console log to `out` until the run is terminal (or stopped without an end),
+ * then drains what is left. Used by foreground commands, which are detached runs followed.
+ */
+export async function follow(store: Store, id: string, out: NodeJS.WritableStream, opts: { intervalMs?: number; signal?: AbortSignal } = {}): Promise<Entity> {
+  const first = store.get(id)!;
+  const file = path.join(first.run_dir!, "console.log");
+  let offset = 0;
+  const pump = () => {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, "r");
+    } catch {
+      return;
+    }
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      for (;;) {
+        const n = fs.readSync(fd, buf, 0, buf.length, offset);
+        if (n <= 0) break;
+        offset += n;
+        out.write(Buffer.from(buf.subarray(0, n)));
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  for (;;) {
+    pump();
+    const o = observe(store, store.get(id)!, { reap: true, procs: new ProcSnapshot() });
+    if (o.placement === "terminal" || o.placement === "stopped_without_end" || opts.signal?.aborted) {
+      pump();
+      return o.entity;
+    }
+    await sleep(opts.intervalMs ?? 100);
+  }
+}

@@ -1,0 +1,78 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { selfStat } from "../lifecycle/procfs.js";
+import type { Store } from "../lifecycle/store.js";
+import { parseModelSpec } from "./providers/index.js";
+
+/** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
+const TIMEOUT_GRACE_MS = 2000;
+
+/** Runs one invocation's provider process and records how it ended. */
+export async function run(store: Store, id: string): Promise<void> {
+  const self = selfStat();
+  const started = store.transition({
+    id,
+    to: "running",
+    reason: "invocation.running.spawned",
+    source: "runtime",
+    expect: { status: "preparing" },
+    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString() },
+  });
+  // Killed or reaped before it could start: nothing to run.
+  if (!started.ok) return;
+  const e = started.entity;
+  const dir = e.run_dir!;
+  const promptFile = path.join(dir, "prompt.txt");
+  const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
+
+  const finish = (to: string, cause: string, exit_code: number | null, detail?: Record<string, unknown>) =>
+    store.transition({ id, to, reason: `invocation.${to}.${cause}`, source: "runtime", expect: { status: "running" }, patch: { exit_code }, detail });
+
+  let launch;
+  try {
+    const spec = parseModelSpec(e.spec.model);
+    launch = spec.provider.launch(spec.model, promptFile, e.spec.provider_options ?? {});
+  } catch (err: any) {
+    fs.writeSync(out, `li: ${err?.message ?? err}\n`);
+    finish("failed", "spawn_error", null);
+    return;
+  }
+
+  const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
+  await new Promise<void>((resolve) => {
+    const child = spawn(launch.argv[0], launch.argv.slice(1), {
+      cwd: e.spec.cwd,
+      stdio: [stdin, out, out],
+      env: { ...process.env, ...launch.env },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    if (e.spec.timeout_seconds) {
+      timer = setTimeout(() => {
+        // Record first, then kill the whole group (this worker included) so nothing outlives the deadline.
+        finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds });
+        try {
+          process.kill(-self.pgrp, "SIGTERM");
+        } catch {}
+        setTimeout(() => {
+          try {
+            process.kill(-self.pgrp, "SIGKILL");
+          } catch {}
+        }, TIMEOUT_GRACE_MS);
+      }, e.spec.timeout_seconds * 1000);
+    }
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
+      finish("failed", "spawn_error", null, { error: err.message });
+      resolve();
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) finish("completed", "exit_zero", 0);
+      else if (signal) finish("failed", "signal", null, { signal });
+      else finish("failed", "exit_nonzero", code);
+      resolve();
+    });
+  });
+}

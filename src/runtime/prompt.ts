@@ -1,0 +1,45 @@
+import fs from "node:fs";
+import { invalid } from "../errors.js";
+
+/** The documented prompt cap. */
+export const PROMPT_CAP_BYTES = 4 * 1024 * 1024;
+
+/** A prompt from words or a file (`-` is stdin), refused when empty, oversized or holding NUL. */
+export function readPrompt(words: string[] | undefined, file: string | undefined): string {
+  if (file !== undefined && words && words.length > 0)
+    throw invalid("give the prompt as words or with --prompt-file, not both", { prompt_file: file });
+  let text: string;
+  if (file !== undefined) {
+    try {
+      text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
+    } catch (err: any) {
+      throw invalid(`cannot read --prompt-file ${file}: ${err?.code ?? err?.message}`, { prompt_file: file });
+    }
+  } else {
+    text = (words ?? []).join(" ");
+  }
+  return checkPrompt(text);
+}
+
+export function checkPrompt(text: string): string {
+  if (text.trim() === "") throw invalid("the prompt is empty; pass prompt words or --prompt-file PATH", { field: "prompt" });
+  const bytes = Buffer.byteLength(text);
+  if (bytes > PROMPT_CAP_BYTES)
+    throw invalid(`the prompt is ${bytes} bytes; the cap is ${PROMPT_CAP_BYTES} bytes (4 MiB)`, { field: "prompt", bytes, cap: PROMPT_CAP_BYTES });
+  if (text.includes("\0")) throw invalid("the prompt contains a NUL byte, which cannot be passed to an agent", { field: "prompt" });
+  return text;
+}
+
+/** A working directory that exists and is a directory. */
+export function checkCwd(dir: string | undefined): string {
+  const cwd = dir ?? process.cwd();
+  if (cwd.includes("\0")) throw invalid("--cwd contains a NUL byte", { field: "cwd" });
+  let ok = false;
+  try {
+    ok = fs.statSync(cwd).isDirectory();
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw invalid(`--cwd ${cwd} is not an existing directory`, { field: "cwd", cwd });
+  return fs.realpathSync(cwd);
+}

@@ -1,0 +1,41 @@
+/**
+ * The mock agent process: `node mock-agent.js <model> <prompt-file>`.
+ * Its behaviour is fixed by the external contract; keep it dependency-free so it starts fast.
+ */
+import fs from "node:fs";
+
+const [model = "", promptFile = ""] = process.argv.slice(2);
+const prompt = fs.readFileSync(promptFile);
+const [name, arg] = model.split(":");
+
+const echo = () => fs.writeSync(1, prompt);
+
+switch (name) {
+  case "echo":
+    echo();
+    break;
+  case "sleep":
+    setTimeout(echo, Number(arg) * 1000);
+    break;
+  case "fail":
+    fs.writeSync(2, prompt);
+    process.exitCode = Number(arg);
+    break;
+  case "hang":
+    process.on("SIGTERM", () => {});
+    setInterval(() => {}, 1 << 30);
+    break;
+  case "flood": {
+    let left = Number(arg);
+    const chunk = Buffer.alloc(64 * 1024, "x");
+    while (left > 0) {
+      const n = Math.min(left, chunk.length);
+      fs.writeSync(1, chunk, 0, n);
+      left -= n;
+    }
+    break;
+  }
+  default:
+    fs.writeSync(2, `mock-agent: unknown model ${model}\n`);
+    process.exitCode = 2;
+}

@@ -1,0 +1,23 @@
+import { fileURLToPath } from "node:url";
+import { invalid } from "../../errors.js";
+import type { Provider } from "./types.js";
+
+/** The offline provider of the contract; its models are behaviours, run by mock-agent.js. */
+export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N"] as const;
+
+const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/];
+
+export const mockProvider: Provider = {
+  name: "mock",
+  summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N",
+  validateModel(model) {
+    if (!PATTERNS.some((p) => p.test(model)))
+      throw invalid(`unknown mock model ${JSON.stringify(model)}; mock models are ${MOCK_MODELS.map((m) => "mock/" + m).join(", ")}`, {
+        model,
+      });
+  },
+  availability: () => ({ available: true, detail: "built in" }),
+  launch(model, promptFile) {
+    return { argv: [process.execPath, fileURLToPath(new URL("./mock-agent.js", import.meta.url)), model, promptFile], stdin: "ignore" };
+  },
+};

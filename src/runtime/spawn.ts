@@ -1,0 +1,51 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { LiError } from "../errors.js";
+import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import type { EntityKind } from "../lifecycle/vocab.js";
+
+const WORKER = fileURLToPath(new URL("./worker-main.js", import.meta.url));
+
+/**
+ * Writes the record (preparing or queued), its private run directory, console log and
+ * optional prompt snapshot. If the directory cannot be made, the record is failed, not left.
+ */
+export function createRecord(
+  store: Store,
+  input: { kind: EntityKind; parent_id?: string | null; label?: string | null; status?: "preparing" | "queued"; spec: Record<string, unknown>; prompt?: string },
+): Entity {
+  const entity = store.insert({ ...input, run_dir: runDir });
+  try {
+    ensurePrivateDir(entity.run_dir!);
+    fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
+    if (input.prompt !== undefined) writePrivateFile(path.join(entity.run_dir!, "prompt.txt"), input.prompt);
+  } catch (err: any) {
+    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
+    fs.rmSync(entity.run_dir!, { recursive: true, force: true });
+    throw new LiError("internal", `cannot create the run directory for ${entity.id}: ${err?.message ?? err}`, { id: entity.id });
+  }
+  return entity;
+}
+
+/**
+ * Starts the detached worker for a record, in its own session and process group.
+ * The worker itself publishes `running` with its pid, pgid and /proc start time.
+ */
+export function startWorker(store: Store, entity: Entity): number {
+  let pid: number | undefined;
+  try {
+    const child = spawn(process.execPath, [WORKER, entity.id], { detached: true, stdio: "ignore", env: process.env });
+    pid = child.pid;
+    child.unref();
+  } catch (err: any) {
+    pid = undefined;
+  }
+  if (!pid) {
+    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", expect: { status: ["preparing", "queued"] } });
+    throw new LiError("internal", `could not start the worker for ${entity.id}`, { id: entity.id });
+  }
+  return pid;
+}

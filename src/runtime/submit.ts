@@ -1,0 +1,51 @@
+import path from "node:path";
+import type { Entity, Store } from "../lifecycle/store.js";
+import { checkCwd, checkPrompt } from "./prompt.js";
+import { parseModelSpec, requireAvailable } from "./providers/index.js";
+import type { ProviderOptions } from "./providers/types.js";
+import { createRecord, startWorker } from "./spawn.js";
+
+export interface AgentRequest {
+  model: string;
+  prompt: string;
+  cwd?: string;
+  timeout_seconds?: number;
+  label?: string | null;
+  notify?: string[];
+  provider_options?: ProviderOptions;
+  parent_id?: string | null;
+}
+
+/** Everything that can be refused is checked here, before any record or directory exists. */
+export function validateAgentRequest(req: AgentRequest) {
+  const spec = parseModelSpec(req.model);
+  const prompt = checkPrompt(req.prompt);
+  const cwd = checkCwd(req.cwd);
+  requireAvailable(spec, req.provider_options ?? {});
+  return { spec, prompt, cwd };
+}
+
+export function agentSpec(req: AgentRequest, cwd: string) {
+  return {
+    model: req.model,
+    cwd,
+    timeout_seconds: req.timeout_seconds ?? null,
+    notify: req.notify ?? [],
+    provider_options: req.provider_options ?? {},
+    prompt_bytes: Buffer.byteLength(req.prompt),
+  };
+}
+
+/** Validates, records `preparing`, snapshots the prompt and starts the detached worker. */
+export function submitAgent(store: Store, req: AgentRequest): { entity: Entity; pid: number; console_log: string } {
+  const { prompt, cwd } = validateAgentRequest(req);
+  const entity = createRecord(store, {
+    kind: "invocation",
+    parent_id: req.parent_id ?? null,
+    label: req.label ?? null,
+    spec: agentSpec(req, cwd),
+    prompt,
+  });
+  const pid = startWorker(store, entity);
+  return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
+}

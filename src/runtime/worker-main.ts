@@ -1,0 +1,35 @@
+/**
+ * The detached worker: `node worker-main.js <entity-id>`. It supervises one entity and
+ * reports every status change through the lifecycle transition function.
+ */
+import { Store } from "../lifecycle/store.js";
+
+// Kill and timeout signal the whole group; the worker outlives SIGTERM so it can record
+// how its child ended (the terminal floor refuses that write if kill already recorded it).
+for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () => {});
+
+const WORKERS: Record<string, () => Promise<{ run(store: Store, id: string): Promise<void> }>> = {
+  invocation: () => import("./invocation-worker.js"),
+};
+
+async function main(): Promise<void> {
+  const id = process.argv[2];
+  const store = Store.open();
+  const entity = id ? store.get(id) : undefined;
+  if (!entity) {
+    process.exitCode = 2;
+    return;
+  }
+  const load = WORKERS[entity.kind];
+  if (!load) throw new Error(`no worker for kind ${entity.kind}`);
+  try {
+    await (await load()).run(store, entity.id);
+  } finally {
+    store.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`li worker: ${err?.stack ?? err}\n`);
+  process.exitCode = 1;
+});
