@@ -1,1 +1,32 @@
-export async function serveStdio(): Promise<void> { throw new Error("li mcp is not built yet"); }
+import "reflect-metadata";
+import { VERSION } from "../cli/program.js";
+import { handleRequest, refuse } from "./call.js";
+import { Surface } from "./surface.js";
+import { REQUEST_TOOL } from "./tool.js";
+
+/** The surface every server instance shares: the composition root's registry over the CLI's parsers. */
+export async function createSurface(now?: () => Date): Promise<Surface> {
+  const { composeRegistry } = await import("../../verbs/index.js");
+  const { buildProgram } = await import("../cli/program.js");
+  return new Surface(composeRegistry(), () => buildProgram({ machine: true, live: process.stderr }, { all: true }), now);
+}
+
+/** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
+export async function serveStdio(): Promise<void> {
+  const [{ Server }, { StdioServerTransport }, { ListToolsRequestSchema, CallToolRequestSchema }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  const surface = await createSurface();
+  const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [REQUEST_TOOL as any] }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    if (req.params.name !== REQUEST_TOOL.name) return refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
+    return (await handleRequest(surface, req.params.arguments)) as any;
+  });
+  await server.connect(new StdioServerTransport());
+  await new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+}

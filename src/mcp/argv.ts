@@ -1,0 +1,53 @@
+import type { Binding } from "./projector.js";
+
+/**
+ * Renders validated args to argv: every option as one `--flag=value` token, booleans as the
+ * bare flag or its --no- form, server-owned flags, then a literal `--` and the positionals,
+ * so no caller value can land in an option position or name another command.
+ */
+export function renderArgv(bindings: Binding[], args: Record<string, unknown>, fixedFlags: readonly string[] = []): string[] {
+  const argv: string[] = [];
+  const positionals: string[] = [];
+  let gap: string | undefined;
+  for (const b of bindings) {
+    const v = args[b.prop];
+    if (b.kind === "positional") {
+      if (v === undefined || (Array.isArray(v) && v.length === 0)) {
+        gap ??= b.prop;
+        continue;
+      }
+      if (gap) throw new Error(`${b.prop} was given but the earlier positional ${gap} was not`);
+      for (const x of Array.isArray(v) ? v : [v]) positionals.push(String(x));
+    } else if (v === undefined) {
+      continue;
+    } else if (b.kind === "flag") {
+      const token = v ? b.on : b.off;
+      if (token) argv.push(token);
+    } else {
+      for (const x of Array.isArray(v) ? v : [v]) argv.push(`${b.flag}=${String(x)}`);
+    }
+  }
+  argv.push(...fixedFlags);
+  if (positionals.length) argv.push("--", ...positionals);
+  return argv;
+}
+
+/** Linux caps one argv element at 128 KiB including its NUL. */
+export const MAX_ARG_BYTES = 128 * 1024 - 1;
+
+/** The first string value (at any depth) holding a NUL byte, as a parameter path. */
+export function findNul(value: unknown, path = ""): string | undefined {
+  if (typeof value === "string") return value.includes("\0") ? path || "(value)" : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNul(value[i], `${path}[${i}]`);
+      if (hit) return hit;
+    }
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = findNul(v, path ? `${path}.${k}` : k);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,134 @@
+import fs from "node:fs";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { liHome } from "../lifecycle/paths.js";
+import { findNul, MAX_ARG_BYTES, renderArgv } from "./argv.js";
+import { runLi } from "./exec.js";
+import { ProjectionError } from "./projector.js";
+import type { Projected, Surface } from "./surface.js";
+import { checkResult, validateArgs } from "./validation.js";
+import type { CommandContext, VerbMeta } from "./verb.js";
+
+/** The documented batch cap. */
+export const MAX_OPS = 8;
+const DEFAULT_TIMEOUT_SECONDS = 30;
+
+export interface Op {
+  op: string;
+  args?: Record<string, unknown>;
+  schema_fingerprint?: string;
+}
+
+export type OpResult = { ok: true; op: string; result: unknown } | { ok: false; op: string; error: { code: string; message: string; [k: string]: unknown } };
+
+const fail = (op: string, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({ ok: false, op, error: { code, message, ...extra } });
+
+/** Runs ops in order; one op's failure never stops the next or fails the call. */
+export async function runOps(surface: Surface, ops: Op[]) {
+  const results: OpResult[] = [];
+  for (const op of ops) results.push(await runOp(surface, op));
+  return { status: results.every((r) => r.ok) ? "success" : "partial", results };
+}
+
+function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
+  const override = Number(process.env.LI_MCP_OP_TIMEOUT_SECONDS);
+  if (Number.isFinite(override) && override > 0) return override;
+  return verbSeconds ?? meta.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+}
+
+export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
+  const name = op.op;
+  if (typeof name !== "string") return fail(String(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
+  const found = surface.registry.lookup(name, surface.now());
+  if (found.kind === "unknown")
+    return fail(name, "unknown_verb", `no verb named ${JSON.stringify(name)}; call request with help=true for the catalog`, { help_call: { help: true } });
+  if (found.kind === "retired")
+    return fail(name, "retired_verb", `${name} was retired on ${found.retiredOn}; use ${found.replacement}`, { replacement: found.replacement, retired_on: found.retiredOn });
+  const meta = found.meta;
+  const verb = surface.registry.instance(meta.id);
+  const args = op.args ?? {};
+
+  const base = await surface.projection(meta);
+  if (!base.ok) return fail(name, "verb_unavailable", `${meta.id} is unavailable: ${base.reason}`, { reason: base.reason });
+
+  if (typeof args !== "object" || Array.isArray(args) || args === null)
+    return fail(name, "invalid_args", '"args" must be an object of named parameters', { params: ["args"], schema: base.projection.schema });
+
+  // A verb with a two-stage schema resolves the command its args name (e.g. a playbook).
+  let projected: Projected & { ok: true } = base;
+  let context: CommandContext | undefined;
+  if (verb.command) {
+    try {
+      context = await verb.command(args, await surface.command(meta));
+      projected = surface.projectCommand(meta, context.command);
+    } catch (err: any) {
+      const message = err instanceof ProjectionError ? `${meta.id} cannot project this request: ${err.message}` : String(err?.message ?? err);
+      return fail(name, "invalid_args", message, { params: err?.params ?? [], schema: base.projection.schema });
+    }
+  }
+  const { schema } = projected.projection;
+
+  if ("schema_fingerprint" in args)
+    return fail(name, "invalid_args", 'schema_fingerprint belongs on the op, beside "op" and "args" ({"op", "args", "schema_fingerprint"}), not inside args', {
+      params: ["schema_fingerprint"],
+      schema,
+    });
+  const invalid = validateArgs(schema, args);
+  if (invalid) return fail(name, "invalid_args", invalid.message, { params: invalid.params, schema });
+  const nul = findNul(args);
+  if (nul) return fail(name, "invalid_args", `"${nul}" contains a NUL byte, which a command line cannot carry`, { params: [nul.split(/[.[]/)[0]], schema });
+
+  if (meta.requiresFingerprint) {
+    const remedy = { schema, schema_fingerprint: projected.fingerprint, help_call: { help: helpTarget(meta, context) } };
+    if (!op.schema_fingerprint)
+      return fail(name, "fingerprint_required", `${meta.id} spawns work: fetch its schema with the help_call and send its schema_fingerprint on the op`, remedy);
+    if (op.schema_fingerprint !== projected.fingerprint)
+      return fail(name, "fingerprint_stale", `the schema of ${meta.id} has changed since that fingerprint; re-read it with the help_call`, remedy);
+  }
+
+  let spilled: string | undefined;
+  try {
+    const rendered = spill(meta, args);
+    spilled = rendered.file;
+    if (rendered.conflict) return fail(name, "invalid_args", rendered.conflict, { params: [meta.spill!.arg, meta.spill!.option], schema });
+    let argv: string[];
+    try {
+      argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, rendered.args, meta.fixedFlags)];
+    } catch (err: any) {
+      return fail(name, "invalid_args", err.message, { params: [], schema });
+    }
+    const out = await runLi(argv, opTimeout(meta, verb.timeoutSeconds?.(args)));
+    if (!out.ok) {
+      const { ok: _ok, code, message, ...rest } = out;
+      return fail(name, code, message, rest);
+    }
+    const bad = checkResult(meta.result, out.data);
+    if (bad) return fail(name, "cli_bad_output", `li's result did not match ${meta.id}'s decoder: ${bad}`);
+    return { ok: true, op: name, result: verb.transform ? verb.transform(out.data, args, context) : out.data };
+  } finally {
+    if (spilled) fs.rmSync(spilled, { force: true });
+  }
+}
+
+function helpTarget(meta: VerbMeta, context: CommandContext | undefined): unknown {
+  const target = context?.extra?.help_target;
+  return target ?? meta.id;
+}
+
+/** Moves an argument too long for one argv element into a private snapshot file. */
+function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<string, unknown>; file?: string; conflict?: string } {
+  const s = meta.spill;
+  const value = s ? args[s.arg] : undefined;
+  if (!s || value === undefined) return { args };
+  const text = Array.isArray(value) ? value.map(String).join(s.join) : String(value);
+  const longest = Array.isArray(value) ? Math.max(0, ...value.map((v) => Buffer.byteLength(String(v)))) : Buffer.byteLength(text);
+  if (longest <= MAX_ARG_BYTES && Buffer.byteLength(text) <= 4 * MAX_ARG_BYTES) return { args };
+  if (args[s.option] !== undefined) return { args, conflict: `give ${s.arg} or ${s.option}, not both` };
+  const dir = path.join(liHome(), "mcp-spill");
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, `${randomBytes(8).toString("hex")}.txt`);
+  fs.writeFileSync(file, text, { mode: 0o600 });
+  const rest = { ...args, [s.option]: file };
+  delete rest[s.arg];
+  return { args: rest, file };
+}

@@ -1,0 +1,50 @@
+import type { Surface } from "./surface.js";
+import type { JsonSchema, VerbMeta } from "./verb.js";
+
+/** `verb(required, …) — summary`: enough to write the common call without a second round-trip. */
+export function signature(meta: VerbMeta, schema: JsonSchema): string {
+  const required: string[] = schema.required ?? [];
+  const optional = Object.keys(schema.properties ?? {}).filter((k) => !required.includes(k));
+  const params = [...required, ...(optional.length ? ["…"] : [])].join(", ");
+  return `${meta.id}(${params}) — ${meta.summary}`;
+}
+
+/** help=true: the catalog of reachable verbs, and the registered ones that cannot be offered. */
+export async function catalog(surface: Surface) {
+  const entries = [];
+  const unavailable = [];
+  for (const meta of surface.registry.all()) {
+    const p = await surface.projection(meta);
+    if (!p.ok) {
+      unavailable.push({ verb: meta.id, reason: p.reason });
+      continue;
+    }
+    entries.push({ verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, signature: signature(meta, p.projection.schema) });
+  }
+  return { catalog: entries, unavailable };
+}
+
+export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerprint: string, extra: Record<string, unknown> = {}) {
+  return { verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, schema, schema_fingerprint: schemaFingerprint, ...extra };
+}
+
+export class HelpError extends Error {}
+
+/** help="<verb>" or help={verb, …}: one verb's projected schema and fingerprint. */
+export async function verbHelp(surface: Surface, target: string | Record<string, unknown>) {
+  const id = typeof target === "string" ? target : target.verb;
+  if (typeof id !== "string") throw new HelpError('help must be true, a verb id, or an object with a "verb" key');
+  const meta = surface.registry.get(id);
+  if (!meta) throw new HelpError(`no verb named ${JSON.stringify(id)}; call help=true for the catalog`);
+  const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
+  if (extraKeys.length) {
+    const v = surface.registry.instance(meta.id);
+    if (!v.help) throw new HelpError(`${meta.id} takes no help target beyond its name (got ${extraKeys.join(", ")})`);
+    const ctx = await v.help(target as Record<string, unknown>, await surface.command(meta));
+    const p = surface.projectCommand(meta, ctx.command);
+    return verbHelpBody(meta, p.projection.schema, p.fingerprint, ctx.extra);
+  }
+  const p = await surface.projection(meta);
+  if (!p.ok) throw new HelpError(`${meta.id} is unavailable: ${p.reason}`);
+  return verbHelpBody(meta, p.projection.schema, p.fingerprint);
+}

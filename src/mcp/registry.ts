@@ -1,0 +1,56 @@
+import { container, type DependencyContainer } from "tsyringe";
+import { isFenced } from "./fence.js";
+import { verbMeta, type Verb, type VerbMeta } from "./verb.js";
+
+export type Lookup =
+  | { kind: "verb"; meta: VerbMeta; via?: string }
+  | { kind: "retired"; name: string; replacement: string; retiredOn: string }
+  | { kind: "unknown" };
+
+/**
+ * The allowlist: a verb is reachable only when registered here. Metadata is read up front;
+ * an instance is built by the container only when the verb is dispatched.
+ */
+export class VerbRegistry {
+  private readonly metas = new Map<string, VerbMeta>();
+  private readonly synonyms = new Map<string, { target: string; retiresOn: string }>();
+
+  constructor(private readonly di: DependencyContainer = container.createChildContainer()) {}
+
+  register(cls: new (...args: any[]) => Verb): this {
+    const meta = verbMeta(cls);
+    if (!meta) throw new Error(`${cls.name} has no @verb metadata`);
+    if (this.metas.has(meta.id) || this.synonyms.has(meta.id)) throw new Error(`verb ${meta.id} is registered twice`);
+    if (isFenced(meta.cliPath)) throw new Error(`verb ${meta.id} runs the fenced path "${meta.cliPath.join(" ")}", which MCP may never reach`);
+    for (const s of meta.synonyms ?? []) {
+      if (this.metas.has(s.name) || this.synonyms.has(s.name)) throw new Error(`synonym ${s.name} of ${meta.id} is registered twice`);
+      this.synonyms.set(s.name, { target: meta.id, retiresOn: s.retiresOn });
+    }
+    this.metas.set(meta.id, meta);
+    this.di.register(meta.id, { useClass: cls });
+    return this;
+  }
+
+  /** Verbs in registration order; synonyms are never listed. */
+  all(): VerbMeta[] {
+    return [...this.metas.values()];
+  }
+
+  get(id: string): VerbMeta | undefined {
+    return this.metas.get(id);
+  }
+
+  /** Resolves an op name; a synonym works until the end of the day before its retirement date. */
+  lookup(name: string, now: Date = new Date()): Lookup {
+    const meta = this.metas.get(name);
+    if (meta) return { kind: "verb", meta };
+    const syn = this.synonyms.get(name);
+    if (!syn) return { kind: "unknown" };
+    if (now.toISOString().slice(0, 10) >= syn.retiresOn) return { kind: "retired", name, replacement: syn.target, retiredOn: syn.retiresOn };
+    return { kind: "verb", meta: this.metas.get(syn.target)!, via: name };
+  }
+
+  instance(id: string): Verb {
+    return this.di.resolve<Verb>(id);
+  }
+}

@@ -1,0 +1,24 @@
+import { MAX_OPS } from "./dispatcher.js";
+
+/** The one advertised tool. Kept small on purpose: a test fails if tools/list passes 1,024 bytes. */
+export const REQUEST_TOOL = {
+  name: "request",
+  description:
+    `li: background AI-agent jobs. Call help=true first for the verb catalog; help="<verb>" returns its schema and schema_fingerprint. ` +
+    `Then send ops=[{op, args}] (max ${MAX_OPS}, run in order). Spawn verbs also need "schema_fingerprint" on the op.`,
+  inputSchema: {
+    type: "object",
+    properties: {
+      ops: {
+        type: "array",
+        maxItems: MAX_OPS,
+        items: {
+          type: "object",
+          properties: { op: { type: "string" }, args: { type: "object" }, schema_fingerprint: { type: "string" } },
+          required: ["op"],
+        },
+      },
+      help: { description: 'true, a verb id, or {"verb","playbook"}' },
+    },
+  },
+} as const;

@@ -1,0 +1,61 @@
+import type { Command } from "commander";
+import { injectable } from "tsyringe";
+
+export type Category = "spawn" | "read" | "control";
+export type JsonSchema = Record<string, any>;
+
+/** Plain data every verb declares; the dispatcher reads only this and the hooks below. */
+export interface VerbMeta {
+  /** Namespaced id, e.g. `noun.action`. */
+  id: string;
+  category: Category;
+  requiresFingerprint: boolean;
+  /** The li command the verb runs, e.g. ["job", "wait"]. Its schema is projected from it. */
+  cliPath: string[];
+  summary: string;
+  /** Server-owned flags always rendered and never in the schema (e.g. --detach on spawns). */
+  fixedFlags?: string[];
+  /** Retired v1 names: resolved to this verb before `retiresOn`, answered retired_verb after. */
+  synonyms?: { name: string; retiresOn: string }[];
+  /** The machine-result decoder: `data` must satisfy this schema. */
+  result: JsonSchema;
+  /** Seconds the CLI may take (default 30). */
+  timeoutSeconds?: number;
+  /**
+   * A text argument that may outgrow one argv element: when the joined value is too long it
+   * travels as a snapshotted file through `option` instead (never truncated, never an error).
+   */
+  spill?: { arg: string; option: string; join: string };
+}
+
+/** Optional per-verb semantics the dispatcher calls generically. */
+export interface Verb {
+  /** The command whose projection validates `args` (two-stage schemas, e.g. playbook args). */
+  command?(args: Record<string, unknown>, base: Command): Promise<CommandContext>;
+  /** Effective CLI timeout for these args. */
+  timeoutSeconds?(args: Record<string, unknown>): number;
+  /** Turns decoded `data` into the op result, with what `command` resolved. */
+  transform?(data: any, args: Record<string, unknown>, context: CommandContext | undefined): unknown;
+  /** Targeted help beyond a verb id (e.g. {verb, playbook}). */
+  help?(target: Record<string, unknown>, base: Command): Promise<CommandContext>;
+}
+
+/** A resolved command plus anything the verb wants to carry from resolution to its result. */
+export interface CommandContext {
+  command: Command;
+  extra?: Record<string, unknown>;
+}
+
+export const VERB_META = Symbol.for("li.verb.meta");
+
+/** Marks a class as a verb: records its metadata and makes it constructible by the container. */
+export function verb(meta: VerbMeta) {
+  return (target: new (...args: any[]) => Verb): void => {
+    injectable()(target);
+    Reflect.defineMetadata(VERB_META, meta, target);
+  };
+}
+
+export function verbMeta(target: Function): VerbMeta | undefined {
+  return Reflect.getMetadata(VERB_META, target);
+}

@@ -1,0 +1,19 @@
+/**
+ * The single composition root: the MCP allowlist. A verb is reachable only if it is
+ * registered here (ADR-0066 D8); adding a CLI command never widens the surface by itself.
+ */
+import { VerbRegistry } from "../src/mcp/registry.js";
+import { AgentSubmit } from "./agent/submit.js";
+import { JobKill } from "./job/kill.js";
+import { JobList } from "./job/list.js";
+import { JobOutput } from "./job/output.js";
+import { JobStatus } from "./job/status.js";
+import { JobWait } from "./job/wait.js";
+
+export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill];
+
+export function composeRegistry(): VerbRegistry {
+  const registry = new VerbRegistry();
+  for (const v of VERBS) registry.register(v);
+  return registry;
+}

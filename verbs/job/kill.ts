@@ -1,0 +1,26 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { V1_RETIRED_ON } from "../schemas.js";
+
+/**
+ * Delegates to `li kill <entity_id>` (ADR-0066 D5): lifecycle transitions, the partial-reap
+ * report and terminal notification all come from the CLI. Every MCP spawn records its entity
+ * before its process starts, so there is no record without an identity and no killpg path here.
+ */
+@verb({
+  id: "job.kill",
+  category: "control",
+  requiresFingerprint: false,
+  cliPath: ["kill"],
+  summary: "cancel a job and everything under it",
+  synonyms: [{ name: "job_kill", retiresOn: V1_RETIRED_ON }],
+  result: {
+    type: "object",
+    required: ["id", "kind", "partial", "entities"],
+    properties: { id: { type: "string" }, kind: { type: "string" }, partial: { type: "boolean" }, entities: { type: "array" } },
+  },
+})
+export class JobKill implements Verb {
+  timeoutSeconds(args: Record<string, unknown>): number {
+    return Number(args.grace ?? 5) + 30;
+  }
+}

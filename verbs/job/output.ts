@@ -1,0 +1,17 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { V1_RETIRED_ON } from "../schemas.js";
+
+@verb({
+  id: "job.output",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["job", "output"],
+  summary: "a job's console output",
+  synonyms: [{ name: "job_output", retiresOn: V1_RETIRED_ON }],
+  result: {
+    type: "object",
+    required: ["id", "output", "bytes", "total_bytes", "truncated"],
+    properties: { id: { type: "string" }, output: { type: "string" }, bytes: { type: "integer" }, total_bytes: { type: "integer" }, truncated: { type: "boolean" } },
+  },
+})
+export class JobOutput implements Verb {}

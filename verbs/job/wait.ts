@@ -1,0 +1,54 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+const ids = { type: "array", items: { type: "string" } };
+const nullable = (type: string) => ({ type: [type, "null"] });
+
+@verb({
+  id: "job.wait",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["wait"],
+  summary: "bounded wait for jobs to end; partial results",
+  result: {
+    type: "object",
+    required: ["entries", "all_terminal", "timed_out", "terminal", "pending", "stopped_without_end", "unresolved_spawn", "errors", "max_wait_seconds", "poll_interval_seconds", "unresolved_spawn_after_seconds"],
+    properties: {
+      entries: {
+        type: "array",
+        items: {
+          type: "object",
+          additionalProperties: false,
+          required: ["id", "kind", "label", "status", "terminal", "outcome", "reason_code", "possibly_orphaned", "error"],
+          properties: {
+            id: { type: "string" },
+            kind: nullable("string"),
+            label: nullable("string"),
+            status: nullable("string"),
+            terminal: nullable("boolean"),
+            outcome: nullable("string"),
+            reason_code: nullable("string"),
+            possibly_orphaned: nullable("boolean"),
+            error: nullable("object"),
+          },
+        },
+      },
+      all_terminal: { type: "boolean" },
+      timed_out: { type: "boolean" },
+      terminal: ids,
+      pending: ids,
+      stopped_without_end: ids,
+      unresolved_spawn: ids,
+      errors: ids,
+      max_wait_seconds: { type: "number" },
+      poll_interval_seconds: { type: "number" },
+      unresolved_spawn_after_seconds: { type: "number" },
+    },
+  },
+})
+export class JobWait implements Verb {
+  /** The CLI clamps the window to 50 s; allow for it plus start-up and one last poll. */
+  timeoutSeconds(args: Record<string, unknown>): number {
+    const window = Math.min(50, Math.max(0, Number(args.max_wait_seconds ?? 25)));
+    return window + 20;
+  }
+}

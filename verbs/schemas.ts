@@ -1,0 +1,28 @@
+/** Decoder fragments several verbs share. */
+const nullable = (type: string) => ({ type: [type, "null"] });
+
+export const JOB = {
+  type: "object",
+  required: ["id", "kind", "status", "terminal", "outcome", "reason_code"],
+  properties: {
+    id: { type: "string" },
+    kind: { enum: ["invocation", "session", "play"] },
+    status: { type: "string" },
+    terminal: { type: "boolean" },
+    outcome: nullable("string"),
+    reason_code: nullable("string"),
+  },
+};
+
+export const SPAWNED = {
+  type: "object",
+  required: ["id", "kind", "status"],
+  properties: { id: { type: "string" }, kind: { enum: ["invocation", "session", "play"] }, status: { type: "string" } },
+};
+
+export const JOB_LIST = { type: "object", required: ["jobs"], properties: { jobs: { type: "array", items: JOB } } };
+
+export const SPAWN_FLAGS = ["--detach"];
+
+/** v1 names were accepted for one release and retired on this date (ADR-0066 D1). */
+export const V1_RETIRED_ON = "2026-09-30";
