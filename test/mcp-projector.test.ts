@@ -1,0 +1,118 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Command, Option } from "commander";
+import { integerArg, numberArg } from "../src/cli/parsers.js";
+import { renderArgv } from "../src/mcp/argv.js";
+import { commandAt, project, ProjectionError } from "../src/mcp/projector.js";
+import { createSurface } from "../src/mcp/server.js";
+import { ROOT } from "./helpers/li.js";
+
+const GOLDEN = path.join(ROOT, "test", "golden");
+
+describe("golden schemas: a parser change fails here instead of silently changing a schema", () => {
+  test("every registered verb projects exactly its golden schema", async () => {
+    const surface = await createSurface();
+    const ids = surface.registry.all().map((m) => m.id);
+    expect(ids.length).toBeGreaterThan(0);
+    for (const meta of surface.registry.all()) {
+      const p = await surface.projection(meta);
+      if (!p.ok) throw new Error(`${meta.id} is unavailable: ${p.reason}`);
+      const file = path.join(GOLDEN, `${meta.id}.schema.json`);
+      // Regenerate deliberately with UPDATE_GOLDEN=1 after a reviewed parser change.
+      if (process.env.UPDATE_GOLDEN) fs.writeFileSync(file, JSON.stringify(p.projection.schema, null, 2) + "\n");
+      expect([meta.id, p.projection.schema]).toEqual([meta.id, JSON.parse(fs.readFileSync(file, "utf8"))]);
+    }
+    // No stale golden files for verbs that no longer exist.
+    const files = fs.readdirSync(GOLDEN).filter((f) => f.endsWith(".schema.json")).map((f) => f.replace(/\.schema\.json$/, ""));
+    expect(files.sort()).toEqual([...ids].sort());
+  });
+
+  test("property names follow the mechanical rule", async () => {
+    const surface = await createSurface();
+    const wait = await surface.projection(surface.registry.get("job.wait")!);
+    const agent = await surface.projection(surface.registry.get("agent.submit")!);
+    if (!wait.ok || !agent.ok) throw new Error("unavailable");
+    expect(Object.keys(wait.projection.schema.properties).sort()).toEqual(["ids", "max_wait_seconds", "poll_interval_seconds"]);
+    expect(agent.projection.schema.properties.prompt_file).toEqual(expect.objectContaining({ type: "string" }));
+    expect(agent.projection.schema.required).toEqual(["model"]);
+  });
+});
+
+describe("commander internals the projector reads (gate 1: walk registered subcommands)", () => {
+  test("the registered command tree and option/argument fields keep their shape", async () => {
+    const surface = await createSurface();
+    const root = await surface.root();
+    expect(Array.isArray(root.commands)).toBe(true);
+    const wait = commandAt(root, ["wait"]);
+    expect(wait.name()).toBe("wait");
+    expect(Array.isArray(wait.registeredArguments)).toBe(true);
+    const opt = wait.options.find((o) => o.long === "--max-wait-seconds")!;
+    for (const field of ["long", "short", "required", "optional", "variadic", "mandatory", "negate", "defaultValue", "parseArg", "hidden", "argChoices", "envVar", "presetArg", "conflictsWith"])
+      expect(field in opt).toBe(true);
+    expect(opt.parseArg).toBe(numberArg);
+    const arg = wait.registeredArguments[0];
+    expect([arg.name(), arg.required, arg.variadic]).toEqual(["ids", true, true]);
+    expect(commandAt(root, ["job", "status"]).name()).toBe("status");
+    expect(() => commandAt(root, ["job", "nope"])).toThrow(ProjectionError);
+  });
+});
+
+describe("bounded translation", () => {
+  const leaf = () => new Command("x");
+
+  test("scalars, parsers by identity, booleans, negation, choices, variadics, required, defaults, conflicts", () => {
+    const cmd = leaf()
+      .argument("<first>", "a positional")
+      .argument("[rest...]", "more")
+      .option("-n, --count <n>", "an integer", integerArg, 3)
+      .option("--ratio <r>", "a number", numberArg)
+      .option("--name <s>", "a string")
+      .option("--tag <t...>", "repeatable")
+      .option("--color", "on")
+      .option("--no-color", "off")
+      .option("--no-cache", "lone negation")
+      .addOption(new Option("--mode <m>").choices(["a", "b"]).conflicts("name"))
+      .requiredOption("--must <m>", "mandatory");
+    const { schema, bindings } = project(cmd);
+    expect(schema).toEqual({
+      type: "object",
+      additionalProperties: false,
+      required: ["must", "first"],
+      allOf: [{ not: { required: ["mode", "name"] } }],
+      properties: {
+        first: { type: "string", description: "a positional" },
+        rest: { type: "array", items: { type: "string" }, description: "more" },
+        count: { type: "integer", description: "an integer", default: 3 },
+        ratio: { type: "number", description: "a number" },
+        name: { type: "string", description: "a string" },
+        tag: { type: "array", items: { type: "string" }, minItems: 1, description: "repeatable" },
+        color: { type: "boolean", description: "on" },
+        cache: { type: "boolean", description: "lone negation", default: true },
+        mode: { type: "string", enum: ["a", "b"] },
+        must: { type: "string", description: "mandatory" },
+      },
+    });
+    const argv = renderArgv(bindings, { first: "--help", rest: ["-x", "y"], count: 5, tag: ["a", "b"], color: false, cache: false, must: "m" });
+    expect(argv).toEqual(["--count=5", "--tag=a", "--tag=b", "--no-color", "--no-cache", "--must=m", "--", "--help", "-x", "y"]);
+  });
+
+  test("fixed server-owned flags never appear in the schema but always render", () => {
+    const cmd = leaf().option("--detach", "bg").option("--label <l>");
+    const { schema, bindings } = project(cmd, ["--detach"]);
+    expect(Object.keys(schema.properties)).toEqual(["label"]);
+    expect(renderArgv(bindings, { label: "x" }, ["--detach"])).toEqual(["--label=x", "--detach"]);
+  });
+
+  const unmodellable: [string, () => Command, RegExp][] = [
+    ["an optional-value option", () => leaf().option("--opt [v]"), /--opt.*optional value/],
+    ["an unknown parser function", () => leaf().option("--f <v>", "", (v: string) => v.toUpperCase()), /--f.*value parser/],
+    ["a nested subcommand", () => { const c = leaf(); c.command("sub"); return c; }, /subcommands/],
+    ["a hidden option", () => leaf().addOption(new Option("--secret <s>").hideHelp()), /--secret.*hidden/],
+    ["an env-backed option", () => leaf().addOption(new Option("--token <t>").env("TOKEN")), /--token.*TOKEN/],
+    ["a preset option", () => leaf().addOption(new Option("--level <n>").preset("3")), /--level.*preset/],
+    ["an unknown argument parser", () => leaf().argument("<n>", "", (v: string) => Number(v)), /<n>.*value parser/],
+  ];
+  test.each(unmodellable)("%s makes the verb unavailable, naming the option", (_n, make, pattern) => {
+    expect(() => project(make())).toThrow(pattern);
+  });
+});

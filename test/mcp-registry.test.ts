@@ -1,0 +1,121 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Command } from "commander";
+import { runOp } from "../src/mcp/dispatcher.js";
+import { catalog, verbHelp } from "../src/mcp/help.js";
+import { VerbRegistry } from "../src/mcp/registry.js";
+import { createSurface } from "../src/mcp/server.js";
+import { Surface } from "../src/mcp/surface.js";
+import { verb, type Verb } from "../src/mcp/verb.js";
+import { VERBS } from "../verbs/index.js";
+import { ROOT } from "./helpers/li.js";
+
+const RESULT = { type: "object" };
+let constructed = 0;
+
+@verb({ id: "demo.read", category: "read", requiresFingerprint: false, cliPath: ["demo", "read"], summary: "demo", result: RESULT, synonyms: [{ name: "demo_read", retiresOn: "2026-09-30" }] })
+class DemoRead implements Verb {
+  constructor() {
+    constructed++;
+  }
+}
+
+@verb({ id: "demo.read", category: "read", requiresFingerprint: false, cliPath: ["demo", "other"], summary: "dup", result: RESULT })
+class DemoDuplicate implements Verb {}
+
+@verb({ id: "demo.broken", category: "read", requiresFingerprint: false, cliPath: ["demo", "broken"], summary: "optional-value option", result: RESULT })
+class DemoBroken implements Verb {}
+
+const fenced = (cliPath: string[]) => {
+  @verb({ id: `fenced.${cliPath.join("_")}`, category: "control", requiresFingerprint: false, cliPath, summary: "x", result: RESULT })
+  class Fenced implements Verb {}
+  return Fenced;
+};
+
+function demoProgram(): Command {
+  const root = new Command("li");
+  const demo = root.command("demo");
+  demo.command("read").option("--limit <n>");
+  demo.command("broken").option("--maybe [v]", "optional value");
+  return root;
+}
+
+describe("registry", () => {
+  test("a duplicate id throws", () => {
+    expect(() => new VerbRegistry().register(DemoRead).register(DemoDuplicate)).toThrow(/demo.read is registered twice/);
+  });
+
+  test.each([["state", "migrate"], ["plugin", "trust"], ["hooks", "trust"], ["HOOKS", "Trust"], ["team", "trust"], ["db", "migrate"]])(
+    "a verb whose cliPath is fenced (%s %s) throws at registration",
+    (...cliPath) => {
+      expect(() => new VerbRegistry().register(fenced(cliPath))).toThrow(/fenced/);
+    },
+  );
+
+  test("metadata is read up front; an instance is built only when dispatched", async () => {
+    constructed = 0;
+    const registry = new VerbRegistry().register(DemoRead);
+    const surface = new Surface(registry, async () => demoProgram());
+    await catalog(surface);
+    await verbHelp(surface, "demo.read");
+    expect(constructed).toBe(0);
+    registry.instance("demo.read");
+    expect(constructed).toBe(1);
+  });
+
+  test("retirement date is data: the v1 name resolves before it and is retired from it (injected clock)", () => {
+    const registry = new VerbRegistry().register(DemoRead);
+    expect(registry.lookup("demo_read", new Date("2026-09-29T23:59:59Z"))).toMatchObject({ kind: "verb", via: "demo_read", meta: { id: "demo.read" } });
+    expect(registry.lookup("demo_read", new Date("2026-09-30T00:00:00Z"))).toMatchObject({ kind: "retired", replacement: "demo.read", retiredOn: "2026-09-30" });
+    expect(registry.lookup("demo.read", new Date("2030-01-01"))).toMatchObject({ kind: "verb" });
+  });
+
+  test("dispatch before the retirement date runs the replacement verb", async () => {
+    const registry = new VerbRegistry().register(DemoRead);
+    const before = new Surface(registry, async () => demoProgram(), () => new Date("2026-09-01"));
+    const after = new Surface(registry, async () => demoProgram(), () => new Date("2026-10-01"));
+    // Before: resolved to demo.read and validated against its schema (so the typo is caught there).
+    const early: any = await runOp(before, { op: "demo_read", args: { limt: 1 } });
+    expect(early.error).toMatchObject({ code: "invalid_args", params: ["limt"] });
+    expect(((await runOp(after, { op: "demo_read", args: {} })) as any).error).toMatchObject({ code: "retired_verb", replacement: "demo.read" });
+  });
+
+  test("the catalog lists no synonyms; an unprojectable verb is listed unavailable and its ops get verb_unavailable", async () => {
+    const registry = new VerbRegistry().register(DemoRead).register(DemoBroken);
+    const surface = new Surface(registry, async () => demoProgram());
+    const help = await catalog(surface);
+    expect(help.catalog.map((c) => c.verb)).toEqual(["demo.read"]);
+    expect(help.catalog[0].signature).toBe("demo.read(…) — demo");
+    expect(help.unavailable).toEqual([{ verb: "demo.broken", reason: expect.stringContaining("--maybe") }]);
+    const r: any = await runOp(surface, { op: "demo.broken", args: {} });
+    expect(r.error.code).toBe("verb_unavailable");
+    expect(r.error.message).toContain("--maybe");
+  });
+});
+
+describe("the core knows no individual verb", () => {
+  test("no registered verb id or v1 name appears in src/", async () => {
+    const surface = await createSurface();
+    const names = surface.registry.all().flatMap((m) => [m.id, ...(m.synonyms ?? []).map((s) => s.name)]);
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (p.endsWith(".ts")) files.push(p);
+      }
+    };
+    walk(path.join(ROOT, "src"));
+    const hits = files.flatMap((f) => {
+      const text = fs.readFileSync(f, "utf8");
+      return names.filter((n) => text.includes(`"${n}"`) || text.includes(`'${n}'`)).map((n) => `${path.relative(ROOT, f)}: ${n}`);
+    });
+    expect(hits).toEqual([]);
+  });
+
+  test("the composition root registers every verb file", () => {
+    const count = (dir: string): number =>
+      fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => (e.isDirectory() ? n + count(path.join(dir, e.name)) : n + (dir !== path.join(ROOT, "verbs") && e.name.endsWith(".ts") ? 1 : 0)), 0);
+    expect(VERBS.length).toBe(count(path.join(ROOT, "verbs")));
+  });
+});
