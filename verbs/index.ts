@@ -9,8 +9,11 @@ import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
 import { JobStatus } from "./job/status.js";
 import { JobWait } from "./job/wait.js";
+import { StateEvents } from "./state/events.js";
+import { StateList } from "./state/list.js";
+import { StateShow } from "./state/show.js";
 
-export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill];
+export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

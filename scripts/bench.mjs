@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
+// Usage: npm run bench [-- --runs N]
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const li = path.join(root, "bin", "li.js");
+const runsArg = process.argv.indexOf("--runs");
+const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 21;
+const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-"));
+const env = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+function time(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1e6;
+}
+function timeCmd(args) {
+  return time(() => {
+    const r = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    if (r.status !== 0 && args[0] !== "-e") throw new Error(`${args.join(" ")} failed: ${r.stderr}`);
+  });
+}
+
+// A store with some history, so job list reads real rows.
+for (let i = 0; i < 5; i++) execFileSync(process.execPath, [li, "agent", "mock/echo", `bench ${i}`], { env, stdio: "ignore" });
+
+// Interleave baseline and subject so drift hits both alike.
+const base = [];
+const list = [];
+for (let i = 0; i < RUNS; i++) {
+  base.push(timeCmd(["-e", "0"]));
+  list.push(timeCmd([li, "job", "list", "--machine"]));
+}
+const baseline = median(base);
+const rows = [["node -e 0 (baseline)", baseline, 1]];
+rows.push(["li job list --machine (cold start)", median(list), median(list) / baseline]);
+
+// MCP: connect time, advertised bytes, catalog bytes, job.list op round trip.
+const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+const connects = [];
+let client;
+for (let i = 0; i < Math.max(5, Math.floor(RUNS / 3)); i++) {
+  const t = process.hrtime.bigint();
+  const c = new Client({ name: "bench", version: "0" });
+  await c.connect(new StdioClientTransport({ command: process.execPath, args: [li, "mcp"], env, stderr: "ignore" }));
+  connects.push(Number(process.hrtime.bigint() - t) / 1e6);
+  if (client) await c.close();
+  else client = c;
+}
+const toolsBytes = Buffer.byteLength(JSON.stringify(await client.listTools()));
+const cat = await client.callTool({ name: "request", arguments: { help: true } });
+const catalogBytes = Buffer.byteLength(JSON.stringify(cat.structuredContent));
+const ops = [];
+for (let i = 0; i < RUNS; i++) {
+  const t = process.hrtime.bigint();
+  const r = await client.callTool({ name: "request", arguments: { ops: [{ op: "job.list", args: { limit: 5 } }] } });
+  ops.push(Number(process.hrtime.bigint() - t) / 1e6);
+  if (r.structuredContent.status !== "success") throw new Error(JSON.stringify(r.structuredContent));
+}
+await client.close();
+rows.push(["li mcp connect (spawn + initialize)", median(connects), median(connects) / baseline]);
+rows.push(["job.list op round trip", median(ops), median(ops) / baseline]);
+
+console.log(`runs: ${RUNS}; medians in ms, ratio to node -e 0 in the same run\n`);
+for (const [name, ms, ratio] of rows) console.log(`${name.padEnd(40)} ${ms.toFixed(1).padStart(8)} ms  ${ratio.toFixed(2)}x`);
+console.log(`\ntools/list bytes: ${toolsBytes} (target <= 1024)`);
+console.log(`help catalog bytes: ${catalogBytes} (target <= 5000)`);
+console.log(`targets: job list <= 1.6x, connect <= 4x, op <= 1.6x`);
+fs.rmSync(home, { recursive: true, force: true });

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { JOB } from "../schemas.js";
+
+@verb({
+  id: "state.list",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["state", "list"],
+  summary: "lifecycle records, newest first",
+  result: { type: "object", required: ["records"], properties: { records: { type: "array", items: JOB } } },
+})
+export class StateList implements Verb {}

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { JOB } from "../schemas.js";
+
+@verb({
+  id: "state.show",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["state", "show"],
+  summary: "one record with its spec and children",
+  result: { type: "object", required: ["record", "children"], properties: { record: JOB, children: { type: "array", items: JOB } } },
+})
+export class StateShow implements Verb {}
