@@ -68,8 +68,20 @@ await client.close();
 rows.push(["li mcp connect (spawn + initialize)", median(connects), median(connects) / baseline]);
 rows.push(["job.list op round trip", median(ops), median(ops) / baseline]);
 
+// Latency from a run's exit (its terminal write) to `li wait` returning, polling every 0.2 s.
+const lags = [];
+for (let i = 0; i < 7; i++) {
+  const sub = JSON.parse(execFileSync(process.execPath, [li, "--machine", "agent", "--detach", "mock/sleep:0.5", "lag"], { env })).data;
+  const out = execFileSync(process.execPath, [li, "--machine", "wait", sub.id, "--poll-interval-seconds", "0.2", "--max-wait-seconds", "20"], { env });
+  const returned = Date.now();
+  const state = JSON.parse(execFileSync(process.execPath, [li, "--machine", "job", "status", sub.id], { env })).data.jobs[0];
+  if (!JSON.parse(out).data.all_terminal) throw new Error("wait did not see the run end");
+  lags.push(returned - Date.parse(state.ended_at));
+}
+
 console.log(`runs: ${RUNS}; medians in ms, ratio to node -e 0 in the same run\n`);
 for (const [name, ms, ratio] of rows) console.log(`${name.padEnd(40)} ${ms.toFixed(1).padStart(8)} ms  ${ratio.toFixed(2)}x`);
+console.log(`run exit -> li wait return (poll 0.2 s)   ${median(lags).toFixed(1).padStart(8)} ms  (median of ${lags.length})`);
 console.log(`\ntools/list bytes: ${toolsBytes} (target <= 1024)`);
 console.log(`help catalog bytes: ${catalogBytes} (target <= 5000)`);
 console.log(`targets: job list <= 1.6x, connect <= 4x, op <= 1.6x`);
