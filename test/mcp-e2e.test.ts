@@ -95,6 +95,25 @@ describe("round trip", () => {
   });
 });
 
+describe("long-tail verbs", () => {
+  test("state.events, state.show, state.list and dispatch.list read the same lifecycle", async () => {
+    const sub = await submit({ model: "mock/echo", prompt: ["long tail"] });
+    await waitDone(sub.id);
+    const ev = await m.op("state.events", { id: sub.id });
+    expect(ev.result.events.map((e: any) => [e.from_status, e.to_status, e.source])).toEqual([
+      ["preparing", "running", "runtime"],
+      ["running", "completed", "runtime"],
+    ]);
+    const show = await m.op("state.show", { id: sub.id.slice(0, 20) });
+    expect(show.result.record).toMatchObject({ id: sub.id, status: "completed" });
+    const list = await m.op("state.list", { limit: 50 });
+    expect(list.result.records.map((r: any) => r.id)).toContain(sub.id);
+    const d = await m.op("dispatch.list", {});
+    expect(d.ok).toBe(true);
+    expect(d.result.deliveries).toEqual([]);
+  });
+});
+
 describe("argv injection: prompts come back byte-exactly through job.output", () => {
   const prompts: [string, string][] = [
     ["--help", "--help"],

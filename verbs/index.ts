@@ -4,6 +4,9 @@
  */
 import { VerbRegistry } from "../src/mcp/registry.js";
 import { AgentSubmit } from "./agent/submit.js";
+import { DispatchList } from "./dispatch/list.js";
+import { DispatchRetry } from "./dispatch/retry.js";
+import { DispatchShow } from "./dispatch/show.js";
 import { JobKill } from "./job/kill.js";
 import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
@@ -13,7 +16,7 @@ import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
 import { StateShow } from "./state/show.js";
 
-export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents];
+export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

@@ -5,6 +5,7 @@ import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
 import { ensurePrivateDir, statePath } from "./paths.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { notifyHook } from "./notify/hook.js";
 import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
 
 export interface Entity {
@@ -82,12 +83,14 @@ export class Store {
     ensurePrivateDir(path.dirname(file));
     const fresh = !fs.existsSync(file);
     const db = new Database(file);
-    db.pragma("journal_mode = WAL");
+    // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
     db.pragma("busy_timeout = 15000");
+    db.pragma("journal_mode = WAL");
     db.pragma("foreign_keys = ON");
     db.pragma("synchronous = NORMAL");
     if (fresh) fs.chmodSync(file, 0o600);
     const store = new Store(db);
+    store.terminalHook = notifyHook;
     const version = store.schemaVersion();
     if (version === 0 && store.isEmpty()) {
       store.migrate();
@@ -124,14 +127,19 @@ export class Store {
   /** Applies every pending migration, each in its own transaction. Returns the versions applied. */
   migrate(target = SCHEMA_VERSION): number[] {
     const applied: number[] = [];
-    for (let v = this.schemaVersion(); v < target; v++) {
-      this.db.transaction(() => {
+    for (;;) {
+      // The version is read under the write lock: a concurrent opener may have migrated
+      // the same fresh file between our read and our lock, and a step must not run twice.
+      const next = this.db.transaction((): number | null => {
+        const v = this.schemaVersion();
+        if (v >= target) return null;
         this.db.exec(MIGRATIONS[v]);
         this.db.pragma(`user_version = ${v + 1}`);
+        return v + 1;
       }).immediate();
-      applied.push(v + 1);
+      if (next === null) return applied;
+      applied.push(next);
     }
-    return applied;
   }
 
   /** An immediate transaction: takes the write lock up front so the busy timeout applies. */

@@ -24,7 +24,10 @@ export function createRecord(
     if (input.prompt !== undefined) writePrivateFile(path.join(entity.run_dir!, "prompt.txt"), input.prompt);
   } catch (err: any) {
     store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
-    fs.rmSync(entity.run_dir!, { recursive: true, force: true });
+    // Best effort: the cleanup must not replace the error that explains the failure.
+    try {
+      fs.rmSync(entity.run_dir!, { recursive: true, force: true });
+    } catch {}
     throw new LiError("internal", `cannot create the run directory for ${entity.id}: ${err?.message ?? err}`, { id: entity.id });
   }
   return entity;

@@ -33,6 +33,8 @@ export function agentSpec(req: AgentRequest, cwd: string) {
     notify: req.notify ?? [],
     provider_options: req.provider_options ?? {},
     prompt_bytes: Buffer.byteLength(req.prompt),
+    // Terminal-notify resolves project settings from here, whoever ends the run.
+    settings_dir: process.cwd(),
   };
 }
 

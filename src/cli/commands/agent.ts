@@ -14,7 +14,7 @@ interface AgentOptions {
   timeout?: number;
   label?: string;
   detach?: boolean;
-  notify?: string[];
+  notify?: string;
   baseUrl?: string;
   apiKeyEnv?: string;
 }
@@ -30,7 +30,7 @@ export function register(root: Command, ctx: CliContext): void {
     .option("--timeout <seconds>", "stop the run (timed_out) after this many seconds", positiveNumberArg)
     .option("--label <text>", "a label shown in job lists")
     .option("--detach", "start in the background and print the job id at once")
-    .option("--notify <name...>", "terminal-notify handlers from settings to fire for this run")
+    .option("--notify <name>", "a terminal-notify handler from settings to fire when this run ends")
     .addOption(new Option("--base-url <url>", "openai: the chat-completions base URL (else settings or OPENAI_BASE_URL)"))
     .addOption(new Option("--api-key-env <name>", "openai: the env var holding the API key (default OPENAI_API_KEY)"))
     .addHelpText(
@@ -55,7 +55,7 @@ Foreground exit status: 0 completed, 1 otherwise.`,
             cwd: opts.cwd,
             timeout_seconds: opts.timeout,
             label: opts.label ?? null,
-            notify: loadNotifySelection(opts.notify),
+            notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
             provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
           };
           const { entity, pid, console_log } = submitAgent(store, req);

@@ -1,0 +1,110 @@
+import { Command, Option } from "commander";
+import { startDrainer } from "../../lifecycle/notify/hook.js";
+import {
+  ackDelivery,
+  DELIVERY_STATUSES,
+  deliveryView,
+  listDeliveries,
+  PURGEABLE,
+  purgeDeliveries,
+  resolveDelivery,
+  retryDelivery,
+  type DeliveryView,
+} from "../../lifecycle/notify/outbox.js";
+import { resolve } from "../../lifecycle/resolver.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { nonNegativeNumberArg, positiveIntegerArg } from "../parsers.js";
+import { withStore } from "../views.js";
+
+const COLUMNS = ["id", "status", "handler", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
+const one = (d: DeliveryView) => keyValues(d as unknown as Record<string, unknown>);
+
+export function register(root: Command, ctx: CliContext): void {
+  const dispatch = root
+    .command("dispatch")
+    .description("the terminal-notify outbox: one delivery per handler per terminal transition")
+    .addHelpText(
+      "after",
+      `
+Every terminal transition enqueues one delivery per matching notify.on_terminal handler, in
+the transition's own transaction. A detached drainer runs each (exec: argv with the envelope
+on stdin; webhook: POST), retrying with exponential backoff up to notify.retry.max_attempts.
+Statuses: pending, delivering, delivered, failed (attempts used up), acked (handled by hand).`,
+    );
+
+  dispatch
+    .command("list")
+    .description("deliveries, newest first")
+    .addOption(new Option("--status <status...>", "only these statuses").choices(DELIVERY_STATUSES as string[]))
+    .option("--entity <id>", "only deliveries for this entity (id or unambiguous prefix)")
+    .option("--limit <n>", "at most N deliveries", positiveIntegerArg, 50)
+    .action((opts: { status?: string[]; entity?: string; limit: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
+          const deliveries = listDeliveries(store.db, { status: opts.status, entity, limit: opts.limit }).map((r) => deliveryView(r));
+          return { data: { deliveries, count: deliveries.length }, human: (d: { deliveries: DeliveryView[] }) => table(d.deliveries, COLUMNS) };
+        }),
+      ),
+    );
+
+  dispatch
+    .command("show")
+    .description("one delivery with its target and the envelope it carries")
+    .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
+    .action((id: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const delivery = deliveryView(resolveDelivery(store.db, id), true);
+          return { data: { delivery }, human: (d: { delivery: DeliveryView }) => one(d.delivery) };
+        }),
+      ),
+    );
+
+  dispatch
+    .command("retry")
+    .description("send a failed (or stalled pending) delivery again with a fresh attempt budget, now")
+    .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
+    .action((id: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const row = retryDelivery(store.db, resolveDelivery(store.db, id).id);
+          const drainer_started = startDrainer();
+          const data = { delivery: deliveryView(row), drainer_started };
+          return { data, human: (d: typeof data) => `${d.delivery.id} is pending again${d.drainer_started ? "; a drainer is sending it" : ""}` };
+        }),
+      ),
+    );
+
+  dispatch
+    .command("ack")
+    .description("mark a delivery handled: no further attempts are made")
+    .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
+    .action((id: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const { row, previous } = ackDelivery(store.db, resolveDelivery(store.db, id).id);
+          const data = { delivery: deliveryView(row), previous_status: previous };
+          return { data, human: (d: typeof data) => `${d.delivery.id}: ${d.previous_status} → acked` };
+        }),
+      ),
+    );
+
+  dispatch
+    .command("purge")
+    .description("delete finished deliveries (default: delivered and acked)")
+    .addOption(new Option("--status <status...>", "which finished statuses to delete").choices(PURGEABLE as string[]))
+    .option("--older-than <seconds>", "only those last updated at least this many seconds ago", nonNegativeNumberArg, 0)
+    .addHelpText("after", "\nPending and in-flight deliveries are never purged; failed ones only when --status failed is given.")
+    .action((opts: { status?: string[]; olderThan: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const statuses = opts.status?.length ? opts.status : ["delivered", "acked"];
+          const purged = purgeDeliveries(store.db, statuses, opts.olderThan);
+          const data = { purged, count: purged.length, statuses, older_than_seconds: opts.olderThan };
+          return { data, human: (d: typeof data) => `purged ${d.count} deliver${d.count === 1 ? "y" : "ies"} (${d.statuses.join(", ")})` };
+        }),
+      ),
+    );
+}

@@ -1,0 +1,105 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { loadSettings, type Handler } from "../../settings.js";
+import type { Entity, Store, TerminalHook } from "../store.js";
+import { terminalEnvelope } from "./envelope.js";
+import { insertDelivery, type Target } from "./outbox.js";
+
+/*
+ * The terminal hook Store.open installs. It stays cheap to import: settings (and yaml)
+ * load only when a terminal transition actually happens.
+ */
+
+const DRAINER = fileURLToPath(new URL("../../runtime/drain-main.js", import.meta.url));
+const warned = new Set<string>();
+
+/** Handler names chosen with --notify on the entity or any ancestor (a play's choice covers its children). */
+function selectedNames(store: Store, entity: Entity): Set<string> {
+  const names = new Set<string>();
+  let e: Entity | undefined = entity;
+  for (let depth = 0; e && depth < 32; depth++) {
+    for (const n of Array.isArray(e.spec?.notify) ? e.spec.notify : []) if (typeof n === "string") names.add(n);
+    e = e.parent_id ? store.get(e.parent_id) : undefined;
+  }
+  return names;
+}
+
+/**
+ * The directory whose project settings applied when the entity (or its nearest ancestor)
+ * was submitted, so a kill or reap run elsewhere still notifies the submitter's handlers.
+ */
+function settingsDir(store: Store, entity: Entity): string | undefined {
+  for (let e: Entity | undefined = entity, depth = 0; e && depth < 32; depth++) {
+    if (typeof e.spec?.settings_dir === "string") return e.spec.settings_dir;
+    e = e.parent_id ? store.get(e.parent_id) : undefined;
+  }
+  return undefined;
+}
+
+function matches(h: Handler, entity: Entity, selected: Set<string>): boolean {
+  if (h.kinds && !h.kinds.includes(entity.kind)) return false;
+  return h.scope === "all" || selected.has(h.name);
+}
+
+function targetOf(h: Handler): Target {
+  const common = { timeout_seconds: h.timeout_seconds, backoff_seconds: h.retry.backoff_seconds, source: h.source, file: h.file };
+  return h.exec ? { type: "exec", argv: h.exec, cwd: h.cwd, ...common } : { type: "webhook", url: h.url!, ...common };
+}
+
+function warn(text: string): void {
+  if (warned.has(text)) return;
+  warned.add(text);
+  try {
+    process.stderr.write(text + "\n");
+  } catch {}
+}
+
+export const notifyHook: TerminalHook = {
+  /** Never throws: a broken settings file must not block a run from ending. It is recorded as failed deliveries instead. */
+  enqueue(store, entity, from, eventId) {
+    const selected = selectedNames(store, entity);
+    const payload = JSON.stringify(terminalEnvelope(entity, from, eventId));
+    const base = { event_id: eventId, entity_id: entity.id, payload };
+    const none: Target = { type: "none", timeout_seconds: 0, backoff_seconds: 0 };
+    let handlers: Handler[];
+    try {
+      const settings = loadSettings(settingsDir(store, entity));
+      settings.warnings.forEach(warn);
+      handlers = settings.handlers;
+    } catch (err: any) {
+      const error = `settings could not be loaded when ${entity.id} ended: ${err?.message ?? err}`;
+      warn(`li: ${error}`);
+      for (const name of selected.size ? selected : ["(settings)"]) insertDelivery(store.db, { ...base, handler: name, target: none, max_attempts: 1, failed: error });
+      return 0;
+    }
+    let pending = 0;
+    for (const h of handlers) {
+      if (!matches(h, entity, selected)) continue;
+      insertDelivery(store.db, { ...base, handler: h.name, target: targetOf(h), max_attempts: h.retry.max_attempts });
+      pending++;
+    }
+    // A handler asked for by name that is gone (or now untrusted) is a visible failure, not silence.
+    for (const name of selected) {
+      if (handlers.some((h) => h.name === name)) continue;
+      insertDelivery(store.db, { ...base, handler: name, target: none, max_attempts: 1, failed: `handler ${name} is not configured (or its settings file is not trusted) when ${entity.id} ended` });
+    }
+    return pending;
+  },
+  afterCommit() {
+    startDrainer();
+  },
+};
+
+/** A detached drainer in its own session; several at once are safe, each claims rows by compare-and-set. */
+export function startDrainer(): boolean {
+  if (!fs.existsSync(DRAINER)) return false;
+  try {
+    const child = spawn(process.execPath, [DRAINER], { detached: true, stdio: "ignore", env: process.env });
+    child.on("error", () => {});
+    child.unref();
+    return child.pid !== undefined;
+  } catch {
+    return false;
+  }
+}

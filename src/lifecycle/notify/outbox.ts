@@ -1,0 +1,239 @@
+import type Database from "better-sqlite3";
+import { LiError } from "../../errors.js";
+import { newId, isWellFormedPrefix } from "../ids.js";
+
+/*
+ * The durable terminal-notify outbox (the `deliveries` table). Rows are written in the
+ * transition's own transaction; drainers move them with compare-and-set updates:
+ *   pending --claim--> delivering --ok--> delivered
+ *                          |--error--> pending (backoff) | failed (attempts used up)
+ * A drainer that dies mid-attempt leaves a lease that expires, and the next drainer reclaims it.
+ */
+
+export type DeliveryStatus = "pending" | "delivering" | "delivered" | "failed" | "acked";
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "delivering", "delivered", "failed", "acked"];
+export const PURGEABLE: readonly DeliveryStatus[] = ["delivered", "acked", "failed"];
+
+/** Snapshotted at enqueue, so a later settings edit cannot redirect an event already recorded. */
+export type Target =
+  | { type: "exec"; argv: string[]; cwd: string; timeout_seconds: number; backoff_seconds: number; source: string; file: string }
+  | { type: "webhook"; url: string; timeout_seconds: number; backoff_seconds: number; source: string; file: string }
+  | { type: "none"; timeout_seconds: number; backoff_seconds: number };
+
+export interface DeliveryRow {
+  id: string;
+  event_id: number;
+  entity_id: string;
+  handler: string;
+  target: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: string;
+  lease_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Retries wait at most this long, so a drainer's short horizon always covers the next attempt. */
+export const MAX_DELAY_MS = 60_000;
+/** How long past its timeout an attempt's lease lasts before another drainer may reclaim it. */
+const LEASE_SLACK_MS = 30_000;
+const ERROR_LIMIT = 1000;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const tx = <T>(db: Database.Database, fn: () => T): T => db.transaction(fn).immediate();
+
+export function insertDelivery(
+  db: Database.Database,
+  d: { event_id: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
+): string {
+  const id = newId("delivery");
+  const at = iso(Date.now());
+  db.prepare(
+    `INSERT INTO deliveries (id, event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+  ).run(id, d.event_id, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at);
+  return id;
+}
+
+export interface Claim {
+  row: DeliveryRow;
+  target: Target;
+  /** The row's attempts and lease after the claim: the compare-and-set token for finishing. */
+  attempt: number;
+  lease: string;
+}
+
+/** Takes the next due delivery (or one whose drainer vanished) for this drainer alone. */
+export function claimDue(db: Database.Database, nowMs = Date.now()): Claim | null {
+  return tx(db, () => {
+    const now = iso(nowMs);
+    for (;;) {
+      const row = db
+        .prepare(
+          `SELECT * FROM deliveries WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'delivering' AND lease_until <= ?)
+           ORDER BY next_attempt_at LIMIT 1`,
+        )
+        .get(now, now) as DeliveryRow | undefined;
+      if (!row) return null;
+      const target = JSON.parse(row.target) as Target;
+      if (row.attempts >= row.max_attempts) {
+        // Its last attempt's drainer stopped without a verdict; spending more would exceed the bound.
+        db.prepare("UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
+          `the drainer running attempt ${row.attempts} stopped before recording a result`,
+          now,
+          row.id,
+        );
+        continue;
+      }
+      const lease = iso(nowMs + target.timeout_seconds * 1000 + LEASE_SLACK_MS);
+      const changed = db
+        .prepare(
+          `UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, updated_at = ?
+           WHERE id = ? AND status = ? AND attempts = ?`,
+        )
+        .run(lease, now, row.id, row.status, row.attempts).changes;
+      if (changed === 1) return { row, target, attempt: row.attempts + 1, lease };
+    }
+  });
+}
+
+export function backoffMs(backoffSeconds: number, attempt: number): number {
+  return Math.min(backoffSeconds * 1000 * 2 ** Math.max(0, attempt - 1), MAX_DELAY_MS);
+}
+
+/** Records an attempt's verdict, only if this drainer still holds the claim (an ack or reclaim wins). */
+export function finishAttempt(db: Database.Database, claim: Claim, result: { ok: true } | { ok: false; error: string }, nowMs = Date.now()): DeliveryStatus | null {
+  const now = iso(nowMs);
+  let status: DeliveryStatus;
+  let next = claim.row.next_attempt_at;
+  if (result.ok) status = "delivered";
+  else if (claim.attempt >= claim.row.max_attempts) status = "failed";
+  else {
+    status = "pending";
+    next = iso(nowMs + backoffMs(claim.target.backoff_seconds, claim.attempt));
+  }
+  const error = result.ok ? null : result.error.slice(0, ERROR_LIMIT);
+  const changed = db
+    .prepare(
+      `UPDATE deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?
+       WHERE id = ? AND status = 'delivering' AND attempts = ? AND lease_until = ?`,
+    )
+    .run(status, next, error, now, claim.row.id, claim.attempt, claim.lease).changes;
+  return changed === 1 ? status : null;
+}
+
+/** When the next pending delivery falls due (epoch ms), or null if none is pending. */
+export function nextDueMs(db: Database.Database): number | null {
+  const row = db.prepare("SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending'").get() as { t: string | null };
+  return row.t ? Date.parse(row.t) : null;
+}
+
+export function resolveDelivery(db: Database.Database, text: string): DeliveryRow {
+  const key = text.trim().toLowerCase();
+  if (!isWellFormedPrefix(key)) throw new LiError("invalid_input", `${JSON.stringify(text)} is not a delivery id: they look like dlv_01j…`, { id: text });
+  const rows = db
+    .prepare("SELECT * FROM deliveries WHERE id >= ? AND id < ? ORDER BY id LIMIT 11")
+    .all(key, key + "\u{10ffff}") as DeliveryRow[];
+  const exact = rows.find((r) => r.id === key);
+  if (exact) return exact;
+  if (rows.length === 0) throw new LiError("not_found", `no delivery has an id starting ${key}`, { id: text, code: "unknown" });
+  if (rows.length > 1)
+    throw new LiError("invalid_input", `${key} matches ${rows.length > 10 ? "more than 10" : rows.length} deliveries; give more of the id`, {
+      id: text,
+      code: "ambiguous",
+      matches: rows.slice(0, 10).map((r) => r.id),
+    });
+  return rows[0];
+}
+
+export function listDeliveries(db: Database.Database, f: { status?: string[]; entity?: string; limit: number }): DeliveryRow[] {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (f.status?.length) {
+    where.push(`status IN (${f.status.map(() => "?").join(",")})`);
+    params.push(...f.status);
+  }
+  if (f.entity) {
+    where.push("entity_id = ?");
+    params.push(f.entity);
+  }
+  params.push(f.limit);
+  return db.prepare(`SELECT * FROM deliveries ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`).all(...params) as DeliveryRow[];
+}
+
+/** Back to pending with a fresh attempt budget; a live attempt is never doubled. */
+export function retryDelivery(db: Database.Database, id: string, nowMs = Date.now()): DeliveryRow {
+  return tx(db, () => {
+    const row = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+    const now = iso(nowMs);
+    const abandoned = row.status === "delivering" && row.lease_until !== null && row.lease_until <= now;
+    if (row.status !== "failed" && row.status !== "pending" && !abandoned)
+      throw new LiError("conflict", `${row.id} is ${row.status}; only a failed or pending delivery (or one whose drainer vanished) can be retried`, {
+        id: row.id,
+        status: row.status,
+      });
+    db.prepare("UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, updated_at = ? WHERE id = ? AND status = ?").run(
+      now,
+      now,
+      row.id,
+      row.status,
+    );
+    return db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+  });
+}
+
+/** Marks a delivery handled by a person: no further attempts, and an in-flight verdict is discarded. */
+export function ackDelivery(db: Database.Database, id: string): { row: DeliveryRow; previous: DeliveryStatus } {
+  return tx(db, () => {
+    const before = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+    if (before.status !== "acked")
+      db.prepare("UPDATE deliveries SET status = 'acked', lease_until = NULL, updated_at = ? WHERE id = ?").run(iso(Date.now()), id);
+    return { row: db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow, previous: before.status };
+  });
+}
+
+export function purgeDeliveries(db: Database.Database, statuses: readonly string[], olderThanSeconds: number, nowMs = Date.now()): string[] {
+  const bad = statuses.filter((s) => !PURGEABLE.includes(s as DeliveryStatus));
+  if (bad.length) throw new LiError("invalid_input", `cannot purge ${bad.join(", ")} deliveries: only ${PURGEABLE.join(", ")}`, { status: bad });
+  const cutoff = iso(nowMs - olderThanSeconds * 1000);
+  return tx(db, () => {
+    const ids = (
+      db
+        .prepare(`SELECT id FROM deliveries WHERE status IN (${statuses.map(() => "?").join(",")}) AND updated_at <= ? ORDER BY id`)
+        .all(...statuses, cutoff) as { id: string }[]
+    ).map((r) => r.id);
+    const del = db.prepare("DELETE FROM deliveries WHERE id = ?");
+    for (const id of ids) del.run(id);
+    return ids;
+  });
+}
+
+/** The machine view of one row; the payload and full target only when asked for. */
+export function deliveryView(row: DeliveryRow, full = false) {
+  const target = JSON.parse(row.target) as Target;
+  const payload = JSON.parse(row.payload);
+  return {
+    id: row.id,
+    status: row.status,
+    handler: row.handler,
+    type: target.type,
+    destination: target.type === "exec" ? target.argv : target.type === "webhook" ? target.url : null,
+    entity_id: row.entity_id,
+    entity_kind: (payload?.entity?.kind as string | undefined) ?? null,
+    event_id: row.event_id,
+    attempts: row.attempts,
+    max_attempts: row.max_attempts,
+    next_attempt_at: row.status === "pending" ? row.next_attempt_at : null,
+    lease_until: row.status === "delivering" ? row.lease_until : null,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    ...(full ? { target, payload } : {}),
+  };
+}
+
+export type DeliveryView = ReturnType<typeof deliveryView>;

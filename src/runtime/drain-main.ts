@@ -1,0 +1,44 @@
+/**
+ * The detached terminal-notify drainer: `node drain-main.js`. Delivers due outbox rows one
+ * at a time, sleeps through retries that fall due soon, and exits when nothing is due.
+ */
+import { Store } from "../lifecycle/store.js";
+import { attempt } from "../lifecycle/notify/deliver.js";
+import { claimDue, finishAttempt, MAX_DELAY_MS, nextDueMs } from "../lifecycle/notify/outbox.js";
+
+process.umask(0o077);
+
+/** A retry further out than this is left to the next drainer (any terminal transition or `li dispatch retry` starts one). */
+const HORIZON_MS = MAX_DELAY_MS + 5_000;
+/** An upper bound on one drainer's life, so a wedged handler cannot keep it forever. */
+const MAX_LIFETIME_MS = 15 * 60_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function main(): Promise<void> {
+  const store = Store.open();
+  const deadline = Date.now() + MAX_LIFETIME_MS;
+  try {
+    while (Date.now() < deadline) {
+      const claim = claimDue(store.db);
+      if (claim) {
+        const result = await attempt(claim.target, claim.row.payload, { delivery_id: claim.row.id, attempt: claim.attempt });
+        finishAttempt(store.db, claim, result);
+        continue;
+      }
+      const due = nextDueMs(store.db);
+      if (due === null || due - Date.now() > HORIZON_MS) return;
+      await sleep(Math.max(10, due - Date.now()));
+    }
+  } finally {
+    store.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`li drainer: ${err?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,316 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { LiError } from "./errors.js";
+import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
+import { ENTITY_KINDS } from "./lifecycle/vocab.js";
+
+/*
+ * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
+ * (.li/settings.yaml, nearest one walking up to the git root), which is in force only while
+ * its bytes match the hash pinned by `li hooks trust`. A project file can name commands to
+ * run and where API keys are sent, so an unreviewed one must change nothing.
+ */
+
+export interface RetryPolicy {
+  max_attempts: number;
+  backoff_seconds: number;
+}
+
+export interface Handler {
+  name: string;
+  exec: string[] | null;
+  url: string | null;
+  kinds: string[] | null;
+  scope: "all" | "selected";
+  timeout_seconds: number;
+  retry: RetryPolicy;
+  source: "user" | "project";
+  file: string;
+  /** Where an exec handler runs: the project root, or the home directory for user handlers. */
+  cwd: string;
+}
+
+export interface OpenAISettings {
+  base_url?: string;
+  api_key_env?: string;
+}
+
+export interface ParsedSettings {
+  handlers: Handler[];
+  openai: OpenAISettings;
+}
+
+export type TrustState = "user" | "trusted" | "untrusted" | "changed";
+
+export interface SettingsFile {
+  path: string;
+  source: "user" | "project";
+  sha256: string;
+  trust: TrustState;
+  /** Parsed even when untrusted, so `li hooks list` can show what trusting would enable. */
+  parsed: ParsedSettings | null;
+  error: string | null;
+}
+
+export interface Settings {
+  files: SettingsFile[];
+  /** Handlers of the files in force only. */
+  handlers: Handler[];
+  openai: OpenAISettings;
+  warnings: string[];
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { max_attempts: 5, backoff_seconds: 1 };
+/** Retries never wait longer than this, so one drainer can see a delivery through to its end. */
+export const MAX_BACKOFF_SECONDS = 60;
+const DEFAULT_TIMEOUT_SECONDS = 30;
+const SHELL_SYNTAX = /[|&;<>()$`\\"'*?[\]#~=%\n\r]/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export function userSettingsPath(): string {
+  return path.join(liHome(), "settings.yaml");
+}
+
+export function trustStorePath(): string {
+  return path.join(liHome(), "trust.json");
+}
+
+/** The nearest .li/settings.yaml from `from` up to the git root; without a git root, only `from` itself. */
+export function findProjectSettings(from = process.cwd()): string | null {
+  const dirs: string[] = [];
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    dirs.push(dir);
+    if (fs.existsSync(path.join(dir, ".git")) || path.dirname(dir) === dir) break;
+  }
+  // Walking past an unrelated tree could pick up a file planted in a shared parent such as /tmp.
+  const gitRoot = fs.existsSync(path.join(dirs[dirs.length - 1], ".git"));
+  for (const dir of gitRoot ? dirs : dirs.slice(0, 1)) {
+    const file = path.join(dir, ".li", "settings.yaml");
+    if (fs.existsSync(file)) return file;
+  }
+  return null;
+}
+
+export const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+type TrustStore = { version: 1; files: Record<string, { sha256: string; trusted_at: string }> };
+
+export function readTrustStore(): TrustStore {
+  try {
+    const raw = JSON.parse(fs.readFileSync(trustStorePath(), "utf8"));
+    if (raw && raw.version === 1 && raw.files && typeof raw.files === "object") return raw;
+  } catch {}
+  return { version: 1, files: {} };
+}
+
+export function writeTrustStore(store: TrustStore): void {
+  ensurePrivateDir(liHome());
+  writePrivateFile(trustStorePath(), JSON.stringify(store, null, 2) + "\n");
+}
+
+/** The key a file is trusted under: its real path, so a symlink cannot borrow another file's trust. */
+export function trustKey(file: string): string {
+  return fs.realpathSync(file);
+}
+
+function fail(file: string, key: string, message: string): never {
+  throw new LiError("invalid_input", `${file}: ${key}: ${message}`, { file, key });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function closed(file: string, key: string, obj: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (!isObject(obj)) fail(file, key, `expected a mapping, got ${JSON.stringify(obj)}`);
+  for (const k of Object.keys(obj))
+    if (!allowed.includes(k)) fail(file, `${key ? key + "." : ""}${k}`, `unknown key; known keys here: ${allowed.join(", ")}`);
+  return obj;
+}
+
+function number(file: string, key: string, v: unknown, min: number, max: number, integer: boolean): number {
+  if (typeof v !== "number" || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max)
+    fail(file, key, `expected ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function retry(file: string, key: string, v: unknown, base: RetryPolicy): RetryPolicy {
+  if (v === undefined || v === null) return base;
+  const r = closed(file, key, v, ["max_attempts", "backoff_seconds"]);
+  return {
+    max_attempts: r.max_attempts === undefined ? base.max_attempts : number(file, `${key}.max_attempts`, r.max_attempts, 1, 100, true),
+    backoff_seconds:
+      r.backoff_seconds === undefined ? base.backoff_seconds : number(file, `${key}.backoff_seconds`, r.backoff_seconds, 0.01, MAX_BACKOFF_SECONDS, false),
+  };
+}
+
+function execArgv(file: string, key: string, v: unknown): string[] {
+  if (typeof v === "string") {
+    const bad = v.match(SHELL_SYNTAX);
+    if (bad)
+      fail(file, key, `${JSON.stringify(v)} contains shell syntax (${JSON.stringify(bad[0])}); handlers run without a shell, so give an argv list, e.g. exec: ["/usr/bin/tee", "-a", "/tmp/li.log"]`);
+    v = v.trim().split(/\s+/);
+  }
+  if (!Array.isArray(v) || v.length === 0 || v.some((a) => typeof a !== "string") || v[0] === "")
+    fail(file, key, `expected a non-empty argv list of strings, e.g. ["/usr/bin/tee", "-a", "/tmp/li.log"]`);
+  if (v.some((a: string) => a.includes("\0"))) fail(file, key, "an argument contains a NUL byte");
+  return v as string[];
+}
+
+function webhookUrl(file: string, key: string, v: unknown): string {
+  let url: URL | undefined;
+  try {
+    url = typeof v === "string" ? new URL(v) : undefined;
+  } catch {}
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) fail(file, key, `expected an http(s) URL, got ${JSON.stringify(v)}`);
+  return url.href;
+}
+
+function handler(file: string, key: string, v: unknown, base: RetryPolicy, source: Handler["source"], cwd: string): Handler {
+  const h = closed(file, key, v, ["name", "exec", "url", "kinds", "scope", "timeout_seconds", "retry"]);
+  if (typeof h.name !== "string" || !NAME.test(h.name)) fail(file, `${key}.name`, `expected a name of letters, digits, '.', '_' or '-', got ${JSON.stringify(h.name)}`);
+  if ((h.exec === undefined) === (h.url === undefined)) fail(file, key, `handler ${h.name} needs exactly one of exec (an argv) or url (a webhook)`);
+  let kinds: string[] | null = null;
+  if (h.kinds !== undefined) {
+    const known = ENTITY_KINDS as readonly string[];
+    if (!Array.isArray(h.kinds) || h.kinds.length === 0 || h.kinds.some((k) => !known.includes(k)))
+      fail(file, `${key}.kinds`, `expected a non-empty list of entity kinds (${known.join(", ")}), got ${JSON.stringify(h.kinds)}`);
+    kinds = h.kinds as string[];
+  }
+  if (h.scope !== undefined && h.scope !== "all" && h.scope !== "selected")
+    fail(file, `${key}.scope`, `expected all (every terminal transition) or selected (only runs started with --notify ${h.name}), got ${JSON.stringify(h.scope)}`);
+  return {
+    name: h.name,
+    exec: h.exec === undefined ? null : execArgv(file, `${key}.exec`, h.exec),
+    url: h.url === undefined ? null : webhookUrl(file, `${key}.url`, h.url),
+    kinds,
+    scope: (h.scope as Handler["scope"]) ?? "all",
+    timeout_seconds: h.timeout_seconds === undefined ? DEFAULT_TIMEOUT_SECONDS : number(file, `${key}.timeout_seconds`, h.timeout_seconds, 0.1, 300, false),
+    retry: retry(file, `${key}.retry`, h.retry, base),
+    source,
+    file,
+    cwd,
+  };
+}
+
+function openai(file: string, v: unknown): OpenAISettings {
+  if (v === undefined || v === null) return {};
+  const o = closed(file, "providers.openai", v, ["base_url", "api_key_env"]);
+  const out: OpenAISettings = {};
+  if (o.base_url !== undefined) out.base_url = webhookUrl(file, "providers.openai.base_url", o.base_url).replace(/\/$/, "");
+  if (o.api_key_env !== undefined) {
+    if (typeof o.api_key_env !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.api_key_env))
+      fail(file, "providers.openai.api_key_env", `expected an environment variable name, got ${JSON.stringify(o.api_key_env)}`);
+    out.api_key_env = o.api_key_env;
+  }
+  return out;
+}
+
+/** Parses and validates one file's bytes; every error names the file and the key. */
+export function parseSettings(bytes: Buffer, file: string, source: Handler["source"]): ParsedSettings {
+  let doc: unknown;
+  try {
+    doc = createRequire(import.meta.url)("yaml").parse(bytes.toString("utf8"));
+  } catch (err: any) {
+    throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
+  }
+  if (doc === null || doc === undefined) return { handlers: [], openai: {} };
+  const top = closed(file, "", doc, ["notify", "providers"]);
+  const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
+  const handlers: Handler[] = [];
+  if (top.notify !== undefined && top.notify !== null) {
+    const n = closed(file, "notify", top.notify, ["on_terminal", "retry"]);
+    const base = retry(file, "notify.retry", n.retry, DEFAULT_RETRY);
+    if (n.on_terminal !== undefined && !Array.isArray(n.on_terminal)) fail(file, "notify.on_terminal", "expected a list of handlers");
+    ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
+  }
+  const providers = top.providers === undefined || top.providers === null ? {} : closed(file, "providers", top.providers, ["openai"]);
+  return { handlers, openai: openai(file, providers.openai) };
+}
+
+function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {
+  const bytes = fs.readFileSync(file);
+  const hash = sha256(bytes);
+  let state: TrustState = "user";
+  if (source === "project") {
+    const pinned = trust.files[trustKey(file)]?.sha256;
+    state = pinned === undefined ? "untrusted" : pinned === hash ? "trusted" : "changed";
+  }
+  // Parsed from the same bytes that were hashed, so what is trusted is what runs.
+  try {
+    return { path: file, source, sha256: hash, trust: state, parsed: parseSettings(bytes, file, source), error: null };
+  } catch (err: any) {
+    if (state === "untrusted" || state === "changed") return { path: file, source, sha256: hash, trust: state, parsed: null, error: err.message };
+    throw err;
+  }
+}
+
+/** Both files, merged. Throws invalid_input for a file in force that does not validate. */
+export function loadSettings(cwd = process.cwd()): Settings {
+  const files: SettingsFile[] = [];
+  const user = userSettingsPath();
+  if (fs.existsSync(user)) files.push(readFile(user, "user", { version: 1, files: {} }));
+  const project = findProjectSettings(cwd);
+  if (project && !(fs.existsSync(user) && trustKey(project) === trustKey(user))) files.push(readFile(project, "project", readTrustStore()));
+
+  const warnings: string[] = [];
+  const handlers: Handler[] = [];
+  let openaiSettings: OpenAISettings = {};
+  for (const f of files) {
+    if (f.trust === "untrusted" || f.trust === "changed") {
+      warnings.push(
+        `li: ignoring ${f.path}: it is ${f.trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${f.path}\``,
+      );
+      continue;
+    }
+    for (const h of f.parsed!.handlers) {
+      const dup = handlers.find((o) => o.name === h.name);
+      if (dup) fail(f.path, "notify.on_terminal", `handler name ${h.name} is also defined in ${dup.file}; names must be unique`);
+      handlers.push(h);
+    }
+    openaiSettings = { ...openaiSettings, ...f.parsed!.openai };
+  }
+  return { files, handlers, openai: openaiSettings, warnings };
+}
+
+/** The settings file `li hooks trust` acts on: a file, a directory holding .li/settings.yaml, or the one found from cwd. */
+export function resolveProjectFile(arg?: string): string {
+  if (arg === undefined) {
+    const found = findProjectSettings();
+    if (!found)
+      throw new LiError("not_found", `no project settings found: looked for .li/settings.yaml from ${process.cwd()} up to its git root (outside a git repository, only there); pass the file's path`, { cwd: process.cwd() });
+    return path.resolve(found);
+  }
+  const p = path.resolve(arg);
+  if (!fs.existsSync(p)) throw new LiError("not_found", `${p} does not exist`, { path: p });
+  if (!fs.statSync(p).isDirectory()) return p;
+  for (const candidate of [path.join(p, ".li", "settings.yaml"), path.join(p, "settings.yaml")]) if (fs.existsSync(candidate)) return candidate;
+  throw new LiError("not_found", `${p} holds neither .li/settings.yaml nor settings.yaml`, { path: p });
+}
+
+/** Validates the file and pins the hash of exactly the bytes validated. */
+export function trustProjectFile(file: string): {
+  path: string;
+  sha256: string;
+  previous_sha256: string | null;
+  handlers: { name: string; exec: string[] | null; url: string | null }[];
+} {
+  const bytes = fs.readFileSync(file);
+  const parsed = parseSettings(bytes, file, "project");
+  const store = readTrustStore();
+  const key = trustKey(file);
+  const previous = store.files[key]?.sha256 ?? null;
+  store.files[key] = { sha256: sha256(bytes), trusted_at: new Date().toISOString() };
+  writeTrustStore(store);
+  return { path: key, sha256: store.files[key].sha256, previous_sha256: previous, handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })) };
+}
+
+export function untrustProjectFile(file: string): { path: string; was_trusted: boolean } {
+  const store = readTrustStore();
+  const key = fs.existsSync(file) ? trustKey(file) : path.resolve(file);
+  const was = key in store.files;
+  delete store.files[key];
+  if (was) writeTrustStore(store);
+  return { path: key, was_trusted: was };
+}

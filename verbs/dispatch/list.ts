@@ -1,0 +1,11 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+@verb({
+  id: "dispatch.list",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["dispatch", "list"],
+  summary: "terminal-notify deliveries in the outbox",
+  result: { type: "object", required: ["deliveries"], properties: { deliveries: { type: "array", items: { type: "object", required: ["id", "status"] } } } },
+})
+export class DispatchList implements Verb {}

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+/** Re-sends a delivery to its already-configured handler; callers never supply a command. */
+@verb({
+  id: "dispatch.retry",
+  category: "control",
+  requiresFingerprint: false,
+  cliPath: ["dispatch", "retry"],
+  summary: "send a failed terminal-notify delivery again",
+  result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] }, drainer_started: { type: "boolean" } } },
+})
+export class DispatchRetry implements Verb {}

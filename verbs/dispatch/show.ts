@@ -1,0 +1,11 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+@verb({
+  id: "dispatch.show",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["dispatch", "show"],
+  summary: "one delivery with its envelope and last error",
+  result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] } } },
+})
+export class DispatchShow implements Verb {}
