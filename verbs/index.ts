@@ -7,16 +7,19 @@ import { AgentSubmit } from "./agent/submit.js";
 import { DispatchList } from "./dispatch/list.js";
 import { DispatchRetry } from "./dispatch/retry.js";
 import { DispatchShow } from "./dispatch/show.js";
+import { FanoutSubmit } from "./fanout/submit.js";
+import { FlowSubmit } from "./flow/submit.js";
 import { JobKill } from "./job/kill.js";
 import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
 import { JobStatus } from "./job/status.js";
 import { JobWait } from "./job/wait.js";
+import { PlaySubmit } from "./play/submit.js";
 import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
 import { StateShow } from "./state/show.js";
 
-export const VERBS = [AgentSubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry];
+export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

@@ -20,6 +20,15 @@ export const SPAWNED = {
   properties: { id: { type: "string" }, kind: { enum: ["invocation", "session", "play"] }, status: { type: "string" } },
 };
 
+/** A `dry_run` spawn returns its plan instead of an entity. */
+export const DRY_RUN = {
+  type: "object",
+  required: ["dry_run", "steps"],
+  properties: { dry_run: { const: true }, steps: { type: "array" } },
+};
+
+export const SPAWNED_OR_PLAN = { anyOf: [SPAWNED, DRY_RUN] };
+
 export const JOB_LIST = { type: "object", required: ["jobs"], properties: { jobs: { type: "array", items: JOB } } };
 
 export const SPAWN_FLAGS = ["--detach"];

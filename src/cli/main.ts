@@ -10,12 +10,20 @@ function wantsMachine(argv: string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).includes("--machine");
 }
 
+/** The command to build: the first word, or the word after commander's implicit `help`. */
 function selectedCommand(argv: string[]): string | undefined {
-  return argv.find((a) => !a.startsWith("-"));
+  const words = argv.filter((a) => !a.startsWith("-"));
+  return words[0] === "help" ? words[1] : words[0];
 }
 
 export async function main(argv: string[]): Promise<void> {
   process.umask(0o077);
+  // A closed pipe (li … | head) ends output quietly instead of crashing.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw err;
+    });
   const machine = wantsMachine(argv);
   const ctx: CliContext = { machine, live: machine ? process.stderr : process.stdout };
   const name = selectedCommand(argv);

@@ -18,9 +18,13 @@ export interface CommandEntry {
  */
 export const COMMANDS: readonly CommandEntry[] = [
   { name: "agent", summary: "run one agent (foreground, or --detach for a background job)", load: () => import("./commands/agent.js") },
+  { name: "o", summary: "orchestrate: li o flow (a planned DAG of steps), li o fanout (N workers in parallel)", load: () => import("./commands/o.js") },
+  { name: "play", summary: "run a playbook (a named, parameterised flow); li play list, li play show NAME", load: () => import("./commands/play.js") },
   { name: "job", summary: "inspect jobs: status, output, list", load: () => import("./commands/job.js") },
   { name: "wait", summary: "wait for jobs to reach a terminal status (bounded)", load: () => import("./commands/wait.js") },
   { name: "kill", summary: "cancel an entity and everything under it", load: () => import("./commands/kill.js") },
+  { name: "dispatch", summary: "the terminal-notify outbox: list, show, retry, ack, purge deliveries", load: () => import("./commands/dispatch.js") },
+  { name: "hooks", summary: "terminal-notify handlers in settings.yaml; trust a project's settings", load: () => import("./commands/hooks.js") },
   { name: "state", summary: "the lifecycle store: records, audit events, migrations", load: () => import("./commands/state.js") },
   { name: "doctor", summary: "check providers, the state store and its schema", load: () => import("./commands/doctor.js") },
   { name: "mcp", summary: "serve the one-tool MCP surface over stdio", load: () => import("./commands/mcp.js") },

@@ -91,10 +91,18 @@ export class Store {
     if (fresh) fs.chmodSync(file, 0o600);
     const store = new Store(db);
     store.terminalHook = notifyHook;
-    const version = store.schemaVersion();
-    if (version === 0 && store.isEmpty()) {
-      store.migrate();
-    } else if (version > SCHEMA_VERSION) {
+    let version = store.schemaVersion();
+    if (version === 0) {
+      // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
+      // a concurrent opener then sees no schema or the current one, never a half-migrated file.
+      store.tx(() => {
+        if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
+        for (const step of MIGRATIONS) db.exec(step);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      });
+      version = store.schemaVersion();
+    }
+    if (version > SCHEMA_VERSION) {
       db.close();
       throw new LiError(
         "unavailable",
@@ -239,15 +247,16 @@ export class Store {
     return this.db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(entityId) as AuditEvent[];
   }
 
-  /** Non-status bookkeeping (phase, spec additions). Status never moves here. */
-  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown> }): void {
-    this.tx(() => {
+  /** Non-status bookkeeping (phase, spec additions). Status never moves here; a terminal record is left alone. */
+  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown> }): boolean {
+    return this.tx(() => {
       const e = this.get(id);
-      if (!e) return;
+      if (!e || isTerminal(e.status)) return false;
       const spec = patch.spec ? JSON.stringify({ ...e.spec, ...patch.spec }) : JSON.stringify(e.spec);
       this.db
         .prepare("UPDATE entities SET current_phase = coalesce(?, current_phase), spec = ?, updated_at = ? WHERE id = ?")
         .run(patch.current_phase ?? null, spec, now(), id);
+      return true;
     });
   }
 

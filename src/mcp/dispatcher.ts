@@ -63,7 +63,7 @@ export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
       projected = surface.projectCommand(meta, context.command);
     } catch (err: any) {
       const message = err instanceof ProjectionError ? `${meta.id} cannot project this request: ${err.message}` : String(err?.message ?? err);
-      return fail(name, "invalid_args", message, { params: err?.params ?? [], schema: base.projection.schema });
+      return fail(name, "invalid_args", message, { params: err?.params ?? [], schema: base.projection.schema, ...(err?.detail ? { detail: err.detail } : {}) });
     }
   }
   const { schema } = projected.projection;

@@ -25,7 +25,15 @@ export async function catalog(surface: Surface) {
 }
 
 export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerprint: string, extra: Record<string, unknown> = {}) {
-  return { verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, schema, schema_fingerprint: schemaFingerprint, ...extra };
+  return {
+    verb: meta.id,
+    category: meta.category,
+    requires_fingerprint: meta.requiresFingerprint,
+    schema,
+    schema_fingerprint: schemaFingerprint,
+    ...(meta.note ? { note: meta.note } : {}),
+    ...extra,
+  };
 }
 
 export class HelpError extends Error {}
@@ -40,8 +48,13 @@ export async function verbHelp(surface: Surface, target: string | Record<string,
   if (extraKeys.length) {
     const v = surface.registry.instance(meta.id);
     if (!v.help) throw new HelpError(`${meta.id} takes no help target beyond its name (got ${extraKeys.join(", ")})`);
-    const ctx = await v.help(target as Record<string, unknown>, await surface.command(meta));
-    const p = surface.projectCommand(meta, ctx.command);
+    let ctx, p;
+    try {
+      ctx = await v.help(target as Record<string, unknown>, await surface.command(meta));
+      p = surface.projectCommand(meta, ctx.command);
+    } catch (err: any) {
+      throw new HelpError(String(err?.message ?? err));
+    }
     return verbHelpBody(meta, p.projection.schema, p.fingerprint, ctx.extra);
   }
   const p = await surface.projection(meta);

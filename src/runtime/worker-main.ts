@@ -10,6 +10,8 @@ for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () =
 
 const WORKERS: Record<string, () => Promise<{ run(store: Store, id: string): Promise<void> }>> = {
   invocation: () => import("./invocation-worker.js"),
+  session: () => import("./session-worker.js"),
+  play: () => import("./play-worker.js"),
 };
 
 async function main(): Promise<void> {

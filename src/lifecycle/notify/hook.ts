@@ -14,15 +14,9 @@ import { insertDelivery, type Target } from "./outbox.js";
 const DRAINER = fileURLToPath(new URL("../../runtime/drain-main.js", import.meta.url));
 const warned = new Set<string>();
 
-/** Handler names chosen with --notify on the entity or any ancestor (a play's choice covers its children). */
-function selectedNames(store: Store, entity: Entity): Set<string> {
-  const names = new Set<string>();
-  let e: Entity | undefined = entity;
-  for (let depth = 0; e && depth < 32; depth++) {
-    for (const n of Array.isArray(e.spec?.notify) ? e.spec.notify : []) if (typeof n === "string") names.add(n);
-    e = e.parent_id ? store.get(e.parent_id) : undefined;
-  }
-  return names;
+/** Handler names chosen with --notify for this entity itself: a flow's choice fires when the flow ends, not per step. */
+function selectedNames(entity: Entity): Set<string> {
+  return new Set((Array.isArray(entity.spec?.notify) ? entity.spec.notify : []).filter((n: unknown): n is string => typeof n === "string"));
 }
 
 /**
@@ -58,7 +52,7 @@ function warn(text: string): void {
 export const notifyHook: TerminalHook = {
   /** Never throws: a broken settings file must not block a run from ending. It is recorded as failed deliveries instead. */
   enqueue(store, entity, from, eventId) {
-    const selected = selectedNames(store, entity);
+    const selected = selectedNames(entity);
     const payload = JSON.stringify(terminalEnvelope(entity, from, eventId));
     const base = { event_id: eventId, entity_id: entity.id, payload };
     const none: Target = { type: "none", timeout_seconds: 0, backoff_seconds: 0 };

@@ -1,0 +1,263 @@
+import { Writable } from "node:stream";
+import fs from "node:fs";
+import path from "node:path";
+import { Command } from "commander";
+import { killTree } from "../../lifecycle/kill.js";
+import { observe } from "../../lifecycle/observe.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import type { Plan } from "../../runtime/flow/plan.js";
+import {
+  MAX_CONCURRENT_LIMIT,
+  planInForeground,
+  prepareSession,
+  readPlanFile,
+  splitModels,
+  submitSession,
+  type PreparedSession,
+  type SessionMode,
+} from "../../runtime/flow/request.js";
+import { follow } from "../../runtime/follow.js";
+import { readPrompt } from "../../runtime/prompt.js";
+import { render, type CliContext, type CommandResult } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { withStore } from "../views.js";
+
+/** Options every session-running command (o flow, o fanout, play) shares. */
+export interface SessionOptions {
+  promptFile?: string;
+  cwd?: string;
+  timeout?: number;
+  label?: string;
+  maxConcurrent?: number;
+  workers?: string;
+  synthesisModel?: string;
+  synthesisPrompt?: string;
+  dryRun?: boolean;
+  detach?: boolean;
+  notify?: string;
+}
+
+/** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
+export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: string }): Command {
+  return cmd
+    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
+    .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
+    .option("--max-concurrent <n>", `at most N steps run at once (1–${MAX_CONCURRENT_LIMIT}; default ${defaults.maxConcurrent})`, positiveIntegerArg)
+    .option("--synthesis-model <model>", "after the steps, one more run combines their outputs")
+    .option("--synthesis-prompt <text>", "the synthesis instruction (default: combine the outputs into one answer)")
+    .option("--cwd <dir>", "working directory of every step (default: here)")
+    .option("--timeout <seconds>", "per step: a step running longer is stopped (timed_out)", positiveNumberArg)
+    .option("--label <text>", "a label shown in job lists")
+    .option("--dry-run", "print the plan and run nothing (no record is written)")
+    .option("--detach", "start in the background and print the id at once")
+    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
+}
+
+const SESSION_HELP = `
+The session moves through current_phase planning → executing → synthesizing → done.
+Each step is a child invocation (queued until its dependencies complete), run in its own
+process group; li kill <session> cancels and reaps them all. A step that fails cancels
+its dependents (reason invocation.cancelled.dep_failed) and only them; the rest continue.
+A synthesis, when asked for, runs over the completed outputs. The session ends completed
+when every step (and the synthesis) completed, else failed (session.failed.steps_failed,
+session.failed.synthesis_failed, session.failed.planner_failed, session.failed.invalid_plan).
+
+Artifacts in $LI_HOME/runs/<session>/: prompt.txt, plan.json, outputs/<step>.txt,
+synthesis.txt, result.json (per-step status and times), console.log (progress, then
+the synthesis or the step outputs). Put a prompt that begins with - after --.`;
+
+export function register(root: Command, ctx: CliContext): void {
+  const o = root.command("o").description("orchestrate agents: multi-step flows (a DAG) and parallel fan-outs");
+
+  addSessionOptions(
+    o
+      .command("flow")
+      .description("plan a DAG of steps with an orchestrator model (or take it from --plan-file) and run it")
+      .argument("[prompt...]", "the goal; put it after -- when it begins with -")
+      .option("--model <model>", "the orchestrator that plans the steps; also the default worker")
+      .option("--plan-file <path>", "a fixed plan (JSON or YAML: {steps: [{id, task, role?, model?, depends_on?}]}); no planning call"),
+    { maxConcurrent: "4" },
+  )
+    .addHelpText(
+      "after",
+      `
+Planning: the orchestrator is asked for a JSON plan {"steps": [{"id", "task", "role",
+"model", "depends_on"}]}; its console output is parsed as that JSON and validated before
+any step runs (at most 50 steps, unique ids, known dependencies, no cycle). A --plan-file
+is validated the same way, before anything is recorded. Steps without a model get the
+--workers models round-robin, else the orchestrator's.
+
+The mock orchestrator plans offline and deterministically:
+  - each prompt line starting with "- " or "* " is a step (s1, s2, … in order);
+    a trailing "(after s1, s2)" sets its dependencies; an "@provider/model" word sets
+    its model (e.g. @mock/fail:3); the rest of the line is its task;
+  - a prompt without such lines gets a diamond: s1 → s2, s3 → s4.
+${SESSION_HELP}
+
+Examples:
+  li o flow --model mock/echo "write a haiku about rivers"
+  li o flow --model mock/echo --max-concurrent 2 $'- gather\\n- draft (after s1)\\n- check (after s1)'
+  li o flow --plan-file plan.yaml --workers mock/echo --synthesis-model mock/echo -- "the goal"
+  li o flow --model claude/sonnet --workers claude/haiku --dry-run "refactor the parser"`,
+    )
+    .action((words: string[], opts: SessionOptions & { model?: string; planFile?: string }) =>
+      render(ctx, () =>
+        runSessionCommand(ctx, "flow", words, opts, {
+          model: opts.model ?? null,
+          plan: opts.planFile !== undefined ? readPlanFile(opts.planFile) : undefined,
+          plan_source: opts.planFile !== undefined ? `plan file ${opts.planFile}` : undefined,
+        }),
+      ),
+    );
+
+  addSessionOptions(
+    o
+      .command("fanout")
+      .description("run N workers on the same prompt in parallel, optionally synthesizing their outputs")
+      .argument("[prompt...]", "the prompt every worker gets; put it after -- when it begins with -")
+      .option("-n, --num-workers <n>", "how many workers (default: the number of --workers models, else 3)", positiveIntegerArg)
+      .option("--model <model>", "the worker model when --workers is not given"),
+    { maxConcurrent: "4" },
+  )
+    .addHelpText(
+      "after",
+      `
+Workers w1…wN each get the prompt exactly as given; their models come from --workers
+round-robin, else --model. There is no planning call (the mock needs none either).
+${SESSION_HELP}
+
+Examples:
+  li o fanout -n 3 --model mock/echo "name a colour"
+  li o fanout --workers claude/sonnet,codex/gpt-5 --synthesis-model claude/sonnet "review this design"`,
+    )
+    .action((words: string[], opts: SessionOptions & { model?: string; numWorkers?: number }) =>
+      render(ctx, () => runSessionCommand(ctx, "fanout", words, opts, { model: opts.model ?? null, num_workers: opts.numWorkers })),
+    );
+}
+
+async function runSessionCommand(
+  ctx: CliContext,
+  mode: SessionMode,
+  words: string[],
+  opts: SessionOptions,
+  extra: { model: string | null; plan?: unknown; plan_source?: string; num_workers?: number },
+): Promise<CommandResult> {
+  const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
+  const prepared = await prepareSession({
+    mode,
+    prompt: readPrompt(words, opts.promptFile),
+    ...extra,
+    workers: splitModels(opts.workers),
+    max_concurrent: opts.maxConcurrent,
+    synthesis_model: opts.synthesisModel ?? null,
+    synthesis_prompt: opts.synthesisPrompt ?? null,
+    cwd: opts.cwd,
+    timeout_seconds: opts.timeout ?? null,
+    notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
+  });
+  if (opts.dryRun) return dryRun(prepared, {});
+  return withStore(async (store) => {
+    const { entity, pid, console_log } = submitSession(store, prepared, { label: opts.label ?? null });
+    return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
+  });
+}
+
+/** The plan a run would execute, resolved exactly as the run would resolve it; writes nothing. */
+export async function dryRun(prepared: PreparedSession, extra: Record<string, unknown>): Promise<CommandResult> {
+  const plan: Plan = prepared.spec.plan ?? (await planInForeground(prepared.spec, prepared.prompt));
+  const s = prepared.spec;
+  const data = {
+    dry_run: true,
+    mode: s.mode,
+    ...extra,
+    planned_by: s.planned_by,
+    model: s.model,
+    workers: s.workers,
+    max_concurrent: s.max_concurrent,
+    synthesis: s.synthesis,
+    prompt: prepared.prompt,
+    steps: plan.steps,
+  };
+  return {
+    data,
+    human: (d: typeof data) =>
+      `${d.mode} plan (${d.planned_by}), at most ${d.max_concurrent} at a time${d.synthesis ? `, synthesis by ${d.synthesis.model}` : ""}\n` +
+      table(
+        d.steps.map((st) => ({ ...st, depends_on: st.depends_on.join(",") || "-", task: st.task.length > 60 ? st.task.slice(0, 57) + "..." : st.task })),
+        ["id", "model", "depends_on", "role", "task"],
+      ),
+  };
+}
+
+/** The steps and synthesis of a finished session, from its result.json (or its children, if it has none). */
+export function sessionSummary(store: Store, session: Entity) {
+  const file = session.run_dir ? path.join(session.run_dir, "result.json") : null;
+  if (file && fs.existsSync(file)) {
+    try {
+      const r = JSON.parse(fs.readFileSync(file, "utf8"));
+      return { steps: r.steps, synthesis: r.synthesis };
+    } catch {}
+  }
+  const kids = store.children(session.id);
+  const view = (e: Entity) => ({ invocation: e.id, model: e.spec.model, status: e.status, reason_code: e.reason_code, started_at: e.started_at, ended_at: e.ended_at });
+  return {
+    steps: kids.filter((k) => k.spec.step).map((k) => ({ id: k.spec.step.id, ...view(k) })),
+    synthesis: kids.filter((k) => k.label === "synthesis").map(view)[0] ?? null,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+/**
+ * --detach returns at once; otherwise the session's console is streamed until the root
+ * ends. For a play, the stream is its session's (once the play has made it). Ctrl-C
+ * cancels the whole tree, since the work is ours.
+ */
+export async function detachOrFollow(
+  ctx: CliContext,
+  store: Store,
+  root: Entity,
+  started: { pid: number; console_log: string },
+  detach: boolean,
+  extra: Record<string, unknown>,
+): Promise<CommandResult> {
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...extra };
+  if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
+
+  const abort = new AbortController();
+  const onInt = () => abort.abort();
+  process.once("SIGINT", onInt);
+  try {
+    let sessionId: string | null = root.kind === "session" ? root.id : null;
+    while (!sessionId && !abort.signal.aborted) {
+      const cur = store.get(root.id)!;
+      sessionId = (cur.spec.session_id as string | undefined) ?? null;
+      if (sessionId) break;
+      const o = observe(store, cur, { reap: true });
+      if (o.placement === "terminal" || o.placement === "stopped_without_end") break;
+      await sleep(100);
+    }
+    // A play's own console is only its session's transcript at the end: stream the session live instead.
+    if (sessionId && sessionId !== root.id) await follow(store, sessionId, ctx.live, { signal: abort.signal });
+    let end = await follow(store, root.id, root.kind === "session" ? ctx.live : sink(), { signal: abort.signal });
+    if (abort.signal.aborted) {
+      await killTree(store, end, 2);
+      end = store.get(root.id)!;
+    }
+    const session = sessionId ? store.get(sessionId)! : null;
+    const data = {
+      ...submitted,
+      status: end.status,
+      outcome: end.outcome,
+      reason_code: end.reason_code,
+      current_phase: end.current_phase,
+      ...(root.kind === "play" && session ? { session: { id: session.id, status: session.status, reason_code: session.reason_code, current_phase: session.current_phase } } : {}),
+      ...(session ? sessionSummary(store, session) : {}),
+    };
+    return { data, human: () => "", exitCode: end.status === "completed" ? 0 : 1 };
+  } finally {
+    process.off("SIGINT", onInt);
+  }
+}

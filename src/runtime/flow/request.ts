@@ -1,0 +1,266 @@
+/**
+ * A flow or fan-out request, validated whole before any record or directory exists: the
+ * prompt, the cwd, every model named anywhere (orchestrator, workers, synthesis, each plan
+ * step) and the plan itself. What survives becomes the session's spec, which the session
+ * worker executes without re-deciding anything.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import YAML from "yaml";
+import { invalid, LiError } from "../../errors.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import { checkCwd, checkPrompt } from "../prompt.js";
+import { parseModelSpec, requireAvailable } from "../providers/index.js";
+import type { ProviderOptions } from "../providers/types.js";
+import { createRecord, startWorker } from "../spawn.js";
+import { mockPlan } from "./mock-planner.js";
+import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
+import { plannerPrompt } from "./prompts.js";
+
+export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
+
+export type SessionMode = "flow" | "fanout";
+/** Where the plan came from: a file or playbook, the mock rule, a model at run time, or fan-out's fixed shape. */
+export type PlannedBy = "fixed" | "mock" | "model" | "fanout";
+
+export interface SessionRequest {
+  mode: SessionMode;
+  prompt: string;
+  /** flow: the orchestrator (and default worker); fanout: the worker model when no pool is given. */
+  model?: string | null;
+  workers?: string[];
+  num_workers?: number;
+  /** A fixed plan (parsed --plan-file or playbook plan); skips planning entirely. */
+  plan?: unknown;
+  plan_source?: string;
+  max_concurrent?: number;
+  synthesis_model?: string | null;
+  synthesis_prompt?: string | null;
+  cwd?: string;
+  timeout_seconds?: number | null;
+  notify?: string[];
+}
+
+export interface SessionSpec {
+  mode: SessionMode;
+  model: string | null;
+  workers: string[];
+  max_concurrent: number;
+  synthesis: { model: string; prompt: string | null } | null;
+  /** Steps with their models assigned; null until the orchestrator has planned (planned_by "model"). */
+  plan: Plan | null;
+  planned_by: PlannedBy;
+  cwd: string;
+  timeout_seconds: number | null;
+  notify: string[];
+  /** Where project settings (terminal-notify handlers) are resolved from. */
+  settings_dir: string;
+  provider_options: Record<string, ProviderOptions>;
+  prompt_bytes: number;
+}
+
+export interface PreparedSession {
+  prompt: string;
+  spec: SessionSpec;
+}
+
+/** "m1,m2" or repeated values, trimmed, empties dropped. */
+export function splitModels(values: string | string[] | undefined | null): string[] {
+  if (values === undefined || values === null) return [];
+  return (Array.isArray(values) ? values : [values]).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+}
+
+async function settingsBridge() {
+  return import("../settings-bridge.js");
+}
+
+/** Parses, checks availability and collects provider options for each distinct model. */
+async function checkModels(models: Iterable<string>, into: Record<string, ProviderOptions>): Promise<void> {
+  const { providerOptions } = await settingsBridge();
+  for (const m of models) {
+    if (m in into) continue;
+    const spec = parseModelSpec(m);
+    const opts = providerOptions(m, {});
+    requireAvailable(spec, opts);
+    into[m] = opts;
+  }
+}
+
+/**
+ * Fills each step's model: its own, else the pool round-robin by position, else the fallback.
+ * With `allowed`, a step may only name a model from that set (a planner picks from the pool
+ * it was offered; it does not get to choose a new provider).
+ */
+export function assignModels(plan: Plan, pool: string[], fallback: string | null, allowed?: Set<string>): Plan {
+  return {
+    steps: plan.steps.map((s, i) => {
+      const model = s.model ?? (pool.length ? pool[i % pool.length] : fallback);
+      if (!model) throw invalid(`step ${s.id} has no model: name one in the plan, or give --model or --workers`, { step: s.id });
+      if (s.model && allowed && !allowed.has(s.model))
+        throw invalid(`step ${s.id} asks for ${s.model}, which is not in the worker pool (${[...allowed].join(", ")})`, { step: s.id, model: s.model });
+      return { ...s, model };
+    }),
+  };
+}
+
+export function fanoutPlan(n: number, pool: string[], fallback: string | null): Plan {
+  const steps = Array.from({ length: n }, (_, i) => ({
+    id: `w${i + 1}`,
+    // The worker's prompt is the request itself; the task only labels the slot.
+    task: `worker ${i + 1} of ${n}`,
+    role: "worker",
+    model: null,
+    depends_on: [],
+  }));
+  return assignModels({ steps }, pool, fallback);
+}
+
+export async function prepareSession(req: SessionRequest): Promise<PreparedSession> {
+  const prompt = checkPrompt(req.prompt);
+  const cwd = checkCwd(req.cwd);
+  const max_concurrent = req.max_concurrent ?? 4;
+  if (!Number.isInteger(max_concurrent) || max_concurrent < 1 || max_concurrent > MAX_CONCURRENT_LIMIT)
+    throw invalid(`--max-concurrent must be an integer from 1 to ${MAX_CONCURRENT_LIMIT}, got ${max_concurrent}`, { field: "max_concurrent" });
+  const workers = splitModels(req.workers);
+  const model = req.model ?? null;
+  const options: Record<string, ProviderOptions> = {};
+  await checkModels([...(model ? [model] : []), ...workers, ...(req.synthesis_model ? [req.synthesis_model] : [])], options);
+
+  let plan: Plan | null;
+  let planned_by: PlannedBy;
+  if (req.mode === "fanout") {
+    if (req.plan !== undefined) throw invalid("a fan-out has no plan; use li o flow --plan-file", { field: "plan" });
+    if (!model && workers.length === 0) throw invalid("give --model or --workers: the models the workers run", { field: "model" });
+    const n = req.num_workers ?? (workers.length || 3);
+    if (!Number.isInteger(n) || n < 1 || n > PLAN_LIMITS.max_steps)
+      throw invalid(`--num-workers must be an integer from 1 to ${PLAN_LIMITS.max_steps}, got ${n}`, { field: "num_workers" });
+    plan = fanoutPlan(n, workers, model);
+    planned_by = "fanout";
+  } else if (req.plan !== undefined) {
+    plan = assignModels(validatePlan(req.plan, req.plan_source ?? "plan"), workers, model);
+    planned_by = "fixed";
+  } else if (!model) {
+    throw invalid("give --model (the orchestrator that plans the steps) or --plan-file PATH", { field: "model" });
+  } else if (parseModelSpec(model).provider.name === "mock") {
+    plan = assignModels(validatePlan(mockPlan(prompt), `mock plan of the prompt (${model})`), workers, model);
+    planned_by = "mock";
+  } else {
+    plan = null;
+    planned_by = "model";
+  }
+  if (plan) await checkModels(plan.steps.map((s) => s.model!), options);
+
+  return {
+    prompt,
+    spec: {
+      mode: req.mode,
+      model,
+      workers,
+      max_concurrent,
+      synthesis: req.synthesis_model ? { model: req.synthesis_model, prompt: req.synthesis_prompt ?? null } : null,
+      plan,
+      planned_by,
+      cwd,
+      timeout_seconds: req.timeout_seconds ?? null,
+      notify: req.notify ?? [],
+      // Terminal-notify resolves project settings from here, whoever ends the run.
+      settings_dir: process.cwd(),
+      provider_options: options,
+      prompt_bytes: Buffer.byteLength(prompt),
+    },
+  };
+}
+
+/** The models a planning orchestrator may assign. */
+export function plannerPool(spec: Pick<SessionSpec, "model" | "workers">): string[] {
+  return spec.workers.length ? spec.workers : spec.model ? [spec.model] : [];
+}
+
+/** A model-planned flow's plan, validated and with models assigned exactly as at run time. */
+export async function finishModelPlan(text: string, spec: SessionSpec, where: string): Promise<Plan> {
+  const pool = plannerPool(spec);
+  const plan = assignModels(parsePlanText(text, where), spec.workers, spec.model, new Set([...pool, ...(spec.model ? [spec.model] : [])]));
+  await checkModels(plan.steps.map((s) => s.model!), spec.provider_options);
+  return plan;
+}
+
+/** --plan-file: JSON by extension, else YAML (which also reads JSON). */
+export function readPlanFile(file: string): unknown {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (err: any) {
+    throw invalid(`cannot read --plan-file ${file}: ${err?.code ?? err?.message}`, { plan_file: file });
+  }
+  if (!st.isFile()) throw invalid(`--plan-file ${file} is not a file`, { plan_file: file });
+  if (st.size > PLAN_LIMITS.max_plan_bytes)
+    throw invalid(`--plan-file ${file} is ${st.size} bytes; the limit is ${PLAN_LIMITS.max_plan_bytes}`, { plan_file: file });
+  const text = fs.readFileSync(file, "utf8");
+  try {
+    return file.endsWith(".json") ? JSON.parse(text) : YAML.parse(text);
+  } catch (err: any) {
+    throw invalid(`--plan-file ${file} is not valid ${file.endsWith(".json") ? "JSON" : "YAML"}: ${err?.message ?? err}`, { plan_file: file });
+  }
+}
+
+/**
+ * --dry-run with a real orchestrator: one planning call in the foreground, with no record
+ * (a dry run writes nothing to the store). The provider runs exactly as a step would.
+ */
+export async function planInForeground(spec: SessionSpec, goal: string, timeoutMs = 600_000): Promise<Plan> {
+  const model = spec.model!;
+  const parsed = parseModelSpec(model);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-plan-"));
+  try {
+    const promptFile = path.join(dir, "prompt.txt");
+    fs.writeFileSync(promptFile, plannerPrompt(goal, plannerPool(spec)), { mode: 0o600 });
+    const launch = parsed.provider.launch(parsed.model, promptFile, spec.provider_options[model] ?? {});
+    const text = await new Promise<string>((resolve, reject) => {
+      const child = spawn(launch.argv[0], launch.argv.slice(1), {
+        cwd: spec.cwd,
+        stdio: [launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore", "pipe", "pipe"],
+        env: { ...process.env, ...launch.env },
+      });
+      const out: Buffer[] = [];
+      let size = 0;
+      let err = "";
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      child.stdout!.on("data", (d: Buffer) => {
+        size += d.length;
+        if (size <= PLAN_LIMITS.max_plan_bytes + 1) out.push(d);
+      });
+      child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
+      child.on("error", (e) => {
+        clearTimeout(timer);
+        reject(new LiError("unavailable", `could not start the planner ${model}: ${e.message}`, { model }));
+      });
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
+        else reject(new LiError("unavailable", `the planner ${model} exited ${code}: ${err.trim()}`, { model, exit_code: code }));
+      });
+    });
+    return await finishModelPlan(text, spec, `plan from ${model}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Records the session `preparing` under `parent_id` (if any) and starts its detached supervisor. */
+export function submitSession(
+  store: Store,
+  prepared: PreparedSession,
+  opts: { label?: string | null; parent_id?: string | null } = {},
+): { entity: Entity; pid: number; console_log: string } {
+  const entity = createRecord(store, {
+    kind: "session",
+    parent_id: opts.parent_id ?? null,
+    label: opts.label ?? null,
+    spec: prepared.spec as unknown as Record<string, unknown>,
+    prompt: prepared.prompt,
+  });
+  const pid = startWorker(store, entity);
+  return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
+}

@@ -1,0 +1,418 @@
+/**
+ * The session supervisor: runs one flow or fan-out in the detached worker process.
+ *
+ * Every step is a child `invocation` record, created `queued` when execution begins and
+ * moved queued → preparing → (its own worker) running when its dependencies have completed
+ * and a slot is free. Each step runs in its own process group, so `li kill <session>` (or
+ * the play above it) cancels and signals every one of them; this supervisor only decides
+ * and records. It polls the store, and stops scheduling the moment its own record is
+ * terminal: a killed session starts nothing more.
+ *
+ * Reason codes written here:
+ *   session.running.spawned, session.completed.steps_completed,
+ *   session.failed.steps_failed      some step did not complete (failed, timed out, lost, cancelled),
+ *   session.failed.synthesis_failed  every step completed but the synthesis did not,
+ *   session.failed.planner_failed    the orchestrator's planning run did not complete,
+ *   session.failed.invalid_plan      the orchestrator's answer is not a valid plan,
+ *   session.failed.internal          the supervisor itself hit an error;
+ *   invocation.preparing.dependencies_met, invocation.cancelled.dep_failed,
+ *   invocation.failed.spawn_timeout  a step's worker never published running.
+ *
+ * Artifacts in runs/<session>/: prompt.txt, plan.json, outputs/<step>.txt (each step that
+ * ran), synthesis.txt, result.json (per-step status and times), console.log (progress,
+ * then the synthesis — or each completed step's output when there is none).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { LiError } from "../errors.js";
+import { observe, ProcSnapshot } from "../lifecycle/observe.js";
+import { ensurePrivateDir, writePrivateFile } from "../lifecycle/paths.js";
+import { selfStat } from "../lifecycle/procfs.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+import type { Plan, PlanStep } from "./flow/plan.js";
+import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./flow/prompts.js";
+import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
+import { nextActions, stepState, type StepState } from "./flow/schedule.js";
+import { createRecord, startWorker } from "./spawn.js";
+
+const POLL_MS = 100;
+/** A step whose worker has not published `running` by then is failed rather than waited on forever. */
+const SPAWN_DEADLINE_MS = 60_000;
+/** How much of one output is read back (into a prompt, or the final console). */
+const READ_CAP = 4 * 1024 * 1024;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The session record went terminal under us (killed, reaped): stop, write nothing more. */
+class Stopped extends Error {}
+/** The session has been finished by this supervisor already. */
+class Finished extends Error {}
+
+export async function run(store: Store, id: string): Promise<void> {
+  const self = selfStat();
+  const started = store.transition({
+    id,
+    to: "running",
+    reason: "session.running.spawned",
+    source: "runtime",
+    expect: { status: "preparing" },
+    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString(), current_phase: "planning" },
+  });
+  if (!started.ok) return;
+  let sup: Supervisor;
+  try {
+    sup = new Supervisor(store, started.entity);
+  } catch (err: any) {
+    store.transition({ id, to: "failed", reason: "session.failed.internal", source: "runtime", expect: { status: "running" }, detail: { error: String(err?.message ?? err) } });
+    return;
+  }
+  try {
+    await sup.run();
+  } catch (err: any) {
+    if (err instanceof Finished) return;
+    if (err instanceof Stopped) {
+      sup.log("the session ended outside this supervisor (killed or reaped); scheduling stopped");
+      return;
+    }
+    sup.log(`internal error: ${err?.stack ?? err}`);
+    sup.finish("failed", "internal", { error: String(err?.message ?? err) });
+  } finally {
+    sup.close();
+  }
+}
+
+function readHead(file: string, max = READ_CAP): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch {
+    return "";
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, max));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString("utf8");
+    return size > max ? `${text}\n[… ${size - max} more bytes in ${file}]` : text;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+class Supervisor {
+  private readonly spec: SessionSpec;
+  private readonly dir: string;
+  private readonly goal: string;
+  private readonly out: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly session: Entity,
+  ) {
+    this.spec = session.spec as unknown as SessionSpec;
+    this.dir = session.run_dir!;
+    this.goal = fs.readFileSync(path.join(this.dir, "prompt.txt"), "utf8");
+    this.out = fs.openSync(path.join(this.dir, "console.log"), "a", 0o600);
+  }
+
+  log(line: string): void {
+    try {
+      fs.writeSync(this.out, `[${this.session.kind} ${this.session.id}] ${line}\n`);
+    } catch {}
+  }
+
+  private write(text: string): void {
+    fs.writeSync(this.out, text);
+  }
+
+  close(): void {
+    try {
+      fs.closeSync(this.out);
+    } catch {}
+  }
+
+  /** Throws Stopped once our own record is terminal. */
+  private check(): void {
+    const e = this.store.get(this.session.id);
+    if (!e || isTerminal(e.status)) throw new Stopped();
+  }
+
+  private phase(p: "executing" | "synthesizing"): void {
+    this.check();
+    this.store.annotate(this.session.id, { current_phase: p });
+  }
+
+  finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>): void {
+    this.store.transition({
+      id: this.session.id,
+      to,
+      reason: `session.${to}.${cause}`,
+      source: "runtime",
+      expect: { status: "running" },
+      patch: { current_phase: "done" },
+      detail,
+    });
+  }
+
+  async run(): Promise<void> {
+    const plan = await this.plan();
+    writePrivateFile(path.join(this.dir, "plan.json"), JSON.stringify({ planned_by: this.spec.planned_by, ...plan }, null, 2) + "\n");
+    this.phase("executing");
+    const steps = await this.execute(plan);
+    const completed = plan.steps.filter((s) => steps.get(s.id)!.status === "completed");
+    let synthesis: Entity | null = null;
+    if (this.spec.synthesis && completed.length > 0) {
+      this.phase("synthesizing");
+      synthesis = await this.synthesize(plan, completed);
+    }
+    this.check();
+
+    const allDone = completed.length === plan.steps.length;
+    const [to, cause] = !allDone
+      ? (["failed", "steps_failed"] as const)
+      : this.spec.synthesis && synthesis?.status !== "completed"
+        ? (["failed", "synthesis_failed"] as const)
+        : (["completed", "steps_completed"] as const);
+    const result = {
+      id: this.session.id,
+      mode: this.spec.mode,
+      planned_by: this.spec.planned_by,
+      status: to,
+      reason_code: `session.${to}.${cause}`,
+      steps: plan.steps.map((s) => this.stepSummary(s, steps.get(s.id)!)),
+      synthesis: synthesis ? this.summary(synthesis, "synthesis.txt") : null,
+    };
+    writePrivateFile(path.join(this.dir, "result.json"), JSON.stringify(result, null, 2) + "\n");
+    this.log(`${to}: ${completed.length} of ${plan.steps.length} steps completed${synthesis ? `, synthesis ${synthesis.status}` : ""}`);
+    this.finalOutput(plan, steps, synthesis);
+    this.finish(to, cause, { steps: plan.steps.length, completed: completed.length });
+  }
+
+  private summary(e: Entity, output: string | null) {
+    return {
+      invocation: e.id,
+      model: e.spec.model,
+      status: e.status,
+      reason_code: e.reason_code,
+      started_at: e.started_at,
+      ended_at: e.ended_at,
+      output: output && fs.existsSync(path.join(this.dir, output)) ? output : null,
+    };
+  }
+
+  private stepSummary(s: PlanStep, e: Entity) {
+    return { id: s.id, role: s.role, depends_on: s.depends_on, ...this.summary(e, `outputs/${s.id}.txt`) };
+  }
+
+  private finalOutput(plan: Plan, steps: Map<string, Entity>, synthesis: Entity | null): void {
+    if (synthesis?.status === "completed") {
+      this.write(`\n=== synthesis (${synthesis.spec.model}) ===\n${readHead(path.join(this.dir, "synthesis.txt"))}\n`);
+      return;
+    }
+    for (const s of plan.steps) {
+      if (steps.get(s.id)!.status !== "completed") continue;
+      this.write(`\n=== ${s.id}${s.role ? ` (${s.role})` : ""} ===\n${readHead(path.join(this.dir, "outputs", `${s.id}.txt`))}\n`);
+    }
+  }
+
+  // ---- planning --------------------------------------------------------------------------
+
+  private async plan(): Promise<Plan> {
+    if (this.spec.plan) {
+      this.log(`plan: ${this.spec.plan.steps.length} steps (${this.spec.planned_by})`);
+      return this.spec.plan;
+    }
+    const model = this.spec.model!;
+    this.log(`planning with ${model}`);
+    const planner = this.child({ label: "planner", model, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
+    this.launch(planner);
+    const end = await this.waitFor(planner);
+    if (end.status !== "completed") {
+      this.log(`the planner ${end.id} ended ${end.status} (${end.reason_code})`);
+      this.finish("failed", "planner_failed", { planner: end.id, planner_status: end.status });
+      throw new Finished();
+    }
+    let plan: Plan;
+    try {
+      plan = await finishModelPlan(readHead(path.join(end.run_dir!, "console.log"), READ_CAP), this.spec, `plan from ${model}`);
+    } catch (err: any) {
+      if (!(err instanceof LiError)) throw err;
+      this.log(`the planner's answer is not a usable plan: ${err.message}`);
+      this.finish("failed", "invalid_plan", { planner: end.id, error: err.message });
+      throw new Finished();
+    }
+    this.store.annotate(this.session.id, { spec: { plan } });
+    this.log(`plan: ${plan.steps.length} steps (planned by ${model})`);
+    return plan;
+  }
+
+  // ---- children ----------------------------------------------------------------------------
+
+  private child(opts: { label: string; model: string; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Entity {
+    this.check();
+    try {
+      return createRecord(this.store, {
+        kind: "invocation",
+        parent_id: this.session.id,
+        label: opts.label,
+        status: opts.status,
+        spec: {
+          model: opts.model,
+          cwd: this.spec.cwd,
+          timeout_seconds: this.spec.timeout_seconds,
+          // Notify selections live on the top entity; the notify hook reads them through ancestry.
+          notify: [],
+          provider_options: this.spec.provider_options[opts.model] ?? {},
+          prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
+          role: opts.role,
+          step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,
+        },
+        prompt: opts.prompt,
+      });
+    } catch (err) {
+      // The store refuses a child under a terminal parent: we were killed in between.
+      if (err instanceof LiError && err.kind === "conflict") throw new Stopped();
+      throw err;
+    }
+  }
+
+  /** Starts a preparing child's worker; a start failure is recorded on the child by startWorker. */
+  private launch(e: Entity): void {
+    try {
+      startWorker(this.store, e);
+    } catch (err: any) {
+      this.log(`could not start ${e.label} (${e.id}): ${err?.message ?? err}`);
+    }
+  }
+
+  /** A queued step becomes preparing with its prompt in place, then its worker starts. */
+  private promote(e: Entity, prompt: string): void {
+    writePrivateFile(path.join(e.run_dir!, "prompt.txt"), prompt);
+    this.check();
+    const r = this.store.transition({
+      id: e.id,
+      to: "preparing",
+      reason: "invocation.preparing.dependencies_met",
+      source: "runtime",
+      expect: { status: "queued", version: e.version },
+    });
+    if (!r.ok) return;
+    this.store.annotate(e.id, { spec: { prompt_bytes: Buffer.byteLength(prompt) } });
+    this.log(`step ${e.label} started: ${e.id} (${e.spec.model})`);
+    this.launch(r.entity);
+  }
+
+  /**
+   * The child as it is now. A started child whose process is conclusively gone is reaped to
+   * lost (the fenced observation every reader may do); one whose worker never published
+   * running in time is failed, so the session cannot wait forever on a spawn that died.
+   */
+  private refresh(e: Entity, procs: ProcSnapshot): Entity {
+    let cur = this.store.get(e.id) ?? e;
+    if (isTerminal(cur.status)) return cur;
+    if (cur.pid !== null) return observe(this.store, cur, { reap: true, procs }).entity;
+    if (cur.status === "preparing" && Date.now() - Date.parse(cur.updated_at) > SPAWN_DEADLINE_MS) {
+      const r = this.store.transition({
+        id: cur.id,
+        to: "failed",
+        reason: "invocation.failed.spawn_timeout",
+        source: "runtime",
+        expect: { status: "preparing", version: cur.version },
+        detail: { waited_ms: SPAWN_DEADLINE_MS },
+      });
+      cur = r.ok ? r.entity : (this.store.get(e.id) ?? cur);
+    }
+    return cur;
+  }
+
+  private async waitFor(e: Entity): Promise<Entity> {
+    for (;;) {
+      this.check();
+      const cur = this.refresh(e, new ProcSnapshot());
+      if (isTerminal(cur.status)) return cur;
+      await sleep(POLL_MS);
+    }
+  }
+
+  /** Keeps a copy of a finished child's console output among the session's artifacts. */
+  private keepOutput(e: Entity, name: string): void {
+    if (!e.started_at) return;
+    const dest = path.join(this.dir, name);
+    ensurePrivateDir(path.dirname(dest));
+    try {
+      fs.copyFileSync(path.join(e.run_dir!, "console.log"), dest);
+      fs.chmodSync(dest, 0o600);
+    } catch (err: any) {
+      this.log(`could not keep the output of ${e.id}: ${err?.message ?? err}`);
+    }
+  }
+
+  // ---- execution -------------------------------------------------------------------------
+
+  private async execute(plan: Plan): Promise<Map<string, Entity>> {
+    const records = new Map<string, Entity>();
+    for (const s of plan.steps) records.set(s.id, this.child({ label: s.id, model: s.model!, status: "queued", role: s.role, step: s }));
+    const byId = new Map(plan.steps.map((s) => [s.id, s]));
+    this.log(`executing ${plan.steps.length} steps, at most ${this.spec.max_concurrent} at a time`);
+    const ended = new Set<string>();
+
+    for (;;) {
+      this.check();
+      const procs = new ProcSnapshot();
+      const states = new Map<string, StepState>();
+      for (const [sid, e] of records) {
+        const cur = this.refresh(e, procs);
+        records.set(sid, cur);
+        states.set(sid, stepState(cur.status));
+        if (isTerminal(cur.status) && !ended.has(sid)) {
+          ended.add(sid);
+          this.keepOutput(cur, path.join("outputs", `${sid}.txt`));
+          this.log(`step ${sid} ${cur.status} (${cur.reason_code})`);
+        }
+      }
+      if (ended.size === records.size) return records;
+
+      const actions = nextActions(plan, states, this.spec.max_concurrent);
+      for (const c of actions.cancel) {
+        const e = records.get(c.id)!;
+        this.check();
+        const r = this.store.transition({
+          id: e.id,
+          to: "cancelled",
+          reason: "invocation.cancelled.dep_failed",
+          source: "runtime",
+          expect: { status: "queued", version: e.version },
+          // The cancel list is in cascade order, so a doomed dependency's own record is already updated.
+          detail: { dependency: c.because, dependency_status: records.get(c.because)!.status },
+        });
+        if (r.ok) records.set(c.id, r.entity);
+      }
+      for (const sid of actions.start) {
+        const step = byId.get(sid)!;
+        const prompt =
+          this.spec.mode === "fanout"
+            ? this.goal
+            : stepPrompt(
+                step.task,
+                this.goal,
+                step.depends_on.map((d): PriorOutput => ({ id: d, role: byId.get(d)!.role, text: readHead(path.join(this.dir, "outputs", `${d}.txt`)) })),
+              );
+        this.promote(records.get(sid)!, prompt);
+      }
+      await sleep(POLL_MS);
+    }
+  }
+
+  private async synthesize(plan: Plan, completed: PlanStep[]): Promise<Entity> {
+    const syn = this.spec.synthesis!;
+    const outputs = completed.map((s): PriorOutput => ({ id: s.id, role: s.role, text: readHead(path.join(this.dir, "outputs", `${s.id}.txt`)) }));
+    this.log(`synthesizing ${completed.length} of ${plan.steps.length} outputs with ${syn.model}`);
+    const e = this.child({ label: "synthesis", model: syn.model, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
+    this.launch(e);
+    const end = await this.waitFor(e);
+    this.keepOutput(end, "synthesis.txt");
+    this.log(`synthesis ${end.status} (${end.reason_code})`);
+    return end;
+  }
+}

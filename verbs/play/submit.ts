@@ -1,0 +1,50 @@
+import { LiError } from "../../src/errors.js";
+import { newRunCommand, injectPlaybookArgs, resolvePlaybook } from "../../src/cli/commands/play.js";
+import { verb, type CommandContext, type Verb } from "../../src/mcp/verb.js";
+import { SPAWN_FLAGS, SPAWNED_OR_PLAN } from "../schemas.js";
+
+const VERB = "play.submit";
+
+/**
+ * Two-stage schema (ADR-0066 D3): the base schema has the playbook name, the prompt and the
+ * flow options; naming a playbook injects its declared args exactly as `li play` does. Execution
+ * resolves again, and the CLI reports `playbook_changed` when the file differs from the
+ * `playbook_fingerprint` the caller passes back.
+ */
+@verb({
+  id: VERB,
+  category: "spawn",
+  requiresFingerprint: true,
+  cliPath: ["play", "run"],
+  summary: "run a playbook (a parameterised flow) in the background; returns the play id",
+  note: 'Playbooks declare their own arguments: call help={"verb":"play.submit","playbook":NAME} for that playbook\'s schema, schema_fingerprint and playbook_fingerprint.',
+  fixedFlags: SPAWN_FLAGS,
+  result: { allOf: [SPAWNED_OR_PLAN, { required: ["playbook_fingerprint", "playbook_changed"] }] },
+  spill: { arg: "prompt", option: "prompt_file", join: " " },
+})
+export class PlaySubmit implements Verb {
+  async command(args: Record<string, unknown>): Promise<CommandContext> {
+    const name = args.playbook;
+    if (typeof name !== "string") throw Object.assign(new Error('play.submit needs "playbook": the playbook name'), { params: ["playbook"] });
+    const { command, fingerprint } = this.resolve(name);
+    return { command, extra: { playbook_fingerprint: fingerprint, help_target: { verb: VERB, playbook: name } } };
+  }
+
+  async help(target: Record<string, unknown>): Promise<CommandContext> {
+    if (typeof target.playbook !== "string") throw new Error('help for play.submit takes {"verb": "play.submit", "playbook": NAME}');
+    const { command, fingerprint } = this.resolve(target.playbook);
+    return { command, extra: { playbook_fingerprint: fingerprint } };
+  }
+
+  private resolve(name: string) {
+    try {
+      const pb = resolvePlaybook(name, process.cwd());
+      const command = newRunCommand();
+      injectPlaybookArgs(command, pb);
+      return { command, fingerprint: pb.fingerprint };
+    } catch (err) {
+      if (err instanceof LiError) throw Object.assign(new Error(err.message), { params: ["playbook"], detail: err.detail });
+      throw err;
+    }
+  }
+}
