@@ -52,6 +52,9 @@ export async function main(argv: string[]): Promise<void> {
         return;
       }
       if (err.code === "commander.help") {
+        // A group named without its subcommand (`li`, `li job`): usage went to stderr, and in
+        // machine mode stdout must still carry the one error object.
+        if (machine) renderError(ctx, new LiError("invalid_input", "a subcommand is required (run with --help for usage)", { code: err.code }));
         process.exitCode = EXIT.invalid;
         return;
       }

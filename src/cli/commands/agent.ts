@@ -1,11 +1,9 @@
 import { Command, Option } from "commander";
-import { killTree } from "../../lifecycle/kill.js";
-import { follow } from "../../runtime/follow.js";
 import { readPrompt } from "../../runtime/prompt.js";
 import { submitAgent } from "../../runtime/submit.js";
 import { render, type CliContext } from "../adapter.js";
-import { keyValues } from "../format.js";
 import { positiveNumberArg } from "../parsers.js";
+import { detachOrFollow } from "../follow-run.js";
 import { withStore } from "../views.js";
 
 interface AgentOptions {
@@ -59,21 +57,8 @@ Foreground exit status: 0 completed, 1 otherwise.`,
             provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
           };
           const { entity, pid, console_log } = submitAgent(store, req);
-          const submitted = { id: entity.id, kind: entity.kind, pid, console_log, status: entity.status };
-          if (opts.detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
-
-          // Foreground: follow the detached run; Ctrl-C cancels the work, since it is ours.
-          const abort = new AbortController();
-          const onInt = () => abort.abort();
-          process.once("SIGINT", onInt);
-          let end = await follow(store, entity.id, ctx.live, { signal: abort.signal });
-          process.off("SIGINT", onInt);
-          if (abort.signal.aborted) {
-            await killTree(store, end, 2);
-            end = store.get(entity.id)!;
-          }
-          const data = { ...submitted, status: end.status, outcome: end.outcome, reason_code: end.reason_code, exit_code: end.exit_code };
-          return { data, human: () => "", exitCode: end.status === "completed" ? 0 : 1 };
+          // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
+          return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
         }),
       ),
     );

@@ -1,10 +1,4 @@
-import { Writable } from "node:stream";
-import fs from "node:fs";
-import path from "node:path";
 import { Command } from "commander";
-import { killTree } from "../../lifecycle/kill.js";
-import { observe } from "../../lifecycle/observe.js";
-import type { Entity, Store } from "../../lifecycle/store.js";
 import type { Plan } from "../../runtime/flow/plan.js";
 import {
   MAX_CONCURRENT_LIMIT,
@@ -16,11 +10,11 @@ import {
   type PreparedSession,
   type SessionMode,
 } from "../../runtime/flow/request.js";
-import { follow } from "../../runtime/follow.js";
 import { readPrompt } from "../../runtime/prompt.js";
 import { render, type CliContext, type CommandResult } from "../adapter.js";
-import { keyValues, table } from "../format.js";
+import { table } from "../format.js";
 import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { detachOrFollow } from "../follow-run.js";
 import { withStore } from "../views.js";
 
 /** Options every session-running command (o flow, o fanout, play) shares. */
@@ -188,76 +182,4 @@ export async function dryRun(prepared: PreparedSession, extra: Record<string, un
         ["id", "model", "depends_on", "role", "task"],
       ),
   };
-}
-
-/** The steps and synthesis of a finished session, from its result.json (or its children, if it has none). */
-export function sessionSummary(store: Store, session: Entity) {
-  const file = session.run_dir ? path.join(session.run_dir, "result.json") : null;
-  if (file && fs.existsSync(file)) {
-    try {
-      const r = JSON.parse(fs.readFileSync(file, "utf8"));
-      return { steps: r.steps, synthesis: r.synthesis };
-    } catch {}
-  }
-  const kids = store.children(session.id);
-  const view = (e: Entity) => ({ invocation: e.id, model: e.spec.model, status: e.status, reason_code: e.reason_code, started_at: e.started_at, ended_at: e.ended_at });
-  return {
-    steps: kids.filter((k) => k.spec.step).map((k) => ({ id: k.spec.step.id, ...view(k) })),
-    synthesis: kids.filter((k) => k.label === "synthesis").map(view)[0] ?? null,
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
-
-/**
- * --detach returns at once; otherwise the session's console is streamed until the root
- * ends. For a play, the stream is its session's (once the play has made it). Ctrl-C
- * cancels the whole tree, since the work is ours.
- */
-export async function detachOrFollow(
-  ctx: CliContext,
-  store: Store,
-  root: Entity,
-  started: { pid: number; console_log: string },
-  detach: boolean,
-  extra: Record<string, unknown>,
-): Promise<CommandResult> {
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...extra };
-  if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
-
-  const abort = new AbortController();
-  const onInt = () => abort.abort();
-  process.once("SIGINT", onInt);
-  try {
-    let sessionId: string | null = root.kind === "session" ? root.id : null;
-    while (!sessionId && !abort.signal.aborted) {
-      const cur = store.get(root.id)!;
-      sessionId = (cur.spec.session_id as string | undefined) ?? null;
-      if (sessionId) break;
-      const o = observe(store, cur, { reap: true });
-      if (o.placement === "terminal" || o.placement === "stopped_without_end") break;
-      await sleep(100);
-    }
-    // A play's own console is only its session's transcript at the end: stream the session live instead.
-    if (sessionId && sessionId !== root.id) await follow(store, sessionId, ctx.live, { signal: abort.signal });
-    let end = await follow(store, root.id, root.kind === "session" ? ctx.live : sink(), { signal: abort.signal });
-    if (abort.signal.aborted) {
-      await killTree(store, end, 2);
-      end = store.get(root.id)!;
-    }
-    const session = sessionId ? store.get(sessionId)! : null;
-    const data = {
-      ...submitted,
-      status: end.status,
-      outcome: end.outcome,
-      reason_code: end.reason_code,
-      current_phase: end.current_phase,
-      ...(root.kind === "play" && session ? { session: { id: session.id, status: session.status, reason_code: session.reason_code, current_phase: session.current_phase } } : {}),
-      ...(session ? sessionSummary(store, session) : {}),
-    };
-    return { data, human: () => "", exitCode: end.status === "completed" ? 0 : 1 };
-  } finally {
-    process.off("SIGINT", onInt);
-  }
 }

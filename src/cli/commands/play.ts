@@ -9,7 +9,8 @@ import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { integerArg, numberArg } from "../parsers.js";
 import { withStore } from "../views.js";
-import { addSessionOptions, detachOrFollow, dryRun, type SessionOptions } from "./o.js";
+import { detachOrFollow } from "../follow-run.js";
+import { addSessionOptions, dryRun, type SessionOptions } from "./o.js";
 
 export { resolvePlaybook };
 
