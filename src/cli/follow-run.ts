@@ -59,7 +59,8 @@ export async function detachOrFollow(
     }
     // A play's own console is only its session's transcript at the end: stream the session live instead.
     if (sessionId && sessionId !== root.id) await follow(store, sessionId, ctx.live, { signal: abort.signal });
-    let end = await follow(store, root.id, root.kind === "session" ? ctx.live : sink(), { signal: abort.signal });
+    // An invocation or session streams its own console; a play's was streamed through its session above.
+    let end = await follow(store, root.id, root.kind === "play" ? sink() : ctx.live, { signal: abort.signal });
     if (abort.signal.aborted) {
       await killTree(store, end, 2);
       end = store.get(root.id)!;

@@ -1,4 +1,4 @@
-import { CommanderError } from "commander";
+import { CommanderError } from "./commander.js";
 import { LiError } from "../errors.js";
 import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "commander";
+import { InvalidArgumentError } from "./commander.js";
 
 /*
  * Value parsers for commander options. They are plain module functions because the MCP

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "./commander.js";
 import type { CliContext } from "./adapter.js";
 import { COMMANDS } from "./registry.js";
 

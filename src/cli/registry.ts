@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import type { CliContext } from "./adapter.js";
 
 /** A command module adds its own subtree under the root program. */

@@ -23,6 +23,12 @@ export class ProcSnapshot {
 
   /** Live members of `pgid` that can belong to a group whose leader started at `since`. */
   members(pgid: number, since: number): number[] {
+    // One signal-0 probe answers the common case (no such group) without scanning /proc.
+    try {
+      process.kill(-pgid, 0);
+    } catch (err: any) {
+      if (err?.code === "ESRCH") return [];
+    }
     const leader = readProcStat(pgid);
     // The group number now belongs to a newer leader: not the recorded group.
     if (leader && leader.pgrp === pgid && leader.starttime !== since) return [];

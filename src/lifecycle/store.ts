@@ -1,12 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import { createRequire } from "node:module";
+import type BetterSqlite3 from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
 import { ensurePrivateDir, statePath } from "./paths.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { notifyHook } from "./notify/hook.js";
 import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
+
+// Loaded through require: the ESM wrapper of a CommonJS package costs a lexer pass at every start.
+const Database: typeof BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3");
 
 export interface Entity {
   id: string;
@@ -75,7 +79,7 @@ function hydrate(row: any): Entity | undefined {
 export class Store {
   terminalHook: TerminalHook | null = null;
 
-  constructor(readonly db: Database.Database) {}
+  constructor(readonly db: BetterSqlite3.Database) {}
 
   /** Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. */
   static open(opts: { migrating?: boolean } = {}): Store {

@@ -1,4 +1,5 @@
-import { MAX_OPS, runOps, type Op } from "./dispatcher.js";
+import { runOps, type Op } from "./dispatcher.js";
+import { MAX_OPS } from "./limits.js";
 import { catalog, HelpError, verbHelp } from "./help.js";
 import type { Surface } from "./surface.js";
 

@@ -9,8 +9,6 @@ import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
 
-/** The documented batch cap. */
-export const MAX_OPS = 8;
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
 export interface Op {

@@ -1,4 +1,4 @@
-import type { Argument, Command, Option } from "commander";
+import type { Argument, Command, Option } from "../cli/commander.js";
 import { PARSER_SCHEMAS } from "../cli/parsers.js";
 import type { JsonSchema } from "./verb.js";
 

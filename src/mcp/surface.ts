@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "../cli/commander.js";
 import { fingerprint } from "./fingerprint.js";
 import { commandAt, project, ProjectionError, type Projection } from "./projector.js";
 import type { VerbRegistry } from "./registry.js";

@@ -1,4 +1,4 @@
-import { MAX_OPS } from "./dispatcher.js";
+import { MAX_OPS } from "./limits.js";
 
 /** The one advertised tool. Kept small on purpose: a test fails if tools/list passes 1,024 bytes. */
 export const REQUEST_TOOL = {

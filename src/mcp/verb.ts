@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "../cli/commander.js";
 import { injectable } from "tsyringe";
 
 export type Category = "spawn" | "read" | "control";

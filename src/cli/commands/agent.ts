@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { readPrompt } from "../../runtime/prompt.js";
 import { submitAgent } from "../../runtime/submit.js";
 import { render, type CliContext } from "../adapter.js";

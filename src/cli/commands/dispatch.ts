@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { startDrainer } from "../../lifecycle/notify/hook.js";
 import {
   ackDelivery,

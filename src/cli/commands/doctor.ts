@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { liHome, statePath } from "../../lifecycle/paths.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import { loadSettings, resolveProjectFile, trustProjectFile, untrustProjectFile, type Handler, type SettingsFile } from "../../settings.js";
 import { render, type CliContext } from "../adapter.js";
 import { table } from "../format.js";

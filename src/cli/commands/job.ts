@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";

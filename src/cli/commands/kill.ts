@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { killTree, type KillReport } from "../../lifecycle/kill.js";
 import { resolve } from "../../lifecycle/resolver.js";

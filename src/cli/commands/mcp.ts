@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import type { CliContext } from "../adapter.js";
 
 export function register(root: Command, _ctx: CliContext): void {

@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import type { Plan } from "../../runtime/flow/plan.js";
 import {
   MAX_CONCURRENT_LIMIT,

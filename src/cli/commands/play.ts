@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { prepareSession, splitModels } from "../../runtime/flow/request.js";
 import { readPrompt } from "../../runtime/prompt.js";

@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";

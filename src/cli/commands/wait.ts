@@ -1,4 +1,4 @@
-import { Command } from "commander";
+import { Command } from "../commander.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitResult } from "../../lifecycle/wait.js";
 import { render, type CliContext } from "../adapter.js";
 import { table } from "../format.js";

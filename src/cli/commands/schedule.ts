@@ -1,0 +1,359 @@
+import { Command, Option } from "commander";
+import { invalid, LiError } from "../../errors.js";
+import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import {
+  checkName,
+  deleteSchedule,
+  insertSchedule,
+  listRuns,
+  listSchedules,
+  resolveSchedule,
+  runCount,
+  scheduleView,
+  setEnabled,
+  type ScheduleView,
+} from "../../lifecycle/schedules/store.js";
+import type { Store } from "../../lifecycle/store.js";
+import { isTerminal } from "../../lifecycle/vocab.js";
+import { readPrompt } from "../../runtime/prompt.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { withStore } from "../views.js";
+
+/* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
+const cron = () => import("../../lifecycle/schedules/cron.js");
+const fire = () => import("../../runtime/schedule-fire.js");
+
+interface CreateOptions {
+  cron: string;
+  timezone?: string;
+  startAt?: string;
+  disabled?: boolean;
+  promptFile?: string;
+  cwd?: string;
+  timeout?: number;
+  label?: string;
+  notify?: string;
+  baseUrl?: string;
+  apiKeyEnv?: string;
+}
+
+const LIST_COLUMNS = ["name", "id", "enabled", "cron", "timezone", "model", "next_run_at", "last_fired_at"];
+const RUN_COLUMNS = ["id", "trigger", "due_at", "fired_at", "entity_id", "status", "outcome", "error"];
+const oneSchedule = (d: { schedule: ScheduleView }) => keyValues(d.schedule as unknown as Record<string, unknown>);
+
+const UNATTENDED = `
+Schedules fire only when something ticks them. Either keep a daemon running:
+  li schedule daemon
+or add one crontab line (crontab -e) that ticks every minute:
+  * * * * * LI_HOME=$HOME/.local/state/li li schedule tick >/dev/null 2>&1
+Any number of tickers may run at once: each due time fires exactly once (the firing
+transaction claims it by compare-and-set), and missed due times coalesce into one run.`;
+
+function parseStartAt(text: string): Date {
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text) : NaN;
+  if (!Number.isFinite(ms)) throw invalid(`--start-at ${JSON.stringify(text)} is not an ISO 8601 time (e.g. 2026-08-01T09:00:00Z)`, { field: "start_at", start_at: text });
+  return new Date(ms);
+}
+
+/** The schedule's runs, each with its entity's current status (read as every reader does, reaping a gone run). */
+function runsView(store: Store, scheduleId: string, limit: number) {
+  const procs = new ProcSnapshot();
+  return listRuns(store, scheduleId, limit).map((r) => {
+    const e = r.entity_id ? store.get(r.entity_id) : undefined;
+    const o = e ? observeFresh(store, e, procs).entity : undefined;
+    return {
+      id: r.id,
+      trigger: r.trigger,
+      due_at: r.due_at,
+      fired_at: r.fired_at,
+      entity_id: r.entity_id,
+      kind: o?.kind ?? null,
+      status: o?.status ?? null,
+      terminal: o ? isTerminal(o.status) : null,
+      outcome: o?.outcome ?? null,
+      reason_code: o?.reason_code ?? null,
+      error: r.error,
+    };
+  });
+}
+
+export function register(root: Command, ctx: CliContext): void {
+  const schedule = root
+    .command("schedule")
+    .description("cron schedules that start agent runs unattended")
+    .addHelpText("after", UNATTENDED);
+
+  schedule
+    .command("create")
+    .description("create a schedule that runs an agent on a cron; everything is validated now, as li agent would")
+    .argument("<name>", "a unique name (letters, digits, . _ -)")
+    .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet")
+    .argument("[prompt...]", "the prompt; put it after -- when it begins with -")
+    .requiredOption("--cron <expr>", 'five cron fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"')
+    .option("--timezone <tz>", "IANA zone the cron is read in (default: this machine's zone, recorded)")
+    .option("--start-at <time>", "no fire before this ISO 8601 time; one in the past makes its first slot due now")
+    .option("--disabled", "create it disabled (li schedule enable starts it)")
+    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin); it is stored with the schedule")
+    .option("--cwd <dir>", "working directory of each run (default: here)")
+    .option("--timeout <seconds>", "stop each run (timed_out) after this many seconds", positiveNumberArg)
+    .option("--label <text>", "the runs' label in job lists (default: the schedule name)")
+    .option("--notify <name>", "a terminal-notify handler from settings to fire when each run ends")
+    .addOption(new Option("--base-url <url>", "openai: the chat-completions base URL (else settings or OPENAI_BASE_URL)"))
+    .addOption(new Option("--api-key-env <name>", "openai: the env var holding the API key (default OPENAI_API_KEY)"))
+    .addHelpText(
+      "after",
+      `
+Examples:
+  li schedule create nightly --cron "0 2 * * *" --timezone Europe/Paris claude/sonnet --prompt-file nightly.md
+  li schedule create ping --cron "*/5 * * * *" mock/echo ping
+  li schedule create backfill --cron "0 * * * *" --start-at 2026-08-01T00:00:00Z mock/echo -- --catch-up
+
+Each fire is an ordinary invocation (li wait, li kill, li job apply); li schedule runs NAME
+lists them. The request is checked again when it fires; a fire that no longer validates
+(the cwd is gone, say) is recorded as a run with an error.
+${UNATTENDED}`,
+    )
+    .action((name: string, model: string, words: string[], opts: CreateOptions) =>
+      render(ctx, async () => {
+        checkName("schedule", name, "sch_");
+        const { checkCron, checkTimezone, firstAtOrAfter, localTimezone } = await cron();
+        const timezone = checkTimezone(opts.timezone ?? localTimezone());
+        const expr = checkCron(opts.cron, timezone);
+        const startAt = opts.startAt !== undefined ? parseStartAt(opts.startAt) : new Date();
+        const next = firstAtOrAfter(expr, timezone, startAt).toISOString();
+        const prompt = readPrompt(words, opts.promptFile);
+        const { loadNotifySelection, providerOptions } = await import("../../runtime/settings-bridge.js");
+        const { agentSpec, validateAgentRequest } = await import("../../runtime/submit.js");
+        const req = {
+          model,
+          prompt,
+          cwd: opts.cwd,
+          timeout_seconds: opts.timeout,
+          label: opts.label ?? null,
+          notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
+          provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
+        };
+        const { cwd } = validateAgentRequest(req);
+        const spec = agentSpec(req, cwd);
+        return withStore((store) => {
+          const row = insertSchedule(store, { name, cron: expr, timezone, model, prompt, label: opts.label ?? null, spec, next_run_at: next, enabled: !opts.disabled });
+          const data = { schedule: scheduleView(row, { runs: 0 }) };
+          return { data, human: oneSchedule };
+        });
+      }),
+    );
+
+  schedule
+    .command("list")
+    .description("every schedule, by name, with its next fire time")
+    .addHelpText("after", "\nExample:\n  li schedule list --machine")
+    .action(() =>
+      render(ctx, () =>
+        withStore((store) => {
+          const schedules = listSchedules(store).map((r) => scheduleView(r, { runs: runCount(store, r.id) }));
+          const data = { schedules, count: schedules.length };
+          return { data, human: (d: typeof data) => table(d.schedules, LIST_COLUMNS) };
+        }),
+      ),
+    );
+
+  schedule
+    .command("get")
+    .description("one schedule with its stored prompt and request")
+    .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
+    .addHelpText("after", "\nExample:\n  li schedule get nightly")
+    .action((text: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const row = resolveSchedule(store, text);
+          return { data: { schedule: scheduleView(row, { prompt: true, runs: runCount(store, row.id) }) }, human: oneSchedule };
+        }),
+      ),
+    );
+
+  for (const [verb, enabled] of [["enable", true], ["disable", false]] as const)
+    schedule
+      .command(verb)
+      .description(
+        enabled
+          ? "enable a schedule; its next fire time is computed from now (slots missed while disabled are not fired)"
+          : "disable a schedule: ticks skip it until it is enabled again (li schedule trigger still fires it)",
+      )
+      .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
+      .addHelpText("after", `\nExample:\n  li schedule ${verb} nightly`)
+      .action((text: string) =>
+        render(ctx, async () => {
+          const { nextAfter } = await cron();
+          return withStore((store) => {
+            const found = resolveSchedule(store, text);
+            const { row, changed } = setEnabled(store, found.id, enabled, () => nextAfter(found.cron, found.timezone, new Date()).toISOString());
+            const data = { schedule: scheduleView(row, { runs: runCount(store, row.id) }), changed };
+            return {
+              data,
+              human: (d: typeof data) => `${d.schedule.name} is ${d.schedule.enabled ? "enabled" : "disabled"}${d.changed ? "" : " (no change)"}${d.schedule.next_run_at ? `; next fire ${d.schedule.next_run_at}` : ""}`,
+            };
+          });
+        }),
+      );
+
+  schedule
+    .command("delete")
+    .description("delete a schedule and its run history; runs it already started are not touched")
+    .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
+    .addHelpText("after", "\nTo stop a run it started, li kill <entity id> (see li schedule runs).\n\nExample:\n  li schedule delete nightly")
+    .action((text: string) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
+          const data = { deleted: scheduleView(row), runs_deleted };
+          return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
+        }),
+      ),
+    );
+
+  schedule
+    .command("trigger")
+    .description("fire a schedule now (even when disabled); returns the run's entity id")
+    .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
+    .addHelpText(
+      "after",
+      `
+The run is an ordinary detached invocation: follow it with li wait <id>, li job output <id>.
+Its next cron fire time is not changed. A request that no longer validates is refused and
+nothing is recorded.
+
+Example:
+  id=$(li --machine schedule trigger nightly | jq -r .data.id) && li wait "$id"`,
+    )
+    .action((text: string) =>
+      render(ctx, async () => {
+        const { triggerNow } = await fire();
+        return withStore((store) => {
+          const row = resolveSchedule(store, text);
+          const { run, entity, pid } = triggerNow(store, row);
+          const data = {
+            id: entity.id,
+            kind: entity.kind,
+            status: entity.status,
+            pid,
+            console_log: entity.run_dir ? `${entity.run_dir}/console.log` : null,
+            schedule_id: row.id,
+            schedule_name: row.name,
+            run_id: run.id,
+          };
+          return { data, human: (d: typeof data) => keyValues(d) };
+        });
+      }),
+    );
+
+  schedule
+    .command("runs")
+    .description("a schedule's fired runs, newest first, with their entity ids and current statuses")
+    .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
+    .option("--limit <n>", "at most N runs", positiveIntegerArg, 20)
+    .addHelpText("after", "\nA run with no entity_id could not be started; its error says why.\n\nExample:\n  li schedule runs nightly --limit 5")
+    .action((text: string, opts: { limit: number }) =>
+      render(ctx, () =>
+        withStore((store) => {
+          const row = resolveSchedule(store, text);
+          const runs = runsView(store, row.id, opts.limit);
+          const data = { schedule: { id: row.id, name: row.name }, runs, count: runs.length };
+          return { data, human: (d: typeof data) => table(d.runs, RUN_COLUMNS) };
+        }),
+      ),
+    );
+
+  schedule
+    .command("tick")
+    .description("fire every enabled schedule whose next fire time has passed, once, then exit")
+    .addHelpText(
+      "after",
+      `
+Each due schedule fires at most once per due time even when several ticks race, and its
+next fire time moves to the first slot after now (missed slots coalesce into one run).
+${UNATTENDED}`,
+    )
+    .action(() =>
+      render(ctx, async () => {
+        const { tick } = await fire();
+        return withStore((store) => {
+          const data = tick(store);
+          return { data, human: humanTick };
+        });
+      }),
+    );
+
+  schedule
+    .command("daemon")
+    .description("tick schedules until SIGTERM or SIGINT: keeps them firing unattended")
+    .option("--interval-seconds <s>", "the longest sleep between ticks (it also wakes at the next due time)", positiveNumberArg, 30)
+    .addHelpText(
+      "after",
+      `
+Logs each fire as it happens; on SIGTERM or SIGINT it finishes the tick in hand and exits 0
+with a summary. Several daemons (or a daemon and a crontab tick) are safe together.
+${UNATTENDED}`,
+    )
+    .action((opts: { intervalSeconds: number }) => render(ctx, () => daemon(ctx, opts.intervalSeconds)));
+}
+
+function humanTick(d: { fired: { name: string; entity_id: string | null; due_at: string; error: string | null }[]; errors: { name: string; error: string }[]; next_due_at: string | null }): string {
+  const lines = d.fired.map((f) => `fired ${f.name} (due ${f.due_at}) → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
+  lines.push(...d.errors.map((e) => `could not fire ${e.name}: ${e.error}`));
+  if (!lines.length) lines.push("nothing due");
+  lines.push(`next due: ${d.next_due_at ?? "(no enabled schedule)"}`);
+  return lines.join("\n");
+}
+
+async function daemon(ctx: CliContext, intervalSeconds: number) {
+  const { tick } = await fire();
+  let stoppedBy: string | null = null;
+  let wake: () => void = () => {};
+  const onSignal = (sig: NodeJS.Signals) => {
+    stoppedBy = sig;
+    wake();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  const log = (line: string) => ctx.live.write(`${new Date().toISOString()} ${line}\n`);
+  let ticks = 0;
+  let fired = 0;
+  let errors = 0;
+  log(`li schedule daemon: ticking (interval ${intervalSeconds}s, pid ${process.pid})`);
+  try {
+    while (!stoppedBy) {
+      let waitMs = intervalSeconds * 1000;
+      try {
+        const r = await withStore((store) => tick(store));
+        ticks++;
+        fired += r.fired.length;
+        errors += r.errors.length;
+        for (const f of r.fired) log(`fired ${f.name} (due ${f.due_at}) → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
+        for (const e of r.errors) log(`could not fire ${e.name}: ${e.error}`);
+        // Wake for the next due time rather than a fixed beat, unless something keeps failing.
+        if (r.next_due_at && !r.errors.length) waitMs = Math.min(waitMs, Math.max(50, Date.parse(r.next_due_at) - Date.now() + 5));
+      } catch (err) {
+        // A store this li cannot use (wrong schema) will not heal by retrying: stop and say so.
+        if (err instanceof LiError) throw err;
+        errors++;
+        log(`tick failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (stoppedBy) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, waitMs);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+  const data = { ticks, fired, errors, stopped_by: stoppedBy as string | null, interval_seconds: intervalSeconds };
+  return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.ticks} tick(s); fired ${d.fired}, errors ${d.errors}` };
+}
+

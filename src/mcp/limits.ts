@@ -1,0 +1,2 @@
+/** The documented batch cap: at most this many ops per call. */
+export const MAX_OPS = 8;
