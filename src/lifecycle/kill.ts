@@ -27,10 +27,10 @@ export interface KillReport {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Cancel through the fence, re-reading when a concurrent non-terminal move got there first. */
-function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; entity: Entity } {
+function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; entity: Entity; from: string } {
   let current = e;
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (isTerminal(current.status)) return { action: "already_terminal", entity: current };
+    if (isTerminal(current.status)) return { action: "already_terminal", entity: current, from: current.status };
     const r = store.transition({
       id: current.id,
       to: "cancelled",
@@ -38,10 +38,10 @@ function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; enti
       source: "admin",
       expect: { status: current.status, version: current.version },
     });
-    if (r.ok) return { action: "cancelled", entity: r.entity };
+    if (r.ok) return { action: "cancelled", entity: r.entity, from: r.from };
     current = store.get(current.id) ?? current;
   }
-  return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current };
+  return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current, from: current.status };
 }
 
 function groupAlive(e: Entity): boolean {
@@ -67,12 +67,11 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number)
   const queue: Entity[] = [root];
   const toStop: { report: KilledEntity; entity: Entity }[] = [];
   while (queue.length) {
-    const before = store.get(queue.shift()!.id)!;
-    const { action, entity } = cancel(store, before);
+    const { action, entity, from } = cancel(store, store.get(queue.shift()!.id)!);
     const report: KilledEntity = {
       id: entity.id,
       kind: entity.kind,
-      previous_status: before.status,
+      previous_status: from,
       status: entity.status,
       action,
       reason_code: entity.reason_code,

@@ -6,7 +6,8 @@ import type { Entity, Store } from "../lifecycle/store.js";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Streams a run's console log to `out` until the run is terminal (or stopped without an end),
+ * Streams a run's console log to `out` until waiting cannot change the run any more (terminal,
+ * stopped without an end, or never spawned),
  * then drains what is left. Used by foreground commands, which are detached runs followed.
  */
 export async function follow(store: Store, id: string, out: NodeJS.WritableStream, opts: { intervalMs?: number; signal?: AbortSignal } = {}): Promise<Entity> {
@@ -35,7 +36,8 @@ export async function follow(store: Store, id: string, out: NodeJS.WritableStrea
   for (;;) {
     pump();
     const o = observe(store, store.get(id)!, { reap: true, procs: new ProcSnapshot() });
-    if (o.placement === "terminal" || o.placement === "stopped_without_end" || opts.signal?.aborted) {
+    // Anything but pending will not change by waiting here (a worker that never started included).
+    if (o.placement !== "pending" || opts.signal?.aborted) {
       pump();
       return o.entity;
     }

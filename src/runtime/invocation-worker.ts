@@ -8,6 +8,17 @@ import { parseModelSpec } from "./providers/index.js";
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
 
+/** Node fires a setTimeout delay above 2^31-1 ms after 1 ms; longer deadlines are chained. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+function deadline(ms: number, fn: () => void): { clear(): void } {
+  let t: NodeJS.Timeout;
+  const arm = (left: number) => {
+    t = setTimeout(left > MAX_DELAY_MS ? () => arm(left - MAX_DELAY_MS) : fn, Math.min(left, MAX_DELAY_MS));
+  };
+  arm(ms);
+  return { clear: () => clearTimeout(t) };
+}
+
 /** Runs one invocation's provider process and records how it ended. */
 export async function run(store: Store, id: string): Promise<void> {
   const self = selfStat();
@@ -39,6 +50,8 @@ export async function run(store: Store, id: string): Promise<void> {
     return;
   }
 
+  // A kill that landed after `running` was published: do not start the provider at all.
+  if (store.get(id)?.status !== "running") return;
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
   await new Promise<void>((resolve) => {
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
@@ -46,9 +59,9 @@ export async function run(store: Store, id: string): Promise<void> {
       stdio: [stdin, out, out],
       env: { ...process.env, ...launch.env },
     });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) {
-      timer = setTimeout(() => {
+      timer = deadline(e.spec.timeout_seconds * 1000, () => {
         // Record first, then kill the whole group (this worker included) so nothing outlives the deadline.
         finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds });
         try {
@@ -59,16 +72,16 @@ export async function run(store: Store, id: string): Promise<void> {
             process.kill(-self.pgrp, "SIGKILL");
           } catch {}
         }, TIMEOUT_GRACE_MS);
-      }, e.spec.timeout_seconds * 1000);
+      });
     }
     child.on("error", (err) => {
-      clearTimeout(timer);
+      timer?.clear();
       fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
       finish("failed", "spawn_error", null, { error: err.message });
       resolve();
     });
     child.on("exit", (code, signal) => {
-      clearTimeout(timer);
+      timer?.clear();
       if (code === 0) finish("completed", "exit_zero", 0);
       else if (signal) finish("failed", "signal", null, { signal });
       else finish("failed", "exit_nonzero", code);

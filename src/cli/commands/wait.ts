@@ -28,9 +28,8 @@ Exit status: 0 all terminal and succeeded, 1 any failed, cancelled or unresolved
     )
     .action((ids: string[], opts: { maxWaitSeconds: number; pollIntervalSeconds: number }) => {
       // Cancelling an observation is not cancelling the work: leave without touching anything.
-      const leave = () => process.exit(130);
-      process.once("SIGINT", leave);
-      process.once("SIGTERM", leave);
+      process.once("SIGINT", () => process.exit(130));
+      process.once("SIGTERM", () => process.exit(143));
       return render(ctx, () =>
         withStore(async (store) => {
           const result = await waitFor(store, ids, { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds }, { onPoll: progress(ctx) });

@@ -1,0 +1,214 @@
+/**
+ * Foundation (issue 2): the offline mock provider behaves per the contract, a detached run walks
+ * its recorded phases, --timeout ends a run and its whole process group, and a large prompt
+ * round-trips byte-exactly. Black-box: every call runs the built bin/li.js with a fresh LI_HOME.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { readProcStat } from "../src/lifecycle/procfs.js";
+import { li, liData, sleep, tempHome, until } from "./helpers/li.js";
+
+/** Live (non-zombie) members of a process group; PID 1 here reaps orphans only every few seconds. */
+function liveMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readProcStat(Number(name));
+    if (s && s.pgrp === pgid) out.push(s.pid);
+  }
+  return out;
+}
+
+/**
+ * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
+ * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
+ * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
+ */
+const READY_BYTES = 1536 * 1024;
+function agentReady(pid: number): boolean {
+  try {
+    const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
+    return m !== null && Number(m[1]) >= READY_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+type Home = ReturnType<typeof tempHome>;
+const homes: Home[] = [];
+function home(): Home {
+  const h = tempHome();
+  homes.push(h);
+  return h;
+}
+afterAll(() => homes.forEach((h) => h.cleanup()));
+
+async function status(env: NodeJS.ProcessEnv, id: string) {
+  return (await liData(["job", "status", id], { env })).jobs[0];
+}
+
+async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = 20000) {
+  return until(async () => {
+    const j = await status(env, id);
+    return j.terminal ? j : undefined;
+  }, timeoutMs);
+}
+
+async function detach(env: NodeJS.ProcessEnv, args: string[]) {
+  return liData(["agent", "--detach", ...args], { env });
+}
+
+async function output(env: NodeJS.ProcessEnv, id: string) {
+  return liData(["job", "output", id], { env });
+}
+
+describe("mock models behave per the contract", () => {
+  test("mock/echo prints the prompt exactly, then exits 0", async () => {
+    const { env } = home();
+    const prompt = `héllo "quoted" 'single' $HOME \\back {brace}`;
+    // Foreground, human mode: the live stream on stdout is the prompt, byte for byte.
+    const fg = await li(["agent", "mock/echo", prompt], { env });
+    expect(fg.code).toBe(0);
+    expect(fg.stdout).toBe(prompt);
+
+    const sub = await detach(env, ["mock/echo", prompt]);
+    const end = await terminal(env, sub.id);
+    expect(end).toMatchObject({ status: "completed", outcome: "succeeded", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
+    const out = await output(env, sub.id);
+    expect(out.output).toBe(prompt);
+    expect(out.total_bytes).toBe(Buffer.byteLength(prompt));
+    expect(fs.readFileSync(sub.console_log)).toEqual(Buffer.from(prompt));
+  });
+
+  test("mock/sleep:S sleeps S seconds, then echoes", async () => {
+    const { env } = home();
+    const sub = await detach(env, ["mock/sleep:1.2", "slept well"]);
+    const running = await until(async () => {
+      const j = await status(env, sub.id);
+      return j.status === "running" ? j : undefined;
+    });
+    expect(running.pid).toEqual(expect.any(Number));
+    // Still asleep: nothing echoed yet.
+    expect((await output(env, sub.id)).output).toBe("");
+    const end = await terminal(env, sub.id);
+    expect(end.status).toBe("completed");
+    expect(Date.parse(end.ended_at) - Date.parse(end.started_at)).toBeGreaterThanOrEqual(1200);
+    expect((await output(env, sub.id)).output).toBe("slept well");
+  });
+
+  test("mock/fail:C writes the prompt to stderr (the console), exits C: failed, invocation.failed.exit_nonzero, exit_code C", async () => {
+    const { env } = home();
+    const fg = await li(["--machine", "agent", "mock/fail:7", "this went wrong"], { env });
+    expect(fg.code).not.toBe(0);
+    expect(fg.json.ok).toBe(true);
+    expect(fg.json.data).toMatchObject({ status: "failed", outcome: "failed", reason_code: "invocation.failed.exit_nonzero", exit_code: 7 });
+    // Machine mode: the live stream goes to stderr; stdout is only the envelope.
+    expect(fg.stderr).toContain("this went wrong");
+    expect((await output(env, fg.json.data.id)).output).toBe("this went wrong");
+
+    const sub = await detach(env, ["mock/fail:42", "again"]);
+    const end = await terminal(env, sub.id);
+    expect(end).toMatchObject({ status: "failed", reason_code: "invocation.failed.exit_nonzero", exit_code: 42 });
+    expect((await output(env, sub.id)).output).toBe("again");
+  });
+
+  test("mock/hang ignores SIGTERM and sleeps until killed", async () => {
+    const h = home();
+    const env = h.env;
+    const file = path.join(h.home, "hang-prompt.txt");
+    fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
+    const sub = await detach(env, ["mock/hang", "--prompt-file", file]);
+    const running = await until(async () => {
+      const j = await status(env, sub.id);
+      return j.status === "running" ? j : undefined;
+    });
+    // The provider process: the group's member other than the worker.
+    const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
+    // A node process signalled before its script runs dies of the default action, mock or not.
+    await until(() => agentReady(agent));
+    process.kill(agent, "SIGTERM");
+    await sleep(700);
+    expect(readProcStat(agent)).not.toBeNull();
+    expect((await status(env, sub.id)).status).toBe("running");
+    const k = await liData(["kill", "--grace", "0", sub.id], { env });
+    expect(k.entities[0].signals).toContain("SIGKILL");
+    await until(() => liveMembers(running.pgid).length === 0);
+  });
+
+  test("mock/flood:N prints exactly N bytes, then exits 0", async () => {
+    const { env } = home();
+    const n = 300_000;
+    const sub = await detach(env, [`mock/flood:${n}`, "ignored"]);
+    const end = await terminal(env, sub.id);
+    expect(end).toMatchObject({ status: "completed", exit_code: 0 });
+    const bytes = fs.readFileSync(sub.console_log);
+    expect(bytes.length).toBe(n);
+    expect(bytes.every((b) => b === bytes[0])).toBe(true);
+    expect((await output(env, sub.id)).total_bytes).toBe(n);
+  });
+});
+
+describe("detached runs", () => {
+  test("a detached mock/sleep:1 goes preparing → running → completed, with exactly 2 audit rows", async () => {
+    const { env } = home();
+    const sub = await detach(env, ["mock/sleep:1", "hi"]);
+    expect(sub.status).toBe("preparing");
+    expect(sub.kind).toBe("invocation");
+    const seen = new Set<string>();
+    await until(async () => {
+      const j = await status(env, sub.id);
+      seen.add(j.status);
+      return j.terminal;
+    });
+    expect(seen.has("running")).toBe(true);
+    const ev = await liData(["state", "events", sub.id], { env });
+    expect(ev.events.map((e: any) => [e.from_status, e.to_status, e.reason_code, e.source])).toEqual([
+      ["preparing", "running", "invocation.running.spawned", "runtime"],
+      ["running", "completed", "invocation.completed.exit_zero", "runtime"],
+    ]);
+    for (const e of ev.events) expect(e.entity_id).toBe(sub.id);
+  });
+
+  test("--timeout 1 on mock/sleep:5 ends timed_out (invocation.timed_out.deadline) and its process group is gone", async () => {
+    const { env } = home();
+    const t0 = Date.now();
+    const sub = await detach(env, ["--timeout", "1", "mock/sleep:5", "too slow"]);
+    const end = await terminal(env, sub.id);
+    expect(end).toMatchObject({ status: "timed_out", outcome: "failed", reason_code: "invocation.timed_out.deadline" });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(end.pgid).toEqual(expect.any(Number));
+    // The worker SIGKILLs its own group a grace period after the deadline: nothing outlives it.
+    await until(() => liveMembers(end.pgid).length === 0, 8000);
+    expect((await output(env, sub.id)).output).toBe("");
+    // And nothing later overwrote the terminal record.
+    await sleep(300);
+    const ev = await liData(["state", "events", sub.id], { env });
+    expect(ev.events.map((e: any) => e.to_status)).toEqual(["running", "timed_out"]);
+  });
+
+  test("a --timeout longer than a node timer can hold (over 2^31 ms, ~24.9 days) does not end the run at once", async () => {
+    const { env } = home();
+    const sub = await detach(env, ["--timeout", "2200000", "mock/sleep:0.3", "patient"]);
+    const end = await terminal(env, sub.id);
+    expect(end).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero" });
+    expect((await output(env, sub.id)).output).toBe("patient");
+  });
+
+  test("a 1 MiB prompt from --prompt-file round-trips byte-exactly through li job output", async () => {
+    const h = home();
+    const alphabet = Buffer.from(` !"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_\`abcdefghijklmnopqrstuvwxyz{|}~\n\n\t"'`);
+    const raw = randomBytes(1024 * 1024);
+    const prompt = Buffer.from(raw.map((b) => alphabet[b % alphabet.length]));
+    prompt[0] = 0x2d; // starts with '-' too: file contents are never options
+    const file = path.join(h.home, "prompt.txt");
+    fs.writeFileSync(file, prompt);
+    const sub = await detach(h.env, ["mock/echo", "--prompt-file", file]);
+    await terminal(h.env, sub.id);
+    const out = await output(h.env, sub.id);
+    expect(out.total_bytes).toBe(prompt.length);
+    expect(out.truncated).toBe(false);
+    expect(Buffer.from(out.output, "utf8").equals(prompt)).toBe(true);
+    expect(fs.readFileSync(path.join(path.dirname(sub.console_log), "prompt.txt")).equals(prompt)).toBe(true);
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * Kill (issue 3): kill racing natural completion. Each trial ends with exactly one terminal
+ * transition (one terminal audit row), whichever side wins, and the loser changes nothing.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import Database from "better-sqlite3";
+import { readProcStat } from "../src/lifecycle/procfs.js";
+import { Store } from "../src/lifecycle/store.js";
+import { ROOT, li, liData, sleep, tempHome, until } from "./helpers/li.js";
+
+type Home = ReturnType<typeof tempHome>;
+const homes: Home[] = [];
+function home(): Home {
+  const h = tempHome();
+  homes.push(h);
+  return h;
+}
+afterAll(() => homes.forEach((h) => h.cleanup()));
+
+const TERMINAL_STATUSES = ["completed", "failed", "timed_out", "cancelled", "lost"];
+
+/**
+ * One racer process on the built lifecycle code. Trial i starts at t0 + i*slot (both racers
+ * share the schedule, so each pair of writes lands in the same instant); which side starts
+ * first alternates by a fraction of a millisecond so neither side always wins.
+ */
+const RACER = `
+import fs from "node:fs";
+import { Store } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/store.js"))};
+import { killTree } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/kill.js"))};
+const [role, t0, slot, idsFile] = process.argv.slice(1); // -e: no script path in argv
+const ids = JSON.parse(fs.readFileSync(idsFile, "utf8"));
+const store = Store.open();
+const out = [];
+for (let i = 0; i < ids.length; i++) {
+  const first = (i % 2 === 0) === (role === "complete");
+  const at = Number(t0) + i * Number(slot) + (first ? 0 : 0.3);
+  while (performance.timeOrigin + performance.now() < at) {}
+  if (role === "complete") {
+    const r = store.transition({ id: ids[i], to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" }, patch: { exit_code: 0 } });
+    out.push(r.ok ? "completed" : r.refused);
+  } else {
+    const report = await killTree(store, store.get(ids[i]), 0);
+    out.push(report.entities[0].action);
+  }
+}
+store.close();
+process.stdout.write(JSON.stringify(out));
+`;
+
+function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ["--input-type=module", "-e", script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`racer exit ${code}: ${err}`))));
+  });
+}
+
+test("100 trials of kill racing natural completion give exactly one terminal transition each (store level, two processes)", async () => {
+  const h = home();
+  process.env.LI_HOME = h.home;
+  const store = Store.open();
+  const ids: string[] = [];
+  for (let i = 0; i < 100; i++) {
+    const e = store.insert({ kind: "invocation" });
+    store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime" });
+    ids.push(e.id);
+  }
+  store.close();
+  const idsFile = path.join(h.home, "ids.json");
+  fs.writeFileSync(idsFile, JSON.stringify(ids));
+
+  const t0 = String(Date.now() + 1500);
+  const [completer, killer] = (await Promise.all([run(RACER, ["complete", t0, "12", idsFile], h.env), run(RACER, ["kill", t0, "12", idsFile], h.env)])).map((s) => JSON.parse(s) as string[]);
+
+  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
+  const wins = { completed: 0, cancelled: 0 };
+  try {
+    ids.forEach((id, i) => {
+      const row = db.prepare("SELECT status, reason_code, version FROM entities WHERE id = ?").get(id) as any;
+      const terminalRows = db.prepare(`SELECT * FROM events WHERE entity_id = ? AND to_status IN (${TERMINAL_STATUSES.map(() => "?").join(",")})`).all(id, ...TERMINAL_STATUSES) as any[];
+      expect(terminalRows).toHaveLength(1);
+      expect(terminalRows[0].to_status).toBe(row.status);
+      expect(row.version).toBe(3); // insert, running, exactly one terminal move
+      if (row.status === "completed") {
+        wins.completed++;
+        expect([completer[i], killer[i]]).toEqual(["completed", "already_terminal"]);
+        expect(terminalRows[0]).toMatchObject({ source: "runtime", reason_code: "invocation.completed.exit_zero" });
+      } else {
+        wins.cancelled++;
+        expect(row.status).toBe("cancelled");
+        expect([completer[i], killer[i]]).toEqual(["terminal", "cancelled"]);
+        expect(terminalRows[0]).toMatchObject({ source: "admin", reason_code: "invocation.cancelled.killed" });
+      }
+    });
+    expect((db.prepare("SELECT count(*) AS n FROM events").get() as any).n).toBe(200);
+  } finally {
+    db.close();
+  }
+  expect(wins.completed + wins.cancelled).toBe(100);
+  console.log(`kill race: ${wins.completed} completed first, ${wins.cancelled} cancelled first`);
+}, 30000);
+
+test("real runs: li kill racing a mock/sleep:0.05 run's own end leaves exactly one terminal audit row per run, and no process", async () => {
+  const h = home();
+  const delays = [0, 120, 240, 360, 480, 700];
+  const trials = await Promise.all(
+    delays.map(async (delay) => {
+      const sub = await liData(["agent", "--detach", "mock/sleep:0.05", `race-${delay}`], { env: h.env });
+      await sleep(delay);
+      const k = await li(["--machine", "kill", "--grace", "1", sub.id], { env: h.env });
+      expect(k.code).toBe(0);
+      return { id: sub.id, report: k.json.data.entities[0] };
+    }),
+  );
+  const finals = await Promise.all(
+    trials.map(({ id }) =>
+      until(async () => {
+        const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+        return j.terminal ? j : undefined;
+      }),
+    ),
+  );
+  // Let any worker that lost the race try (and fail) to record its own end.
+  await sleep(500);
+  for (const [i, { id, report }] of trials.entries()) {
+    const ev = (await liData(["state", "events", id], { env: h.env })).events;
+    const terminalRows = ev.filter((e: any) => TERMINAL_STATUSES.includes(e.to_status));
+    expect(terminalRows).toHaveLength(1);
+    const final = finals[i];
+    expect(terminalRows[0].to_status).toBe(final.status);
+    expect(["completed", "cancelled"]).toContain(final.status);
+    expect(report.action).toBe(final.status === "cancelled" ? "cancelled" : "already_terminal");
+    if (final.pgid) {
+      await until(() => {
+        for (const name of fs.readdirSync("/proc")) {
+          const s = /^\d+$/.test(name) ? readProcStat(Number(name)) : null;
+          if (s && s.pgrp === final.pgid) return false;
+        }
+        return true;
+      }, 5000);
+    }
+  }
+}, 60000);

@@ -1,0 +1,236 @@
+/**
+ * Kill (issue 3): `li kill` stops a SIGTERM-ignoring run after the grace period, reaps a play
+ * transitively (play → session → invocations) with an audit row for each, and leaves an
+ * already-terminal record unchanged.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { LiError } from "../src/errors.js";
+import { readProcStat } from "../src/lifecycle/procfs.js";
+import { Store, type Entity } from "../src/lifecycle/store.js";
+import { li, liData, tempHome, until } from "./helpers/li.js";
+
+type Home = ReturnType<typeof tempHome>;
+const homes: Home[] = [];
+const procs: ChildProcess[] = [];
+function home(): Home {
+  const h = tempHome();
+  homes.push(h);
+  return h;
+}
+afterAll(() => {
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+  homes.forEach((h) => h.cleanup());
+});
+
+function liveMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readProcStat(Number(name));
+    if (s && s.pgrp === pgid) out.push(s.pid);
+  }
+  return out;
+}
+
+/**
+ * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
+ * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
+ * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
+ */
+const READY_BYTES = 1536 * 1024;
+function agentReady(pid: number): boolean {
+  try {
+    const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
+    return m !== null && Number(m[1]) >= READY_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+function withStore<T>(h: Home, fn: (s: Store) => T): T {
+  process.env.LI_HOME = h.home;
+  const s = Store.open();
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+function dump(h: Home): string {
+  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
+  try {
+    return JSON.stringify([db.prepare("SELECT * FROM entities ORDER BY id").all(), db.prepare("SELECT * FROM events ORDER BY id").all()]);
+  } finally {
+    db.close();
+  }
+}
+
+async function untilStatus(h: Home, id: string, pred: (j: any) => boolean) {
+  return until(async () => {
+    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    return pred(j) ? j : undefined;
+  });
+}
+
+test("mock/hang (ignores SIGTERM) is gone after the grace period: SIGTERM then SIGKILL, cancelled (invocation.cancelled.killed), audit source admin", async () => {
+  const h = home();
+  const file = path.join(h.home, "hang-prompt.txt");
+  fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
+  const id = (await liData(["agent", "--detach", "mock/hang", "--prompt-file", file], { env: h.env })).id;
+  const running = await untilStatus(h, id, (j) => j.status === "running");
+  const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
+  await until(() => agentReady(agent));
+
+  const t0 = Date.now();
+  const r = await li(["--machine", "kill", "--grace", "1", id.slice(0, 20)], { env: h.env });
+  const took = Date.now() - t0;
+  expect(r.code).toBe(0);
+  const report = r.json.data;
+  expect(report).toMatchObject({ id, kind: "invocation", grace_seconds: 1, partial: false });
+  expect(report.entities).toEqual([
+    {
+      id,
+      kind: "invocation",
+      previous_status: "running",
+      status: "cancelled",
+      action: "cancelled",
+      reason_code: "invocation.cancelled.killed",
+      pgid: running.pgid,
+      signals: ["SIGTERM", "SIGKILL"],
+      process_gone: true,
+    },
+  ]);
+  // SIGTERM did not do it: the grace period was spent before SIGKILL.
+  expect(took).toBeGreaterThanOrEqual(1000);
+  expect(liveMembers(running.pgid)).toEqual([]);
+  expect(readProcStat(agent)).toBeNull();
+
+  const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+  expect(j).toMatchObject({ status: "cancelled", outcome: "cancelled", reason_code: "invocation.cancelled.killed", possibly_orphaned: false });
+  const ev = (await liData(["state", "events", id], { env: h.env })).events;
+  expect(ev.map((e: any) => [e.from_status, e.to_status, e.reason_code, e.source])).toEqual([
+    ["preparing", "running", "invocation.running.spawned", "runtime"],
+    ["running", "cancelled", "invocation.cancelled.killed", "admin"],
+  ]);
+});
+
+test("a mock/sleep run that honours SIGTERM needs no SIGKILL, and its worker's own end is refused by the terminal floor", async () => {
+  const h = home();
+  const id = (await liData(["agent", "--detach", "mock/sleep:30", "x"], { env: h.env })).id;
+  const running = await untilStatus(h, id, (j) => j.status === "running");
+  await until(() => liveMembers(running.pgid).some((p) => p !== running.pid));
+  const report = await liData(["kill", "--grace", "5", id], { env: h.env });
+  expect(report.entities[0]).toMatchObject({ action: "cancelled", signals: ["SIGTERM"], process_gone: true });
+  await until(() => liveMembers(running.pgid).length === 0);
+  const ev = (await liData(["state", "events", id], { env: h.env })).events;
+  expect(ev.map((e: any) => e.to_status)).toEqual(["running", "cancelled"]);
+});
+
+describe("transitive reaping", () => {
+  function sleeper(): ChildProcess {
+    const p = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
+    procs.push(p);
+    return p;
+  }
+  function startAs(s: Store, e: Entity, p: ChildProcess): Entity {
+    const stat = readProcStat(p.pid!)!;
+    const r = s.transition({ id: e.id, to: "running", reason: `${e.kind}.running.spawned`, source: "runtime", expect: { status: "preparing" }, patch: { pid: p.pid!, pgid: stat.pgrp, proc_start: stat.starttime } });
+    if (!r.ok) throw new Error("setup");
+    return r.entity;
+  }
+
+  test("a play with a session and 3 invocations is reaped transitively, with an audit row for each", async () => {
+    const h = home();
+    const sessionProc = sleeper();
+    const invProcs = [sleeper(), sleeper(), sleeper()];
+    const exits = [sessionProc, ...invProcs].map((p) => new Promise<string | null>((r) => p.on("exit", (_c, sig) => r(sig))));
+    const tree = withStore(h, (s) => {
+      const play = s.insert({ kind: "play", label: "pb" });
+      s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
+      const session = startAs(s, s.insert({ kind: "session", parent_id: play.id }), sessionProc);
+      const invs = invProcs.map((p) => startAs(s, s.insert({ kind: "invocation", parent_id: session.id }), p));
+      // One child already ended: it is reported and left alone.
+      const done = s.insert({ kind: "invocation", parent_id: session.id });
+      s.transition({ id: done.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+      return { play, session, invs, done: s.get(done.id)! };
+    });
+    const doneBefore = withStore(h, (s) => JSON.stringify([s.get(tree.done.id), s.events(tree.done.id)]));
+
+    const r = await li(["--machine", "kill", "--grace", "1", tree.play.id], { env: h.env });
+    expect(r.code).toBe(0);
+    const report = r.json.data;
+    expect(report.partial).toBe(false);
+    const byId = new Map<string, any>(report.entities.map((e: any) => [e.id, e]));
+    expect(report.entities.map((e: any) => e.id).sort()).toEqual([tree.play.id, tree.session.id, ...tree.invs.map((i) => i.id), tree.done.id].sort());
+    // Parents before children: nothing can be added under a record already terminal.
+    expect(report.entities[0].id).toBe(tree.play.id);
+    expect(report.entities[1].id).toBe(tree.session.id);
+    expect(byId.get(tree.play.id)).toMatchObject({ kind: "play", previous_status: "running", status: "cancelled", action: "cancelled", reason_code: "play.cancelled.killed", signals: [], process_gone: null });
+    expect(byId.get(tree.session.id)).toMatchObject({ kind: "session", status: "cancelled", action: "cancelled", reason_code: "session.cancelled.killed", signals: ["SIGTERM"], process_gone: true });
+    for (const inv of tree.invs) expect(byId.get(inv.id)).toMatchObject({ kind: "invocation", status: "cancelled", action: "cancelled", reason_code: "invocation.cancelled.killed", signals: ["SIGTERM"], process_gone: true });
+    expect(byId.get(tree.done.id)).toMatchObject({ status: "completed", action: "already_terminal", signals: [], process_gone: null });
+
+    expect(await Promise.all(exits)).toEqual(["SIGTERM", "SIGTERM", "SIGTERM", "SIGTERM"]);
+    withStore(h, (s) => {
+      for (const e of [tree.play, tree.session, ...tree.invs]) {
+        const ev = s.events(e.id);
+        expect(ev.at(-1)).toMatchObject({ entity_id: e.id, from_status: "running", to_status: "cancelled", reason_code: `${e.kind}.cancelled.killed`, source: "admin" });
+        expect(ev.filter((x) => x.source === "admin")).toHaveLength(1);
+        expect(s.get(e.id)).toMatchObject({ status: "cancelled", outcome: "cancelled" });
+      }
+      expect(JSON.stringify([s.get(tree.done.id), s.events(tree.done.id)])).toBe(doneBefore);
+      // The tree cannot grow again under a cancelled parent.
+      expect(() => s.insert({ kind: "invocation", parent_id: tree.session.id })).toThrow(LiError);
+    });
+
+    // Killing it again changes nothing and reports every entity already terminal.
+    const before = dump(h);
+    const again = await liData(["kill", "--grace", "0", tree.play.id], { env: h.env });
+    expect(again.entities.map((e: any) => e.action)).toEqual(again.entities.map(() => "already_terminal"));
+    expect(dump(h)).toBe(before);
+  });
+
+  test("killing a session reaps its invocations but not its parent play", async () => {
+    const h = home();
+    const p = sleeper();
+    const tree = withStore(h, (s) => {
+      const play = s.insert({ kind: "play" });
+      s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
+      const session = s.insert({ kind: "session", parent_id: play.id });
+      s.transition({ id: session.id, to: "running", reason: "session.running.started", source: "runtime" });
+      const inv = startAs(s, s.insert({ kind: "invocation", parent_id: session.id }), p);
+      return { play, session, inv };
+    });
+    const report = await liData(["kill", "--grace", "1", tree.session.id], { env: h.env });
+    expect(report.entities.map((e: any) => [e.id, e.action])).toEqual([
+      [tree.session.id, "cancelled"],
+      [tree.inv.id, "cancelled"],
+    ]);
+    withStore(h, (s) => {
+      expect(s.get(tree.play.id)!.status).toBe("running");
+      expect(s.events(tree.play.id)).toHaveLength(1);
+    });
+  });
+});
+
+test("an already-terminal record is reported already_terminal and left unchanged", async () => {
+  const h = home();
+  const id = (await liData(["agent", "--detach", "mock/echo", "done"], { env: h.env })).id;
+  await untilStatus(h, id, (j) => j.terminal);
+  const before = dump(h);
+  const r = await li(["--machine", "kill", "--grace", "0", id], { env: h.env });
+  expect(r.code).toBe(0);
+  expect(r.json.data).toMatchObject({ id, partial: false });
+  expect(r.json.data.entities).toEqual([
+    { id, kind: "invocation", previous_status: "completed", status: "completed", action: "already_terminal", reason_code: "invocation.completed.exit_zero", pgid: expect.any(Number), signals: [], process_gone: null },
+  ]);
+  expect(dump(h)).toBe(before);
+  const human = await li(["kill", id], { env: h.env });
+  expect(human.code).toBe(0);
+  expect(human.stdout).toContain("already_terminal");
+  expect(dump(h)).toBe(before);
+});

@@ -1,0 +1,98 @@
+/**
+ * Foundation (issue 2): concurrency. Fifty detached runs submitted at once against a fresh
+ * LI_HOME (so the fifty processes also race to create and migrate state.db) all reach
+ * `completed`, and nothing anywhere reports SQLITE_BUSY.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import Database from "better-sqlite3";
+import { SCHEMA_VERSION } from "../src/lifecycle/schema.js";
+import { ROOT, li, tempHome } from "./helpers/li.js";
+
+const h = tempHome();
+afterAll(() => h.cleanup());
+
+const BUSY = /SQLITE_BUSY|database is locked|SQLITE_|already exists/i;
+
+test("50 detached mock/sleep:0.2 runs submitted at once all reach terminal completed, with no SQLITE_BUSY anywhere", async () => {
+  expect(fs.existsSync(path.join(h.home, "state.db"))).toBe(false);
+  const subs = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => li(["--machine", "agent", "--detach", "mock/sleep:0.2", `run-${i}`], { env: h.env, timeoutMs: 90000 })),
+  );
+  for (const r of subs) {
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(BUSY);
+    expect(r.code).toBe(0);
+    expect(r.json?.ok).toBe(true);
+  }
+  const ids: string[] = subs.map((r) => r.json.data.id);
+  expect(new Set(ids).size).toBe(50);
+
+  const w = await li(["--machine", "wait", ...ids, "--max-wait-seconds", "50", "--poll-interval-seconds", "0.5"], { env: h.env, timeoutMs: 90000 });
+  expect(w.stderr).not.toMatch(BUSY);
+  expect(w.json?.ok).toBe(true);
+  const res = w.json.data;
+  expect(res.timed_out).toBe(false);
+  expect(res.all_terminal).toBe(true);
+  expect(res.terminal).toHaveLength(50);
+  expect(res.entries.map((e: any) => [e.status, e.reason_code])).toEqual(ids.map(() => ["completed", "invocation.completed.exit_zero"]));
+  expect(w.code).toBe(0);
+
+  // Every console log holds exactly its own prompt (no worker wrote an error there).
+  subs.forEach((r, i) => {
+    const text = fs.readFileSync(r.json.data.console_log, "utf8");
+    expect(text).not.toMatch(BUSY);
+    expect(text).toBe(`run-${i}`);
+  });
+
+  // And the store agrees: 50 records, each with exactly its two audit rows, from the runtime.
+  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
+  try {
+    const rows = db.prepare("SELECT status, count(*) AS n FROM entities GROUP BY status").all();
+    expect(rows).toEqual([{ status: "completed", n: 50 }]);
+    const perEntity = db.prepare("SELECT entity_id, group_concat(to_status || '/' || source, ' ') AS path FROM (SELECT * FROM events ORDER BY id) GROUP BY entity_id").all() as any[];
+    expect(perEntity).toHaveLength(50);
+    for (const p of perEntity) expect(p.path).toBe("running/runtime completed/runtime");
+  } finally {
+    db.close();
+  }
+}, 120000);
+
+/** One process opening the store (built code) at a shared instant; prints ok or the error. */
+const OPENER = `
+import { Store } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/store.js"))};
+const at = Number(process.argv[1]);
+while (performance.timeOrigin + performance.now() < at) {}
+try {
+  const s = Store.open();
+  const v = s.schemaVersion();
+  s.close();
+  process.stdout.write("ok " + v);
+} catch (err) {
+  process.stdout.write("error " + (err && err.message));
+}
+`;
+
+function open(env: NodeJS.ProcessEnv, at: number): Promise<string> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ["--input-type=module", "-e", OPENER, String(at)], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (out += d));
+    p.on("close", () => resolve(out));
+  });
+}
+
+test("processes opening a fresh state.db within the same few milliseconds all see the current schema (never a half-migrated one)", async () => {
+  // Staggered by fractions of a millisecond, so some open while another is mid-way through creating the schema.
+  for (let round = 0; round < 6; round++) {
+    const r = tempHome();
+    try {
+      const at = Date.now() + 500;
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => open(r.env, at + i * (0.4 + round * 0.3))));
+      expect(results).toEqual(results.map(() => `ok ${SCHEMA_VERSION}`));
+    } finally {
+      r.cleanup();
+    }
+  }
+}, 60000);

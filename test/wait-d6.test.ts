@@ -1,0 +1,516 @@
+/**
+ * Wait (issue 3): `li wait` against ADR-0066 D6 (with Amendments 3 and 4), black-box through
+ * the built CLI. Each test is named after the D6 sentence it checks.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { readProcStat, selfStat } from "../src/lifecycle/procfs.js";
+import { Store, type Entity } from "../src/lifecycle/store.js";
+import { LI_BIN, li, liData, type LiRun, sleep, tempHome, until } from "./helpers/li.js";
+
+const ENTRY_KEYS = ["error", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
+const LISTS = ["terminal", "pending", "stopped_without_end", "unresolved_spawn"] as const;
+
+type Home = ReturnType<typeof tempHome>;
+const homes: Home[] = [];
+const procs: ChildProcess[] = [];
+function home(): Home {
+  const h = tempHome();
+  homes.push(h);
+  return h;
+}
+afterAll(async () => {
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+  // Stop any run a test left going, then remove the homes.
+  for (const h of homes) {
+    const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
+    for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: h.env });
+    h.cleanup();
+  }
+});
+
+/** Live (non-zombie) members of a process group. */
+function liveMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readProcStat(Number(name));
+    if (s && s.pgrp === pgid) out.push(s.pid);
+  }
+  return out;
+}
+
+/** Runs `fn` on a Store opened in `h` (the test process writing as li's own lifecycle layer would). */
+function withStore<T>(h: Home, fn: (s: Store) => T): T {
+  process.env.LI_HOME = h.home;
+  const s = Store.open();
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+/** A record that never got a spawn phase of its own: running, with no pid (a pre-field record). */
+function noSpawnPhase(s: Store, parent_id?: string): Entity {
+  const e = s.insert({ kind: "invocation", label: "no-spawn-phase", parent_id });
+  const r = s.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" });
+  if (!r.ok) throw new Error("setup");
+  return r.entity;
+}
+
+/** A running record whose recorded process is `pid` (start time read from /proc). */
+function runningAs(s: Store, pid: number, opts: { kind?: "invocation" | "session" | "play"; parent_id?: string; proc_start?: number; pgid?: number } = {}): Entity {
+  const e = s.insert({ kind: opts.kind ?? "invocation", parent_id: opts.parent_id });
+  const stat = readProcStat(pid)!;
+  const r = s.transition({
+    id: e.id,
+    to: "running",
+    reason: `${e.kind}.running.spawned`,
+    source: "runtime",
+    patch: { pid, pgid: opts.pgid ?? stat.pgrp, proc_start: opts.proc_start ?? stat.starttime, started_at: new Date().toISOString() },
+  });
+  if (!r.ok) throw new Error("setup");
+  return r.entity;
+}
+
+/** A `sleep` in its own process group, reaped by this process when it dies. */
+function groupLeader(seconds = 60): ChildProcess {
+  const p = spawn("sleep", [String(seconds)], { detached: true, stdio: "ignore" });
+  procs.push(p);
+  return p;
+}
+
+function dump(h: Home): string {
+  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
+  try {
+    return JSON.stringify({
+      entities: db.prepare("SELECT * FROM entities ORDER BY id").all(),
+      events: db.prepare("SELECT * FROM events ORDER BY id").all(),
+      deliveries: db.prepare("SELECT * FROM deliveries ORDER BY id").all(),
+    });
+  } finally {
+    db.close();
+  }
+}
+
+async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; wallMs: number }> {
+  const t0 = Date.now();
+  const r = await li(["--machine", "wait", ...ids, ...flags], { env });
+  const wallMs = Date.now() - t0;
+  if (!r.json?.ok) throw new Error(`li wait ${ids.join(" ")} ${flags.join(" ")}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return { ...r, data: r.json.data, wallMs };
+}
+
+async function submit(h: Home, model: string, prompt = "p"): Promise<string> {
+  return (await liData(["agent", "--detach", model, prompt], { env: h.env })).id;
+}
+
+async function untilStatus(h: Home, id: string, pred: (j: any) => boolean) {
+  return until(async () => {
+    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    return pred(j) ? j : undefined;
+  });
+}
+
+/** Checks the partition rule on one result: disjoint lists covering exactly the observed ids. */
+function expectPartition(data: any) {
+  const observed = data.entries.filter((e: any) => e.error === null).map((e: any) => e.id);
+  const listed = LISTS.flatMap((k) => data[k] as string[]);
+  expect(new Set(listed).size).toBe(listed.length); // disjoint
+  expect([...listed].sort()).toEqual([...new Set(observed)].sort()); // exhaustive over observed ids
+  expect(data.errors).toEqual(data.entries.filter((e: any) => e.error !== null).map((e: any) => e.id));
+  for (const e of data.entries) {
+    expect(Object.keys(e).sort()).toEqual(ENTRY_KEYS);
+    if (e.error === null) {
+      const place = LISTS.find((k) => data[k].includes(e.id));
+      expect(e.terminal).toBe(place === "terminal");
+    }
+  }
+}
+
+describe("D6: entries", () => {
+  test("every successful call returns one entry per requested id, in input order", async () => {
+    const h = home();
+    const [a, b, c] = withStore(h, (s) => [s.insert({ kind: "invocation", label: "A" }), s.insert({ kind: "session", label: "B" }), s.insert({ kind: "play", label: "C" })]);
+    const done = await submit(h, "mock/echo");
+    await untilStatus(h, done, (j) => j.terminal);
+    const input = [c.id, done, a.id.slice(0, 24), b.id, "inv_0000000000unknown", c.id];
+    const { data } = await wait(h, input, ["--max-wait-seconds", "0"]);
+    expect(data.entries.map((e: any) => e.id)).toEqual([c.id, done, a.id, b.id, "inv_0000000000unknown", c.id]);
+    expect(data.entries.map((e: any) => [e.kind, e.label])).toEqual([
+      ["play", "C"],
+      ["invocation", null],
+      ["invocation", "A"],
+      ["session", "B"],
+      [null, null],
+      ["play", "C"],
+    ]);
+    expectPartition(data);
+  });
+
+  test("every entry carries the same keys whether or not it also carries an error (exactly id, kind, label, status, terminal, outcome, reason_code, possibly_orphaned, error)", async () => {
+    const h = home();
+    const [x, y] = withStore(h, (s) => {
+      const x = s.insert({ kind: "invocation" });
+      const y = s.insert({ kind: "invocation" });
+      return [x, y];
+    });
+    let lcp = 0;
+    while (x.id[lcp] === y.id[lcp]) lcp++;
+    const done = await submit(h, "mock/fail:3");
+    await untilStatus(h, done, (j) => j.terminal);
+    const r = await wait(h, [done, x.id, "inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"], ["--max-wait-seconds", "0"]);
+    for (const e of r.data.entries) expect(Object.keys(e).sort()).toEqual(ENTRY_KEYS);
+    const [ok, pend, unknown, ambiguous, malformed] = r.data.entries;
+    expect(ok).toEqual({ id: done, kind: "invocation", label: null, status: "failed", terminal: true, outcome: "failed", reason_code: "invocation.failed.exit_nonzero", possibly_orphaned: false, error: null });
+    expect(pend).toMatchObject({ status: "preparing", terminal: false, outcome: null, error: null });
+    expect(unknown).toEqual({ id: "inv_0000000000zz", kind: null, label: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: expect.objectContaining({ code: "unknown" }) });
+    expect(ambiguous.error).toMatchObject({ code: "ambiguous", matches: [x.id, y.id].sort() });
+    expect(malformed.error).toMatchObject({ code: "malformed" });
+    expect(r.data.errors).toEqual(["inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"]);
+    expect(r.code).toBe(2);
+  });
+
+  test("outcome rides beside terminal rather than being left to the caller", async () => {
+    const h = home();
+    const ids = [await submit(h, "mock/echo"), await submit(h, "mock/fail:1")];
+    const hang = await submit(h, "mock/hang");
+    await untilStatus(h, hang, (j) => j.status === "running");
+    await liData(["kill", "--grace", "0", hang], { env: h.env });
+    const { data } = await wait(h, [...ids, hang], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"]);
+    expect(data.entries.map((e: any) => [e.status, e.terminal, e.outcome])).toEqual([
+      ["completed", true, "succeeded"],
+      ["failed", true, "failed"],
+      ["cancelled", true, "cancelled"],
+    ]);
+  });
+});
+
+describe("D6: the partition", () => {
+  test("every id that was observed without a per-id error is exactly one of terminal, pending, stopped_without_end or unresolved_spawn; the four are disjoint and together cover every observed id", async () => {
+    const h = home();
+    const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "1" };
+    const aged = withStore(h, (s) => s.insert({ kind: "invocation", label: "aged" }));
+    const done = await submit(h, "mock/echo");
+    const sleeper = await submit(h, "mock/sleep:30");
+    const stopped = withStore(h, (s) => noSpawnPhase(s));
+    await untilStatus(h, done, (j) => j.terminal);
+    await untilStatus(h, sleeper, (j) => j.status === "running");
+    await sleep(Math.max(0, Date.parse(aged.updated_at) + 1200 - Date.now()));
+    const { data } = await wait(h, [sleeper, done, stopped.id, aged.id, "inv_0000000000zz", done], ["--max-wait-seconds", "0"], env);
+    expect(data.terminal).toEqual([done]);
+    expect(data.pending).toEqual([sleeper]);
+    expect(data.stopped_without_end).toEqual([stopped.id]);
+    expect(data.unresolved_spawn).toEqual([aged.id]);
+    expect(data.errors).toEqual(["inv_0000000000zz"]);
+    expect(data.all_terminal).toBe(false);
+    expectPartition(data);
+  });
+
+  test("terminal ids are terminal; an id that waiting can still change is pending", async () => {
+    const h = home();
+    const leader = groupLeader();
+    const fresh = withStore(h, (s) => s.insert({ kind: "invocation" })); // preparing, young
+    const live = withStore(h, (s) => runningAs(s, leader.pid!)); // its process is alive
+    const { data } = await wait(h, [fresh.id, live.id], ["--max-wait-seconds", "0"]);
+    expect(data.pending).toEqual([fresh.id, live.id]);
+    expectPartition(data);
+  });
+});
+
+describe("D6: stopped_without_end", () => {
+  test("a record with no recorded spawn phase that is not shown alive is stopped_without_end", async () => {
+    const h = home();
+    const [legacy, queued] = withStore(h, (s) => [noSpawnPhase(s), s.transition({ id: s.insert({ kind: "invocation" }).id, to: "queued", reason: "invocation.queued.waiting", source: "submit" }) as any]);
+    const before = dump(h);
+    const { data } = await wait(h, [legacy.id, queued.entity.id], ["--max-wait-seconds", "0"]);
+    expect(data.stopped_without_end).toEqual([legacy.id, queued.entity.id]);
+    expect(data.entries.map((e: any) => e.status)).toEqual(["running", "queued"]);
+    // Nothing to prove gone, so nothing is reaped.
+    expect(dump(h)).toBe(before);
+  });
+
+  test("(a live one is classified running and stays pending): a spawn-less record under a live supervising ancestor is pending", async () => {
+    const h = home();
+    const { parent, child, orphan } = withStore(h, (s) => {
+      const parent = runningAs(s, process.pid, { kind: "session" }); // this test process supervises
+      const child = s.insert({ kind: "invocation", parent_id: parent.id, status: "queued" });
+      const deadParent = s.insert({ kind: "session" });
+      s.transition({ id: deadParent.id, to: "running", reason: "session.running.legacy", source: "runtime" });
+      const orphan = s.insert({ kind: "invocation", parent_id: deadParent.id, status: "queued" });
+      return { parent, child, orphan };
+    });
+    const { data } = await wait(h, [child.id, parent.id, orphan.id], ["--max-wait-seconds", "0"]);
+    expect(data.pending).toEqual([child.id, parent.id]);
+    expect(data.stopped_without_end).toEqual([orphan.id]);
+  });
+
+  test("its process gone with no end recorded: kill -9 of a worker is stopped_without_end within one call while its group still runs, then reaped to lost (invocation.lost.process_gone, source reaper) by the next reader once the group has emptied", async () => {
+    const h = home();
+    const id = await submit(h, "mock/sleep:3", "interrupted");
+    const running = await untilStatus(h, id, (j) => j.status === "running");
+    // Wait for the provider child, so the group outlives its worker.
+    await until(() => liveMembers(running.pgid).some((p) => p !== running.pid));
+    process.kill(running.pid, "SIGKILL");
+    await until(() => readProcStat(running.pid) === null);
+
+    const r = await wait(h, [id], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.5"]);
+    expect(r.data.stopped_without_end).toEqual([id]);
+    expect(r.data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: true });
+    expect(r.data.timed_out).toBe(false);
+    expect(r.data.elapsed_seconds).toBeLessThan(2); // one call, one floor interval, not the window
+    expect(r.code).toBe(1);
+
+    // The provider finishes on its own; nobody records an end, and no reader has looked yet.
+    await until(() => liveMembers(running.pgid).length === 0, 10000);
+    expect(withStore(h, (s) => s.get(id)!.status)).toBe("running");
+
+    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    expect(j).toMatchObject({ status: "lost", terminal: true, outcome: "indeterminate", reason_code: "invocation.lost.process_gone", possibly_orphaned: false });
+    const ev = (await liData(["state", "events", id], { env: h.env })).events;
+    expect(ev.map((e: any) => [e.from_status, e.to_status, e.reason_code, e.source])).toEqual([
+      ["preparing", "running", "invocation.running.spawned", "runtime"],
+      ["running", "lost", "invocation.lost.process_gone", "reaper"],
+    ]);
+    // The reap happened once: later readers find it terminal and write nothing.
+    const before = dump(h);
+    await wait(h, [id], ["--max-wait-seconds", "0"]);
+    await liData(["job", "list"], { env: h.env });
+    expect(dump(h)).toBe(before);
+  });
+
+  test("a reused pid is detected: the next reader reaps the record to lost with reason invocation.lost.pid_reused", async () => {
+    const h = home();
+    const dead = spawnSync("true").pid!; // a group number nobody holds any more
+    expect(liveMembers(dead)).toEqual([]);
+    const e = withStore(h, (s) => runningAs(s, process.pid, { proc_start: selfStat().starttime + 7, pgid: dead }));
+    const j = (await liData(["job", "status", e.id], { env: h.env })).jobs[0];
+    expect(j).toMatchObject({ status: "lost", outcome: "indeterminate", reason_code: "invocation.lost.pid_reused" });
+    const ev = (await liData(["state", "events", e.id], { env: h.env })).events;
+    expect(ev.at(-1)).toMatchObject({ from_status: "running", to_status: "lost", source: "reaper", detail: { pid: process.pid, pgid: dead, proc_start: selfStat().starttime + 7 } });
+    expect(ev).toHaveLength(2);
+  });
+
+  test("a conclusive finding whose transition could not be published is stopped_without_end, and the refused write leaves the record exactly as it was", async () => {
+    const h = home();
+    const dead = spawnSync("true").pid!;
+    const e = withStore(h, (s) => {
+      const e = runningAs(s, process.pid, { proc_start: 1, pgid: dead });
+      s.db.prepare(`UPDATE entities SET pid = ? WHERE id = ?`).run(dead, e.id); // its process: gone
+      // The fence refuses every write to this row (as a concurrent writer winning the CAS would).
+      s.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+      return s.get(e.id)!;
+    });
+    const before = dump(h);
+    const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
+    expect(data.stopped_without_end).toEqual([e.id]);
+    expect(data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: false, error: null });
+    expect(dump(h)).toBe(before);
+    // Once the write can publish, the next reader reaps it.
+    withStore(h, (s) => s.db.exec("DROP TRIGGER freeze"));
+    const j = (await liData(["job", "status", e.id], { env: h.env })).jobs[0];
+    expect(j).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
+  });
+
+  test("a pid that is still the recorded process is never reaped", async () => {
+    const h = home();
+    const leader = groupLeader();
+    const e = withStore(h, (s) => runningAs(s, leader.pid!));
+    const before = dump(h);
+    const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
+    expect(data.pending).toEqual([e.id]);
+    expect(dump(h)).toBe(before);
+  });
+});
+
+describe("D6: unresolved_spawn", () => {
+  test("in unresolved_spawn, meaning the record still says preparing past the producer's stated age threshold (echoed in the result)", async () => {
+    const h = home();
+    const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "2" };
+    const e = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    const young = await wait(h, [e.id], ["--max-wait-seconds", "0"], env);
+    expect(young.data.pending).toEqual([e.id]);
+    expect(young.data.unresolved_spawn_after_seconds).toBe(2);
+    await sleep(Math.max(0, Date.parse(e.updated_at) + 2200 - Date.now()));
+    const before = dump(h);
+    const aged = await wait(h, [e.id], ["--max-wait-seconds", "0"], env);
+    expect(aged.data.unresolved_spawn).toEqual([e.id]);
+    expect(aged.data.entries[0]).toMatchObject({ status: "preparing", terminal: false });
+    expect(aged.data.unresolved_spawn_after_seconds).toBe(2);
+    expect(aged.data.all_terminal).toBe(false);
+    expect(aged.code).toBe(1);
+    // No process to prove absent: it is not reaped.
+    expect(dump(h)).toBe(before);
+    // The default threshold is echoed too.
+    expect((await wait(h, [e.id], ["--max-wait-seconds", "0"])).data.unresolved_spawn_after_seconds).toBe(20);
+  });
+});
+
+describe("D6: the one-poll floor", () => {
+  test("a call that would return without having waited at all, while at least one id is in either list, first waits one poll interval (stopped_without_end: max_wait 5, poll 1 takes ≈1 s, not 0 and not 5)", async () => {
+    const h = home();
+    const e = withStore(h, (s) => noSpawnPhase(s));
+    const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "1"]);
+    expect(r.data.stopped_without_end).toEqual([e.id]);
+    expect(r.data.timed_out).toBe(false);
+    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.95);
+    expect(r.data.elapsed_seconds).toBeLessThan(2);
+  });
+
+  test("the floor keys on either special list: unresolved_spawn pays it too", async () => {
+    const h = home();
+    const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.5" };
+    const e = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    await sleep(700);
+    const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "0.8"], env);
+    expect(r.data.unresolved_spawn).toEqual([e.id]);
+    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.75);
+    expect(r.data.elapsed_seconds).toBeLessThan(1.8);
+  });
+
+  test("first waits one poll interval — bounded by whatever is left of the window", async () => {
+    const h = home();
+    const e = withStore(h, (s) => noSpawnPhase(s));
+    const r = await wait(h, [e.id], ["--max-wait-seconds", "0.3", "--poll-interval-seconds", "5"]);
+    expect(r.data.stopped_without_end).toEqual([e.id]);
+    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.28);
+    expect(r.data.elapsed_seconds).toBeLessThan(1);
+  });
+
+  test("a snapshot request has no window to spend and pays nothing", async () => {
+    const h = home();
+    const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.2" };
+    const [stopped, aged] = withStore(h, (s) => [noSpawnPhase(s), s.insert({ kind: "invocation" })]);
+    await sleep(300);
+    const r = await wait(h, [stopped.id, aged.id], ["--max-wait-seconds", "0", "--poll-interval-seconds", "10"], env);
+    expect(r.data.stopped_without_end).toEqual([stopped.id]);
+    expect(r.data.unresolved_spawn).toEqual([aged.id]);
+    expect(r.data.elapsed_seconds).toBeLessThan(0.2);
+    expect(r.data.timed_out).toBe(false);
+  });
+
+  test("a call that already waited on a running id has met it (no extra interval is added)", async () => {
+    const h = home();
+    const leader = groupLeader();
+    const [stopped, live] = withStore(h, (s) => [noSpawnPhase(s), runningAs(s, leader.pid!)]);
+    // Human mode prints progress to stderr: "0 of 2 terminal" proves the first look saw `live` pending.
+    const child = spawn(process.execPath, [LI_BIN, "wait", stopped.id, live.id, "--max-wait-seconds", "20", "--poll-interval-seconds", "2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+    procs.push(child);
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const closed = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    await until(() => err.includes("0 of 2 terminal"), 10000, 20);
+    // The running id ends between the first and second look.
+    withStore(h, (s) => s.transition({ id: live.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } }));
+    const code = await closed;
+    expect(code).toBe(1);
+    expect(err).toContain("1 of 2 terminal");
+    const elapsed = Number(/elapsed=([\d.]+)s/.exec(out)![1]);
+    // One interval (the one spent waiting on `live`), not that plus a floor interval.
+    expect(elapsed).toBeGreaterThanOrEqual(1.9);
+    expect(elapsed).toBeLessThan(3.5);
+    expect(out).toContain(`stopped_without_end: ${stopped.id}`);
+  });
+});
+
+describe("D6: expiry and errors", () => {
+  test("expiry is not an error: it reports what was learned, so completed children are not discarded (timed_out true, exit 3)", async () => {
+    const h = home();
+    const done = await submit(h, "mock/echo", "finished");
+    const sleeper = await submit(h, "mock/sleep:30");
+    await untilStatus(h, done, (j) => j.terminal);
+    await untilStatus(h, sleeper, (j) => j.status === "running");
+    const before = dump(h);
+    const r = await wait(h, [done, sleeper], ["--max-wait-seconds", "1", "--poll-interval-seconds", "0.2"]);
+    expect(r.code).toBe(3);
+    expect(r.data.timed_out).toBe(true);
+    expect(r.data.all_terminal).toBe(false);
+    expect(r.data.entries[0]).toMatchObject({ id: done, status: "completed", terminal: true, outcome: "succeeded" });
+    expect(r.data.entries[1]).toMatchObject({ id: sleeper, status: "running", terminal: false, outcome: null });
+    expect(r.data.terminal).toEqual([done]);
+    expect(r.data.pending).toEqual([sleeper]);
+    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(1);
+    expect(r.data.elapsed_seconds).toBeLessThan(2.5);
+    // A wait that expires leaves the durable record exactly as it was.
+    expect(dump(h)).toBe(before);
+  });
+
+  test("unknown or ambiguous ids are per-id errors inside the result and never prevent the other ids from being observed (exit 2)", async () => {
+    const h = home();
+    const done = await submit(h, "mock/echo");
+    const r = await wait(h, ["inv_00000000000000zz", done], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"]);
+    expect(r.code).toBe(2);
+    expect(r.data.entries[0]).toMatchObject({ id: "inv_00000000000000zz", status: null, error: { code: "unknown" } });
+    expect(r.data.entries[1]).toMatchObject({ id: done, status: "completed", terminal: true, error: null });
+    expect(r.data.errors).toEqual(["inv_00000000000000zz"]);
+    expect(r.data.terminal).toEqual([done]);
+    expect(r.data.all_terminal).toBe(false);
+    expectPartition(r.data);
+  });
+
+  test("the server clamps both numbers to documented bounds and echoes the effective values back", async () => {
+    const h = home();
+    const e = withStore(h, (s) => {
+      const e = s.insert({ kind: "invocation" });
+      s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+      return e;
+    });
+    const hi = await wait(h, [e.id], ["--max-wait-seconds", "99", "--poll-interval-seconds", "0.01"]);
+    expect([hi.data.max_wait_seconds, hi.data.poll_interval_seconds]).toEqual([50, 0.1]);
+    const lo = await wait(h, [e.id], ["--max-wait-seconds=-3", "--poll-interval-seconds=99"]);
+    expect([lo.data.max_wait_seconds, lo.data.poll_interval_seconds]).toEqual([0, 10]);
+    const dflt = await wait(h, [e.id]);
+    expect([dflt.data.max_wait_seconds, dflt.data.poll_interval_seconds, dflt.data.unresolved_spawn_after_seconds]).toEqual([25, 1, 20]);
+    expect(dflt.code).toBe(0);
+    const bad = await li(["--machine", "wait", e.id, "--max-wait-seconds", "soon"], { env: h.env });
+    expect(bad.code).toBe(2);
+    expect(bad.json.error.kind).toBe("invalid_input");
+  });
+});
+
+describe("D6: observing does not touch the run", () => {
+  test("a wait that is signalled leaves the durable record exactly as it was (SIGINT: state.db rows byte-identical, exit 130, the work keeps running)", async () => {
+    const h = home();
+    const sleeper = await submit(h, "mock/sleep:30");
+    const fresh = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    const running = await untilStatus(h, sleeper, (j) => j.status === "running");
+    const before = dump(h);
+
+    const child = spawn(process.execPath, [LI_BIN, "wait", sleeper, fresh.id, "--max-wait-seconds", "30", "--poll-interval-seconds", "0.2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+    procs.push(child);
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const closed = new Promise<[number | null, string | null]>((r) => child.on("close", (code, sig) => r([code, sig])));
+    await until(() => err.includes("0 of 2 terminal"), 10000, 20);
+    await sleep(400);
+    child.kill("SIGINT");
+    expect(await closed).toEqual([130, null]);
+
+    expect(dump(h)).toBe(before);
+    // Cancelling an observation is not cancelling the work.
+    expect(liveMembers(running.pgid)).toContain(running.pid);
+    expect((await liData(["job", "status", sleeper], { env: h.env })).jobs[0].status).toBe("running");
+  });
+
+  test("possibly_orphaned is true for a terminal record whose group still has a live member", async () => {
+    const h = home();
+    const leader = groupLeader();
+    const e = withStore(h, (s) => {
+      const e = runningAs(s, leader.pid!);
+      s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+      return e;
+    });
+    const r1 = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
+    expect(r1.data.entries[0]).toMatchObject({ terminal: true, status: "completed", possibly_orphaned: true });
+    expect(r1.data.terminal).toEqual([e.id]);
+    leader.kill("SIGKILL");
+    await until(() => liveMembers(leader.pid!).length === 0);
+    const r2 = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
+    expect(r2.data.entries[0]).toMatchObject({ terminal: true, possibly_orphaned: false });
+  });
+});

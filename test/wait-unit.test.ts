@@ -1,0 +1,245 @@
+/**
+ * Wait (issue 3): unit tests of partition() and waitFor() from src/lifecycle/wait.ts, with a
+ * fake clock and sleep so the D6 timing rules are checked exactly rather than by wall time.
+ */
+import { selfStat } from "../src/lifecycle/procfs.js";
+import { Store, type Entity } from "../src/lifecycle/store.js";
+import { effectiveWait, entryOf, partition, waitExitCode, waitFor, type Observation } from "../src/lifecycle/wait.js";
+import type { Placement } from "../src/lifecycle/observe.js";
+import { tempHome } from "./helpers/li.js";
+
+let h: ReturnType<typeof tempHome>;
+let store: Store;
+
+beforeEach(() => {
+  h = tempHome();
+  process.env.LI_HOME = h.home;
+  delete process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS;
+  store = Store.open();
+});
+afterEach(() => {
+  store.close();
+  h.cleanup();
+});
+
+/** A virtual clock: sleep(ms) advances it and runs `onSleep` (the world moving meanwhile). */
+function fakeTime(onSleep: (n: number) => void = () => {}) {
+  let t = 1_000_000;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    hooks: {
+      now: () => t,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        t += ms;
+        onSleep(sleeps.length);
+      },
+    },
+  };
+}
+
+const legacy = (): Entity => {
+  const e = store.insert({ kind: "invocation" });
+  return (store.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" }) as any).entity;
+};
+/** Running as this very test process: alive, so pending. */
+const alive = (): Entity => {
+  const e = store.insert({ kind: "invocation" });
+  const me = selfStat();
+  return (store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: process.pid, pgid: me.pgrp, proc_start: me.starttime } }) as any).entity;
+};
+const complete = (id: string) => store.transition({ id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } });
+
+function obs(id: string, placement: Placement | null, input = id): Observation {
+  if (placement === null) return { input, error: { code: "unknown", message: "no such id" } };
+  const entity = { id, kind: "invocation", label: null, status: placement === "terminal" ? "completed" : "running", outcome: placement === "terminal" ? "succeeded" : null, reason_code: null } as unknown as Entity;
+  return { input, observed: { entity, placement, possibly_orphaned: false } };
+}
+
+describe("partition()", () => {
+  test("the four lists are disjoint and together cover every observed id; errors are a separate channel", () => {
+    const input = [obs("a", "terminal"), obs("b", "pending"), obs("c", "stopped_without_end"), obs("d", "unresolved_spawn"), obs("x", null), obs("e", "pending"), obs("f", "terminal")];
+    const p = partition(input);
+    expect(p).toEqual({ terminal: ["a", "f"], pending: ["b", "e"], stopped_without_end: ["c"], unresolved_spawn: ["d"], errors: ["x"] });
+  });
+
+  test("an id observed twice (itself and by prefix) is placed once; an id with an error is never placed", () => {
+    const p = partition([obs("a", "pending"), obs("a", "pending", "a-prefix"), obs("q", null), obs("q", null)]);
+    expect(p).toEqual({ terminal: [], pending: ["a"], stopped_without_end: [], unresolved_spawn: [], errors: ["q"] });
+  });
+
+  test("randomised: every observed id lands in exactly one list, in first-seen order", () => {
+    const places: (Placement | null)[] = ["terminal", "pending", "stopped_without_end", "unresolved_spawn", null];
+    for (let round = 0; round < 200; round++) {
+      const input = Array.from({ length: 1 + (round % 13) }, (_, i) => obs(`id${(i * 7 + round) % 9}`, places[(i + round) % 5]));
+      // The same id always has the same placement within one observation pass.
+      const fixed = new Map<string, Placement | null>();
+      const consistent = input.map((o) => {
+        const id = o.observed?.entity.id ?? o.input;
+        if (!fixed.has(id)) fixed.set(id, o.observed?.placement ?? null);
+        return obs(id, fixed.get(id)!);
+      });
+      const p = partition(consistent);
+      const lists = [p.terminal, p.pending, p.stopped_without_end, p.unresolved_spawn];
+      const all = lists.flat();
+      expect(new Set(all).size).toBe(all.length);
+      const observed = [...new Set(consistent.filter((o) => o.observed).map((o) => o.observed!.entity.id))];
+      expect(all.sort()).toEqual(observed.sort());
+      expect(p.errors).toEqual([...new Set(consistent.filter((o) => !o.observed).map((o) => o.input))]);
+    }
+  });
+
+  test("entryOf gives an error entry the same keys as an observed one", () => {
+    const a = entryOf(obs("a", "terminal"));
+    const b = entryOf(obs("zz", null));
+    expect(Object.keys(a).sort()).toEqual(Object.keys(b).sort());
+    expect(b).toEqual({ id: "zz", kind: null, label: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: { code: "unknown", message: "no such id" } });
+  });
+});
+
+describe("waitFor(): the one-poll floor", () => {
+  test("an id in stopped_without_end alone: one interval is paid, then it returns (max 5, poll 1 → 1 s)", async () => {
+    const e = legacy();
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 5, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([1000]);
+    expect(r.elapsed_seconds).toBe(1);
+    expect(r.stopped_without_end).toEqual([e.id]);
+    expect(r.timed_out).toBe(false);
+    expect(r.all_terminal).toBe(false);
+    expect(waitExitCode(r)).toBe(1);
+  });
+
+  test("an aged preparing record (unresolved_spawn) pays the floor too", async () => {
+    process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS = "0.001";
+    const e = store.insert({ kind: "invocation" });
+    await new Promise((r) => setTimeout(r, 5));
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 5, poll_interval_seconds: 2 }, t.hooks);
+    expect(t.sleeps).toEqual([2000]);
+    expect(r.unresolved_spawn).toEqual([e.id]);
+    expect(r.unresolved_spawn_after_seconds).toBe(0.001);
+  });
+
+  test("the floor is bounded by whatever is left of the window", async () => {
+    const e = legacy();
+    const t = fakeTime();
+    await waitFor(store, [e.id], { max_wait_seconds: 0.25, poll_interval_seconds: 3 }, t.hooks);
+    expect(t.sleeps).toEqual([250]);
+  });
+
+  test("a snapshot request pays nothing", async () => {
+    const e = legacy();
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 0, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([]);
+    expect(r.elapsed_seconds).toBe(0);
+    expect(r.stopped_without_end).toEqual([e.id]);
+  });
+
+  test("nothing is paid when every id is terminal", async () => {
+    const e = alive();
+    complete(e.id);
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 10, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([]);
+    expect(r.all_terminal).toBe(true);
+    expect(waitExitCode(r)).toBe(0);
+  });
+
+  test("a call that already waited on a running id has met it: no extra interval once the running id ends", async () => {
+    const stopped = legacy();
+    const run = alive();
+    const t = fakeTime((n) => {
+      if (n === 1) complete(run.id);
+    });
+    const r = await waitFor(store, [stopped.id, run.id], { max_wait_seconds: 20, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([1000]);
+    expect(r.terminal).toEqual([run.id]);
+    expect(r.stopped_without_end).toEqual([stopped.id]);
+    expect(r.timed_out).toBe(false);
+  });
+
+  test("the floor is paid once, not per pass", async () => {
+    const e = legacy();
+    const t = fakeTime();
+    await waitFor(store, [e.id], { max_wait_seconds: 50, poll_interval_seconds: 0.1 }, t.hooks);
+    expect(t.sleeps).toEqual([100]);
+  });
+});
+
+describe("waitFor(): windows, expiry and echoes", () => {
+  test("expiry returns what was learned: completed entries kept, the rest pending, timed_out true (exit 3)", async () => {
+    const done = alive();
+    const slow = alive();
+    const t = fakeTime((n) => {
+      if (n === 2) complete(done.id);
+    });
+    const r = await waitFor(store, [done.id, slow.id], { max_wait_seconds: 3, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([1000, 1000, 1000]);
+    expect(r.timed_out).toBe(true);
+    expect(r.terminal).toEqual([done.id]);
+    expect(r.pending).toEqual([slow.id]);
+    expect(r.entries.map((e) => [e.id, e.status, e.terminal])).toEqual([
+      [done.id, "completed", true],
+      [slow.id, "running", false],
+    ]);
+    expect(r.elapsed_seconds).toBe(3);
+    expect(waitExitCode(r)).toBe(3);
+  });
+
+  test("the last sleep is cut to the window", async () => {
+    const e = alive();
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 2.5, poll_interval_seconds: 1 }, t.hooks);
+    expect(t.sleeps).toEqual([1000, 1000, 500]);
+    expect(r.timed_out).toBe(true);
+  });
+
+  test("it returns as soon as every id is terminal", async () => {
+    const a = alive();
+    const b = alive();
+    const t = fakeTime((n) => {
+      if (n === 1) complete(a.id);
+      if (n === 3) complete(b.id);
+    });
+    const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 50, poll_interval_seconds: 0.5 }, t.hooks);
+    expect(t.sleeps).toEqual([500, 500, 500]);
+    expect(r.all_terminal).toBe(true);
+    expect(r.timed_out).toBe(false);
+  });
+
+  test("an unknown id sits next to a valid one: error entry, the valid one still observed (exit 2)", async () => {
+    const e = alive();
+    complete(e.id);
+    const r = await waitFor(store, ["inv_0000000000zz", e.id], { max_wait_seconds: 0 }, fakeTime().hooks);
+    expect(r.entries[0]).toMatchObject({ id: "inv_0000000000zz", error: { code: "unknown" } });
+    expect(r.entries[1]).toMatchObject({ id: e.id, terminal: true, error: null });
+    expect(r.errors).toEqual(["inv_0000000000zz"]);
+    expect(r.all_terminal).toBe(false);
+    expect(waitExitCode(r)).toBe(2);
+  });
+
+  test("clamping: effective values are echoed (99 → 50, 0.01 → 0.1, -1 → 0, 99 → 10, defaults 25 and 1)", async () => {
+    expect(effectiveWait(99, 0.01)).toEqual({ max_wait_seconds: 50, poll_interval_seconds: 0.1 });
+    expect(effectiveWait(-1, 99)).toEqual({ max_wait_seconds: 0, poll_interval_seconds: 10 });
+    expect(effectiveWait()).toEqual({ max_wait_seconds: 25, poll_interval_seconds: 1 });
+    const e = alive();
+    const t = fakeTime();
+    const r = await waitFor(store, [e.id], { max_wait_seconds: 99, poll_interval_seconds: 0.01 }, t.hooks);
+    expect([r.max_wait_seconds, r.poll_interval_seconds]).toEqual([50, 0.1]);
+    expect(t.sleeps).toHaveLength(500);
+    expect(t.sleeps.every((ms) => ms === 100)).toBe(true);
+  });
+
+  test("observing an expired window leaves the records and audit rows unchanged", async () => {
+    const a = alive();
+    const b = legacy();
+    const dump = () => JSON.stringify([store.db.prepare("SELECT * FROM entities ORDER BY id").all(), store.db.prepare("SELECT * FROM events ORDER BY id").all()]);
+    const before = dump();
+    const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 2, poll_interval_seconds: 1 }, fakeTime().hooks);
+    expect(r.timed_out).toBe(true);
+    expect(dump()).toBe(before);
+  });
+});
