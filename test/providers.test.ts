@@ -1,0 +1,106 @@
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { li, liData, tempHome } from "./helpers/li.js";
+
+type Home = ReturnType<typeof tempHome>;
+let h: Home;
+beforeEach(() => (h = tempHome()));
+afterEach(() => h.cleanup());
+
+async function output(env: NodeJS.ProcessEnv, id: string): Promise<string> {
+  return (await liData(["job", "output", id], { env })).output;
+}
+
+describe("CLI agent providers run the real binary found on PATH", () => {
+  const cases: [string, string[]][] = [
+    ["claude", ["-p", "--model", "sonnet"]],
+    ["codex", ["exec", "--model", "sonnet", "-"]],
+    ["gemini", ["--model", "sonnet"]],
+  ];
+  test.each(cases)("%s gets the prompt on stdin and its model flags", async (name, argv) => {
+    const bin = path.join(h.home, "bin");
+    fs.mkdirSync(bin);
+    // A stand-in agent: prints its argv, then echoes stdin.
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\necho "argv: $*"\ncat\n`, { mode: 0o755 });
+    const env = { ...h.env, PATH: `${bin}:${process.env.PATH}` };
+    const run = await liData(["agent", `${name}/sonnet`, "review", "this"], { env });
+    expect(run.status).toBe("completed");
+    expect(await output(env, run.id)).toBe(`argv: ${argv.join(" ")}\nreview this`);
+  });
+
+  test("a missing binary is unavailable and says what to install", async () => {
+    const r = await li(["--machine", "agent", "gemini/pro", "hi"], { env: { ...h.env, PATH: "/nonexistent" } });
+    expect(r.json.error.kind).toBe("unavailable");
+    expect(r.json.error.message).toMatch(/npm install -g @google\/gemini-cli/);
+  });
+});
+
+describe("openai: an OpenAI-compatible endpoint on loopback", () => {
+  let server: http.Server;
+  let base: string;
+  const seen: { auth?: string; body: any }[] = [];
+  let mode: "stream" | "json" | "error" = "stream";
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        seen.push({ auth: req.headers.authorization, body: JSON.parse(body) });
+        if (mode === "error") {
+          res.writeHead(429, { "content-type": "application/json" }).end('{"error":"slow down"}');
+        } else if (mode === "json") {
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [{ message: { content: "whole answer" } }] }));
+        } else {
+          res.writeHead(200, { "content-type": "text/event-stream" });
+          for (const piece of ["Hel", "lo, ", "world"]) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: piece } }] })}\n\n`);
+          res.end("data: [DONE]\n\n");
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  test("streams the completion, sends the model, prompt and key from the named env var", async () => {
+    mode = "stream";
+    const env = { ...h.env, MY_KEY: "sk-test" };
+    const run = await liData(["agent", "--base-url", base, "--api-key-env", "MY_KEY", "openai/gpt-test", "say hello"], { env });
+    expect(run.status).toBe("completed");
+    expect(await output(env, run.id)).toBe("Hello, world");
+    const req = seen.at(-1)!;
+    expect(req.auth).toBe("Bearer sk-test");
+    expect(req.body).toMatchObject({ model: "gpt-test", stream: true, messages: [{ role: "user", content: "say hello" }] });
+  });
+
+  test("a non-streaming JSON answer is printed whole", async () => {
+    mode = "json";
+    const run = await liData(["agent", "--base-url", base, "openai/gpt-test", "x"], { env: h.env });
+    expect(await output(h.env, run.id)).toBe("whole answer");
+  });
+
+  test("an HTTP error fails the run with the status in its console", async () => {
+    mode = "error";
+    const r = await li(["--machine", "agent", "--base-url", base, "openai/gpt-test", "x"], { env: h.env });
+    expect(r.code).toBe(1);
+    expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.exit_nonzero" });
+    expect(await output(h.env, r.json.data.id)).toMatch(/429/);
+  });
+
+  test("the base URL can come from settings.yaml", async () => {
+    mode = "stream";
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `providers:\n  openai:\n    base_url: ${base}\n`);
+    const run = await liData(["agent", "openai/gpt-test", "x"], { env: h.env });
+    expect(await output(h.env, run.id)).toBe("Hello, world");
+  });
+});
+
+test("li doctor lists every provider, the store's health and schema version", async () => {
+  const d = await liData(["doctor"], { env: h.env });
+  expect(d.providers.map((p: any) => p.name)).toEqual(["mock", "claude", "codex", "gemini", "openai"]);
+  expect(d.store).toMatchObject({ ok: true, integrity: "ok", journal_mode: "wal" });
+  expect(d.store.schema_version).toBe(d.store.required_version);
+});
