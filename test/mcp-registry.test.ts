@@ -106,9 +106,16 @@ describe("the core knows no individual verb", () => {
       }
     };
     walk(path.join(ROOT, "src"));
+    // A one-word verb (monitor, stats) is named after the command it runs, and the CLI must
+    // spell its own command names; anywhere else in src/ the name is still a hit.
+    const commandNames = new Set(surface.registry.all().filter((m) => m.cliPath.length === 1 && m.cliPath[0] === m.id).map((m) => m.id));
     const hits = files.flatMap((f) => {
       const text = fs.readFileSync(f, "utf8");
-      return names.filter((n) => text.includes(`"${n}"`) || text.includes(`'${n}'`)).map((n) => `${path.relative(ROOT, f)}: ${n}`);
+      const inCli = path.relative(ROOT, f).startsWith(path.join("src", "cli") + path.sep);
+      return names
+        .filter((n) => !(inCli && commandNames.has(n)))
+        .filter((n) => text.includes(`"${n}"`) || text.includes(`'${n}'`))
+        .map((n) => `${path.relative(ROOT, f)}: ${n}`);
     });
     expect(hits).toEqual([]);
   });

@@ -18,8 +18,27 @@ import { PlaySubmit } from "./play/submit.js";
 import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
 import { StateShow } from "./state/show.js";
+import { Monitor } from "./monitor/show.js";
+import { ScheduleCreate } from "./schedule/create.js";
+import { ScheduleDelete } from "./schedule/delete.js";
+import { ScheduleDisable } from "./schedule/disable.js";
+import { ScheduleEnable } from "./schedule/enable.js";
+import { ScheduleGet } from "./schedule/get.js";
+import { ScheduleList } from "./schedule/list.js";
+import { ScheduleRuns } from "./schedule/runs.js";
+import { ScheduleTrigger } from "./schedule/trigger.js";
+import { Stats } from "./stats/show.js";
+import { TeamCreate } from "./team/create.js";
+import { TeamList } from "./team/list.js";
+import { TeamReceive } from "./team/receive.js";
+import { TeamSend } from "./team/send.js";
+import { TeamShow } from "./team/show.js";
 
-export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry];
+export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry,
+  // Never schedule tick or daemon: unattended, long-running machinery is not an MCP operation.
+  ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
+  TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
+  Monitor, Stats];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

@@ -35,3 +35,36 @@ export const SPAWN_FLAGS = ["--detach"];
 
 /** v1 names were accepted for one release and retired on this date (ADR-0066 D1). */
 export const V1_RETIRED_ON = "2026-09-30";
+
+/** One schedule as the schedule commands print it. */
+export const SCHEDULE = {
+  type: "object",
+  required: ["id", "name", "cron", "timezone", "enabled", "model", "next_run_at", "last_fired_at"],
+  properties: {
+    id: { type: "string" },
+    name: { type: "string" },
+    cron: { type: "string" },
+    timezone: { type: "string" },
+    enabled: { type: "boolean" },
+    model: { type: "string" },
+    next_run_at: nullable("string"),
+    last_fired_at: nullable("string"),
+  },
+};
+
+/** A team with its members, as team create and team show print it. */
+export const TEAM_SHOW = {
+  type: "object",
+  required: ["team", "members", "message_count"],
+  properties: {
+    team: { type: "object", required: ["id", "name"], properties: { id: { type: "string" }, name: { type: "string" } } },
+    members: { type: "array", items: { type: "object", required: ["name", "sent", "received", "unread", "read_through"] } },
+    message_count: { type: "integer" },
+  },
+};
+
+export const MESSAGE = {
+  type: "object",
+  required: ["id", "from", "to", "body", "created_at"],
+  properties: { id: { type: "string" }, from: { type: "string" }, to: { type: "string" }, body: { type: "string" }, created_at: { type: "string" } },
+};

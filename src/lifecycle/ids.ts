@@ -8,6 +8,10 @@ export const KIND_PREFIX = {
   session: "ses",
   play: "ply",
   delivery: "dlv",
+  schedule: "sch",
+  schedule_run: "srn",
+  team: "tm",
+  message: "msg",
 } as const;
 
 export type IdKind = keyof typeof KIND_PREFIX;

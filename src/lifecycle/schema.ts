@@ -57,6 +57,59 @@ export const MIGRATIONS: readonly string[] = [
      updated_at TEXT NOT NULL
    );
    CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);`,
+  // 4: schedules with their fired runs, and teams with their members and messages.
+  // Ordering keys for messages and runs are integer sequences, not ids: ids minted by two
+  // processes in the same millisecond need not sort in insertion order, and a read cursor must.
+  `CREATE TABLE schedules (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     cron TEXT NOT NULL,
+     timezone TEXT NOT NULL,
+     enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+     model TEXT NOT NULL,
+     prompt TEXT NOT NULL,
+     label TEXT,
+     spec TEXT NOT NULL,
+     next_run_at TEXT,
+     last_fired_at TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE INDEX schedules_due ON schedules(enabled, next_run_at);
+   CREATE TABLE schedule_runs (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     schedule_id TEXT NOT NULL REFERENCES schedules(id) ON DELETE CASCADE,
+     entity_id TEXT REFERENCES entities(id),
+     trigger TEXT NOT NULL CHECK (trigger IN ('tick', 'manual')),
+     due_at TEXT,
+     fired_at TEXT NOT NULL,
+     error TEXT
+   );
+   CREATE INDEX schedule_runs_schedule ON schedule_runs(schedule_id, seq);
+   CREATE TABLE teams (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE team_members (
+     team_id TEXT NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+     name TEXT NOT NULL,
+     read_seq INTEGER NOT NULL DEFAULT 0,
+     read_at TEXT,
+     joined_at TEXT NOT NULL,
+     PRIMARY KEY (team_id, name)
+   );
+   CREATE TABLE messages (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     team_id TEXT NOT NULL REFERENCES teams(id) ON DELETE CASCADE,
+     sender TEXT NOT NULL,
+     recipient TEXT,
+     body TEXT NOT NULL,
+     created_at TEXT NOT NULL
+   );
+   CREATE INDEX messages_team ON messages(team_id, seq);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

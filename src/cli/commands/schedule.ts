@@ -1,8 +1,8 @@
-import { Command, Option } from "commander";
+import { Command, Option } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import { checkName } from "../../lifecycle/names.js";
 import {
-  checkName,
   deleteSchedule,
   insertSchedule,
   listRuns,
@@ -48,6 +48,7 @@ Schedules fire only when something ticks them. Either keep a daemon running:
   li schedule daemon
 or add one crontab line (crontab -e) that ticks every minute:
   * * * * * LI_HOME=$HOME/.local/state/li li schedule tick >/dev/null 2>&1
+Cron runs commands with a minimal PATH: set PATH in that line if runs use claude, codex or gemini.
 Any number of tickers may run at once: each due time fires exactly once (the firing
 transaction claims it by compare-and-set), and missed due times coalesce into one run.`;
 

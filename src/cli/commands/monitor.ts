@@ -1,0 +1,102 @@
+import { Command } from "../commander.js";
+import { DELIVERY_STATUSES } from "../../lifecycle/notify/outbox.js";
+import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import { dueSchedules, nextDueAt } from "../../lifecycle/schedules/store.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import { NON_TERMINAL, STATUSES } from "../../lifecycle/vocab.js";
+import { render, type CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { nonNegativeIntegerArg, positiveIntegerArg } from "../parsers.js";
+import { withStore } from "../views.js";
+
+const seconds = (ms: number) => Math.round(ms) / 1000;
+
+/** Zero for every name, so the shape never depends on what happens to exist. */
+function countBy(names: readonly string[], rows: { key: string | null; n: number }[]): Record<string, number> {
+  const out = Object.fromEntries(names.map((n) => [n, 0]));
+  for (const r of rows) if (r.key !== null) out[r.key] = (out[r.key] ?? 0) + r.n;
+  return out;
+}
+
+export function snapshot(store: Store, opts: { limit: number; failures: number }, now = new Date()) {
+  // Observe every unfinished record first (reaping the conclusively gone), so the counts and
+  // the active list below agree with what li job status would say right now.
+  const procs = new ProcSnapshot();
+  const open = store.db.prepare(`SELECT id FROM entities WHERE status IN (${NON_TERMINAL.map(() => "?").join(",")}) ORDER BY id`).all(...NON_TERMINAL) as { id: string }[];
+  const observed = open.map(({ id }) => store.get(id)).filter((e): e is Entity => !!e).map((e) => observeFresh(store, e, procs));
+  const active = observed
+    .filter((o) => (NON_TERMINAL as readonly string[]).includes(o.entity.status))
+    .map(({ entity: e, placement, possibly_orphaned }) => ({
+      id: e.id,
+      kind: e.kind,
+      parent_id: e.parent_id,
+      status: e.status,
+      placement,
+      possibly_orphaned,
+      age_seconds: seconds(now.getTime() - Date.parse(e.created_at)),
+      model: (e.spec.model as string | undefined) ?? null,
+      label: e.label,
+      current_phase: e.current_phase,
+      created_at: e.created_at,
+      started_at: e.started_at,
+    }));
+
+  const counts = countBy(STATUSES, store.db.prepare("SELECT status AS key, count(*) AS n FROM entities GROUP BY status").all() as any[]);
+  const failures = (
+    store.db
+      .prepare("SELECT * FROM entities WHERE outcome IN ('failed', 'indeterminate') ORDER BY ended_at DESC, id DESC LIMIT ?")
+      .all(opts.failures) as any[]
+  ).map((r) => {
+    const spec = JSON.parse(r.spec);
+    return { id: r.id, kind: r.kind, parent_id: r.parent_id, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: spec.model ?? null, label: r.label, ended_at: r.ended_at };
+  });
+  const outbox = countBy(DELIVERY_STATUSES, store.db.prepare("SELECT status AS key, count(*) AS n FROM deliveries GROUP BY status").all() as any[]);
+  const sched = store.db.prepare("SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM schedules").get() as { total: number; enabled: number };
+  const due = dueSchedules(store, now).map((s) => ({ id: s.id, name: s.name, next_run_at: s.next_run_at!, overdue_seconds: seconds(now.getTime() - Date.parse(s.next_run_at!)) }));
+
+  return {
+    now: now.toISOString(),
+    counts,
+    active: active.slice(0, opts.limit),
+    active_total: active.length,
+    recent_failures: failures,
+    outbox,
+    schedules: { total: sched.total, enabled: sched.enabled, due, next_due_at: nextDueAt(store) },
+  };
+}
+
+export type Snapshot = ReturnType<typeof snapshot>;
+
+export function register(root: Command, ctx: CliContext): void {
+  root
+    .command("monitor")
+    .description("one snapshot for a dashboard or an agent: counts, active jobs, recent failures, outbox, due schedules")
+    .option("--limit <n>", "at most N active jobs (active_total counts them all)", positiveIntegerArg, 50)
+    .option("--failures <n>", "the last N failed, timed-out or lost records", nonNegativeIntegerArg, 10)
+    .addHelpText(
+      "after",
+      `
+One-shot by design: poll it (e.g. watch -n 5 li monitor) rather than holding it open.
+Machine output is raw: counts are numbers, times ISO 8601 UTC, ages in seconds.
+Active jobs are observed as li job status would, so a run whose process is conclusively
+gone is reaped to lost before it is counted.
+
+Examples:
+  li monitor
+  li --machine monitor --failures 3 | jq .data.counts`,
+    )
+    .action((opts: { limit: number; failures: number }) =>
+      render(ctx, () => withStore((store) => ({ data: snapshot(store, opts), human: humanSnapshot }))),
+    );
+}
+
+function humanSnapshot(d: Snapshot): string {
+  const counts = Object.entries(d.counts).map(([k, v]) => `${k}=${v}`).join(" ");
+  const outbox = Object.entries(d.outbox).map(([k, v]) => `${k}=${v}`).join(" ");
+  return [
+    keyValues({ now: d.now, jobs: counts, outbox, schedules: `${d.schedules.enabled} of ${d.schedules.total} enabled; next due ${d.schedules.next_due_at ?? "-"}` }),
+    `\nactive (${d.active_total}):\n${table(d.active, ["id", "kind", "status", "age_seconds", "model", "label", "placement"])}`,
+    `\nrecent failures:\n${table(d.recent_failures, ["id", "kind", "status", "reason_code", "model", "ended_at"])}`,
+    `\ndue schedules:\n${table(d.schedules.due, ["name", "id", "next_run_at", "overdue_seconds"])}`,
+  ].join("\n");
+}

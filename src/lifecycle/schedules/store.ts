@@ -1,0 +1,195 @@
+import { invalid, LiError } from "../../errors.js";
+import { newId } from "../ids.js";
+import type { Store } from "../store.js";
+
+/*
+ * Schedules and their fired runs (tables from migration 4). A schedule fires a due time at
+ * most once: the firing transaction moves next_run_at by compare-and-set on the value the
+ * ticker read, so of two racing tickers exactly one changes the row and records the run.
+ */
+
+export interface ScheduleRow {
+  id: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  enabled: 0 | 1;
+  model: string;
+  prompt: string;
+  label: string | null;
+  /** The agent spec the runs are made from (cwd, timeout, notify, provider options, settings dir). */
+  spec: string;
+  next_run_at: string | null;
+  last_fired_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScheduleRunRow {
+  seq: number;
+  id: string;
+  schedule_id: string;
+  entity_id: string | null;
+  trigger: "tick" | "manual";
+  due_at: string | null;
+  fired_at: string;
+  error: string | null;
+}
+
+/** What the firing transaction records: the run's entity, or why none could be made. */
+export type FireRecord = { entity_id: string; error?: undefined } | { entity_id?: undefined; error: string };
+
+const iso = (d: Date = new Date()) => d.toISOString();
+
+export function insertSchedule(
+  store: Store,
+  input: { name: string; cron: string; timezone: string; model: string; prompt: string; label: string | null; spec: Record<string, unknown>; next_run_at: string; enabled: boolean },
+): ScheduleRow {
+  const id = newId("schedule");
+  const at = iso();
+  try {
+    store.tx(() =>
+      store.db
+        .prepare(
+          `INSERT INTO schedules (id, name, cron, timezone, enabled, model, prompt, label, spec, next_run_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(id, input.name, input.cron, input.timezone, input.enabled ? 1 : 0, input.model, input.prompt, input.label, JSON.stringify(input.spec), input.enabled ? input.next_run_at : null, at, at),
+    );
+  } catch (err: any) {
+    if (err?.code === "SQLITE_CONSTRAINT_UNIQUE")
+      throw new LiError("conflict", `a schedule named ${input.name} already exists; pick another name or delete it first (li schedule delete ${input.name})`, { name: input.name });
+    throw err;
+  }
+  return getSchedule(store, id)!;
+}
+
+export function getSchedule(store: Store, id: string): ScheduleRow | undefined {
+  return store.db.prepare("SELECT * FROM schedules WHERE id = ?").get(id) as ScheduleRow | undefined;
+}
+
+/** A schedule by name, by id, or by an unambiguous id prefix (sch_…). */
+export function resolveSchedule(store: Store, text: string): ScheduleRow {
+  const byName = store.db.prepare("SELECT * FROM schedules WHERE name = ?").get(text) as ScheduleRow | undefined;
+  if (byName) return byName;
+  const key = text.trim().toLowerCase();
+  if (key.startsWith("sch_")) {
+    const rows = store.db.prepare("SELECT * FROM schedules WHERE id >= ? AND id < ? ORDER BY id LIMIT 11").all(key, key + "\u{10ffff}") as ScheduleRow[];
+    if (rows.length === 1) return rows[0];
+    if (rows.length > 1)
+      throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} schedules; give more of the id`, { id: text, code: "ambiguous", matches: rows.slice(0, 10).map((r) => r.id) });
+  }
+  throw new LiError("not_found", `no schedule is named ${JSON.stringify(text)} or has an id starting ${key}; see li schedule list`, { schedule: text });
+}
+
+export function listSchedules(store: Store): ScheduleRow[] {
+  return store.db.prepare("SELECT * FROM schedules ORDER BY name").all() as ScheduleRow[];
+}
+
+/** Enabled schedules whose next fire time is at or before `now`, oldest due first. */
+export function dueSchedules(store: Store, now: Date = new Date()): ScheduleRow[] {
+  return store.db.prepare("SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= ? ORDER BY next_run_at").all(iso(now)) as ScheduleRow[];
+}
+
+/** The earliest next fire time of any enabled schedule, if any. */
+export function nextDueAt(store: Store): string | null {
+  const row = store.db.prepare("SELECT min(next_run_at) AS at FROM schedules WHERE enabled = 1").get() as { at: string | null };
+  return row.at;
+}
+
+/**
+ * Enables (with a freshly computed next fire time) or disables a schedule. Returns the row
+ * and whether anything changed; enabling an enabled schedule keeps its next fire time.
+ */
+export function setEnabled(store: Store, id: string, enabled: boolean, nextRunAt: () => string): { row: ScheduleRow; changed: boolean } {
+  return store.tx(() => {
+    const row = getSchedule(store, id);
+    if (!row) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
+    if (Boolean(row.enabled) === enabled) return { row, changed: false };
+    store.db
+      .prepare("UPDATE schedules SET enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ?")
+      .run(enabled ? 1 : 0, enabled ? nextRunAt() : null, iso(), id);
+    return { row: getSchedule(store, id)!, changed: true };
+  });
+}
+
+/** Deletes a schedule and its run history; the runs' own records (invocations) stay. */
+export function deleteSchedule(store: Store, id: string): { row: ScheduleRow; runs_deleted: number } {
+  return store.tx(() => {
+    const row = getSchedule(store, id);
+    if (!row) throw new LiError("not_found", `schedule ${id} was already deleted`, { schedule: id });
+    const runs = store.db.prepare("DELETE FROM schedule_runs WHERE schedule_id = ?").run(id).changes;
+    store.db.prepare("DELETE FROM schedules WHERE id = ?").run(id);
+    return { row, runs_deleted: runs };
+  });
+}
+
+function insertRun(store: Store, scheduleId: string, trigger: "tick" | "manual", dueAt: string | null, firedAt: string, rec: FireRecord): ScheduleRunRow {
+  const id = newId("schedule_run");
+  store.db
+    .prepare("INSERT INTO schedule_runs (id, schedule_id, entity_id, trigger, due_at, fired_at, error) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run(id, scheduleId, rec.entity_id ?? null, trigger, dueAt, firedAt, rec.error ?? null);
+  return store.db.prepare("SELECT * FROM schedule_runs WHERE id = ?").get(id) as ScheduleRunRow;
+}
+
+/**
+ * Claims the due time `expect` of schedule `id` and records its run, in one transaction:
+ * next_run_at moves from `expect` to `next` only if it still holds `expect` (the CAS), and
+ * `record` (which writes the run's entity) runs only for the winner. Null when another
+ * ticker already fired this due time, or the schedule was disabled or deleted meanwhile.
+ */
+export function claimDue(store: Store, id: string, expect: string, next: string, now: Date, record: () => FireRecord): ScheduleRunRow | null {
+  const firedAt = iso(now);
+  return store.tx(() => {
+    const won = store.db
+      .prepare("UPDATE schedules SET next_run_at = ?, last_fired_at = ?, updated_at = ? WHERE id = ? AND enabled = 1 AND next_run_at = ?")
+      .run(next, firedAt, firedAt, id, expect).changes;
+    if (won !== 1) return null;
+    return insertRun(store, id, "tick", expect, firedAt, record());
+  });
+}
+
+/** A manual fire: records the run beside its entity, in one transaction. */
+export function recordManualRun(store: Store, id: string, record: () => FireRecord): ScheduleRunRow {
+  const firedAt = iso();
+  return store.tx(() => {
+    if (!getSchedule(store, id)) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
+    store.db.prepare("UPDATE schedules SET last_fired_at = ?, updated_at = ? WHERE id = ?").run(firedAt, firedAt, id);
+    return insertRun(store, id, "manual", null, firedAt, record());
+  });
+}
+
+/** A schedule's runs, newest first. */
+export function listRuns(store: Store, scheduleId: string, limit: number): ScheduleRunRow[] {
+  return store.db.prepare("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT ?").all(scheduleId, limit) as ScheduleRunRow[];
+}
+
+export function runCount(store: Store, scheduleId: string): number {
+  return (store.db.prepare("SELECT count(*) AS n FROM schedule_runs WHERE schedule_id = ?").get(scheduleId) as { n: number }).n;
+}
+
+/** The machine view of a schedule: raw values only (ADR-0066 D7); the prompt only on request. */
+export function scheduleView(row: ScheduleRow, opts: { prompt?: boolean; runs?: number } = {}) {
+  const spec = JSON.parse(row.spec);
+  return {
+    id: row.id,
+    name: row.name,
+    cron: row.cron,
+    timezone: row.timezone,
+    enabled: row.enabled === 1,
+    model: row.model,
+    label: row.label,
+    cwd: spec.cwd as string,
+    timeout_seconds: (spec.timeout_seconds ?? null) as number | null,
+    notify: (spec.notify ?? []) as string[],
+    prompt_bytes: Buffer.byteLength(row.prompt),
+    ...(opts.prompt ? { prompt: row.prompt, provider_options: spec.provider_options ?? {} } : {}),
+    next_run_at: row.next_run_at,
+    last_fired_at: row.last_fired_at,
+    ...(opts.runs !== undefined ? { run_count: opts.runs } : {}),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export type ScheduleView = ReturnType<typeof scheduleView>;

@@ -1,0 +1,194 @@
+import { invalid, LiError } from "../errors.js";
+import { newId } from "./ids.js";
+import { checkName } from "./names.js";
+import type { Store } from "./store.js";
+
+/*
+ * Teams, their members and messages (tables from migration 4). Each member has a read
+ * cursor: the sequence number of the last message it received. A receive reads and moves
+ * its cursor in one transaction, so two receives by the same member never return the same
+ * message twice, and a message sent between them is never skipped.
+ */
+
+/** The documented body cap: fits one argv element, so an MCP send never needs a spill file. */
+export const BODY_CAP_BYTES = 64 * 1024;
+export const MAX_MEMBERS = 100;
+/** `--to all` addresses every member but the sender; no member may be called this. */
+export const BROADCAST = "all";
+
+interface TeamRow {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+interface MemberRow {
+  team_id: string;
+  name: string;
+  read_seq: number;
+  read_at: string | null;
+  joined_at: string;
+}
+
+interface MessageRow {
+  seq: number;
+  id: string;
+  team_id: string;
+  sender: string;
+  recipient: string | null;
+  body: string;
+  created_at: string;
+}
+
+const iso = () => new Date().toISOString();
+
+export function messageView(m: MessageRow) {
+  return { id: m.id, from: m.sender, to: m.recipient ?? BROADCAST, body: m.body, created_at: m.created_at };
+}
+
+export type MessageView = ReturnType<typeof messageView>;
+
+/** Member names: split on commas too, so `--member a,b` and `--member a b` agree; duplicates collapse. */
+export function checkMembers(values: string[]): string[] {
+  const names = [...new Set(values.flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean))];
+  if (names.length === 0) throw invalid("a team needs at least one --member", { field: "member" });
+  if (names.length > MAX_MEMBERS) throw invalid(`a team has at most ${MAX_MEMBERS} members; got ${names.length}`, { field: "member", count: names.length });
+  for (const n of names) {
+    checkName("member", n);
+    if (n.toLowerCase() === BROADCAST) throw invalid(`"${n}" cannot be a member name: --to ${BROADCAST} means every member`, { field: "member", name: n });
+  }
+  return names;
+}
+
+export function createTeam(store: Store, name: string, members: string[]): TeamRow {
+  checkName("team", name, "tm_");
+  const names = checkMembers(members);
+  const id = newId("team");
+  const at = iso();
+  try {
+    store.tx(() => {
+      store.db.prepare("INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?)").run(id, name, at);
+      const add = store.db.prepare("INSERT INTO team_members (team_id, name, joined_at) VALUES (?, ?, ?)");
+      for (const m of names) add.run(id, m, at);
+    });
+  } catch (err: any) {
+    if (err?.code === "SQLITE_CONSTRAINT_UNIQUE" || err?.code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+      throw new LiError("conflict", `a team named ${name} already exists; pick another name`, { name });
+    throw err;
+  }
+  return store.db.prepare("SELECT * FROM teams WHERE id = ?").get(id) as TeamRow;
+}
+
+/** A team by name, by id, or by an unambiguous id prefix (tm_…). */
+export function resolveTeam(store: Store, text: string): TeamRow {
+  const byName = store.db.prepare("SELECT * FROM teams WHERE name = ?").get(text) as TeamRow | undefined;
+  if (byName) return byName;
+  const key = text.trim().toLowerCase();
+  if (key.startsWith("tm_")) {
+    const rows = store.db.prepare("SELECT * FROM teams WHERE id >= ? AND id < ? ORDER BY id LIMIT 11").all(key, key + "\u{10ffff}") as TeamRow[];
+    if (rows.length === 1) return rows[0];
+    if (rows.length > 1)
+      throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} teams; give more of the id`, { id: text, code: "ambiguous", matches: rows.slice(0, 10).map((r) => r.id) });
+  }
+  throw new LiError("not_found", `no team is named ${JSON.stringify(text)} or has an id starting ${key}; see li team list`, { team: text });
+}
+
+function members(store: Store, teamId: string): MemberRow[] {
+  return store.db.prepare("SELECT * FROM team_members WHERE team_id = ? ORDER BY name").all(teamId) as MemberRow[];
+}
+
+function requireMember(store: Store, team: TeamRow, name: string, flag: string): MemberRow {
+  const m = store.db.prepare("SELECT * FROM team_members WHERE team_id = ? AND name = ?").get(team.id, name) as MemberRow | undefined;
+  if (!m) {
+    const known = members(store, team.id).map((r) => r.name);
+    throw invalid(`${flag} ${name}: not a member of team ${team.name} (members: ${known.join(", ")})`, { field: flag.replace(/^--/, ""), name, team: team.name, members: known });
+  }
+  return m;
+}
+
+/** Messages addressed to `member`: sent to it by name, or to everyone by someone else. */
+const ADDRESSED = "team_id = ? AND (recipient = ? OR (recipient IS NULL AND sender <> ?))";
+
+export function listTeams(store: Store) {
+  const teams = store.db.prepare("SELECT * FROM teams ORDER BY name").all() as TeamRow[];
+  return teams.map((t) => {
+    const names = members(store, t.id).map((m) => m.name);
+    const stats = store.db.prepare("SELECT count(*) AS n, max(created_at) AS last FROM messages WHERE team_id = ?").get(t.id) as { n: number; last: string | null };
+    return { id: t.id, name: t.name, members: names, member_count: names.length, message_count: stats.n, last_message_at: stats.last, created_at: t.created_at };
+  });
+}
+
+export function showTeam(store: Store, team: TeamRow) {
+  const idOfSeq = store.db.prepare("SELECT id FROM messages WHERE seq = ?");
+  const unread = store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`);
+  const received = store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED}`);
+  const sent = store.db.prepare("SELECT count(*) AS n FROM messages WHERE team_id = ? AND sender = ?");
+  const rows = members(store, team.id).map((m) => ({
+    name: m.name,
+    joined_at: m.joined_at,
+    sent: (sent.get(team.id, m.name) as { n: number }).n,
+    received: (received.get(team.id, m.name, m.name) as { n: number }).n,
+    unread: (unread.get(team.id, m.name, m.name, m.read_seq) as { n: number }).n,
+    read_through: m.read_seq ? ((idOfSeq.get(m.read_seq) as { id: string } | undefined)?.id ?? null) : null,
+    read_at: m.read_at,
+  }));
+  const total = (store.db.prepare("SELECT count(*) AS n FROM messages WHERE team_id = ?").get(team.id) as { n: number }).n;
+  return { team: { id: team.id, name: team.name, created_at: team.created_at }, members: rows, message_count: total };
+}
+
+/** The body as given: refused when empty, over the cap, or holding a NUL byte. */
+export function checkBody(body: string): string {
+  if (body.trim() === "") throw invalid("the message body is empty; pass body words or --body-file PATH", { field: "body" });
+  const bytes = Buffer.byteLength(body);
+  if (bytes > BODY_CAP_BYTES) throw invalid(`the message body is ${bytes} bytes; the cap is ${BODY_CAP_BYTES} bytes (64 KiB)`, { field: "body", bytes, cap: BODY_CAP_BYTES });
+  if (body.includes("\0")) throw invalid("the message body contains a NUL byte", { field: "body" });
+  return body;
+}
+
+export function sendMessage(store: Store, team: TeamRow, from: string, to: string, body: string) {
+  checkBody(body);
+  return store.tx(() => {
+    requireMember(store, team, from, "--from");
+    const broadcast = to === BROADCAST;
+    if (!broadcast) requireMember(store, team, to, "--to");
+    const id = newId("message");
+    store.db
+      .prepare("INSERT INTO messages (id, team_id, sender, recipient, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(id, team.id, from, broadcast ? null : to, body, iso());
+    const row = store.db.prepare("SELECT * FROM messages WHERE id = ?").get(id) as MessageRow;
+    const recipients = broadcast ? members(store, team.id).map((m) => m.name).filter((n) => n !== from) : [to];
+    return { message: messageView(row), team: team.name, recipients };
+  });
+}
+
+function messageSeq(store: Store, team: TeamRow, text: string): number {
+  const key = text.trim().toLowerCase();
+  const rows = key.startsWith("msg_")
+    ? (store.db.prepare("SELECT seq, id FROM messages WHERE team_id = ? AND id >= ? AND id < ? ORDER BY id LIMIT 11").all(team.id, key, key + "\u{10ffff}") as { seq: number; id: string }[])
+    : [];
+  if (rows.length === 1) return rows[0].seq;
+  if (rows.length > 1) throw invalid(`--since ${text} matches ${rows.length > 10 ? "more than 10" : rows.length} messages; give more of the id`, { field: "since", matches: rows.slice(0, 10).map((r) => r.id) });
+  throw new LiError("not_found", `--since ${text}: no message in team ${team.name} has that id (ids look like msg_01j…)`, { field: "since", since: text, team: team.name });
+}
+
+/**
+ * Messages addressed to `as`, oldest first, after its read cursor (or after `since`). Unless
+ * `peek`, the cursor moves forward to the last one returned (never back), in the same
+ * transaction as the read.
+ */
+export function receiveMessages(store: Store, team: TeamRow, as: string, opts: { since?: string; limit: number; peek: boolean }) {
+  return store.tx(() => {
+    const member = requireMember(store, team, as, "--as");
+    const from = opts.since !== undefined ? messageSeq(store, team, opts.since) : member.read_seq;
+    const rows = store.db.prepare(`SELECT * FROM messages WHERE ${ADDRESSED} AND seq > ? ORDER BY seq LIMIT ?`).all(team.id, as, as, from, opts.limit) as MessageRow[];
+    const last = rows.length ? rows[rows.length - 1].seq : from;
+    const remaining = (store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`).get(team.id, as, as, last) as { n: number }).n;
+    let readSeq = member.read_seq;
+    if (!opts.peek && last > member.read_seq) {
+      readSeq = last;
+      store.db.prepare("UPDATE team_members SET read_seq = ?, read_at = ? WHERE team_id = ? AND name = ?").run(last, iso(), team.id, as);
+    }
+    const readThrough = readSeq ? ((store.db.prepare("SELECT id FROM messages WHERE seq = ?").get(readSeq) as { id: string } | undefined)?.id ?? null) : null;
+    return { team: team.name, member: as, messages: rows.map(messageView), count: rows.length, remaining, read_through: readThrough, peek: opts.peek };
+  });
+}

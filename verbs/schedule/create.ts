@@ -1,0 +1,15 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { SCHEDULE } from "../schemas.js";
+
+// Control, yet fingerprinted: it spawns nothing now but stores a request that spawns runs
+// unattended later, so the caller must have read the schema that request is judged by.
+@verb({
+  id: "schedule.create",
+  category: "control",
+  requiresFingerprint: true,
+  cliPath: ["schedule", "create"],
+  summary: "create a cron schedule of agent runs",
+  result: { type: "object", required: ["schedule"], properties: { schedule: SCHEDULE } },
+  spill: { arg: "prompt", option: "prompt_file", join: " " },
+})
+export class ScheduleCreate implements Verb {}

@@ -1,0 +1,16 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { SCHEDULE } from "../schemas.js";
+
+@verb({
+  id: "schedule.get",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["schedule", "get"],
+  summary: "one schedule with its prompt",
+  result: {
+    type: "object",
+    required: ["schedule"],
+    properties: { schedule: { ...SCHEDULE, required: [...SCHEDULE.required, "prompt", "run_count"], properties: { ...SCHEDULE.properties, prompt: { type: "string" }, run_count: { type: "integer" } } } },
+  },
+})
+export class ScheduleGet implements Verb {}

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { SCHEDULE } from "../schemas.js";
+
+@verb({
+  id: "schedule.list",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["schedule", "list"],
+  summary: "every schedule with its next fire time",
+  result: { type: "object", required: ["schedules", "count"], properties: { schedules: { type: "array", items: SCHEDULE }, count: { type: "integer" } } },
+})
+export class ScheduleList implements Verb {}

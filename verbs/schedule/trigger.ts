@@ -1,0 +1,15 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+@verb({
+  id: "schedule.trigger",
+  category: "spawn",
+  requiresFingerprint: true,
+  cliPath: ["schedule", "trigger"],
+  summary: "fire a schedule now; returns the run id",
+  result: {
+    type: "object",
+    required: ["id", "kind", "status", "schedule_id", "run_id"],
+    properties: { id: { type: "string" }, kind: { const: "invocation" }, status: { type: "string" }, schedule_id: { type: "string" }, run_id: { type: "string" } },
+  },
+})
+export class ScheduleTrigger implements Verb {}

@@ -1,0 +1,34 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+
+const nullableNumber = { type: ["number", "null"] };
+
+@verb({
+  id: "stats",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["stats"],
+  summary: "counts by kind/status/outcome; durations",
+  result: {
+    type: "object",
+    required: ["since", "now", "total", "kinds"],
+    properties: {
+      since: { type: ["string", "null"] },
+      total: { type: "integer" },
+      kinds: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["kind", "total", "by_status", "by_outcome", "duration_seconds"],
+          properties: {
+            duration_seconds: {
+              type: "object",
+              required: ["count", "p50", "p90", "max"],
+              properties: { count: { type: "integer" }, p50: nullableNumber, p90: nullableNumber, max: nullableNumber },
+            },
+          },
+        },
+      },
+    },
+  },
+})
+export class Stats implements Verb {}

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { TEAM_SHOW } from "../schemas.js";
+
+@verb({
+  id: "team.create",
+  category: "control",
+  requiresFingerprint: false,
+  cliPath: ["team", "create"],
+  summary: "create a team of named members",
+  result: TEAM_SHOW,
+})
+export class TeamCreate implements Verb {}

@@ -1,0 +1,12 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { TEAM_SHOW } from "../schemas.js";
+
+@verb({
+  id: "team.show",
+  category: "read",
+  requiresFingerprint: false,
+  cliPath: ["team", "show"],
+  summary: "a team's members and message counts",
+  result: TEAM_SHOW,
+})
+export class TeamShow implements Verb {}
