@@ -8,16 +8,10 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS, SCHEMA_VERSION } from "../src/lifecycle/schema.js";
 import { Store } from "../src/lifecycle/store.js";
-import { li, liData, type LiRun, tempHome, until } from "./helpers/li.js";
+import { jobStatus, openStore, terminal, useHomes } from "./helpers/fixtures.js";
+import { type Home, li, liData, type LiRun } from "./helpers/li.js";
 
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(() => homes.forEach((h) => h.cleanup()));
+const home = useHomes();
 
 /** stdout is exactly one li.result JSON object and nothing else; exit status agrees with ok. */
 function envelope(r: LiRun): any {
@@ -66,13 +60,6 @@ function expectNothingRecorded(liHome: string) {
   }
 }
 
-async function terminal(env: NodeJS.ProcessEnv, id: string) {
-  return until(async () => {
-    const j = (await liData(["job", "status", id], { env })).jobs[0];
-    return j.terminal ? j : undefined;
-  });
-}
-
 describe("--machine prints exactly one JSON object", () => {
   test("success: ok true with data, exit 0", async () => {
     const { env } = home();
@@ -109,8 +96,7 @@ describe("--machine prints exactly one JSON object", () => {
 
   test("conflict: a kill whose cancel the fence keeps refusing is a partial reap, and the record is left as it was", async () => {
     const h = home();
-    process.env.LI_HOME = h.home;
-    const store = Store.open();
+    const store = openStore(h);
     const e = store.insert({ kind: "invocation", label: "frozen" });
     // Every UPDATE of this row is silently dropped, so each compare-and-set write is refused.
     store.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
@@ -140,7 +126,7 @@ describe("--machine prints exactly one JSON object", () => {
     const err = expectError(await li(["--machine", "agent", "--detach", "mock/echo", "hi"], { env: h.env }), "internal", 1);
     expect(err.message).toMatch(/cannot create the run directory/);
     const id = err.detail.id;
-    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    const j = await jobStatus(h.env, id);
     expect(j).toMatchObject({ status: "failed", reason_code: "invocation.failed.spawn_error" });
   });
 
@@ -238,8 +224,7 @@ describe("files are owner-only", () => {
 describe("prefix resolution", () => {
   test("an unambiguous prefix resolves; an ambiguous one is an error listing its matches", async () => {
     const h = home();
-    process.env.LI_HOME = h.home;
-    const store = Store.open();
+    const store = openStore(h);
     const a = store.insert({ kind: "invocation", label: "a" });
     const b = store.insert({ kind: "invocation", label: "b" });
     store.close();

@@ -7,61 +7,10 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { readProcStat } from "../src/lifecycle/procfs.js";
-import { li, liData, sleep, tempHome, until } from "./helpers/li.js";
+import { agentReady, detach, jobStatus, output, READY_BYTES, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
 
-/** Live (non-zombie) members of a process group; PID 1 here reaps orphans only every few seconds. */
-function liveMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = readProcStat(Number(name));
-    if (s && s.pgrp === pgid) out.push(s.pid);
-  }
-  return out;
-}
-
-/**
- * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
- * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
- * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
- */
-const READY_BYTES = 1536 * 1024;
-function agentReady(pid: number): boolean {
-  try {
-    const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
-    return m !== null && Number(m[1]) >= READY_BYTES;
-  } catch {
-    return false;
-  }
-}
-
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(() => homes.forEach((h) => h.cleanup()));
-
-async function status(env: NodeJS.ProcessEnv, id: string) {
-  return (await liData(["job", "status", id], { env })).jobs[0];
-}
-
-async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = 20000) {
-  return until(async () => {
-    const j = await status(env, id);
-    return j.terminal ? j : undefined;
-  }, timeoutMs);
-}
-
-async function detach(env: NodeJS.ProcessEnv, args: string[]) {
-  return liData(["agent", "--detach", ...args], { env });
-}
-
-async function output(env: NodeJS.ProcessEnv, id: string) {
-  return liData(["job", "output", id], { env });
-}
+const home = useHomes();
 
 describe("mock models behave per the contract", () => {
   test("mock/echo prints the prompt exactly, then exits 0", async () => {
@@ -84,10 +33,7 @@ describe("mock models behave per the contract", () => {
   test("mock/sleep:S sleeps S seconds, then echoes", async () => {
     const { env } = home();
     const sub = await detach(env, ["mock/sleep:1.2", "slept well"]);
-    const running = await until(async () => {
-      const j = await status(env, sub.id);
-      return j.status === "running" ? j : undefined;
-    });
+    const running = await untilStatus(env, sub.id, (j) => j.status === "running");
     expect(running.pid).toEqual(expect.any(Number));
     // Still asleep: nothing echoed yet.
     expect((await output(env, sub.id)).output).toBe("");
@@ -119,10 +65,7 @@ describe("mock models behave per the contract", () => {
     const file = path.join(h.home, "hang-prompt.txt");
     fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
     const sub = await detach(env, ["mock/hang", "--prompt-file", file]);
-    const running = await until(async () => {
-      const j = await status(env, sub.id);
-      return j.status === "running" ? j : undefined;
-    });
+    const running = await untilStatus(env, sub.id, (j) => j.status === "running");
     // The provider process: the group's member other than the worker.
     const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
     // A node process signalled before its script runs dies of the default action, mock or not.
@@ -130,7 +73,7 @@ describe("mock models behave per the contract", () => {
     process.kill(agent, "SIGTERM");
     await sleep(700);
     expect(readProcStat(agent)).not.toBeNull();
-    expect((await status(env, sub.id)).status).toBe("running");
+    expect((await jobStatus(env, sub.id)).status).toBe("running");
     const k = await liData(["kill", "--grace", "0", sub.id], { env });
     expect(k.entities[0].signals).toContain("SIGKILL");
     await until(() => liveMembers(running.pgid).length === 0);
@@ -157,7 +100,7 @@ describe("detached runs", () => {
     expect(sub.kind).toBe("invocation");
     const seen = new Set<string>();
     await until(async () => {
-      const j = await status(env, sub.id);
+      const j = await jobStatus(env, sub.id);
       seen.add(j.status);
       return j.terminal;
     });

@@ -7,6 +7,7 @@ import { findCycle, parsePlanText, PLAN_LIMITS, topologicalOrder, validatePlan, 
 import { stepPrompt } from "../src/runtime/flow/prompts.js";
 import { assignModels, fanoutPlan, splitModels } from "../src/runtime/flow/request.js";
 import { nextActions, stepState, type StepState } from "../src/runtime/flow/schedule.js";
+import { refusal } from "./helpers/refusal.js";
 
 const diamond = {
   steps: [
@@ -17,16 +18,6 @@ const diamond = {
   ],
 };
 
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err: any) {
-    expect(err.kind).toBe("invalid_input");
-    return err.message;
-  }
-  throw new Error("expected a refusal");
-}
-
 describe("validatePlan", () => {
   test("accepts a diamond and normalises absent fields", () => {
     const plan = validatePlan(diamond);
@@ -35,12 +26,12 @@ describe("validatePlan", () => {
   });
 
   test("names an unknown dependency and the step that has it", () => {
-    const m = message(() => validatePlan({ steps: [{ id: "a", task: "t", depends_on: ["ghost"] }] }, "plan file p.yaml"));
+    const m = refusal(() => validatePlan({ steps: [{ id: "a", task: "t", depends_on: ["ghost"] }] }, "plan file p.yaml"));
     expect(m).toBe('plan file p.yaml: step a depends on unknown step "ghost" (steps: a)');
   });
 
   test("reports a cycle as a closed path", () => {
-    const m = message(() =>
+    const m = refusal(() =>
       validatePlan({
         steps: [
           { id: "a", task: "t" },
@@ -51,19 +42,19 @@ describe("validatePlan", () => {
       }),
     );
     expect(m).toMatch(/dependency cycle: (b -> d -> c -> b|d -> c -> b -> d|c -> b -> d -> c)$/);
-    expect(message(() => validatePlan({ steps: [{ id: "a", task: "t", depends_on: ["a"] }] }))).toMatch(/step a depends on itself/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "a", task: "t", depends_on: ["a"] }] }))).toMatch(/step a depends on itself/);
   });
 
   test("bounds the size and refuses malformed steps", () => {
     const many = { steps: Array.from({ length: PLAN_LIMITS.max_steps + 1 }, (_, i) => ({ id: `s${i}`, task: "t" })) };
-    expect(message(() => validatePlan(many))).toMatch(/has 51 steps; the limit is 50/);
-    expect(message(() => validatePlan({ steps: [] }))).toMatch(/non-empty array/);
-    expect(message(() => validatePlan([]))).toMatch(/must be an object/);
-    expect(message(() => validatePlan({ steps: [{ id: "a", task: "t" }, { id: "a", task: "u" }] }))).toMatch(/duplicate step id "a"/);
-    expect(message(() => validatePlan({ steps: [{ id: "1x", task: "t" }] }))).toMatch(/id must match/);
-    expect(message(() => validatePlan({ steps: [{ id: "a", task: "  " }] }))).toMatch(/task must be a non-empty string/);
-    expect(message(() => validatePlan({ steps: [{ id: "a", task: "t", "depends-on": ["b"] }] }))).toMatch(/unknown key "depends-on"/);
-    expect(message(() => validatePlan({ steps: [{ id: "a", task: "x".repeat(PLAN_LIMITS.max_task_bytes + 1) }] }))).toMatch(/task is over/);
+    expect(refusal(() => validatePlan(many))).toMatch(/has 51 steps; the limit is 50/);
+    expect(refusal(() => validatePlan({ steps: [] }))).toMatch(/non-empty array/);
+    expect(refusal(() => validatePlan([]))).toMatch(/must be an object/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "a", task: "t" }, { id: "a", task: "u" }] }))).toMatch(/duplicate step id "a"/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "1x", task: "t" }] }))).toMatch(/id must match/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "a", task: "  " }] }))).toMatch(/task must be a non-empty string/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "a", task: "t", "depends-on": ["b"] }] }))).toMatch(/unknown key "depends-on"/);
+    expect(refusal(() => validatePlan({ steps: [{ id: "a", task: "x".repeat(PLAN_LIMITS.max_task_bytes + 1) }] }))).toMatch(/task is over/);
   });
 
   test("a 50-step chain validates without deep recursion, and findCycle sees the back edge", () => {
@@ -83,8 +74,8 @@ describe("parsePlanText (the orchestrator's console output)", () => {
     expect(parsePlanText("Plan: " + json + " done.").steps).toHaveLength(4);
   });
   test("no JSON, or JSON that is not a valid plan, is refused the same way as a file", () => {
-    expect(message(() => parsePlanText("I cannot plan this"))).toMatch(/no JSON plan found/);
-    expect(message(() => parsePlanText('{"steps":[{"id":"a","task":"t","depends_on":["a"]}]}'))).toMatch(/depends on itself/);
+    expect(refusal(() => parsePlanText("I cannot plan this"))).toMatch(/no JSON plan found/);
+    expect(refusal(() => parsePlanText('{"steps":[{"id":"a","task":"t","depends_on":["a"]}]}'))).toMatch(/depends on itself/);
   });
 });
 
@@ -178,8 +169,8 @@ describe("the mock planner", () => {
   });
 
   test("a mock plan with a bad reference is refused like any plan", () => {
-    expect(message(() => validatePlan(mockPlan("- a (after s2)\n- b (after s1)")))).toMatch(/dependency cycle/);
-    expect(message(() => validatePlan(mockPlan("- a (after s9)")))).toMatch(/unknown step "s9"/);
+    expect(refusal(() => validatePlan(mockPlan("- a (after s2)\n- b (after s1)")))).toMatch(/dependency cycle/);
+    expect(refusal(() => validatePlan(mockPlan("- a (after s9)")))).toMatch(/unknown step "s9"/);
   });
 });
 
@@ -188,8 +179,8 @@ describe("model assignment and prompts", () => {
     const plan: Plan = validatePlan({ steps: [{ id: "a", task: "t" }, { id: "b", task: "t", model: "mock/hang" }, { id: "c", task: "t" }] });
     expect(assignModels(plan, ["mock/echo", "mock/sleep:1"], null).steps.map((s) => s.model)).toEqual(["mock/echo", "mock/hang", "mock/echo"]);
     expect(assignModels(plan, [], "mock/echo").steps.map((s) => s.model)).toEqual(["mock/echo", "mock/hang", "mock/echo"]);
-    expect(message(() => assignModels(validatePlan({ steps: [{ id: "a", task: "t" }] }), [], null))).toMatch(/step a has no model/);
-    expect(message(() => assignModels(plan, [], "mock/echo", new Set(["mock/echo"])))).toMatch(/not in the worker pool/);
+    expect(refusal(() => assignModels(validatePlan({ steps: [{ id: "a", task: "t" }] }), [], null))).toMatch(/step a has no model/);
+    expect(refusal(() => assignModels(plan, [], "mock/echo", new Set(["mock/echo"])))).toMatch(/not in the worker pool/);
     expect(fanoutPlan(3, ["m/1", "m/2"], null).steps.map((s) => [s.id, s.model])).toEqual([
       ["w1", "m/1"],
       ["w2", "m/2"],

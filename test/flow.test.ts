@@ -8,17 +8,10 @@ import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import Database from "better-sqlite3";
-import { li, liData, tempHome, until } from "./helpers/li.js";
+import { entityRows, events, useHomes } from "./helpers/fixtures.js";
+import { type Home, li, liData, until } from "./helpers/li.js";
 
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(() => homes.forEach((h) => h.cleanup()));
+const home = useHomes();
 
 interface Row {
   id: string;
@@ -35,25 +28,7 @@ interface Row {
 }
 
 /** Reads state.db directly: fast enough to poll, and no reaping side effects. */
-function rows(h: Home): Row[] {
-  const file = path.join(h.home, "state.db");
-  if (!fs.existsSync(file)) return [];
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare("SELECT * FROM entities ORDER BY id").all() as Row[];
-  } finally {
-    db.close();
-  }
-}
-
-function events(h: Home, id: string): { from_status: string; to_status: string; reason_code: string; source: string; detail: string | null }[] {
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
-  try {
-    return db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(id) as any[];
-  } finally {
-    db.close();
-  }
-}
+const rows = (h: Home): Row[] => entityRows<Row>(h);
 
 /** Polls the session until it ends, collecting each distinct current_phase in the order seen. */
 async function watchPhases(h: Home, id: string): Promise<{ end: Row; phases: string[] }> {

@@ -5,19 +5,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
-import Database from "better-sqlite3";
-import { readProcStat } from "../src/lifecycle/procfs.js";
-import { Store } from "../src/lifecycle/store.js";
-import { ROOT, li, liData, sleep, tempHome, until } from "./helpers/li.js";
+import { detach, openStore, readDb, terminal, useHomes } from "./helpers/fixtures.js";
+import { groupAlive, li, liData, ROOT, sleep, until } from "./helpers/li.js";
 
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(() => homes.forEach((h) => h.cleanup()));
+const home = useHomes();
 
 const TERMINAL_STATUSES = ["completed", "failed", "timed_out", "cancelled", "lost"];
 
@@ -63,8 +54,7 @@ function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<st
 
 test("100 trials of kill racing natural completion give exactly one terminal transition each (store level, two processes)", async () => {
   const h = home();
-  process.env.LI_HOME = h.home;
-  const store = Store.open();
+  const store = openStore(h);
   const ids: string[] = [];
   for (let i = 0; i < 100; i++) {
     const e = store.insert({ kind: "invocation" });
@@ -78,9 +68,8 @@ test("100 trials of kill racing natural completion give exactly one terminal tra
   const t0 = String(Date.now() + 1500);
   const [completer, killer] = (await Promise.all([run(RACER, ["complete", t0, "12", idsFile], h.env), run(RACER, ["kill", t0, "12", idsFile], h.env)])).map((s) => JSON.parse(s) as string[]);
 
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
   const wins = { completed: 0, cancelled: 0 };
-  try {
+  readDb(h, (db) => {
     ids.forEach((id, i) => {
       const row = db.prepare("SELECT status, reason_code, version FROM entities WHERE id = ?").get(id) as any;
       const terminalRows = db.prepare(`SELECT * FROM events WHERE entity_id = ? AND to_status IN (${TERMINAL_STATUSES.map(() => "?").join(",")})`).all(id, ...TERMINAL_STATUSES) as any[];
@@ -99,9 +88,7 @@ test("100 trials of kill racing natural completion give exactly one terminal tra
       }
     });
     expect((db.prepare("SELECT count(*) AS n FROM events").get() as any).n).toBe(200);
-  } finally {
-    db.close();
-  }
+  });
   expect(wins.completed + wins.cancelled).toBe(100);
   console.log(`kill race: ${wins.completed} completed first, ${wins.cancelled} cancelled first`);
 }, 30000);
@@ -111,21 +98,14 @@ test("real runs: li kill racing a mock/sleep:0.05 run's own end leaves exactly o
   const delays = [0, 120, 240, 360, 480, 700];
   const trials = await Promise.all(
     delays.map(async (delay) => {
-      const sub = await liData(["agent", "--detach", "mock/sleep:0.05", `race-${delay}`], { env: h.env });
+      const sub = await detach(h.env, ["mock/sleep:0.05", `race-${delay}`]);
       await sleep(delay);
       const k = await li(["--machine", "kill", "--grace", "1", sub.id], { env: h.env });
       expect(k.code).toBe(0);
       return { id: sub.id, report: k.json.data.entities[0] };
     }),
   );
-  const finals = await Promise.all(
-    trials.map(({ id }) =>
-      until(async () => {
-        const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
-        return j.terminal ? j : undefined;
-      }),
-    ),
-  );
+  const finals = await Promise.all(trials.map(({ id }) => terminal(h.env, id)));
   // Let any worker that lost the race try (and fail) to record its own end.
   await sleep(500);
   for (const [i, { id, report }] of trials.entries()) {
@@ -137,13 +117,7 @@ test("real runs: li kill racing a mock/sleep:0.05 run's own end leaves exactly o
     expect(["completed", "cancelled"]).toContain(final.status);
     expect(report.action).toBe(final.status === "cancelled" ? "cancelled" : "already_terminal");
     if (final.pgid) {
-      await until(() => {
-        for (const name of fs.readdirSync("/proc")) {
-          const s = /^\d+$/.test(name) ? readProcStat(Number(name)) : null;
-          if (s && s.pgrp === final.pgid) return false;
-        }
-        return true;
-      }, 5000);
+      await until(() => !groupAlive(final.pgid), 5000);
     }
   }
 }, 60000);

@@ -6,82 +6,21 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { LiError } from "../src/errors.js";
 import { readProcStat } from "../src/lifecycle/procfs.js";
-import { Store, type Entity } from "../src/lifecycle/store.js";
-import { li, liData, tempHome, until } from "./helpers/li.js";
+import type { Entity, Store } from "../src/lifecycle/store.js";
+import { agentReady, detach, dump, jobStatus, READY_BYTES, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
+import { li, liData, liveMembers, until } from "./helpers/li.js";
 
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
 const procs: ChildProcess[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(() => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-  homes.forEach((h) => h.cleanup());
-});
-
-function liveMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = readProcStat(Number(name));
-    if (s && s.pgrp === pgid) out.push(s.pid);
-  }
-  return out;
-}
-
-/**
- * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
- * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
- * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
- */
-const READY_BYTES = 1536 * 1024;
-function agentReady(pid: number): boolean {
-  try {
-    const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
-    return m !== null && Number(m[1]) >= READY_BYTES;
-  } catch {
-    return false;
-  }
-}
-
-function withStore<T>(h: Home, fn: (s: Store) => T): T {
-  process.env.LI_HOME = h.home;
-  const s = Store.open();
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
-
-function dump(h: Home): string {
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
-  try {
-    return JSON.stringify([db.prepare("SELECT * FROM entities ORDER BY id").all(), db.prepare("SELECT * FROM events ORDER BY id").all()]);
-  } finally {
-    db.close();
-  }
-}
-
-async function untilStatus(h: Home, id: string, pred: (j: any) => boolean) {
-  return until(async () => {
-    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
-    return pred(j) ? j : undefined;
-  });
-}
+const home = useHomes({ procs });
 
 test("mock/hang (ignores SIGTERM) is gone after the grace period: SIGTERM then SIGKILL, cancelled (invocation.cancelled.killed), audit source admin", async () => {
   const h = home();
   const file = path.join(h.home, "hang-prompt.txt");
   fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
-  const id = (await liData(["agent", "--detach", "mock/hang", "--prompt-file", file], { env: h.env })).id;
-  const running = await untilStatus(h, id, (j) => j.status === "running");
+  const id = (await detach(h.env, ["mock/hang", "--prompt-file", file])).id;
+  const running = await untilStatus(h.env, id, (j) => j.status === "running");
   const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
   await until(() => agentReady(agent));
 
@@ -109,7 +48,7 @@ test("mock/hang (ignores SIGTERM) is gone after the grace period: SIGTERM then S
   expect(liveMembers(running.pgid)).toEqual([]);
   expect(readProcStat(agent)).toBeNull();
 
-  const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+  const j = await jobStatus(h.env, id);
   expect(j).toMatchObject({ status: "cancelled", outcome: "cancelled", reason_code: "invocation.cancelled.killed", possibly_orphaned: false });
   const ev = (await liData(["state", "events", id], { env: h.env })).events;
   expect(ev.map((e: any) => [e.from_status, e.to_status, e.reason_code, e.source])).toEqual([
@@ -120,8 +59,8 @@ test("mock/hang (ignores SIGTERM) is gone after the grace period: SIGTERM then S
 
 test("a mock/sleep run that honours SIGTERM needs no SIGKILL, and its worker's own end is refused by the terminal floor", async () => {
   const h = home();
-  const id = (await liData(["agent", "--detach", "mock/sleep:30", "x"], { env: h.env })).id;
-  const running = await untilStatus(h, id, (j) => j.status === "running");
+  const id = await submit(h.env, "mock/sleep:30", "x");
+  const running = await untilStatus(h.env, id, (j) => j.status === "running");
   await until(() => liveMembers(running.pgid).some((p) => p !== running.pid));
   const report = await liData(["kill", "--grace", "5", id], { env: h.env });
   expect(report.entities[0]).toMatchObject({ action: "cancelled", signals: ["SIGTERM"], process_gone: true });
@@ -219,8 +158,8 @@ describe("transitive reaping", () => {
 
 test("an already-terminal record is reported already_terminal and left unchanged", async () => {
   const h = home();
-  const id = (await liData(["agent", "--detach", "mock/echo", "done"], { env: h.env })).id;
-  await untilStatus(h, id, (j) => j.terminal);
+  const id = await submit(h.env, "mock/echo", "done");
+  await untilStatus(h.env, id, (j) => j.terminal);
   const before = dump(h);
   const r = await li(["--machine", "kill", "--grace", "0", id], { env: h.env });
   expect(r.code).toBe(0);

@@ -4,6 +4,7 @@
  */
 import { Store, type Entity } from "../src/lifecycle/store.js";
 import { NON_TERMINAL, STATUSES, TERMINAL, outcomeOf } from "../src/lifecycle/vocab.js";
+import { openStore } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 
 let h: ReturnType<typeof tempHome>;
@@ -12,8 +13,7 @@ let b: Store;
 
 beforeEach(() => {
   h = tempHome();
-  process.env.LI_HOME = h.home;
-  a = Store.open();
+  a = openStore(h);
   b = Store.open(); // a second handle (its own connection) on the same file
 });
 

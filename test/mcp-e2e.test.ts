@@ -17,19 +17,6 @@ afterAll(async () => {
   h.cleanup();
 });
 
-async function submit(args: Record<string, unknown>) {
-  const r = await m.op("agent.submit", args, await m.fingerprint("agent.submit"));
-  if (!r.ok) throw new Error(JSON.stringify(r.error));
-  return r.result;
-}
-
-async function waitDone(id: string) {
-  const w = await m.op("job.wait", { ids: [id], max_wait_seconds: 30, poll_interval_seconds: 0.2 });
-  expect(w.ok).toBe(true);
-  expect(w.result.all_terminal).toBe(true);
-  return w.result.entries[0];
-}
-
 describe("tools/list", () => {
   test("advertises exactly one tool, request, with ops and help", async () => {
     const { tools } = await m.client.listTools();
@@ -55,14 +42,14 @@ describe("round trip", () => {
     expect(help.schema.properties.detach).toBeUndefined();
     const sub = await m.op("agent.submit", { model: "mock/sleep:1", prompt: ["round trip"] }, help.schema_fingerprint);
     expect(sub).toMatchObject({ ok: true, op: "agent.submit", result: { kind: "invocation" } });
-    const entry = await waitDone(sub.result.id);
+    const entry = await m.waitTerminal(sub.result.id);
     expect(entry).toMatchObject({ status: "completed", outcome: "succeeded", terminal: true });
     const out = await m.op("job.output", { id: sub.result.id });
     expect(out.result.output).toBe("round trip");
   });
 
   test("job.kill on mock/hang delegates to li kill and cancels it", async () => {
-    const sub = await submit({ model: "mock/hang", prompt: ["hang"] });
+    const sub = await m.submit("agent.submit", { model: "mock/hang", prompt: ["hang"] });
     const st = await m.op("job.wait", { ids: [sub.id], max_wait_seconds: 2, poll_interval_seconds: 0.2 });
     expect(st.result.pending).toEqual([sub.id]);
     const k = await m.op("job.kill", { id: sub.id, grace: 1 });
@@ -97,8 +84,8 @@ describe("round trip", () => {
 
 describe("long-tail verbs", () => {
   test("state.events, state.show, state.list and dispatch.list read the same lifecycle", async () => {
-    const sub = await submit({ model: "mock/echo", prompt: ["long tail"] });
-    await waitDone(sub.id);
+    const sub = await m.submit("agent.submit", { model: "mock/echo", prompt: ["long tail"] });
+    await m.waitTerminal(sub.id);
     const ev = await m.op("state.events", { id: sub.id });
     expect(ev.result.events.map((e: any) => [e.from_status, e.to_status, e.source])).toEqual([
       ["preparing", "running", "runtime"],
@@ -124,8 +111,8 @@ describe("argv injection: prompts come back byte-exactly through job.output", ()
     ["300 KiB of text", Array.from({ length: 300 * 1024 }, (_, i) => "abc \"'{}\n-–é"[i % 13]).join("")],
   ];
   test.each(prompts)("%s", async (_name, prompt) => {
-    const sub = await submit({ model: "mock/echo", prompt: [prompt] });
-    await waitDone(sub.id);
+    const sub = await m.submit("agent.submit", { model: "mock/echo", prompt: [prompt] });
+    await m.waitTerminal(sub.id);
     const out = await m.op("job.output", { id: sub.id });
     expect(out.ok).toBe(true);
     expect(out.result.output.length).toBe(prompt.length);

@@ -29,37 +29,25 @@ afterAll(async () => {
   h.cleanup();
 });
 
-async function spawn(verb: string, args: Record<string, unknown>) {
-  const r = await m.op(verb, args, await m.fingerprint(verb));
-  if (!r.ok) throw new Error(JSON.stringify(r.error));
-  return r.result;
-}
-
-async function waitAll(id: string) {
-  const w = await m.op("job.wait", { ids: [id], max_wait_seconds: 40, poll_interval_seconds: 0.2 });
-  expect(w.result.all_terminal).toBe(true);
-  return w.result.entries[0];
-}
-
 test("flow.submit runs a planned DAG and returns the session id", async () => {
-  const s = await spawn("flow.submit", { model: "mock/echo", prompt: ["- gather\n- analyse (after s1)\n- report (after s1, s2)"] });
+  const s = await m.submit("flow.submit", { model: "mock/echo", prompt: ["- gather\n- analyse (after s1)\n- report (after s1, s2)"] });
   expect(s.kind).toBe("session");
-  expect(await waitAll(s.id)).toMatchObject({ status: "completed", outcome: "succeeded" });
+  expect(await m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed", outcome: "succeeded" });
   const show = await m.op("state.show", { id: s.id });
   expect(show.result.children.map((c: any) => c.status)).toEqual(["completed", "completed", "completed"]);
 });
 
 test("flow.submit dry_run returns the plan and records nothing", async () => {
   const before = (await m.op("job.list", { limit: 100 })).result.jobs.length;
-  const r = await spawn("flow.submit", { model: "mock/echo", prompt: ["- a\n- b (after s1)"], dry_run: true });
+  const r = await m.submit("flow.submit", { model: "mock/echo", prompt: ["- a\n- b (after s1)"], dry_run: true });
   expect(r.dry_run).toBe(true);
   expect(r.steps.map((s: any) => [s.id, s.depends_on])).toEqual([["s1", []], ["s2", ["s1"]]]);
   expect((await m.op("job.list", { limit: 100 })).result.jobs.length).toBe(before);
 });
 
 test("fanout.submit with 3 workers and a synthesis", async () => {
-  const s = await spawn("fanout.submit", { prompt: ["same question"], num_workers: 3, model: "mock/echo", synthesis_model: "mock/echo" });
-  expect(await waitAll(s.id)).toMatchObject({ status: "completed" });
+  const s = await m.submit("fanout.submit", { prompt: ["same question"], num_workers: 3, model: "mock/echo", synthesis_model: "mock/echo" });
+  expect(await m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed" });
   const show = await m.op("state.show", { id: s.id });
   expect(show.result.children.length).toBe(4);
 });
@@ -116,7 +104,7 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
       expect(r.result.playbook_changed).toBe(true);
       expect(r.result.expected_playbook_fingerprint).toBe(help.playbook_fingerprint);
       expect(r.result.playbook_fingerprint).not.toBe(help.playbook_fingerprint);
-      expect(await waitAll(r.result.id)).toMatchObject({ kind: "play", status: "completed" });
+      expect(await m.waitTerminal(r.result.id, 40)).toMatchObject({ kind: "play", status: "completed" });
     } finally {
       fs.writeFileSync(playbookFile, PLAYBOOK("Review {input} depth={depth} tone={tone}"));
     }

@@ -1,6 +1,7 @@
-import { Store } from "../src/lifecycle/store.js";
+import type { Store } from "../src/lifecycle/store.js";
 import { ackDelivery, backoffMs, claimDue, finishAttempt, insertDelivery, MAX_DELAY_MS, nextDueMs, resolveDelivery, type Target } from "../src/lifecycle/notify/outbox.js";
 import { parseSettings } from "../src/settings.js";
+import { openStore } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 
 /* The outbox's compare-and-set moves and the settings validator, in-process. */
@@ -10,8 +11,7 @@ const target: Target = { type: "webhook", url: "http://127.0.0.1:9/x", timeout_s
 function withOutbox(fn: (store: Store, enqueue: (max?: number) => string) => void) {
   const t = tempHome();
   const saved = process.env.LI_HOME;
-  process.env.LI_HOME = t.home;
-  const store = Store.open();
+  const store = openStore(t);
   try {
     const e = store.insert({ kind: "invocation" });
     const r = store.transition({ id: e.id, to: "failed", reason: "invocation.failed.test", source: "admin" });

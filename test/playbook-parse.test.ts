@@ -12,6 +12,7 @@ import { collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../sr
 import { integerArg, numberArg } from "../src/cli/parsers.js";
 import { checkPlaybookName, parsePlaybook, renderPlan, renderPrompt } from "../src/runtime/playbooks/playbook.js";
 import { listPlaybooks, resolvePlaybook } from "../src/runtime/playbooks/resolve.js";
+import { refusal } from "./helpers/refusal.js";
 
 const REVIEW = `
 description: review a change
@@ -27,16 +28,6 @@ args:
   ratio: {type: float}
   colour: {type: bool, default: true}
 `;
-
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err: any) {
-    expect(err.kind).toBe("invalid_input");
-    return err.message;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("parsePlaybook", () => {
   test("reads every key and declaration", () => {

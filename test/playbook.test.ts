@@ -8,11 +8,9 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Database from "better-sqlite3";
-import { readProcStat } from "../src/lifecycle/procfs.js";
-import { li, liData, tempHome, until } from "./helpers/li.js";
+import { entityRows, events } from "./helpers/fixtures.js";
+import { type Home, li, liData, liveMembers, tempHome, until } from "./helpers/li.js";
 
-type Home = ReturnType<typeof tempHome>;
 const cleanups: (() => void)[] = [];
 afterAll(() => cleanups.forEach((c) => c()));
 
@@ -57,36 +55,8 @@ function setup(): { h: Home; repo: string; cwd: string } {
   return { h, repo, cwd };
 }
 
-function rows(h: Home): any[] {
-  const file = path.join(h.home, "state.db");
-  if (!fs.existsSync(file)) return [];
-  const db = new Database(file, { readonly: true });
-  try {
-    return (db.prepare("SELECT * FROM entities ORDER BY id").all() as any[]).map((r) => ({ ...r, spec: JSON.parse(r.spec) }));
-  } finally {
-    db.close();
-  }
-}
-
-function events(h: Home, id: string): any[] {
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
-  try {
-    return db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(id) as any[];
-  } finally {
-    db.close();
-  }
-}
-
-/** Live (non-zombie) members of a process group. */
-function liveMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = readProcStat(Number(name));
-    if (s && s.pgrp === pgid) out.push(s.pid);
-  }
-  return out;
-}
+/** The entities, their spec parsed. */
+const rows = (h: Home): any[] => entityRows(h).map((r) => ({ ...r, spec: JSON.parse(r.spec) }));
 
 const sha256 = (file: string) => "sha256:" + createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 

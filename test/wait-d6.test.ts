@@ -3,55 +3,17 @@
  * the built CLI. Each test is named after the D6 sentence it checks.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import fs from "node:fs";
-import path from "node:path";
-import Database from "better-sqlite3";
 import { readProcStat, selfStat } from "../src/lifecycle/procfs.js";
-import { Store, type Entity } from "../src/lifecycle/store.js";
-import { LI_BIN, li, liData, type LiRun, sleep, tempHome, until } from "./helpers/li.js";
+import type { Entity, Store } from "../src/lifecycle/store.js";
+import { dump, type Home, jobStatus, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
+import { LI_BIN, li, liData, type LiRun, liveMembers, sleep, until } from "./helpers/li.js";
 
 const ENTRY_KEYS = ["error", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
 const LISTS = ["terminal", "pending", "stopped_without_end", "unresolved_spawn"] as const;
 
-type Home = ReturnType<typeof tempHome>;
-const homes: Home[] = [];
 const procs: ChildProcess[] = [];
-function home(): Home {
-  const h = tempHome();
-  homes.push(h);
-  return h;
-}
-afterAll(async () => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-  // Stop any run a test left going, then remove the homes.
-  for (const h of homes) {
-    const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
-    for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: h.env });
-    h.cleanup();
-  }
-});
-
-/** Live (non-zombie) members of a process group. */
-function liveMembers(pgid: number): number[] {
-  const out: number[] = [];
-  for (const name of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = readProcStat(Number(name));
-    if (s && s.pgrp === pgid) out.push(s.pid);
-  }
-  return out;
-}
-
-/** Runs `fn` on a Store opened in `h` (the test process writing as li's own lifecycle layer would). */
-function withStore<T>(h: Home, fn: (s: Store) => T): T {
-  process.env.LI_HOME = h.home;
-  const s = Store.open();
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
+// Stop any run a test left going, then remove the homes.
+const home = useHomes({ procs, stopRuns: true });
 
 /** A record that never got a spawn phase of its own: running, with no pid (a pre-field record). */
 function noSpawnPhase(s: Store, parent_id?: string): Entity {
@@ -83,36 +45,12 @@ function groupLeader(seconds = 60): ChildProcess {
   return p;
 }
 
-function dump(h: Home): string {
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
-  try {
-    return JSON.stringify({
-      entities: db.prepare("SELECT * FROM entities ORDER BY id").all(),
-      events: db.prepare("SELECT * FROM events ORDER BY id").all(),
-      deliveries: db.prepare("SELECT * FROM deliveries ORDER BY id").all(),
-    });
-  } finally {
-    db.close();
-  }
-}
-
 async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; wallMs: number }> {
   const t0 = Date.now();
   const r = await li(["--machine", "wait", ...ids, ...flags], { env });
   const wallMs = Date.now() - t0;
   if (!r.json?.ok) throw new Error(`li wait ${ids.join(" ")} ${flags.join(" ")}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return { ...r, data: r.json.data, wallMs };
-}
-
-async function submit(h: Home, model: string, prompt = "p"): Promise<string> {
-  return (await liData(["agent", "--detach", model, prompt], { env: h.env })).id;
-}
-
-async function untilStatus(h: Home, id: string, pred: (j: any) => boolean) {
-  return until(async () => {
-    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
-    return pred(j) ? j : undefined;
-  });
 }
 
 /** Checks the partition rule on one result: disjoint lists covering exactly the observed ids. */
@@ -135,8 +73,8 @@ describe("D6: entries", () => {
   test("every successful call returns one entry per requested id, in input order", async () => {
     const h = home();
     const [a, b, c] = withStore(h, (s) => [s.insert({ kind: "invocation", label: "A" }), s.insert({ kind: "session", label: "B" }), s.insert({ kind: "play", label: "C" })]);
-    const done = await submit(h, "mock/echo");
-    await untilStatus(h, done, (j) => j.terminal);
+    const done = await submit(h.env, "mock/echo");
+    await untilStatus(h.env, done, (j) => j.terminal);
     const input = [c.id, done, a.id.slice(0, 24), b.id, "inv_0000000000unknown", c.id];
     const { data } = await wait(h, input, ["--max-wait-seconds", "0"]);
     expect(data.entries.map((e: any) => e.id)).toEqual([c.id, done, a.id, b.id, "inv_0000000000unknown", c.id]);
@@ -160,8 +98,8 @@ describe("D6: entries", () => {
     });
     let lcp = 0;
     while (x.id[lcp] === y.id[lcp]) lcp++;
-    const done = await submit(h, "mock/fail:3");
-    await untilStatus(h, done, (j) => j.terminal);
+    const done = await submit(h.env, "mock/fail:3");
+    await untilStatus(h.env, done, (j) => j.terminal);
     const r = await wait(h, [done, x.id, "inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"], ["--max-wait-seconds", "0"]);
     for (const e of r.data.entries) expect(Object.keys(e).sort()).toEqual(ENTRY_KEYS);
     const [ok, pend, unknown, ambiguous, malformed] = r.data.entries;
@@ -176,9 +114,9 @@ describe("D6: entries", () => {
 
   test("outcome rides beside terminal rather than being left to the caller", async () => {
     const h = home();
-    const ids = [await submit(h, "mock/echo"), await submit(h, "mock/fail:1")];
-    const hang = await submit(h, "mock/hang");
-    await untilStatus(h, hang, (j) => j.status === "running");
+    const ids = [await submit(h.env, "mock/echo"), await submit(h.env, "mock/fail:1")];
+    const hang = await submit(h.env, "mock/hang");
+    await untilStatus(h.env, hang, (j) => j.status === "running");
     await liData(["kill", "--grace", "0", hang], { env: h.env });
     const { data } = await wait(h, [...ids, hang], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"]);
     expect(data.entries.map((e: any) => [e.status, e.terminal, e.outcome])).toEqual([
@@ -194,11 +132,11 @@ describe("D6: the partition", () => {
     const h = home();
     const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "1" };
     const aged = withStore(h, (s) => s.insert({ kind: "invocation", label: "aged" }));
-    const done = await submit(h, "mock/echo");
-    const sleeper = await submit(h, "mock/sleep:30");
+    const done = await submit(h.env, "mock/echo");
+    const sleeper = await submit(h.env, "mock/sleep:30");
     const stopped = withStore(h, (s) => noSpawnPhase(s));
-    await untilStatus(h, done, (j) => j.terminal);
-    await untilStatus(h, sleeper, (j) => j.status === "running");
+    await untilStatus(h.env, done, (j) => j.terminal);
+    await untilStatus(h.env, sleeper, (j) => j.status === "running");
     await sleep(Math.max(0, Date.parse(aged.updated_at) + 1200 - Date.now()));
     const { data } = await wait(h, [sleeper, done, stopped.id, aged.id, "inv_0000000000zz", done], ["--max-wait-seconds", "0"], env);
     expect(data.terminal).toEqual([done]);
@@ -250,8 +188,8 @@ describe("D6: stopped_without_end", () => {
 
   test("its process gone with no end recorded: kill -9 of a worker is stopped_without_end within one call while its group still runs, then reaped to lost (invocation.lost.process_gone, source reaper) by the next reader once the group has emptied", async () => {
     const h = home();
-    const id = await submit(h, "mock/sleep:3", "interrupted");
-    const running = await untilStatus(h, id, (j) => j.status === "running");
+    const id = await submit(h.env, "mock/sleep:3", "interrupted");
+    const running = await untilStatus(h.env, id, (j) => j.status === "running");
     // Wait for the provider child, so the group outlives its worker.
     await until(() => liveMembers(running.pgid).some((p) => p !== running.pid));
     process.kill(running.pid, "SIGKILL");
@@ -268,7 +206,7 @@ describe("D6: stopped_without_end", () => {
     await until(() => liveMembers(running.pgid).length === 0, 10000);
     expect(withStore(h, (s) => s.get(id)!.status)).toBe("running");
 
-    const j = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    const j = await jobStatus(h.env, id);
     expect(j).toMatchObject({ status: "lost", terminal: true, outcome: "indeterminate", reason_code: "invocation.lost.process_gone", possibly_orphaned: false });
     const ev = (await liData(["state", "events", id], { env: h.env })).events;
     expect(ev.map((e: any) => [e.from_status, e.to_status, e.reason_code, e.source])).toEqual([
@@ -287,7 +225,7 @@ describe("D6: stopped_without_end", () => {
     const dead = spawnSync("true").pid!; // a group number nobody holds any more
     expect(liveMembers(dead)).toEqual([]);
     const e = withStore(h, (s) => runningAs(s, process.pid, { proc_start: selfStat().starttime + 7, pgid: dead }));
-    const j = (await liData(["job", "status", e.id], { env: h.env })).jobs[0];
+    const j = await jobStatus(h.env, e.id);
     expect(j).toMatchObject({ status: "lost", outcome: "indeterminate", reason_code: "invocation.lost.pid_reused" });
     const ev = (await liData(["state", "events", e.id], { env: h.env })).events;
     expect(ev.at(-1)).toMatchObject({ from_status: "running", to_status: "lost", source: "reaper", detail: { pid: process.pid, pgid: dead, proc_start: selfStat().starttime + 7 } });
@@ -311,7 +249,7 @@ describe("D6: stopped_without_end", () => {
     expect(dump(h)).toBe(before);
     // Once the write can publish, the next reader reaps it.
     withStore(h, (s) => s.db.exec("DROP TRIGGER freeze"));
-    const j = (await liData(["job", "status", e.id], { env: h.env })).jobs[0];
+    const j = await jobStatus(h.env, e.id);
     expect(j).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
   });
 
@@ -421,10 +359,10 @@ describe("D6: the one-poll floor", () => {
 describe("D6: expiry and errors", () => {
   test("expiry is not an error: it reports what was learned, so completed children are not discarded (timed_out true, exit 3)", async () => {
     const h = home();
-    const done = await submit(h, "mock/echo", "finished");
-    const sleeper = await submit(h, "mock/sleep:30");
-    await untilStatus(h, done, (j) => j.terminal);
-    await untilStatus(h, sleeper, (j) => j.status === "running");
+    const done = await submit(h.env, "mock/echo", "finished");
+    const sleeper = await submit(h.env, "mock/sleep:30");
+    await untilStatus(h.env, done, (j) => j.terminal);
+    await untilStatus(h.env, sleeper, (j) => j.status === "running");
     const before = dump(h);
     const r = await wait(h, [done, sleeper], ["--max-wait-seconds", "1", "--poll-interval-seconds", "0.2"]);
     expect(r.code).toBe(3);
@@ -442,7 +380,7 @@ describe("D6: expiry and errors", () => {
 
   test("unknown or ambiguous ids are per-id errors inside the result and never prevent the other ids from being observed (exit 2)", async () => {
     const h = home();
-    const done = await submit(h, "mock/echo");
+    const done = await submit(h.env, "mock/echo");
     const r = await wait(h, ["inv_00000000000000zz", done], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"]);
     expect(r.code).toBe(2);
     expect(r.data.entries[0]).toMatchObject({ id: "inv_00000000000000zz", status: null, error: { code: "unknown" } });
@@ -476,9 +414,9 @@ describe("D6: expiry and errors", () => {
 describe("D6: observing does not touch the run", () => {
   test("a wait that is signalled leaves the durable record exactly as it was (SIGINT: state.db rows byte-identical, exit 130, the work keeps running)", async () => {
     const h = home();
-    const sleeper = await submit(h, "mock/sleep:30");
+    const sleeper = await submit(h.env, "mock/sleep:30");
     const fresh = withStore(h, (s) => s.insert({ kind: "invocation" }));
-    const running = await untilStatus(h, sleeper, (j) => j.status === "running");
+    const running = await untilStatus(h.env, sleeper, (j) => j.status === "running");
     const before = dump(h);
 
     const child = spawn(process.execPath, [LI_BIN, "wait", sleeper, fresh.id, "--max-wait-seconds", "30", "--poll-interval-seconds", "0.2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
@@ -494,7 +432,7 @@ describe("D6: observing does not touch the run", () => {
     expect(dump(h)).toBe(before);
     // Cancelling an observation is not cancelling the work.
     expect(liveMembers(running.pgid)).toContain(running.pid);
-    expect((await liData(["job", "status", sleeper], { env: h.env })).jobs[0].status).toBe("running");
+    expect((await jobStatus(h.env, sleeper)).status).toBe("running");
   });
 
   test("possibly_orphaned is true for a terminal record whose group still has a live member", async () => {

@@ -3,9 +3,10 @@
  * fake clock and sleep so the D6 timing rules are checked exactly rather than by wall time.
  */
 import { selfStat } from "../src/lifecycle/procfs.js";
-import { Store, type Entity } from "../src/lifecycle/store.js";
+import type { Entity, Store } from "../src/lifecycle/store.js";
 import { effectiveWait, entryOf, partition, waitExitCode, waitFor, type Observation } from "../src/lifecycle/wait.js";
 import type { Placement } from "../src/lifecycle/observe.js";
+import { openStore } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 
 let h: ReturnType<typeof tempHome>;
@@ -13,9 +14,8 @@ let store: Store;
 
 beforeEach(() => {
   h = tempHome();
-  process.env.LI_HOME = h.home;
   delete process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS;
-  store = Store.open();
+  store = openStore(h);
 });
 afterEach(() => {
   store.close();

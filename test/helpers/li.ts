@@ -3,9 +3,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { readProcStat } from "../../src/lifecycle/procfs.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const LI_BIN = path.join(ROOT, "bin", "li.js");
+
+export type Home = ReturnType<typeof tempHome>;
 
 /** A fresh LI_HOME, removed by the caller's cleanup (see tempHome().cleanup). */
 export function tempHome(): { home: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
@@ -70,14 +73,23 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20000, inte
   }
 }
 
-/** True when some live process is in process group `pgid`. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
+/**
+ * Live (non-zombie) members of process group `pgid`, by a /proc scan. PID 1 here reaps orphans
+ * only every few seconds, and `kill -0` would count a zombie still waiting to be reaped.
+ */
+export function liveMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = readProcStat(Number(name));
+    if (s && s.pgrp === pgid) out.push(s.pid);
   }
+  return out;
+}
+
+/** True when some live (non-zombie) process is in process group `pgid`. */
+export function groupAlive(pgid: number): boolean {
+  return liveMembers(pgid).length > 0;
 }
 
 export { execFile };

@@ -12,6 +12,10 @@ export interface McpSession {
   fingerprint(verb: string): Promise<string>;
   /** One op; returns its per-op result envelope. */
   op(op: string, args?: Record<string, unknown>, schema_fingerprint?: string): Promise<any>;
+  /** One op under the verb's current fingerprint (a spawn verb); throws with the error if refused, else returns its result. */
+  submit(verb: string, args: Record<string, unknown>): Promise<any>;
+  /** job.wait on one id, asserting the call succeeded and it ended within the window; returns its entry. */
+  waitTerminal(id: string, max_wait_seconds?: number): Promise<any>;
   close(): Promise<void>;
 }
 
@@ -34,14 +38,27 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
     if (JSON.stringify(text) !== JSON.stringify(r.structuredContent)) throw new Error("structuredContent and text differ");
     return r.structuredContent;
   };
+  const fingerprint = async (verb: string) => (await call({ help: verb })).schema_fingerprint;
+  const op = async (op: string, args?: Record<string, unknown>, schema_fingerprint?: string) => {
+    const r = await call({ ops: [{ op, ...(args ? { args } : {}), ...(schema_fingerprint ? { schema_fingerprint } : {}) }] });
+    return r.results[0];
+  };
   return {
     client,
     raw,
     call,
-    fingerprint: async (verb) => (await call({ help: verb })).schema_fingerprint,
-    op: async (op, args, schema_fingerprint) => {
-      const r = await call({ ops: [{ op, ...(args ? { args } : {}), ...(schema_fingerprint ? { schema_fingerprint } : {}) }] });
-      return r.results[0];
+    fingerprint,
+    op,
+    submit: async (verb, args) => {
+      const r = await op(verb, args, await fingerprint(verb));
+      if (!r.ok) throw new Error(JSON.stringify(r.error));
+      return r.result;
+    },
+    waitTerminal: async (id, max_wait_seconds = 30) => {
+      const w = await op("job.wait", { ids: [id], max_wait_seconds, poll_interval_seconds: 0.2 });
+      expect(w.ok).toBe(true);
+      expect(w.result.all_terminal).toBe(true);
+      return w.result.entries[0];
     },
     close: () => client.close(),
   };

@@ -1,0 +1,143 @@
+/**
+ * Fixtures shared by the suites: per-file LI_HOMEs with their teardown, a Store opened on a
+ * home, direct reads of state.db, the `li job` polls, the mock agent's readiness probe.
+ */
+import type { ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { Store } from "../../src/lifecycle/store.js";
+import { type Home, li, liData, tempHome, until } from "./li.js";
+
+export type { Home };
+
+/**
+ * A factory of fresh LI_HOMEs for one test file, every one removed after the file's last test.
+ * Call it once, at the top level. Before the homes go: any of `procs` still running is
+ * SIGKILLed, and with `stopRuns` each home's runs still going are killed (`li kill --grace 0`).
+ */
+export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = {}): () => Home {
+  const homes: Home[] = [];
+  afterAll(async () => {
+    for (const p of opts.procs ?? []) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+    for (const h of homes) {
+      if (opts.stopRuns) {
+        const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
+        for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: h.env });
+      }
+      h.cleanup();
+    }
+  });
+  return () => {
+    const h = tempHome();
+    homes.push(h);
+    return h;
+  };
+}
+
+/**
+ * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
+ * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
+ * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
+ */
+export const READY_BYTES = 1536 * 1024;
+export function agentReady(pid: number): boolean {
+  try {
+    const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
+    return m !== null && Number(m[1]) >= READY_BYTES;
+  } catch {
+    return false;
+  }
+}
+
+/** A Store on `h`'s state.db; sets process.env.LI_HOME, which Store.open() reads. The caller closes it. */
+export function openStore(h: Home): Store {
+  process.env.LI_HOME = h.home;
+  return Store.open();
+}
+
+/** Runs `fn` on a Store opened in `h` (the test process writing as li's own lifecycle layer would). */
+export function withStore<T>(h: Home, fn: (s: Store) => T): T {
+  const s = openStore(h);
+  try {
+    return fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+/** Runs `fn` on `h`'s state.db opened read-only: no Store, so no migration and no reaping. */
+export function readDb<T>(h: Home, fn: (db: Database.Database) => T): T {
+  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Every row of entities, events and deliveries, as one string: equal before and after means nothing was written. */
+export function dump(h: Home): string {
+  return readDb(h, (db) =>
+    JSON.stringify({
+      entities: db.prepare("SELECT * FROM entities ORDER BY id").all(),
+      events: db.prepare("SELECT * FROM events ORDER BY id").all(),
+      deliveries: db.prepare("SELECT * FROM deliveries ORDER BY id").all(),
+    }),
+  );
+}
+
+/** The entities table as stored (spec still JSON text), by id; [] before state.db exists. Fast enough to poll. */
+export function entityRows<T = any>(h: Home): T[] {
+  if (!fs.existsSync(path.join(h.home, "state.db"))) return [];
+  return readDb(h, (db) => db.prepare("SELECT * FROM entities ORDER BY id").all() as T[]);
+}
+
+export interface EventRow {
+  id: number;
+  entity_id: string;
+  from_status: string | null;
+  to_status: string;
+  reason_code: string;
+  source: string;
+  at: string;
+  detail: string | null;
+}
+
+/** One entity's audit rows, oldest first, read straight from state.db. */
+export function events(h: Home, id: string): EventRow[] {
+  return readDb(h, (db) => db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(id) as EventRow[]);
+}
+
+/** `li job status <id>`: the one job. */
+export async function jobStatus(env: NodeJS.ProcessEnv, id: string): Promise<any> {
+  return (await liData(["job", "status", id], { env })).jobs[0];
+}
+
+/** Polls `li job status` until `pred` holds; returns that job. */
+export async function untilStatus(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = 20000): Promise<any> {
+  return until(async () => {
+    const j = await jobStatus(env, id);
+    return pred(j) ? j : undefined;
+  }, timeoutMs);
+}
+
+/** Polls until the job is terminal; returns it. */
+export async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = 20000): Promise<any> {
+  return untilStatus(env, id, (j) => j.terminal, timeoutMs);
+}
+
+/** `li agent --detach <args…>`: the submitted record. */
+export async function detach(env: NodeJS.ProcessEnv, args: string[]): Promise<any> {
+  return liData(["agent", "--detach", ...args], { env });
+}
+
+/** A detached run of `model` on `prompt`: its id. */
+export async function submit(env: NodeJS.ProcessEnv, model: string, prompt = "p"): Promise<string> {
+  return (await detach(env, [model, prompt])).id;
+}
+
+/** `li job output <id>`. */
+export async function output(env: NodeJS.ProcessEnv, id: string): Promise<any> {
+  return liData(["job", "output", id], { env });
+}
