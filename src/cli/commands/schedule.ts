@@ -1,4 +1,4 @@
-import { Command, Option } from "../commander.js";
+import type { Command } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { checkName } from "../../lifecycle/names.js";
@@ -15,28 +15,21 @@ import {
 } from "../../lifecycle/schedules/store.js";
 import type { Store } from "../../lifecycle/store.js";
 import { isTerminal } from "../../lifecycle/vocab.js";
-import { readPrompt } from "../../runtime/prompt.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
 import { withStore } from "../views.js";
+import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
 const cron = () => import("../../lifecycle/schedules/cron.js");
 const fire = () => import("../../runtime/schedule-fire.js");
 
-interface CreateOptions {
+interface CreateOptions extends AgentRunOptions {
   cron: string;
   timezone?: string;
   startAt?: string;
   disabled?: boolean;
-  promptFile?: string;
-  cwd?: string;
-  timeout?: number;
-  label?: string;
-  notify?: string;
-  baseUrl?: string;
-  apiKeyEnv?: string;
 }
 
 const LIST_COLUMNS = ["name", "id", "enabled", "cron", "timezone", "model", "next_run_at", "last_fired_at"];
@@ -86,7 +79,7 @@ export function register(root: Command, ctx: CliContext): void {
     .description("cron schedules that start agent runs unattended")
     .addHelpText("after", UNATTENDED);
 
-  schedule
+  const create = schedule
     .command("create")
     .description("create a schedule that runs an agent on a cron; everything is validated now, as li agent would")
     .argument("<name>", "a unique name (letters, digits, . _ -)")
@@ -95,14 +88,8 @@ export function register(root: Command, ctx: CliContext): void {
     .requiredOption("--cron <expr>", 'five cron fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"')
     .option("--timezone <tz>", "IANA zone the cron is read in (default: this machine's zone, recorded)")
     .option("--start-at <time>", "no fire before this ISO 8601 time; one in the past makes its first slot due now")
-    .option("--disabled", "create it disabled (li schedule enable starts it)")
-    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin); it is stored with the schedule")
-    .option("--cwd <dir>", "working directory of each run (default: here)")
-    .option("--timeout <seconds>", "stop each run (timed_out) after this many seconds", positiveNumberArg)
-    .option("--label <text>", "the runs' label in job lists (default: the schedule name)")
-    .option("--notify <name>", "a terminal-notify handler from settings to fire when each run ends")
-    .addOption(new Option("--base-url <url>", "openai: the chat-completions base URL (else settings or OPENAI_BASE_URL)"))
-    .addOption(new Option("--api-key-env <name>", "openai: the env var holding the API key (default OPENAI_API_KEY)"))
+    .option("--disabled", "create it disabled (li schedule enable starts it)");
+  addAgentRunOptions(create, "each run")
     .addHelpText(
       "after",
       `
@@ -124,19 +111,10 @@ ${UNATTENDED}`,
         const expr = checkCron(opts.cron, timezone);
         const startAt = opts.startAt !== undefined ? parseStartAt(opts.startAt) : new Date();
         const next = firstAtOrAfter(expr, timezone, startAt).toISOString();
-        const prompt = readPrompt(words, opts.promptFile);
-        const { loadNotifySelection, providerOptions } = await import("../../runtime/settings-bridge.js");
         const { agentSpec, validateAgentRequest } = await import("../../runtime/submit.js");
-        const req = {
-          model,
-          prompt,
-          cwd: opts.cwd,
-          timeout_seconds: opts.timeout,
-          label: opts.label ?? null,
-          notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
-          provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
-        };
+        const req = await agentRequest(model, words, opts);
         const { cwd } = validateAgentRequest(req);
+        const prompt = req.prompt;
         const spec = agentSpec(req, cwd);
         return withStore((store) => {
           const row = insertSchedule(store, { name, cron: expr, timezone, model, prompt, label: opts.label ?? null, spec, next_run_at: next, enabled: !opts.disabled });
