@@ -174,7 +174,8 @@ describe("D6: stopped_without_end", () => {
   test("(a live one is classified running and stays pending): a spawn-less record under a live supervising ancestor is pending", async () => {
     const h = home();
     const { parent, child, orphan } = withStore(h, (s) => {
-      const parent = runningAs(s, process.pid, { kind: "session" }); // this test process supervises
+      // This test process supervises; its group is recorded as one nobody holds, so no cleanup can signal jest.
+      const parent = runningAs(s, process.pid, { kind: "session", pgid: spawnSync("true").pid! });
       const child = s.insert({ kind: "invocation", parent_id: parent.id, status: "queued" });
       const deadParent = s.insert({ kind: "session" });
       s.transition({ id: deadParent.id, to: "running", reason: "session.running.legacy", source: "runtime" });

@@ -1,4 +1,5 @@
 import { ProcSnapshot } from "./observe.js";
+import { isSameProcess, selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
 import { isTerminal } from "./vocab.js";
 
@@ -44,11 +45,18 @@ function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; enti
   return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current, from: current.status };
 }
 
+/** The recorded process itself, or any member of its group, still runs. */
 function groupAlive(e: Entity): boolean {
+  if (e.pid !== null && e.proc_start !== null && isSameProcess(e.pid, e.proc_start)) return true;
   return e.pgid !== null && e.proc_start !== null && new ProcSnapshot().members(e.pgid, e.proc_start).length > 0;
 }
 
+/**
+ * Signals a recorded group, never our own or a bogus one: kill(-1) would signal every process,
+ * and a record naming the group li kill runs in would take the caller down with it.
+ */
 function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  if (pgid <= 1 || pgid === selfStat().pgrp) return false;
   try {
     process.kill(-pgid, signal);
     return true;

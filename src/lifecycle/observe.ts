@@ -23,6 +23,7 @@ export class ProcSnapshot {
 
   /** Live members of `pgid` that can belong to a group whose leader started at `since`. */
   members(pgid: number, since: number): number[] {
+    if (pgid <= 1) return [];
     // One signal-0 probe answers the common case (no such group) without scanning /proc.
     try {
       process.kill(-pgid, 0);

@@ -6,6 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { readProcStat } from "../../src/lifecycle/procfs.js";
 import { Store } from "../../src/lifecycle/store.js";
 import { type Home, li, liData, tempHome, until } from "./li.js";
 
@@ -23,7 +24,9 @@ export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = 
     for (const h of homes) {
       if (opts.stopRuns) {
         const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
-        for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: h.env });
+        // Never a record naming this process's own group: killing it would stop the test runner.
+        const own = readProcStat(process.pid)?.pgrp;
+        for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid && j.pgid !== own) await li(["kill", "--grace", "0", j.id], { env: h.env });
       }
       h.cleanup();
     }
