@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-import { main } from "../dist/src/cli/main.js";
+import { main } from "../dist/bundle/li.js";
 await main(process.argv.slice(2));

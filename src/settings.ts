@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { LiError } from "./errors.js";
+import { yaml } from "./packages.js";
 import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
 import { ENTITY_KINDS } from "./lifecycle/vocab.js";
 
@@ -211,7 +211,7 @@ function openai(file: string, v: unknown): OpenAISettings {
 export function parseSettings(bytes: Buffer, file: string, source: Handler["source"]): ParsedSettings {
   let doc: unknown;
   try {
-    doc = createRequire(import.meta.url)("yaml").parse(bytes.toString("utf8"));
+    doc = yaml().parse(bytes.toString("utf8"));
   } catch (err: any) {
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }

@@ -71,6 +71,18 @@ export interface TerminalHook {
 
 const now = () => new Date().toISOString();
 
+/** Runs `fn`, retrying for up to ~5 s while SQLite reports the database busy or locked. */
+function retryBusy<T>(fn: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (err: any) {
+      if (!String(err?.code).startsWith("SQLITE_BUSY") || attempt >= 100) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
+    }
+  }
+}
+
 function hydrate(row: any): Entity | undefined {
   if (!row) return undefined;
   return { ...row, spec: JSON.parse(row.spec) };
@@ -89,7 +101,9 @@ export class Store {
     const db = new Database(file);
     // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
     db.pragma("busy_timeout = 15000");
-    db.pragma("journal_mode = WAL");
+    // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
+    // fresh file to WAL; that is transient, so retry it rather than fail the command.
+    retryBusy(() => db.pragma("journal_mode = WAL"));
     db.pragma("foreign_keys = ON");
     db.pragma("synchronous = NORMAL");
     if (fresh) fs.chmodSync(file, 0o600);
@@ -99,11 +113,13 @@ export class Store {
     if (version === 0) {
       // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
       // a concurrent opener then sees no schema or the current one, never a half-migrated file.
-      store.tx(() => {
-        if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
-        for (const step of MIGRATIONS) db.exec(step);
-        db.pragma(`user_version = ${SCHEMA_VERSION}`);
-      });
+      retryBusy(() =>
+        store.tx(() => {
+          if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
+          for (const step of MIGRATIONS) db.exec(step);
+          db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        }),
+      );
       version = store.schemaVersion();
     }
     if (version > SCHEMA_VERSION) {

@@ -1,11 +1,9 @@
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { liBin } from "../entrypoints.js";
 
 /** Bounded capture: the most stdout an op may return (documented in README). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 const MAX_STDERR_BYTES = 1024 * 1024;
 
-const LI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "bin", "li.js");
 
 /** The li executable as argv: this package's bin/li.js under this node, or LI_MCP_COMMAND (a JSON argv). */
 export function liCommand(): string[] {
@@ -15,7 +13,7 @@ export function liCommand(): string[] {
     if (!Array.isArray(parsed) || !parsed.length || !parsed.every((s) => typeof s === "string")) throw new Error("LI_MCP_COMMAND must be a JSON array of strings");
     return parsed;
   }
-  return [process.execPath, LI_BIN];
+  return [process.execPath, liBin()];
 }
 
 export function maxOutputBytes(): number {

@@ -1,4 +1,5 @@
-import { container, type DependencyContainer } from "tsyringe";
+import type { DependencyContainer } from "tsyringe";
+import { tsyringe } from "../packages.js";
 import { isFenced } from "./fence.js";
 import { verbMeta, type Verb, type VerbMeta } from "./verb.js";
 
@@ -15,7 +16,7 @@ export class VerbRegistry {
   private readonly metas = new Map<string, VerbMeta>();
   private readonly synonyms = new Map<string, { target: string; retiresOn: string }>();
 
-  constructor(private readonly di: DependencyContainer = container.createChildContainer()) {}
+  constructor(private readonly di: DependencyContainer = tsyringe().container.createChildContainer()) {}
 
   register(cls: new (...args: any[]) => Verb): this {
     const meta = verbMeta(cls);

@@ -1,13 +1,15 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
+import { ajv as loadAjv } from "../packages.js";
 import type { JsonSchema } from "./verb.js";
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+let instance: AjvInstance | undefined;
+const ajvInstance = () => (instance ??= new (loadAjv().Ajv)({ allErrors: true, strict: false }));
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile(schema: JsonSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema);
+    fn = ajvInstance().compile(schema);
     compiled.set(schema, fn);
   }
   return fn;
@@ -56,5 +58,5 @@ export function validateArgs(schema: JsonSchema, args: unknown): Invalid | null 
 /** Decoder check of a CLI result's `data`. */
 export function checkResult(schema: JsonSchema, data: unknown): string | null {
   const fn = compile(schema);
-  return fn(data) ? null : ajv.errorsText(fn.errors, { dataVar: "data" });
+  return fn(data) ? null : ajvInstance().errorsText(fn.errors, { dataVar: "data" });
 }

@@ -1,5 +1,5 @@
 import type { Command } from "../cli/commander.js";
-import { injectable } from "tsyringe";
+import { tsyringe } from "../packages.js";
 
 export type Category = "spawn" | "read" | "control";
 export type JsonSchema = Record<string, any>;
@@ -53,7 +53,7 @@ export const VERB_META = Symbol.for("li.verb.meta");
 /** Marks a class as a verb: records its metadata and makes it constructible by the container. */
 export function verb(meta: VerbMeta) {
   return (target: new (...args: any[]) => Verb): void => {
-    injectable()(target);
+    tsyringe().injectable()(target);
     Reflect.defineMetadata(VERB_META, meta, target);
   };
 }

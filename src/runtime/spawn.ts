@@ -1,13 +1,12 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
 
-const WORKER = fileURLToPath(new URL("./worker-main.js", import.meta.url));
 
 /**
  * Writes the record (preparing or queued), its private run directory, console log and
@@ -40,7 +39,7 @@ export function createRecord(
 export function startWorker(store: Store, entity: Entity): number {
   let pid: number | undefined;
   try {
-    const child = spawn(process.execPath, [WORKER, entity.id], { detached: true, stdio: "ignore", env: process.env });
+    const child = spawn(process.execPath, [entryScript("worker-main"), entity.id], { detached: true, stdio: "ignore", env: process.env });
     pid = child.pid;
     child.unref();
   } catch (err: any) {

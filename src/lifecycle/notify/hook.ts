@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { fileURLToPath } from "node:url";
+import { entryScript } from "../../entrypoints.js";
 import { loadSettings, type Handler } from "../../settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
 import { terminalEnvelope } from "./envelope.js";
@@ -11,7 +11,6 @@ import { insertDelivery, type Target } from "./outbox.js";
  * load only when a terminal transition actually happens.
  */
 
-const DRAINER = fileURLToPath(new URL("../../runtime/drain-main.js", import.meta.url));
 const warned = new Set<string>();
 
 /** Handler names chosen with --notify for this entity itself: a flow's choice fires when the flow ends, not per step. */
@@ -87,9 +86,9 @@ export const notifyHook: TerminalHook = {
 
 /** A detached drainer in its own session; several at once are safe, each claims rows by compare-and-set. */
 export function startDrainer(): boolean {
-  if (!fs.existsSync(DRAINER)) return false;
+  if (!fs.existsSync(entryScript("drain-main"))) return false;
   try {
-    const child = spawn(process.execPath, [DRAINER], { detached: true, stdio: "ignore", env: process.env });
+    const child = spawn(process.execPath, [entryScript("drain-main")], { detached: true, stdio: "ignore", env: process.env });
     child.on("error", () => {});
     child.unref();
     return child.pid !== undefined;

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import YAML from "yaml";
+import { yaml } from "../../packages.js";
 import { invalid, LiError } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
@@ -199,7 +199,7 @@ export function readPlanFile(file: string): unknown {
     throw invalid(`--plan-file ${file} is ${st.size} bytes; the limit is ${PLAN_LIMITS.max_plan_bytes}`, { plan_file: file });
   const text = fs.readFileSync(file, "utf8");
   try {
-    return file.endsWith(".json") ? JSON.parse(text) : YAML.parse(text);
+    return file.endsWith(".json") ? JSON.parse(text) : yaml().parse(text);
   } catch (err: any) {
     throw invalid(`--plan-file ${file} is not valid ${file.endsWith(".json") ? "JSON" : "YAML"}: ${err?.message ?? err}`, { plan_file: file });
   }

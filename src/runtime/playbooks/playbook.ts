@@ -16,7 +16,7 @@
  * Unknown keys are errors, so a misspelt key is never silently ignored. Every error names
  * the playbook (and the arg, where there is one).
  */
-import YAML from "yaml";
+import { yaml } from "../../packages.js";
 import { invalid } from "../../errors.js";
 import { PLAN_LIMITS, validatePlan } from "../flow/plan.js";
 
@@ -86,7 +86,7 @@ export function parsePlaybook(name: string, text: string): PlaybookSpec {
   const fail = (message: string, detail: Record<string, unknown> = {}) => invalid(`playbook ${name}: ${message}`, { playbook: name, ...detail });
   let doc: unknown;
   try {
-    doc = YAML.parse(text);
+    doc = yaml().parse(text);
   } catch (err: any) {
     throw fail(`not valid YAML: ${err?.message ?? err}`);
   }

@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import { entryScript } from "../../entrypoints.js";
 import { invalid } from "../../errors.js";
 import type { Provider } from "./types.js";
 
@@ -18,6 +18,6 @@ export const mockProvider: Provider = {
   },
   availability: () => ({ available: true, detail: "built in" }),
   launch(model, promptFile) {
-    return { argv: [process.execPath, fileURLToPath(new URL("./mock-agent.js", import.meta.url)), model, promptFile], stdin: "ignore" };
+    return { argv: [process.execPath, entryScript("mock-agent"), model, promptFile], stdin: "ignore" };
   },
 };

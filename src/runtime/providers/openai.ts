@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import { entryScript } from "../../entrypoints.js";
 import { invalid } from "../../errors.js";
 import type { Provider, ProviderOptions } from "./types.js";
 
@@ -35,7 +35,7 @@ export const openaiProvider: Provider = {
   launch(model, promptFile, options) {
     const r = resolved(options);
     return {
-      argv: [process.execPath, fileURLToPath(new URL("./openai-agent.js", import.meta.url)), model, promptFile],
+      argv: [process.execPath, entryScript("openai-agent"), model, promptFile],
       stdin: "ignore",
       env: { LI_OPENAI_BASE_URL: r.baseUrl, LI_OPENAI_KEY_ENV: r.keyEnv },
     };

@@ -1,0 +1,31 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/*
+ * Where the scripts li starts as processes live. Resolved from the package root, not from the
+ * calling module, because the same code runs bundled (dist/bundle) and from source (tests).
+ */
+
+let root: string | undefined;
+
+/** The package root: the nearest ancestor of this module holding package.json. */
+export function packageRoot(): string {
+  if (root) return root;
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "package.json"))) return (root = dir);
+    if (path.dirname(dir) === dir) throw new Error("li: cannot find its package root");
+  }
+}
+
+export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main";
+
+/** A bundled entry script (npm run build writes them). */
+export function entryScript(name: Entry): string {
+  return path.join(packageRoot(), "dist", "bundle", `${name}.js`);
+}
+
+/** This package's li executable. */
+export function liBin(): string {
+  return path.join(packageRoot(), "bin", "li.js");
+}
