@@ -30,41 +30,46 @@ function timeCmd(args) {
 // A store with some history, so job list reads real rows.
 for (let i = 0; i < 5; i++) execFileSync(process.execPath, [li, "agent", "mock/echo", `bench ${i}`], { env, stdio: "ignore" });
 
-// Interleave baseline and subject so drift hits both alike.
-const base = [];
-const list = [];
-for (let i = 0; i < RUNS; i++) {
-  base.push(timeCmd(["-e", "0"]));
-  list.push(timeCmd([li, "job", "list", "--machine"]));
-}
-const baseline = median(base);
-const rows = [["node -e 0 (baseline)", baseline, 1]];
-rows.push(["li job list --machine (cold start)", median(list), median(list) / baseline]);
-
-// MCP: connect time, advertised bytes, catalog bytes, job.list op round trip.
+// MCP client, connected once for the op round trips; connects are timed separately below.
 const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-const connects = [];
-let client;
-for (let i = 0; i < Math.max(5, Math.floor(RUNS / 3)); i++) {
-  const t = process.hrtime.bigint();
+const connect = async () => {
   const c = new Client({ name: "bench", version: "0" });
   await c.connect(new StdioClientTransport({ command: process.execPath, args: [li, "mcp"], env, stderr: "ignore" }));
-  connects.push(Number(process.hrtime.bigint() - t) / 1e6);
-  if (client) await c.close();
-  else client = c;
-}
+  return c;
+};
+const client = await connect();
 const toolsBytes = Buffer.byteLength(JSON.stringify(await client.listTools()));
 const cat = await client.callTool({ name: "request", arguments: { help: true } });
 const catalogBytes = Buffer.byteLength(JSON.stringify(cat.structuredContent));
-const ops = [];
-for (let i = 0; i < RUNS; i++) {
+const op = async () => {
   const t = process.hrtime.bigint();
   const r = await client.callTool({ name: "request", arguments: { ops: [{ op: "job.list", args: { limit: 5 } }] } });
-  ops.push(Number(process.hrtime.bigint() - t) / 1e6);
   if (r.structuredContent.status !== "success") throw new Error(JSON.stringify(r.structuredContent));
+  return Number(process.hrtime.bigint() - t) / 1e6;
+};
+await op();
+
+// Interleave the baseline with every subject so drift on a noisy machine hits all alike.
+const base = [];
+const list = [];
+const ops = [];
+const connects = [];
+for (let i = 0; i < RUNS; i++) {
+  base.push(timeCmd(["-e", "0"]));
+  list.push(timeCmd([li, "job", "list", "--machine"]));
+  ops.push(await op());
+  if (i % 3 === 0) {
+    const t = process.hrtime.bigint();
+    const c = await connect();
+    connects.push(Number(process.hrtime.bigint() - t) / 1e6);
+    await c.close();
+  }
 }
 await client.close();
+const baseline = median(base);
+const rows = [["node -e 0 (baseline)", baseline, 1]];
+rows.push(["li job list --machine (cold start)", median(list), median(list) / baseline]);
 rows.push(["li mcp connect (spawn + initialize)", median(connects), median(connects) / baseline]);
 rows.push(["job.list op round trip", median(ops), median(ops) / baseline]);
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // Bundles li's process entry points into dist/bundle, which is most of a read command's start-up
 // cost saved: one file instead of dozens of small ESM modules. Lazily imported commands stay
-// lazily evaluated inside it. commander is inlined too; every other package stays external and
-// is loaded from node_modules on first use.
+// lazily evaluated inside it; external packages load from node_modules on first use.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,7 +9,10 @@ import { build } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { dependencies } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
-const external = Object.keys(dependencies).filter((name) => name !== "commander");
+// commander and the better-sqlite3 driver's JavaScript are inlined (the driver's native addon
+// is loaded by path at run time); every other package stays external.
+const INLINED = ["commander", "better-sqlite3"];
+const external = Object.keys(dependencies).filter((name) => !INLINED.includes(name));
 const common = {
   absWorkingDir: root,
   outdir: "dist/bundle",

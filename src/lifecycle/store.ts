@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import type BetterSqlite3 from "better-sqlite3";
+import Database from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
 import { ensurePrivateDir, statePath } from "./paths.js";
@@ -9,8 +9,12 @@ import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { notifyHook } from "./notify/hook.js";
 import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
 
-// Loaded through require: the ESM wrapper of a CommonJS package costs a lexer pass at every start.
-const Database: typeof BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3");
+/*
+ * The driver's JavaScript is bundled into the CLI; its native addon is loaded directly, which
+ * spares every command the `bindings` package's search for it.
+ */
+let addon: object | undefined;
+const nativeBinding = () => (addon ??= createRequire(import.meta.url)("better-sqlite3/build/Release/better_sqlite3.node"));
 
 export interface Entity {
   id: string;
@@ -91,14 +95,14 @@ function hydrate(row: any): Entity | undefined {
 export class Store {
   terminalHook: TerminalHook | null = null;
 
-  constructor(readonly db: BetterSqlite3.Database) {}
+  constructor(readonly db: Database.Database) {}
 
   /** Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. */
   static open(opts: { migrating?: boolean } = {}): Store {
     const file = statePath();
     ensurePrivateDir(path.dirname(file));
     const fresh = !fs.existsSync(file);
-    const db = new Database(file);
+    const db = new Database(file, { nativeBinding: nativeBinding() });
     // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
     db.pragma("busy_timeout = 15000");
     // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
