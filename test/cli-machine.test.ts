@@ -149,6 +149,7 @@ describe("bad input is refused before any record or run directory exists", () =>
     ["an empty prompt file", (h) => ["agent", "mock/echo", "--prompt-file", write(h, "empty.txt", "")]],
     ["a prompt over the 4 MiB cap", (h) => ["agent", "mock/echo", "--prompt-file", write(h, "big.txt", Buffer.alloc(4 * 1024 * 1024 + 1, "a"))]],
     ["a NUL byte in the prompt file", (h) => ["agent", "mock/echo", "--prompt-file", write(h, "nul.txt", Buffer.from("before\0after"))]],
+    ["a prompt file that is not UTF-8", (h) => ["agent", "mock/echo", "--prompt-file", write(h, "latin1.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9]))]],
     ["a missing prompt file", (h) => ["agent", "mock/echo", "--prompt-file", path.join(h.home, "absent.txt")]],
     ["a missing cwd", (h) => ["agent", "--cwd", path.join(h.home, "no", "such", "dir"), "mock/echo", "hi"]],
     ["a cwd that is a file", (h) => ["agent", "--cwd", write(h, "file.txt", "x"), "mock/echo", "hi"]],

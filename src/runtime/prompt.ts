@@ -10,10 +10,17 @@ export function readPrompt(words: string[] | undefined, file: string | undefined
     throw invalid("give the prompt as words or with --prompt-file, not both", { prompt_file: file });
   let text: string;
   if (file !== undefined) {
+    let bytes: Buffer;
     try {
-      text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
+      bytes = fs.readFileSync(file === "-" ? 0 : file);
     } catch (err: any) {
       throw invalid(`cannot read --prompt-file ${file}: ${err?.code ?? err?.message}`, { prompt_file: file });
+    }
+    try {
+      // Decoding strictly: a prompt is text, and silently replacing bad bytes would change it.
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw invalid(`--prompt-file ${file} is not UTF-8 text; convert it (e.g. iconv -t UTF-8) and try again`, { prompt_file: file });
     }
   } else {
     text = (words ?? []).join(" ");
