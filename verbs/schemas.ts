@@ -1,4 +1,6 @@
-/** Decoder fragments several verbs share. */
+import type { VerbMeta } from "../src/mcp/verb.js";
+
+/** Decoder fragments and metadata several verbs share. */
 const nullable = (type: string) => ({ type: [type, "null"] });
 
 export const JOB = {
@@ -31,10 +33,22 @@ export const SPAWNED_OR_PLAN = { anyOf: [SPAWNED, DRY_RUN] };
 
 export const JOB_LIST = { type: "object", required: ["jobs"], properties: { jobs: { type: "array", items: JOB } } };
 
-export const SPAWN_FLAGS = ["--detach"];
+/** A prompt argument that may outgrow one argv element travels as a prompt file instead. */
+export const PROMPT_SPILL = { arg: "prompt", option: "prompt_file", join: " " };
+
+/** What every submit verb shares: a fingerprint-gated spawn, always detached, prompt may spill. */
+export const SUBMIT: Pick<VerbMeta, "category" | "requiresFingerprint" | "fixedFlags" | "spill"> = {
+  category: "spawn",
+  requiresFingerprint: true,
+  fixedFlags: ["--detach"],
+  spill: PROMPT_SPILL,
+};
 
 /** v1 names were accepted for one release and retired on this date (ADR-0066 D1). */
-export const V1_RETIRED_ON = "2026-09-30";
+const V1_RETIRED_ON = "2026-09-30";
+
+/** A retired v1 synonym of a verb. */
+export const v1 = (name: string) => [{ name, retiresOn: V1_RETIRED_ON }];
 
 /** One schedule as the schedule commands print it. */
 export const SCHEDULE = {

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { V1_RETIRED_ON } from "../schemas.js";
+import { v1 } from "../schemas.js";
 
 /**
  * Delegates to `li kill <entity_id>` (ADR-0066 D5): lifecycle transitions, the partial-reap
@@ -12,7 +12,7 @@ import { V1_RETIRED_ON } from "../schemas.js";
   requiresFingerprint: false,
   cliPath: ["kill"],
   summary: "cancel a job and everything under it",
-  synonyms: [{ name: "job_kill", retiresOn: V1_RETIRED_ON }],
+  synonyms: v1("job_kill"),
   result: {
     type: "object",
     required: ["id", "kind", "partial", "entities"],

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { JOB_LIST, V1_RETIRED_ON } from "../schemas.js";
+import { JOB_LIST, v1 } from "../schemas.js";
 
 @verb({
   id: "job.list",
@@ -7,7 +7,7 @@ import { JOB_LIST, V1_RETIRED_ON } from "../schemas.js";
   requiresFingerprint: false,
   cliPath: ["job", "list"],
   summary: "recent jobs, newest first",
-  synonyms: [{ name: "jobs_list", retiresOn: V1_RETIRED_ON }],
+  synonyms: v1("jobs_list"),
   result: JOB_LIST,
 })
 export class JobList implements Verb {}

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { V1_RETIRED_ON } from "../schemas.js";
+import { v1 } from "../schemas.js";
 
 @verb({
   id: "job.output",
@@ -7,7 +7,7 @@ import { V1_RETIRED_ON } from "../schemas.js";
   requiresFingerprint: false,
   cliPath: ["job", "output"],
   summary: "a job's console output",
-  synonyms: [{ name: "job_output", retiresOn: V1_RETIRED_ON }],
+  synonyms: v1("job_output"),
   result: {
     type: "object",
     required: ["id", "output", "bytes", "total_bytes", "truncated"],

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { JOB_LIST, V1_RETIRED_ON } from "../schemas.js";
+import { JOB_LIST, v1 } from "../schemas.js";
 
 @verb({
   id: "job.status",
@@ -7,7 +7,7 @@ import { JOB_LIST, V1_RETIRED_ON } from "../schemas.js";
   requiresFingerprint: false,
   cliPath: ["job", "status"],
   summary: "status of jobs by id or prefix",
-  synonyms: [{ name: "job_status", retiresOn: V1_RETIRED_ON }],
+  synonyms: v1("job_status"),
   result: JOB_LIST,
 })
 export class JobStatus implements Verb {}

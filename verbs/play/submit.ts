@@ -1,7 +1,7 @@
 import { LiError } from "../../src/errors.js";
 import { newRunCommand, injectPlaybookArgs, resolvePlaybook } from "../../src/cli/commands/play.js";
 import { verb, type CommandContext, type Verb } from "../../src/mcp/verb.js";
-import { SPAWN_FLAGS, SPAWNED_OR_PLAN } from "../schemas.js";
+import { SPAWNED_OR_PLAN, SUBMIT } from "../schemas.js";
 
 const VERB = "play.submit";
 
@@ -13,14 +13,11 @@ const VERB = "play.submit";
  */
 @verb({
   id: VERB,
-  category: "spawn",
-  requiresFingerprint: true,
+  ...SUBMIT,
   cliPath: ["play", "run"],
   summary: "run a playbook (a parameterised flow) in the background; returns the play id",
   note: 'Playbooks declare their own arguments: call help={"verb":"play.submit","playbook":NAME} for that playbook\'s schema, schema_fingerprint and playbook_fingerprint.',
-  fixedFlags: SPAWN_FLAGS,
   result: { allOf: [SPAWNED_OR_PLAN, { required: ["playbook_fingerprint", "playbook_changed"] }] },
-  spill: { arg: "prompt", option: "prompt_file", join: " " },
 })
 export class PlaySubmit implements Verb {
   async command(args: Record<string, unknown>): Promise<CommandContext> {

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { SCHEDULE } from "../schemas.js";
+import { PROMPT_SPILL, SCHEDULE } from "../schemas.js";
 
 // Control, yet fingerprinted: it spawns nothing now but stores a request that spawns runs
 // unattended later, so the caller must have read the schema that request is judged by.
@@ -10,6 +10,6 @@ import { SCHEDULE } from "../schemas.js";
   cliPath: ["schedule", "create"],
   summary: "create a cron schedule of agent runs",
   result: { type: "object", required: ["schedule"], properties: { schedule: SCHEDULE } },
-  spill: { arg: "prompt", option: "prompt_file", join: " " },
+  spill: PROMPT_SPILL,
 })
 export class ScheduleCreate implements Verb {}
