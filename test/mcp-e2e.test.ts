@@ -3,23 +3,13 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../src/lifecycle/schema.js";
 import { tempHome } from "./helpers/li.js";
-import { connectMcp, type McpSession } from "./helpers/mcp.js";
+import { connectMcp, sharedMcp } from "./helpers/mcp.js";
 
-let h: ReturnType<typeof tempHome>;
-let m: McpSession;
-
-beforeAll(async () => {
-  h = tempHome();
-  m = await connectMcp(h.env);
-});
-afterAll(async () => {
-  await m.close();
-  h.cleanup();
-});
+const srv = sharedMcp();
 
 describe("tools/list", () => {
   test("advertises exactly one tool, request, with ops and help", async () => {
-    const { tools } = await m.client.listTools();
+    const { tools } = await srv.m.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["request"]);
     expect(Object.keys((tools[0].inputSchema as any).properties).sort()).toEqual(["help", "ops"]);
     expect(tools[0].description).toMatch(/help=true/);
@@ -27,42 +17,42 @@ describe("tools/list", () => {
   });
 
   test("response-size ceiling: tools/list stays within 1,024 bytes", async () => {
-    const result = await m.client.listTools();
+    const result = await srv.m.client.listTools();
     expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(1024);
   });
 });
 
 describe("round trip", () => {
   test("help, fingerprint, agent.submit mock/sleep:1, job.wait, job.output", async () => {
-    const cat = await m.call({ help: true });
+    const cat = await srv.m.call({ help: true });
     expect(cat.catalog.find((c: any) => c.verb === "agent.submit")).toMatchObject({ category: "spawn", requires_fingerprint: true });
-    const help = await m.call({ help: "agent.submit" });
+    const help = await srv.m.call({ help: "agent.submit" });
     expect(help.schema_fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(help.schema.additionalProperties).toBe(false);
     expect(help.schema.properties.detach).toBeUndefined();
-    const sub = await m.op("agent.submit", { model: "mock/sleep:1", prompt: ["round trip"] }, help.schema_fingerprint);
+    const sub = await srv.m.op("agent.submit", { model: "mock/sleep:1", prompt: ["round trip"] }, help.schema_fingerprint);
     expect(sub).toMatchObject({ ok: true, op: "agent.submit", result: { kind: "invocation" } });
-    const entry = await m.waitTerminal(sub.result.id);
+    const entry = await srv.m.waitTerminal(sub.result.id);
     expect(entry).toMatchObject({ status: "completed", outcome: "succeeded", terminal: true });
-    const out = await m.op("job.output", { id: sub.result.id });
+    const out = await srv.m.op("job.output", { id: sub.result.id });
     expect(out.result.output).toBe("round trip");
   });
 
   test("job.kill on mock/hang delegates to li kill and cancels it", async () => {
-    const sub = await m.submit("agent.submit", { model: "mock/hang", prompt: ["hang"] });
-    const st = await m.op("job.wait", { ids: [sub.id], max_wait_seconds: 2, poll_interval_seconds: 0.2 });
+    const sub = await srv.m.submit("agent.submit", { model: "mock/hang", prompt: ["hang"] });
+    const st = await srv.m.op("job.wait", { ids: [sub.id], max_wait_seconds: 2, poll_interval_seconds: 0.2 });
     expect(st.result.pending).toEqual([sub.id]);
-    const k = await m.op("job.kill", { id: sub.id, grace: 1 });
+    const k = await srv.m.op("job.kill", { id: sub.id, grace: 1 });
     expect(k.ok).toBe(true);
     expect(k.result.partial).toBe(false);
     expect(k.result.entities[0]).toMatchObject({ id: sub.id, action: "cancelled", status: "cancelled", process_gone: true });
     expect(k.result.entities[0].signals).toContain("SIGKILL");
-    const s = await m.op("job.status", { ids: [sub.id] });
+    const s = await srv.m.op("job.status", { ids: [sub.id] });
     expect(s.result.jobs[0]).toMatchObject({ status: "cancelled", reason_code: "invocation.cancelled.killed" });
   });
 
   test("a mixed batch returns partial with results in order", async () => {
-    const r = await m.call({
+    const r = await srv.m.call({
       ops: [
         { op: "job.list", args: { limit: 1 } },
         { op: "no.such.verb" },
@@ -84,18 +74,18 @@ describe("round trip", () => {
 
 describe("long-tail verbs", () => {
   test("state.events, state.show, state.list and dispatch.list read the same lifecycle", async () => {
-    const sub = await m.submit("agent.submit", { model: "mock/echo", prompt: ["long tail"] });
-    await m.waitTerminal(sub.id);
-    const ev = await m.op("state.events", { id: sub.id });
+    const sub = await srv.m.submit("agent.submit", { model: "mock/echo", prompt: ["long tail"] });
+    await srv.m.waitTerminal(sub.id);
+    const ev = await srv.m.op("state.events", { id: sub.id });
     expect(ev.result.events.map((e: any) => [e.from_status, e.to_status, e.source])).toEqual([
       ["preparing", "running", "runtime"],
       ["running", "completed", "runtime"],
     ]);
-    const show = await m.op("state.show", { id: sub.id.slice(0, 20) });
+    const show = await srv.m.op("state.show", { id: sub.id.slice(0, 20) });
     expect(show.result.record).toMatchObject({ id: sub.id, status: "completed" });
-    const list = await m.op("state.list", { limit: 50 });
+    const list = await srv.m.op("state.list", { limit: 50 });
     expect(list.result.records.map((r: any) => r.id)).toContain(sub.id);
-    const d = await m.op("dispatch.list", {});
+    const d = await srv.m.op("dispatch.list", {});
     expect(d.ok).toBe(true);
     expect(d.result.deliveries).toEqual([]);
   });
@@ -111,9 +101,9 @@ describe("argv injection: prompts come back byte-exactly through job.output", ()
     ["300 KiB of text", Array.from({ length: 300 * 1024 }, (_, i) => "abc \"'{}\n-–é"[i % 13]).join("")],
   ];
   test.each(prompts)("%s", async (_name, prompt) => {
-    const sub = await m.submit("agent.submit", { model: "mock/echo", prompt: [prompt] });
-    await m.waitTerminal(sub.id);
-    const out = await m.op("job.output", { id: sub.id });
+    const sub = await srv.m.submit("agent.submit", { model: "mock/echo", prompt: [prompt] });
+    await srv.m.waitTerminal(sub.id);
+    const out = await srv.m.op("job.output", { id: sub.id });
     expect(out.ok).toBe(true);
     expect(out.result.output.length).toBe(prompt.length);
     expect(out.result.output === prompt).toBe(true);
@@ -122,12 +112,12 @@ describe("argv injection: prompts come back byte-exactly through job.output", ()
 
 describe("error codes", () => {
   test("unknown_verb carries the catalog hint", async () => {
-    const r = await m.op("agent.sumbit", {});
+    const r = await srv.m.op("agent.sumbit", {});
     expect(r.error).toMatchObject({ code: "unknown_verb", help_call: { help: true } });
   });
 
   test("invalid_args names the parameter and carries the schema", async () => {
-    const r = await m.op("job.list", { limit: 3, stauts: ["running"] });
+    const r = await srv.m.op("job.list", { limit: 3, stauts: ["running"] });
     expect(r.error.code).toBe("invalid_args");
     expect(r.error.params).toEqual(["stauts"]);
     expect(r.error.message).toContain("stauts");
@@ -135,32 +125,32 @@ describe("error codes", () => {
   });
 
   test("invalid_args for a wrong type and a bad enum value", async () => {
-    const r = await m.op("job.list", { limit: "ten", status: ["runing"] });
+    const r = await srv.m.op("job.list", { limit: "ten", status: ["runing"] });
     expect(r.error.code).toBe("invalid_args");
     expect(r.error.params.sort()).toEqual(["limit", "status"]);
   });
 
   test("schema_fingerprint inside args is invalid_args that spells out the placement", async () => {
-    const fp = await m.fingerprint("agent.submit");
-    const r = await m.op("agent.submit", { model: "mock/echo", prompt: ["x"], schema_fingerprint: fp });
+    const fp = await srv.m.fingerprint("agent.submit");
+    const r = await srv.m.op("agent.submit", { model: "mock/echo", prompt: ["x"], schema_fingerprint: fp });
     expect(r.error.code).toBe("invalid_args");
     expect(r.error.params).toEqual(["schema_fingerprint"]);
     expect(r.error.message).toMatch(/beside "op" and "args"/);
   });
 
   test("fingerprint_required and fingerprint_stale carry schema, current fingerprint and help_call", async () => {
-    const fp = await m.fingerprint("agent.submit");
-    const missing = await m.op("agent.submit", { model: "mock/echo", prompt: ["x"] });
+    const fp = await srv.m.fingerprint("agent.submit");
+    const missing = await srv.m.op("agent.submit", { model: "mock/echo", prompt: ["x"] });
     expect(missing.error).toMatchObject({ code: "fingerprint_required", schema_fingerprint: fp, help_call: { help: "agent.submit" } });
     expect(missing.error.schema.type).toBe("object");
-    const stale = await m.op("agent.submit", { model: "mock/echo", prompt: ["x"] }, "sha256:" + "0".repeat(64));
+    const stale = await srv.m.op("agent.submit", { model: "mock/echo", prompt: ["x"] }, "sha256:" + "0".repeat(64));
     expect(stale.error).toMatchObject({ code: "fingerprint_stale", schema_fingerprint: fp, help_call: { help: "agent.submit" } });
     expect(stale.error.schema.properties.model).toBeDefined();
   });
 
   test("read and control verbs need no fingerprint", async () => {
-    expect((await m.op("job.list", {})).ok).toBe(true);
-    const k = await m.op("job.kill", { id: "inv_zzzzzzzz" });
+    expect((await srv.m.op("job.list", {})).ok).toBe(true);
+    const k = await srv.m.op("job.kill", { id: "inv_zzzzzzzz" });
     expect(k.error).toMatchObject({ code: "cli_error", kind: "not_found" });
   });
 
@@ -173,14 +163,14 @@ describe("error codes", () => {
       jobs_list: "job.list",
     };
     for (const [name, replacement] of Object.entries(v1)) {
-      const r = await m.op(name, {});
+      const r = await srv.m.op(name, {});
       expect(r.error).toMatchObject({ code: "retired_verb", replacement });
     }
   });
 
   test("cli_error carries the CLI's kind, message and detail", async () => {
-    const fp = await m.fingerprint("agent.submit");
-    const r = await m.op("agent.submit", { model: "nosuch/model", prompt: ["x"] }, fp);
+    const fp = await srv.m.fingerprint("agent.submit");
+    const r = await srv.m.op("agent.submit", { model: "nosuch/model", prompt: ["x"] }, fp);
     expect(r.error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
     expect(r.error.detail.provider).toBe("nosuch");
   });
@@ -225,13 +215,13 @@ describe("whole-call refusals", () => {
     ["an op with extra keys", { ops: [{ op: "job.list", limit: 3 }] }],
   ];
   test.each(refusals)("%s", async (_name, args) => {
-    const r = await m.raw(args);
+    const r = await srv.m.raw(args);
     expect(r.isError).toBe(true);
     expect(r.content[0].text.length).toBeGreaterThan(20);
   });
 
   test("the cap itself is allowed", async () => {
-    const r = await m.call({ ops: Array.from({ length: 8 }, () => ({ op: "job.list", args: { limit: 1 } })) });
+    const r = await srv.m.call({ ops: Array.from({ length: 8 }, () => ({ op: "job.list", args: { limit: 1 } })) });
     expect(r.results).toHaveLength(8);
     expect(r.status).toBe("success");
   });

@@ -1,10 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { tempHome } from "./helpers/li.js";
-import { connectMcp, type McpSession } from "./helpers/mcp.js";
+import { sharedMcp } from "./helpers/mcp.js";
 
-let h: ReturnType<typeof tempHome>;
-let m: McpSession;
 let playbookFile: string;
 
 const PLAYBOOK = (template: string, extraArg = "") => `description: review something
@@ -17,44 +14,38 @@ args:
   tone: {type: str, choices: [kind, blunt], default: kind}
 ${extraArg}`;
 
-beforeAll(async () => {
-  h = tempHome();
+const srv = sharedMcp((h) => {
   fs.mkdirSync(path.join(h.home, "playbooks"), { recursive: true });
   playbookFile = path.join(h.home, "playbooks", "review.playbook.yaml");
   fs.writeFileSync(playbookFile, PLAYBOOK("Review {input} depth={depth} tone={tone}"));
-  m = await connectMcp(h.env);
-});
-afterAll(async () => {
-  await m.close();
-  h.cleanup();
 });
 
 test("flow.submit runs a planned DAG and returns the session id", async () => {
-  const s = await m.submit("flow.submit", { model: "mock/echo", prompt: ["- gather\n- analyse (after s1)\n- report (after s1, s2)"] });
+  const s = await srv.m.submit("flow.submit", { model: "mock/echo", prompt: ["- gather\n- analyse (after s1)\n- report (after s1, s2)"] });
   expect(s.kind).toBe("session");
-  expect(await m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed", outcome: "succeeded" });
-  const show = await m.op("state.show", { id: s.id });
+  expect(await srv.m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed", outcome: "succeeded" });
+  const show = await srv.m.op("state.show", { id: s.id });
   expect(show.result.children.map((c: any) => c.status)).toEqual(["completed", "completed", "completed"]);
 });
 
 test("flow.submit dry_run returns the plan and records nothing", async () => {
-  const before = (await m.op("job.list", { limit: 100 })).result.jobs.length;
-  const r = await m.submit("flow.submit", { model: "mock/echo", prompt: ["- a\n- b (after s1)"], dry_run: true });
+  const before = (await srv.m.op("job.list", { limit: 100 })).result.jobs.length;
+  const r = await srv.m.submit("flow.submit", { model: "mock/echo", prompt: ["- a\n- b (after s1)"], dry_run: true });
   expect(r.dry_run).toBe(true);
   expect(r.steps.map((s: any) => [s.id, s.depends_on])).toEqual([["s1", []], ["s2", ["s1"]]]);
-  expect((await m.op("job.list", { limit: 100 })).result.jobs.length).toBe(before);
+  expect((await srv.m.op("job.list", { limit: 100 })).result.jobs.length).toBe(before);
 });
 
 test("fanout.submit with 3 workers and a synthesis", async () => {
-  const s = await m.submit("fanout.submit", { prompt: ["same question"], num_workers: 3, model: "mock/echo", synthesis_model: "mock/echo" });
-  expect(await m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed" });
-  const show = await m.op("state.show", { id: s.id });
+  const s = await srv.m.submit("fanout.submit", { prompt: ["same question"], num_workers: 3, model: "mock/echo", synthesis_model: "mock/echo" });
+  expect(await srv.m.waitTerminal(s.id, 40)).toMatchObject({ status: "completed" });
+  const show = await srv.m.op("state.show", { id: s.id });
   expect(show.result.children.length).toBe(4);
 });
 
 describe("play.submit: two-stage help (ADR-0066 D3)", () => {
   test("base help shows the base schema and says playbook arguments exist", async () => {
-    const base = await m.call({ help: "play.submit" });
+    const base = await srv.m.call({ help: "play.submit" });
     expect(base.note).toMatch(/playbook/);
     expect(base.schema.properties.playbook).toBeDefined();
     expect(base.schema.properties.depth).toBeUndefined();
@@ -62,40 +53,40 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
   });
 
   test("help naming the playbook returns the injected schema, schema_fingerprint and playbook_fingerprint", async () => {
-    const help = await m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
     expect(help.schema.properties.depth).toMatchObject({ type: "integer", default: 2 });
     expect(help.schema.properties.strict).toMatchObject({ type: "boolean" });
     expect(help.schema.properties.tone).toMatchObject({ enum: ["kind", "blunt"] });
     expect(help.playbook_fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(help.schema_fingerprint).not.toBe((await m.call({ help: "play.submit" })).schema_fingerprint);
+    expect(help.schema_fingerprint).not.toBe((await srv.m.call({ help: "play.submit" })).schema_fingerprint);
   });
 
   test("the base fingerprint is stale for a playbook with args; the help_call names the playbook", async () => {
-    const baseFp = await m.fingerprint("play.submit");
-    const r = await m.op("play.submit", { playbook: "review", prompt: ["x"] }, baseFp);
+    const baseFp = await srv.m.fingerprint("play.submit");
+    const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, baseFp);
     expect(r.error).toMatchObject({ code: "fingerprint_stale", help_call: { help: { verb: "play.submit", playbook: "review" } } });
   });
 
   test("a bad choice is invalid_args naming the arg", async () => {
-    const help = await m.call({ help: { verb: "play.submit", playbook: "review" } });
-    const r = await m.op("play.submit", { playbook: "review", prompt: ["x"], tone: "rude" }, help.schema_fingerprint);
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"], tone: "rude" }, help.schema_fingerprint);
     expect(r.error).toMatchObject({ code: "invalid_args", params: ["tone"] });
   });
 
   test("a missing playbook is invalid_args naming it and the places searched, never verb_unavailable", async () => {
-    const r = await m.op("play.submit", { playbook: "nosuch", prompt: ["x"] }, "sha256:x");
+    const r = await srv.m.op("play.submit", { playbook: "nosuch", prompt: ["x"] }, "sha256:x");
     expect(r.error.code).toBe("invalid_args");
     expect(r.error.message).toContain("nosuch");
-    expect(r.error.message).toContain(path.join(h.home, "playbooks"));
-    const catalog = await m.call({ help: true });
+    expect(r.error.message).toContain(path.join(srv.h.home, "playbooks"));
+    const catalog = await srv.m.call({ help: true });
     expect(catalog.unavailable).toEqual([]);
   });
 
   test("editing the prompt template between help and play.submit surfaces playbook_changed with both values", async () => {
-    const help = await m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
     fs.writeFileSync(playbookFile, PLAYBOOK("Now review {input} twice, depth={depth}"));
     try {
-      const r = await m.op(
+      const r = await srv.m.op(
         "play.submit",
         { playbook: "review", prompt: ["the code"], depth: 1, playbook_fingerprint: help.playbook_fingerprint },
         help.schema_fingerprint,
@@ -104,17 +95,17 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
       expect(r.result.playbook_changed).toBe(true);
       expect(r.result.expected_playbook_fingerprint).toBe(help.playbook_fingerprint);
       expect(r.result.playbook_fingerprint).not.toBe(help.playbook_fingerprint);
-      expect(await m.waitTerminal(r.result.id, 40)).toMatchObject({ kind: "play", status: "completed" });
+      expect(await srv.m.waitTerminal(r.result.id, 40)).toMatchObject({ kind: "play", status: "completed" });
     } finally {
       fs.writeFileSync(playbookFile, PLAYBOOK("Review {input} depth={depth} tone={tone}"));
     }
   });
 
   test("editing an arg declaration makes the old schema_fingerprint stale", async () => {
-    const help = await m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
     fs.writeFileSync(playbookFile, PLAYBOOK("Review {input}", "  audience: {type: str, help: who reads it}\n"));
     try {
-      const r = await m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint);
+      const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint);
       expect(r.error.code).toBe("fingerprint_stale");
       expect(r.error.schema.properties.audience).toBeDefined();
     } finally {
@@ -124,17 +115,17 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
 });
 
 test("job.kill on a play reaps its session and steps", async () => {
-  fs.writeFileSync(path.join(h.home, "playbooks", "stuck.playbook.yaml"), `prompt: "{input}"\nmodel: mock/hang\nmax_concurrent: 3\nplan:\n  steps:\n    - {id: a, task: one}\n    - {id: b, task: two}\n`);
-  const help = await m.call({ help: { verb: "play.submit", playbook: "stuck" } });
-  const r = await m.op("play.submit", { playbook: "stuck", prompt: ["x"] }, help.schema_fingerprint);
+  fs.writeFileSync(path.join(srv.h.home, "playbooks", "stuck.playbook.yaml"), `prompt: "{input}"\nmodel: mock/hang\nmax_concurrent: 3\nplan:\n  steps:\n    - {id: a, task: one}\n    - {id: b, task: two}\n`);
+  const help = await srv.m.call({ help: { verb: "play.submit", playbook: "stuck" } });
+  const r = await srv.m.op("play.submit", { playbook: "stuck", prompt: ["x"] }, help.schema_fingerprint);
   expect(r.ok).toBe(true);
   // Wait until both steps run.
   for (let i = 0; i < 100; i++) {
-    const tree = await m.op("state.list", { all: true, status: ["running"], limit: 20 });
+    const tree = await srv.m.op("state.list", { all: true, status: ["running"], limit: 20 });
     if (tree.result.records.filter((x: any) => x.kind === "invocation").length >= 2) break;
     await new Promise((res) => setTimeout(res, 200));
   }
-  const k = await m.op("job.kill", { id: r.result.id, grace: 1 });
+  const k = await srv.m.op("job.kill", { id: r.result.id, grace: 1 });
   expect(k.ok).toBe(true);
   expect(k.result.entities.map((e: any) => e.kind).sort()).toEqual(["invocation", "invocation", "play", "session"]);
   expect(k.result.entities.every((e: any) => e.status === "cancelled")).toBe(true);

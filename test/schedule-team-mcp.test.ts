@@ -1,27 +1,16 @@
 /** The long-tail verbs (schedule.*, team.*, monitor, stats) through a real MCP client. */
-import { tempHome } from "./helpers/li.js";
-import { connectMcp, type McpSession } from "./helpers/mcp.js";
+import { sharedMcp } from "./helpers/mcp.js";
 
-let h: ReturnType<typeof tempHome>;
-let m: McpSession;
-
-beforeAll(async () => {
-  h = tempHome();
-  m = await connectMcp(h.env);
-});
-afterAll(async () => {
-  await m.close();
-  h.cleanup();
-});
+const srv = sharedMcp();
 
 async function ok(op: string, args: Record<string, unknown> = {}, fingerprint?: string) {
-  const r = await m.op(op, args, fingerprint);
+  const r = await srv.m.op(op, args, fingerprint);
   if (!r.ok) throw new Error(`${op}: ${JSON.stringify(r.error)}`);
   return r.result;
 }
 
 test("the catalog lists every long-tail verb with its category and fingerprint rule, and never tick or daemon", async () => {
-  const { catalog, unavailable } = await m.call({ help: true });
+  const { catalog, unavailable } = await srv.m.call({ help: true });
   expect(unavailable).toEqual([]);
   const rows = Object.fromEntries(catalog.map((c: any) => [c.verb, [c.category, c.requires_fingerprint]]));
   expect(rows).toMatchObject({
@@ -42,19 +31,19 @@ test("the catalog lists every long-tail verb with its category and fingerprint r
     stats: ["read", false],
   });
   expect(Object.keys(rows).filter((v) => /tick|daemon/.test(v))).toEqual([]);
-  expect((await m.op("schedule.tick", {})).error.code).toBe("unknown_verb");
+  expect((await srv.m.op("schedule.tick", {})).error.code).toBe("unknown_verb");
 });
 
 test("schedules: fingerprints, create, trigger, wait, runs, enable/disable, delete", async () => {
   const args = { name: "mcp-sched", cron: "*/10 * * * *", timezone: "UTC", model: "mock/echo", prompt: ["--not-a-flag", "and more"] };
-  const missing = await m.op("schedule.create", args);
+  const missing = await srv.m.op("schedule.create", args);
   expect(missing.error).toMatchObject({ code: "fingerprint_required", help_call: { help: "schedule.create" } });
   expect(missing.error.schema.required).toEqual(["cron", "name", "model"]);
 
-  const fp = await m.fingerprint("schedule.create");
-  const badCron = await m.op("schedule.create", { ...args, cron: "*/10 * * *" }, fp);
+  const fp = await srv.m.fingerprint("schedule.create");
+  const badCron = await srv.m.op("schedule.create", { ...args, cron: "*/10 * * *" }, fp);
   expect(badCron.error).toMatchObject({ code: "cli_error", kind: "invalid_input", detail: { field: "cron" } });
-  const typo = await m.op("schedule.create", { ...args, crn: "* * * * *" }, fp);
+  const typo = await srv.m.op("schedule.create", { ...args, crn: "* * * * *" }, fp);
   expect(typo.error).toMatchObject({ code: "invalid_args", params: ["crn"] });
   expect((await ok("schedule.list")).schedules).toEqual([]);
 
@@ -62,8 +51,8 @@ test("schedules: fingerprints, create, trigger, wait, runs, enable/disable, dele
   expect(created).toMatchObject({ name: "mcp-sched", enabled: true, timezone: "UTC" });
   expect((await ok("schedule.get", { schedule: "mcp-sched" })).schedule.prompt).toBe("--not-a-flag and more");
 
-  expect((await m.op("schedule.trigger", { schedule: "mcp-sched" })).error.code).toBe("fingerprint_required");
-  const fired = await ok("schedule.trigger", { schedule: created.id }, await m.fingerprint("schedule.trigger"));
+  expect((await srv.m.op("schedule.trigger", { schedule: "mcp-sched" })).error.code).toBe("fingerprint_required");
+  const fired = await ok("schedule.trigger", { schedule: created.id }, await srv.m.fingerprint("schedule.trigger"));
   expect(fired).toMatchObject({ kind: "invocation", schedule_id: created.id });
   const w = await ok("job.wait", { ids: [fired.id], max_wait_seconds: 30, poll_interval_seconds: 0.2 });
   expect(w.entries[0]).toMatchObject({ status: "completed", outcome: "succeeded" });
@@ -75,7 +64,7 @@ test("schedules: fingerprints, create, trigger, wait, runs, enable/disable, dele
   expect((await ok("schedule.disable", { schedule: "mcp-sched" })).schedule.enabled).toBe(false);
   expect((await ok("schedule.enable", { schedule: "mcp-sched" })).schedule.enabled).toBe(true);
   expect(await ok("schedule.delete", { schedule: "mcp-sched" })).toMatchObject({ runs_deleted: 1 });
-  expect((await m.op("schedule.get", { schedule: "mcp-sched" })).error).toMatchObject({ code: "cli_error", kind: "not_found" });
+  expect((await srv.m.op("schedule.get", { schedule: "mcp-sched" })).error).toMatchObject({ code: "cli_error", kind: "not_found" });
 });
 
 test("teams: create, send, receive with a read cursor, show, list", async () => {
@@ -83,7 +72,7 @@ test("teams: create, send, receive with a read cursor, show, list", async () => 
   expect(made.members.map((x: any) => x.name)).toEqual(["lead", "w1", "w2"]);
   const sent = await ok("team.send", { team: "agents", from: "lead", to: "all", body: ["--start", "now"] });
   expect(sent).toMatchObject({ message: { body: "--start now", to: "all" }, recipients: ["w1", "w2"] });
-  expect((await m.op("team.send", { team: "agents", from: "stranger", to: "all", body: ["x"] })).error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
+  expect((await srv.m.op("team.send", { team: "agents", from: "stranger", to: "all", body: ["x"] })).error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
 
   const first = await ok("team.receive", { team: "agents", as: "w1" });
   expect(first.messages.map((x: any) => x.body)).toEqual(["--start now"]);
@@ -101,5 +90,5 @@ test("monitor and stats decode as raw snapshots", async () => {
   expect(snap.active).toEqual([]);
   const st = await ok("stats", { since: "3600" });
   expect(st.kinds[0]).toMatchObject({ kind: "invocation", by_status: { completed: 1 } });
-  expect((await m.op("stats", { since: 3600 })).error).toMatchObject({ code: "invalid_args", params: ["since"] });
+  expect((await srv.m.op("stats", { since: 3600 })).error).toMatchObject({ code: "invalid_args", params: ["since"] });
 });

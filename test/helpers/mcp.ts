@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { LI_BIN, ROOT } from "./li.js";
+import { type Home, LI_BIN, ROOT, tempHome } from "./li.js";
 
 export interface McpSession {
   client: Client;
@@ -62,4 +62,22 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
     },
     close: () => client.close(),
   };
+}
+
+/**
+ * One LI_HOME and one server for a whole test file, closed after it. `setup` prepares the home
+ * before the server starts.
+ */
+export function sharedMcp(setup?: (h: Home) => void): { h: Home; m: McpSession } {
+  const shared = {} as { h: Home; m: McpSession };
+  beforeAll(async () => {
+    shared.h = tempHome();
+    setup?.(shared.h);
+    shared.m = await connectMcp(shared.h.env);
+  });
+  afterAll(async () => {
+    await shared.m?.close();
+    shared.h?.cleanup();
+  });
+  return shared;
 }
