@@ -27,12 +27,14 @@ const common = {
   banner: { js: 'import { createRequire as __liCreateRequire } from "node:module";\nconst require = __liCreateRequire(import.meta.url);' },
 };
 
-await build({ ...common, entryPoints: { li: "src/cli/main.ts" }, splitting: false });
-await Promise.all(
-  Object.entries({
+// One entry per process li runs; without splitting, each output file is self-contained.
+await build({
+  ...common,
+  entryPoints: {
+    li: "src/cli/main.ts",
     "worker-main": "src/runtime/worker-main.ts",
     "mock-agent": "src/runtime/providers/mock-agent.ts",
     "openai-agent": "src/runtime/providers/openai-agent.ts",
     "drain-main": "src/runtime/drain-main.ts",
-  }).map(([name, file]) => build({ ...common, entryPoints: { [name]: file }, splitting: false })),
-);
+  },
+});

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { LiError } from "./errors.js";
 
 /*
  * Where the scripts li starts as processes live. Resolved from the package root, not from the
@@ -20,9 +21,11 @@ export function packageRoot(): string {
 
 export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main";
 
-/** A bundled entry script (npm run build writes them). */
+/** A bundled entry script; a missing one means li was not built, which is said rather than left to hang. */
 export function entryScript(name: Entry): string {
-  return path.join(packageRoot(), "dist", "bundle", `${name}.js`);
+  const file = path.join(packageRoot(), "dist", "bundle", `${name}.js`);
+  if (!fs.existsSync(file)) throw new LiError("unavailable", `${file} is missing; run \`npm run build\` in ${packageRoot()}`, { file });
+  return file;
 }
 
 /** This package's li executable. */

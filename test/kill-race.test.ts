@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { detach, openStore, readDb, terminal, useHomes } from "./helpers/fixtures.js";
+import { readProcStat } from "../src/lifecycle/procfs.js";
 import { groupAlive, li, liData, ROOT, sleep, until } from "./helpers/li.js";
 
 const home = useHomes();
@@ -106,8 +107,8 @@ test("real runs: li kill racing a mock/sleep:0.05 run's own end leaves exactly o
     }),
   );
   const finals = await Promise.all(trials.map(({ id }) => terminal(h.env, id)));
-  // Let any worker that lost the race try (and fail) to record its own end.
-  await sleep(500);
+  // Let any worker that lost the race try (and fail) to record its own end: wait for it to exit.
+  for (const final of finals) await until(() => readProcStat(final.pid) === null, 5000);
   for (const [i, { id, report }] of trials.entries()) {
     const ev = (await liData(["state", "events", id], { env: h.env })).events;
     const terminalRows = ev.filter((e: any) => TERMINAL_STATUSES.includes(e.to_status));
@@ -116,8 +117,7 @@ test("real runs: li kill racing a mock/sleep:0.05 run's own end leaves exactly o
     expect(terminalRows[0].to_status).toBe(final.status);
     expect(["completed", "cancelled"]).toContain(final.status);
     expect(report.action).toBe(final.status === "cancelled" ? "cancelled" : "already_terminal");
-    if (final.pgid) {
-      await until(() => !groupAlive(final.pgid), 5000);
-    }
+    expect(final.pgid).toEqual(expect.any(Number));
+    await until(() => !groupAlive(final.pgid), 5000);
   }
 }, 60000);

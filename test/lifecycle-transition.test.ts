@@ -71,7 +71,7 @@ describe("compare-and-set", () => {
     expect(a.transition({ id: e.id, to: "cancelled", reason: "invocation.cancelled.killed", source: "admin", expect: { status: cur.status, version: cur.version } }).ok).toBe(true);
   });
 
-  test("two handles racing the same expected version: exactly one wins", () => {
+  test("two handles writing in turn on the same expected version: the later, stale one is refused", () => {
     for (let i = 0; i < 20; i++) {
       const e = a.insert({ kind: "invocation" });
       const seen = a.get(e.id)!;

@@ -130,6 +130,13 @@ describe("error codes", () => {
     expect(r.error.params.sort()).toEqual(["limit", "status"]);
   });
 
+  test("a value too long for one argument (other than the prompt, which spills to a file) is invalid_args naming it", async () => {
+    const fp = await srv.m.fingerprint("agent.submit");
+    const r = await srv.m.op("agent.submit", { model: "mock/echo", prompt: ["x"], label: "l".repeat(200 * 1024) }, fp);
+    expect(r.error).toMatchObject({ code: "invalid_args", params: ["label"] });
+    expect(r.error.message).toMatch(/shorten it/);
+  });
+
   test("schema_fingerprint inside args is invalid_args that spells out the placement", async () => {
     const fp = await srv.m.fingerprint("agent.submit");
     const r = await srv.m.op("agent.submit", { model: "mock/echo", prompt: ["x"], schema_fingerprint: fp });
@@ -255,7 +262,8 @@ describe("visibility fence", () => {
         await s.op("job.kill", { id: "--help" }),
         await s.op("job.wait", { ids: ["state", "migrate"], max_wait_seconds: 0 }),
       ];
-      for (const r of crafted) expect(r.ok).toBe(false);
+      // Each reached its own command, which refused the old schema; none reached `state migrate`.
+      for (const r of crafted) expect(r.error).toMatchObject({ code: "cli_error", kind: "unavailable" });
       const check = new Database(path.join(home.home, "state.db"), { readonly: true });
       expect(check.pragma("user_version", { simple: true })).toBe(1);
       check.close();

@@ -189,7 +189,7 @@ describe("D6: stopped_without_end", () => {
 
   test("its process gone with no end recorded: kill -9 of a worker is stopped_without_end within one call while its group still runs, then reaped to lost (invocation.lost.process_gone, source reaper) by the next reader once the group has emptied", async () => {
     const h = home();
-    const id = await submit(h.env, "mock/sleep:3", "interrupted");
+    const id = await submit(h.env, "mock/sleep:8", "interrupted");
     const running = await untilStatus(h.env, id, (j) => j.status === "running");
     // Wait for the provider child, so the group outlives its worker.
     await until(() => liveMembers(running.pgid).some((p) => p !== running.pid));
@@ -204,7 +204,7 @@ describe("D6: stopped_without_end", () => {
     expect(r.code).toBe(1);
 
     // The provider finishes on its own; nobody records an end, and no reader has looked yet.
-    await until(() => liveMembers(running.pgid).length === 0, 10000);
+    await until(() => liveMembers(running.pgid).length === 0, 15000);
     expect(withStore(h, (s) => s.get(id)!.status)).toBe("running");
 
     const j = await jobStatus(h.env, id);

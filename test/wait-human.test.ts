@@ -3,8 +3,8 @@ import { li, liData, tempHome } from "./helpers/li.js";
 test("human li wait shows live progress on stderr, with no escape codes when stderr is not a TTY", async () => {
   const h = tempHome();
   try {
-    const a = await liData(["agent", "--detach", "mock/sleep:0.3", "a"], { env: h.env });
-    const b = await liData(["agent", "--detach", "mock/sleep:1.2", "b"], { env: h.env });
+    const a = await liData(["agent", "--detach", "mock/sleep:2", "a"], { env: h.env });
+    const b = await liData(["agent", "--detach", "mock/sleep:4", "b"], { env: h.env });
     const r = await li(["wait", a.id, b.id, "--poll-interval-seconds", "0.2", "--max-wait-seconds", "20"], { env: h.env });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/\x1b/);

@@ -1,7 +1,7 @@
 import type { VerbMeta } from "../src/mcp/verb.js";
 
 /** Decoder fragments and metadata several verbs share. */
-const nullable = (type: string) => ({ type: [type, "null"] });
+export const nullable = (type: string) => ({ type: [type, "null"] });
 
 export const JOB = {
   type: "object",

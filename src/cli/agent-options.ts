@@ -34,7 +34,7 @@ export async function agentRequest(model: string, words: string[], opts: AgentRu
     cwd: opts.cwd,
     timeout_seconds: opts.timeout,
     label: opts.label ?? label,
-    notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
+    notify: loadNotifySelection(opts.notify),
     provider_options: providerOptions(model, { base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv }),
   };
 }

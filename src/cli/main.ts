@@ -1,4 +1,4 @@
-import { CommanderError } from "./commander.js";
+import { CommanderError, type Command } from "./commander.js";
 import { LiError } from "../errors.js";
 import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";
@@ -67,7 +67,7 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 /** exitOverride and output settings are copied at creation; commands made earlier need them too. */
-function applyRecursively(cmd: import("commander").Command): void {
+function applyRecursively(cmd: Command): void {
   for (const sub of cmd.commands) {
     sub.exitOverride();
     sub.configureOutput(cmd.configureOutput());

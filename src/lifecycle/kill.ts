@@ -46,9 +46,9 @@ function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; enti
 }
 
 /** The recorded process itself, or any member of its group, still runs. */
-function groupAlive(e: Entity): boolean {
+function groupAlive(e: Entity, procs: ProcSnapshot): boolean {
   if (e.pid !== null && e.proc_start !== null && isSameProcess(e.pid, e.proc_start)) return true;
-  return e.pgid !== null && e.proc_start !== null && new ProcSnapshot().members(e.pgid, e.proc_start).length > 0;
+  return e.pgid !== null && e.proc_start !== null && procs.members(e.pgid, e.proc_start).length > 0;
 }
 
 /**
@@ -92,15 +92,28 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number)
     queue.push(...store.children(entity.id));
   }
 
-  const live = () => toStop.filter((t) => groupAlive(t.entity));
-  for (const t of live()) if (signalGroup(t.entity.pgid!, "SIGTERM")) t.report.signals.push("SIGTERM");
+  // One /proc scan per poll, however many entities are being stopped.
+  const live = () => {
+    const procs = new ProcSnapshot();
+    return toStop.filter((t) => groupAlive(t.entity, procs));
+  };
+  // A play and its session share one group: signal it once, report it on each.
+  const signal = (targets: typeof toStop, sig: NodeJS.Signals) => {
+    const sent = new Map<number, boolean>();
+    for (const t of targets) {
+      const pgid = t.entity.pgid!;
+      if (!sent.has(pgid)) sent.set(pgid, signalGroup(pgid, sig));
+      if (sent.get(pgid)) t.report.signals.push(sig);
+    }
+  };
+  signal(live(), "SIGTERM");
   const deadline = Date.now() + graceSeconds * 1000;
   while (live().length && Date.now() < deadline) await sleep(50);
-  const stubborn = live();
-  for (const t of stubborn) if (signalGroup(t.entity.pgid!, "SIGKILL")) t.report.signals.push("SIGKILL");
+  signal(live(), "SIGKILL");
   const settle = Date.now() + 2000;
   while (live().length && Date.now() < settle) await sleep(50);
-  for (const t of toStop) t.report.process_gone = !groupAlive(t.entity);
+  const stillLive = new Set(live());
+  for (const t of toStop) t.report.process_gone = !stillLive.has(t);
 
   return {
     id: root.id,

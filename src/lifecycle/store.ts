@@ -335,7 +335,8 @@ export class Store {
       if (terminal && this.terminalHook) enqueued = this.terminalHook.enqueue(this, entity, current.status, eventId);
       return { ok: true, entity, from: current.status, eventId };
     });
-    if (enqueued > 0) this.terminalHook?.afterCommit(enqueued);
+    // Inside a caller's transaction the rows are not committed yet (and may roll back): no drainer.
+    if (enqueued > 0 && !this.db.inTransaction) this.terminalHook?.afterCommit(enqueued);
     return result;
   }
 }

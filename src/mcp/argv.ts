@@ -35,6 +35,17 @@ export function renderArgv(bindings: Binding[], args: Record<string, unknown>, f
 /** Linux caps one argv element at 128 KiB including its NUL. */
 export const MAX_ARG_BYTES = 128 * 1024 - 1;
 
+/** The first parameter with a value too long for one argv element once rendered, if any. */
+export function oversizedParam(bindings: Binding[], args: Record<string, unknown>): string | undefined {
+  for (const b of bindings) {
+    const v = args[b.prop];
+    if (v === undefined || b.kind === "flag") continue;
+    const prefix = b.kind === "option" ? Buffer.byteLength(`${b.flag}=`) : 0;
+    if ((Array.isArray(v) ? v : [v]).some((x) => prefix + Buffer.byteLength(String(x)) > MAX_ARG_BYTES)) return b.prop;
+  }
+  return undefined;
+}
+
 /** The first string value (at any depth) holding a NUL byte, as a parameter path. */
 export function findNul(value: unknown, path = ""): string | undefined {
   if (typeof value === "string") return value.includes("\0") ? path || "(value)" : undefined;

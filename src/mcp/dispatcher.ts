@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { liHome } from "../lifecycle/paths.js";
-import { findNul, MAX_ARG_BYTES, renderArgv } from "./argv.js";
+import { findNul, MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { ProjectionError } from "./projector.js";
 import type { Projected, Surface } from "./surface.js";
@@ -89,6 +89,9 @@ export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
     const rendered = spill(meta, args);
     spilled = rendered.file;
     if (rendered.conflict) return fail(name, "invalid_args", rendered.conflict, { params: [meta.spill!.arg, meta.spill!.option], schema });
+    const tooLong = oversizedParam(projected.projection.bindings, rendered.args);
+    if (tooLong)
+      return fail(name, "invalid_args", `"${tooLong}" is longer than one command-line argument can be (${MAX_ARG_BYTES} bytes); shorten it`, { params: [tooLong], schema });
     let argv: string[];
     try {
       argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, rendered.args, meta.fixedFlags)];

@@ -9,8 +9,14 @@ const MAX_STDERR_BYTES = 1024 * 1024;
 export function liCommand(): string[] {
   const override = process.env.LI_MCP_COMMAND;
   if (override) {
-    const parsed = JSON.parse(override);
-    if (!Array.isArray(parsed) || !parsed.length || !parsed.every((s) => typeof s === "string")) throw new Error("LI_MCP_COMMAND must be a JSON array of strings");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(override);
+    } catch {
+      parsed = null;
+    }
+    if (!Array.isArray(parsed) || !parsed.length || !parsed.every((s) => typeof s === "string"))
+      throw new Error('LI_MCP_COMMAND must be a JSON array of strings, e.g. ["node", "/path/to/bin/li.js"]');
     return parsed;
   }
   return [process.execPath, liBin()];
@@ -40,7 +46,7 @@ export async function runLi(argv: string[], timeoutSeconds: number): Promise<Cli
     timeout: timeoutSeconds * 1000,
     maxBuffer: { stdout: limit, stderr: MAX_STDERR_BYTES },
     stripFinalNewline: false,
-    env: { ...process.env, NODE_OPTIONS: "" },
+    env: { NODE_OPTIONS: "" },
     extendEnv: true,
   });
   if (r.timedOut) return { ok: false, code: "cli_timeout", message: `li ${argv[0] ?? ""} did not finish within ${timeoutSeconds}s and was stopped` };

@@ -42,8 +42,10 @@ export class HelpError extends Error {}
 export async function verbHelp(surface: Surface, target: string | Record<string, unknown>) {
   const id = typeof target === "string" ? target : target.verb;
   if (typeof id !== "string") throw new HelpError('help must be true, a verb id, or an object with a "verb" key');
-  const meta = surface.registry.get(id);
-  if (!meta) throw new HelpError(`no verb named ${JSON.stringify(id)}; call help=true for the catalog`);
+  const found = surface.registry.lookup(id, surface.now());
+  if (found.kind === "retired") throw new HelpError(`${id} was retired on ${found.retiredOn}; ask help for ${found.replacement}`);
+  if (found.kind === "unknown") throw new HelpError(`no verb named ${JSON.stringify(id)}; call help=true for the catalog`);
+  const meta = found.meta;
   const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
   if (extraKeys.length) {
     const v = surface.registry.instance(meta.id);

@@ -4,9 +4,9 @@ import type { JsonSchema } from "./verb.js";
 
 /** How one schema property becomes argv. */
 export type Binding =
-  | { prop: string; kind: "option"; flag: string; boolean: false; variadic: boolean }
+  | { prop: string; kind: "option"; flag: string }
   | { prop: string; kind: "flag"; on?: string; off?: string }
-  | { prop: string; kind: "positional"; variadic: boolean };
+  | { prop: string; kind: "positional" };
 
 export interface Projection {
   schema: JsonSchema;
@@ -94,7 +94,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
     const item = valueSchema(`option ${name}`, opt.argChoices ? undefined : opt.parseArg, opt.argChoices);
     const schema = opt.variadic ? { type: "array", items: item, minItems: 1 } : item;
     properties[prop] = describe(schema, opt.description, opt.defaultValue);
-    bindings.push({ prop, kind: "option", flag: opt.long, boolean: false, variadic: opt.variadic });
+    bindings.push({ prop, kind: "option", flag: opt.long });
     propOfAttr.set(opt.attributeName(), prop);
     if (opt.mandatory) required.push(prop);
   }
@@ -114,7 +114,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
     const item = valueSchema(`argument <${arg.name()}>`, arg.argChoices ? undefined : arg.parseArg, arg.argChoices);
     const schema = arg.variadic ? { type: "array", items: item, ...(arg.required ? { minItems: 1 } : {}) } : item;
     properties[prop] = describe(schema, arg.description, arg.defaultValue);
-    bindings.push({ prop, kind: "positional", variadic: arg.variadic });
+    bindings.push({ prop, kind: "positional" });
     if (arg.required) required.push(prop);
   }
 

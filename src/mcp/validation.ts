@@ -4,13 +4,16 @@ import type { JsonSchema } from "./verb.js";
 
 let instance: AjvInstance | undefined;
 const ajvInstance = () => (instance ??= new (loadAjv().Ajv)({ allErrors: true, strict: false }));
-const compiled = new WeakMap<object, ValidateFunction>();
+// Keyed by content: a two-stage verb projects a fresh schema object per call, and ajv keeps
+// every schema it compiles, so an identity key would grow without bound in a long-lived server.
+const compiled = new Map<string, ValidateFunction>();
 
 function compile(schema: JsonSchema): ValidateFunction {
-  let fn = compiled.get(schema);
+  const key = JSON.stringify(schema);
+  let fn = compiled.get(key);
   if (!fn) {
     fn = ajvInstance().compile(schema);
-    compiled.set(schema, fn);
+    compiled.set(key, fn);
   }
   return fn;
 }

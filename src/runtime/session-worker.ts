@@ -261,7 +261,7 @@ class Supervisor {
           model: opts.model,
           cwd: this.spec.cwd,
           timeout_seconds: this.spec.timeout_seconds,
-          // Notify selections live on the top entity; the notify hook reads them through ancestry.
+          // Notify selections belong to the session itself: a step's end fires nothing of its own.
           notify: [],
           provider_options: this.spec.provider_options[opts.model] ?? {},
           prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),

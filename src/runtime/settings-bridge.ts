@@ -13,22 +13,20 @@ function settings(): Settings {
 }
 
 /**
- * Checks every --notify NAME against the handlers in force and returns them for spec.notify.
+ * Checks the --notify NAME against the handlers in force and returns them for spec.notify.
  * Settings load (and so are validated) even without --notify: a broken file is reported at
  * submit, not discovered when the run ends.
  */
-export function loadNotifySelection(names: string[] | undefined): string[] {
+export function loadNotifySelection(name: string | undefined): string[] {
   const s = settings();
+  if (name === undefined) return [];
   const known = s.handlers.map((h) => h.name);
-  for (const name of names ?? []) {
-    if (known.includes(name)) continue;
-    const ignored = s.files.filter((f) => f.trust === "untrusted" || f.trust === "changed");
-    const hint = ignored.some((f) => f.parsed?.handlers.some((h) => h.name === name))
-      ? `; it is declared in ${ignored.map((f) => f.path).join(", ")}, which is not trusted: review it, then run \`li hooks trust\``
-      : "; declare it under notify.on_terminal in settings.yaml (see `li hooks list`)";
-    throw invalid(`--notify ${name}: no such handler (known: ${known.length ? known.join(", ") : "none"})${hint}`, { name, known });
-  }
-  return [...new Set(names ?? [])];
+  if (known.includes(name)) return [name];
+  const ignored = s.files.filter((f) => f.trust === "untrusted" || f.trust === "changed");
+  const hint = ignored.some((f) => f.parsed?.handlers.some((h) => h.name === name))
+    ? `; it is declared in ${ignored.map((f) => f.path).join(", ")}, which is not trusted: review it, then run \`li hooks trust\``
+    : "; declare it under notify.on_terminal in settings.yaml (see `li hooks list`)";
+  throw invalid(`--notify ${name}: no such handler (known: ${known.length ? known.join(", ") : "none"})${hint}`, { name, known });
 }
 
 /** Flags over settings, for openai models only: other providers take no options. */

@@ -38,16 +38,17 @@ export function createRecord(
  */
 export function startWorker(store: Store, entity: Entity): number {
   let pid: number | undefined;
+  let cause = "no pid was assigned";
   try {
     const child = spawn(process.execPath, [entryScript("worker-main"), entity.id], { detached: true, stdio: "ignore", env: process.env });
     pid = child.pid;
     child.unref();
   } catch (err: any) {
-    pid = undefined;
+    cause = String(err?.message ?? err);
   }
   if (!pid) {
-    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", expect: { status: ["preparing", "queued"] } });
-    throw new LiError("internal", `could not start the worker for ${entity.id}`, { id: entity.id });
+    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", expect: { status: ["preparing", "queued"] }, detail: { error: cause } });
+    throw new LiError("internal", `could not start the worker for ${entity.id}: ${cause}`, { id: entity.id });
   }
   return pid;
 }

@@ -1,7 +1,8 @@
+import { effectiveWait } from "../../src/lifecycle/wait.js";
 import { verb, type Verb } from "../../src/mcp/verb.js";
+import { nullable } from "../schemas.js";
 
 const ids = { type: "array", items: { type: "string" } };
-const nullable = (type: string) => ({ type: [type, "null"] });
 
 @verb({
   id: "job.wait",
@@ -46,9 +47,8 @@ const nullable = (type: string) => ({ type: [type, "null"] });
   },
 })
 export class JobWait implements Verb {
-  /** The CLI clamps the window to 50 s; allow for it plus start-up and one last poll. */
+  /** The window the CLI will use (it clamps), plus start-up and one last poll. */
   timeoutSeconds(args: Record<string, unknown>): number {
-    const window = Math.min(50, Math.max(0, Number(args.max_wait_seconds ?? 25)));
-    return window + 20;
+    return effectiveWait(args.max_wait_seconds as number | undefined).max_wait_seconds + 20;
   }
 }

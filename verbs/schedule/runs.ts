@@ -1,6 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-
-const nullable = (type: string) => ({ type: [type, "null"] });
+import { nullable } from "../schemas.js";
 
 @verb({
   id: "schedule.runs",

@@ -1,6 +1,6 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
+import { nullable } from "../schemas.js";
 
-const nullableNumber = { type: ["number", "null"] };
 
 @verb({
   id: "stats",
@@ -23,7 +23,7 @@ const nullableNumber = { type: ["number", "null"] };
             duration_seconds: {
               type: "object",
               required: ["count", "p50", "p90", "max"],
-              properties: { count: { type: "integer" }, p50: nullableNumber, p90: nullableNumber, max: nullableNumber },
+              properties: { count: { type: "integer" }, p50: nullable("number"), p90: nullable("number"), max: nullable("number") },
             },
           },
         },

@@ -148,7 +148,7 @@ async function runSessionCommand(
     synthesis_prompt: opts.synthesisPrompt ?? null,
     cwd: opts.cwd,
     timeout_seconds: opts.timeout ?? null,
-    notify: loadNotifySelection(opts.notify ? [opts.notify] : undefined),
+    notify: loadNotifySelection(opts.notify),
   });
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {

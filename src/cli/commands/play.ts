@@ -250,10 +250,10 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
     synthesis_prompt: opts.synthesisPrompt ?? (pb.spec.synthesis?.prompt ? renderTemplate(pb.spec.synthesis.prompt, { ...args, input }) : null),
     cwd: opts.cwd,
     timeout_seconds: opts.timeout ?? null,
-    // The play carries the notify selection; its session and steps inherit it by ancestry.
+    // The play carries the notify selection: it fires when the play ends, not per session or step.
     notify: [],
   }));
-  const notify = loadNotifySelection(opts.notify ? [opts.notify] : undefined);
+  const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.
   const expected = typeof opts.playbookFingerprint === "string" ? opts.playbookFingerprint : null;
   const identity = {

@@ -18,6 +18,7 @@ import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { positiveIntegerArg } from "../parsers.js";
 import { withStore } from "../views.js";
+import { readTextFile } from "../../runtime/prompt.js";
 
 const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
 
@@ -25,16 +26,10 @@ const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
 function readBody(words: string[], file: string | undefined): string {
   if (file !== undefined && words.length) throw invalid("give the body as words or with --body-file, not both", { field: "body_file" });
   if (file === undefined) return checkBody(words.join(" "));
-  let text: string;
-  try {
-    if (file !== "-" && fs.statSync(file).size > BODY_CAP_BYTES)
-      throw invalid(`--body-file ${file} is over the ${BODY_CAP_BYTES}-byte body cap`, { field: "body_file", cap: BODY_CAP_BYTES });
-    text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
-  } catch (err: any) {
-    if (err?.kind) throw err;
-    throw invalid(`cannot read --body-file ${file}: ${err?.code ?? err?.message}`, { field: "body_file", body_file: file });
-  }
-  return checkBody(text);
+  // Refuse an oversized file before reading it whole.
+  if (file !== "-" && fs.existsSync(file) && fs.statSync(file).size > BODY_CAP_BYTES)
+    throw invalid(`--body-file ${file} is over the ${BODY_CAP_BYTES}-byte body cap`, { field: "body_file", cap: BODY_CAP_BYTES });
+  return checkBody(readTextFile(file, "--body-file"));
 }
 
 /** One line per message in the human view; bodies keep their text but not their line breaks. */

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import fs from "node:fs";
 import { entryScript } from "../../entrypoints.js";
 import { loadSettings, type Handler } from "../../settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
@@ -7,8 +6,8 @@ import { terminalEnvelope } from "./envelope.js";
 import { insertDelivery, type Target } from "./outbox.js";
 
 /*
- * The terminal hook Store.open installs. It stays cheap to import: settings (and yaml)
- * load only when a terminal transition actually happens.
+ * The terminal hook Store.open installs. Settings are read, and yaml loaded, only when a
+ * terminal transition actually happens.
  */
 
 const warned = new Set<string>();
@@ -84,9 +83,11 @@ export const notifyHook: TerminalHook = {
   },
 };
 
-/** A detached drainer in its own session; several at once are safe, each claims rows by compare-and-set. */
+/**
+ * A detached drainer in its own session; several at once are safe, each claims rows by
+ * compare-and-set. Never throws: rows left pending are picked up by the next drainer or retry.
+ */
 export function startDrainer(): boolean {
-  if (!fs.existsSync(entryScript("drain-main"))) return false;
   try {
     const child = spawn(process.execPath, [entryScript("drain-main")], { detached: true, stdio: "ignore", env: process.env });
     child.on("error", () => {});

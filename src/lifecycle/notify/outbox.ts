@@ -165,10 +165,17 @@ export function listDeliveries(db: Database.Database, f: { status?: string[]; en
   return db.prepare(`SELECT * FROM deliveries ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`).all(...params) as DeliveryRow[];
 }
 
+/** The row, read inside the caller's transaction; a concurrent purge is a clear not_found. */
+function existing(db: Database.Database, id: string): DeliveryRow {
+  const row = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow | undefined;
+  if (!row) throw new LiError("not_found", `delivery ${id} no longer exists (purged?); see li dispatch list`, { id });
+  return row;
+}
+
 /** Back to pending with a fresh attempt budget; a live attempt is never doubled. */
 export function retryDelivery(db: Database.Database, id: string, nowMs = Date.now()): DeliveryRow {
   return tx(db, () => {
-    const row = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+    const row = existing(db, id);
     const now = iso(nowMs);
     const abandoned = row.status === "delivering" && row.lease_until !== null && row.lease_until <= now;
     if (row.status !== "failed" && row.status !== "pending" && !abandoned)
@@ -189,7 +196,7 @@ export function retryDelivery(db: Database.Database, id: string, nowMs = Date.no
 /** Marks a delivery handled by a person: no further attempts, and an in-flight verdict is discarded. */
 export function ackDelivery(db: Database.Database, id: string): { row: DeliveryRow; previous: DeliveryStatus } {
   return tx(db, () => {
-    const before = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+    const before = existing(db, id);
     if (before.status !== "acked")
       db.prepare("UPDATE deliveries SET status = 'acked', lease_until = NULL, updated_at = ? WHERE id = ?").run(iso(Date.now()), id);
     return { row: db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow, previous: before.status };
