@@ -173,6 +173,9 @@ describe("error codes", () => {
       const r = await srv.m.op(name, {});
       expect(r.error).toMatchObject({ code: "retired_verb", replacement });
     }
+    const help = await srv.m.raw({ help: "job_status" });
+    expect(help.isError).toBe(true);
+    expect(help.content[0].text).toMatch(/retired on 2026-09-30; ask help for job\.status/);
   });
 
   test("cli_error carries the CLI's kind, message and detail", async () => {
