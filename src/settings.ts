@@ -6,6 +6,8 @@ import { LiError } from "./errors.js";
 import { yaml } from "./packages.js";
 import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
 import { ENTITY_KINDS } from "./lifecycle/vocab.js";
+import { isObject } from "./json.js";
+import { NAME_PATTERN } from "./lifecycle/names.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -68,7 +70,6 @@ export const DEFAULT_RETRY: RetryPolicy = { max_attempts: 5, backoff_seconds: 1 
 export const MAX_BACKOFF_SECONDS = 60;
 const DEFAULT_TIMEOUT_SECONDS = 30;
 const SHELL_SYNTAX = /[|&;<>()$`\\"'*?[\]#~=%\n\r]/;
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export function userSettingsPath(): string {
   return path.join(liHome(), "settings.yaml");
@@ -120,7 +121,6 @@ function fail(file: string, key: string, message: string): never {
   throw new LiError("invalid_input", `${file}: ${key}: ${message}`, { file, key });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function closed(file: string, key: string, obj: unknown, allowed: readonly string[]): Record<string, unknown> {
   if (!isObject(obj)) fail(file, key, `expected a mapping, got ${JSON.stringify(obj)}`);
@@ -169,7 +169,7 @@ function webhookUrl(file: string, key: string, v: unknown): string {
 
 function handler(file: string, key: string, v: unknown, base: RetryPolicy, source: Handler["source"], cwd: string): Handler {
   const h = closed(file, key, v, ["name", "exec", "url", "kinds", "scope", "timeout_seconds", "retry"]);
-  if (typeof h.name !== "string" || !NAME.test(h.name)) fail(file, `${key}.name`, `expected a name of letters, digits, '.', '_' or '-', got ${JSON.stringify(h.name)}`);
+  if (typeof h.name !== "string" || !NAME_PATTERN.test(h.name)) fail(file, `${key}.name`, `expected a name of letters, digits, '.', '_' or '-', got ${JSON.stringify(h.name)}`);
   if ((h.exec === undefined) === (h.url === undefined)) fail(file, key, `handler ${h.name} needs exactly one of exec (an argv) or url (a webhook)`);
   let kinds: string[] | null = null;
   if (h.kinds !== undefined) {

@@ -1,4 +1,5 @@
-import { LiError } from "../errors.js";
+import type Database from "better-sqlite3";
+import { invalid, LiError } from "../errors.js";
 import { isWellFormedPrefix } from "./ids.js";
 import type { Entity, Store } from "./store.js";
 
@@ -40,4 +41,23 @@ export function resolve(store: Store, text: string): Entity {
   if (r.entity) return r.entity;
   const kind = r.error.code === "unknown" ? "not_found" : "invalid_input";
   throw new LiError(kind, r.error.message, { id: text, code: r.error.code, ...(r.error.matches ? { matches: r.error.matches } : {}) });
+}
+
+/**
+ * The row of `table` (schedules, teams, deliveries) whose id is `text` or the one id starting
+ * with it; undefined when none does. An ambiguous prefix is an error listing the matches.
+ */
+export function rowByIdPrefix<T extends { id: string }>(db: Database.Database, table: "schedules" | "teams" | "deliveries", text: string, noun: string): T | undefined {
+  const key = text.trim().toLowerCase();
+  if (!isWellFormedPrefix(key)) return undefined;
+  const rows = db.prepare(`SELECT * FROM ${table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 11`).all(key, key + "\u{10ffff}") as T[];
+  const exact = rows.find((r) => r.id === key);
+  if (exact || rows.length === 1) return exact ?? rows[0];
+  if (rows.length > 1)
+    throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} ${noun}; give more of the id`, {
+      id: text,
+      code: "ambiguous",
+      matches: rows.slice(0, 10).map((r) => r.id),
+    });
+  return undefined;
 }

@@ -2,6 +2,7 @@ import { invalid, LiError } from "../errors.js";
 import { newId } from "./ids.js";
 import { checkName } from "./names.js";
 import type { Store } from "./store.js";
+import { rowByIdPrefix } from "./resolver.js";
 
 /*
  * Teams, their members and messages (tables from migration 4). Each member has a read
@@ -83,14 +84,9 @@ export function createTeam(store: Store, name: string, members: string[]): TeamR
 export function resolveTeam(store: Store, text: string): TeamRow {
   const byName = store.db.prepare("SELECT * FROM teams WHERE name = ?").get(text) as TeamRow | undefined;
   if (byName) return byName;
-  const key = text.trim().toLowerCase();
-  if (key.startsWith("tm_")) {
-    const rows = store.db.prepare("SELECT * FROM teams WHERE id >= ? AND id < ? ORDER BY id LIMIT 11").all(key, key + "\u{10ffff}") as TeamRow[];
-    if (rows.length === 1) return rows[0];
-    if (rows.length > 1)
-      throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} teams; give more of the id`, { id: text, code: "ambiguous", matches: rows.slice(0, 10).map((r) => r.id) });
-  }
-  throw new LiError("not_found", `no team is named ${JSON.stringify(text)} or has an id starting ${key}; see li team list`, { team: text });
+  const byId = rowByIdPrefix<TeamRow>(store.db, "teams", text, "teams");
+  if (byId) return byId;
+  throw new LiError("not_found", `no team is named ${JSON.stringify(text)} or has an id starting ${text}; see li team list`, { team: text });
 }
 
 function members(store: Store, teamId: string): MemberRow[] {

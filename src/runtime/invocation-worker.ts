@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { selfStat } from "../lifecycle/procfs.js";
 import type { Store } from "../lifecycle/store.js";
 import { parseModelSpec } from "./providers/index.js";
+import { publishRunning } from "./spawn.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -21,18 +21,10 @@ function deadline(ms: number, fn: () => void): { clear(): void } {
 
 /** Runs one invocation's provider process and records how it ended. */
 export async function run(store: Store, id: string): Promise<void> {
-  const self = selfStat();
-  const started = store.transition({
-    id,
-    to: "running",
-    reason: "invocation.running.spawned",
-    source: "runtime",
-    expect: { status: "preparing" },
-    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString() },
-  });
+  const e = publishRunning(store, id, "invocation");
   // Killed or reaped before it could start: nothing to run.
-  if (!started.ok) return;
-  const e = started.entity;
+  if (!e) return;
+  const pgid = e.pgid!;
   const dir = e.run_dir!;
   const promptFile = path.join(dir, "prompt.txt");
   const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
@@ -65,11 +57,11 @@ export async function run(store: Store, id: string): Promise<void> {
         // Record first, then kill the whole group (this worker included) so nothing outlives the deadline.
         finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds });
         try {
-          process.kill(-self.pgrp, "SIGTERM");
+          process.kill(-pgid, "SIGTERM");
         } catch {}
         setTimeout(() => {
           try {
-            process.kill(-self.pgrp, "SIGKILL");
+            process.kill(-pgid, "SIGKILL");
           } catch {}
         }, TIMEOUT_GRACE_MS);
       });

@@ -13,27 +13,17 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { selfStat } from "../lifecycle/procfs.js";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { run as runSession } from "./session-worker.js";
-import { createRecord } from "./spawn.js";
+import { createRecord, publishRunning } from "./spawn.js";
 
 /** How much of the session's console the play keeps in its own (so `li job output <play>` shows the run). */
 const TRANSCRIPT_CAP = 4 * 1024 * 1024;
 
 export async function run(store: Store, id: string): Promise<void> {
-  const self = selfStat();
-  const started = store.transition({
-    id,
-    to: "running",
-    reason: "play.running.spawned",
-    source: "runtime",
-    expect: { status: "preparing" },
-    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString() },
-  });
-  if (!started.ok) return;
-  const play = started.entity;
+  const play = publishRunning(store, id, "play");
+  if (!play) return;
   const out = fs.openSync(path.join(play.run_dir!, "console.log"), "a", 0o600);
   const log = (line: string) => fs.writeSync(out, `[play ${play.id}] ${line}\n`);
   try {

@@ -27,14 +27,13 @@ import path from "node:path";
 import { LiError } from "../errors.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
 import { ensurePrivateDir, writePrivateFile } from "../lifecycle/paths.js";
-import { selfStat } from "../lifecycle/procfs.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import type { Plan, PlanStep } from "./flow/plan.js";
 import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./flow/prompts.js";
 import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
 import { nextActions, stepState, type StepState } from "./flow/schedule.js";
-import { createRecord, startWorker } from "./spawn.js";
+import { createRecord, publishRunning, startWorker } from "./spawn.js";
 
 const POLL_MS = 100;
 /** A step whose worker has not published `running` by then is failed rather than waited on forever. */
@@ -50,19 +49,11 @@ class Stopped extends Error {}
 class Finished extends Error {}
 
 export async function run(store: Store, id: string): Promise<void> {
-  const self = selfStat();
-  const started = store.transition({
-    id,
-    to: "running",
-    reason: "session.running.spawned",
-    source: "runtime",
-    expect: { status: "preparing" },
-    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString(), current_phase: "planning" },
-  });
-  if (!started.ok) return;
+  const session = publishRunning(store, id, "session", { current_phase: "planning" });
+  if (!session) return;
   let sup: Supervisor;
   try {
-    sup = new Supervisor(store, started.entity);
+    sup = new Supervisor(store, session);
   } catch (err: any) {
     store.transition({ id, to: "failed", reason: "session.failed.internal", source: "runtime", expect: { status: "running" }, detail: { error: String(err?.message ?? err) } });
     return;

@@ -4,7 +4,8 @@ import path from "node:path";
 import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
-import type { Entity, Store } from "../lifecycle/store.js";
+import { selfStat } from "../lifecycle/procfs.js";
+import type { Entity, Store, TransitionPatch } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
 
 
@@ -51,4 +52,21 @@ export function startWorker(store: Store, entity: Entity): number {
     throw new LiError("internal", `could not start the worker for ${entity.id}: ${cause}`, { id: entity.id });
   }
   return pid;
+}
+
+/**
+ * The worker's half of the spawn phase: preparing → running, recording this process's pid,
+ * group and /proc start time. Null when the record moved on first (killed or reaped).
+ */
+export function publishRunning(store: Store, id: string, kind: EntityKind, patch: TransitionPatch = {}): Entity | null {
+  const self = selfStat();
+  const r = store.transition({
+    id,
+    to: "running",
+    reason: `${kind}.running.spawned`,
+    source: "runtime",
+    expect: { status: "preparing" },
+    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString(), ...patch },
+  });
+  return r.ok ? r.entity : null;
 }

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { LiError } from "../../errors.js";
 import { newId, isWellFormedPrefix } from "../ids.js";
+import { rowByIdPrefix } from "../resolver.js";
 
 /*
  * The durable terminal-notify outbox (the `deliveries` table). Rows are written in the
@@ -133,21 +134,11 @@ export function nextDueMs(db: Database.Database): number | null {
 }
 
 export function resolveDelivery(db: Database.Database, text: string): DeliveryRow {
-  const key = text.trim().toLowerCase();
-  if (!isWellFormedPrefix(key)) throw new LiError("invalid_input", `${JSON.stringify(text)} is not a delivery id: they look like dlv_01j…`, { id: text });
-  const rows = db
-    .prepare("SELECT * FROM deliveries WHERE id >= ? AND id < ? ORDER BY id LIMIT 11")
-    .all(key, key + "\u{10ffff}") as DeliveryRow[];
-  const exact = rows.find((r) => r.id === key);
-  if (exact) return exact;
-  if (rows.length === 0) throw new LiError("not_found", `no delivery has an id starting ${key}`, { id: text, code: "unknown" });
-  if (rows.length > 1)
-    throw new LiError("invalid_input", `${key} matches ${rows.length > 10 ? "more than 10" : rows.length} deliveries; give more of the id`, {
-      id: text,
-      code: "ambiguous",
-      matches: rows.slice(0, 10).map((r) => r.id),
-    });
-  return rows[0];
+  if (!isWellFormedPrefix(text.trim().toLowerCase()))
+    throw new LiError("invalid_input", `${JSON.stringify(text)} is not a delivery id: they look like dlv_01j…`, { id: text });
+  const row = rowByIdPrefix<DeliveryRow>(db, "deliveries", text, "deliveries");
+  if (!row) throw new LiError("not_found", `no delivery has an id starting ${text}; see li dispatch list`, { id: text, code: "unknown" });
+  return row;
 }
 
 export function listDeliveries(db: Database.Database, f: { status?: string[]; entity?: string; limit: number }): DeliveryRow[] {

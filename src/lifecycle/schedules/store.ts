@@ -1,6 +1,7 @@
-import { invalid, LiError } from "../../errors.js";
+import { LiError } from "../../errors.js";
 import { newId } from "../ids.js";
 import type { Store } from "../store.js";
+import { rowByIdPrefix } from "../resolver.js";
 
 /*
  * Schedules and their fired runs (tables from migration 4). A schedule fires a due time at
@@ -72,14 +73,9 @@ export function getSchedule(store: Store, id: string): ScheduleRow | undefined {
 export function resolveSchedule(store: Store, text: string): ScheduleRow {
   const byName = store.db.prepare("SELECT * FROM schedules WHERE name = ?").get(text) as ScheduleRow | undefined;
   if (byName) return byName;
-  const key = text.trim().toLowerCase();
-  if (key.startsWith("sch_")) {
-    const rows = store.db.prepare("SELECT * FROM schedules WHERE id >= ? AND id < ? ORDER BY id LIMIT 11").all(key, key + "\u{10ffff}") as ScheduleRow[];
-    if (rows.length === 1) return rows[0];
-    if (rows.length > 1)
-      throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} schedules; give more of the id`, { id: text, code: "ambiguous", matches: rows.slice(0, 10).map((r) => r.id) });
-  }
-  throw new LiError("not_found", `no schedule is named ${JSON.stringify(text)} or has an id starting ${key}; see li schedule list`, { schedule: text });
+  const byId = rowByIdPrefix<ScheduleRow>(store.db, "schedules", text, "schedules");
+  if (byId) return byId;
+  throw new LiError("not_found", `no schedule is named ${JSON.stringify(text)} or has an id starting ${text}; see li schedule list`, { schedule: text });
 }
 
 export function listSchedules(store: Store): ScheduleRow[] {

@@ -5,6 +5,7 @@
  * no cycle.
  */
 import { invalid } from "../../errors.js";
+import { isObject } from "../../json.js";
 
 export const PLAN_LIMITS = {
   max_steps: 50,
@@ -33,7 +34,6 @@ export interface Plan {
 const STEP_KEYS = new Set(["id", "task", "role", "model", "depends_on"]);
 const PLAN_KEYS = new Set(["steps", "description"]);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Shape, bounds, unknown dependencies and cycles. Unknown keys are refused rather than

@@ -19,6 +19,8 @@
 import { yaml } from "../../packages.js";
 import { invalid } from "../../errors.js";
 import { PLAN_LIMITS, validatePlan } from "../flow/plan.js";
+import { isObject } from "../../json.js";
+import { NAME_PATTERN } from "../../lifecycle/names.js";
 
 export const ARG_TYPES = ["str", "int", "float", "bool"] as const;
 export type ArgType = (typeof ARG_TYPES)[number];
@@ -44,7 +46,6 @@ export interface PlaybookSpec {
   args: ArgDecl[];
 }
 
-export const PLAYBOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Names the `li play` group takes for itself. */
 export const RESERVED_NAMES = new Set(["list", "show", "run", "help"]);
 export const ARG_NAME = /^[a-z][a-z0-9_]{0,31}$/;
@@ -56,7 +57,7 @@ const ARG_KEYS = ["type", "required", "default", "choices", "help"];
 
 /** Refuses a name that is not a plain file stem: no separators, no dot-dot, not a reserved word. */
 export function checkPlaybookName(name: string): string {
-  if (!PLAYBOOK_NAME.test(name) || name.includes(".."))
+  if (!NAME_PATTERN.test(name) || name.includes(".."))
     throw invalid(`${JSON.stringify(name)} is not a playbook name: use letters, digits, '.', '_' and '-' (no path separators)`, { playbook: name });
   if (RESERVED_NAMES.has(name)) throw invalid(`${JSON.stringify(name)} is reserved by li play and cannot name a playbook`, { playbook: name });
   return name;
@@ -67,7 +68,6 @@ export function argFlag(name: string): string {
   return `--${name.replace(/_/g, "-")}`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function typeOk(type: ArgType, v: unknown): boolean {
   switch (type) {

@@ -1,0 +1,2 @@
+/** A parsed JSON/YAML mapping (not null, not an array). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
