@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { readProcStat } from "../src/lifecycle/procfs.js";
-import { agentReady, detach, jobStatus, output, READY_BYTES, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { untilAgentReady, detach, jobStatus, output, READY_BYTES, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
 
 const home = useHomes();
@@ -66,10 +66,9 @@ describe("mock models behave per the contract", () => {
     fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
     const sub = await detach(env, ["mock/hang", "--prompt-file", file]);
     const running = await untilStatus(env, sub.id, (j) => j.status === "running");
-    // The provider process: the group's member other than the worker.
-    const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
-    // A node process signalled before its script runs dies of the default action, mock or not.
-    await until(() => agentReady(agent));
+    // The provider process, the group's member other than the worker. A node process signalled
+    // before its script runs dies of the default action, mock or not.
+    const agent = await untilAgentReady(running);
     process.kill(agent, "SIGTERM");
     await sleep(700);
     expect(readProcStat(agent)).not.toBeNull();

@@ -9,7 +9,7 @@ import path from "node:path";
 import { LiError } from "../src/errors.js";
 import { readProcStat } from "../src/lifecycle/procfs.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
-import { agentReady, detach, dump, jobStatus, READY_BYTES, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
+import { untilAgentReady, detach, dump, jobStatus, READY_BYTES, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
 import { li, liData, liveMembers, until } from "./helpers/li.js";
 
 const procs: ChildProcess[] = [];
@@ -21,8 +21,8 @@ test("mock/hang (ignores SIGTERM) is gone after the grace period: SIGTERM then S
   fs.writeFileSync(file, Buffer.alloc(READY_BYTES, "h"));
   const id = (await detach(h.env, ["mock/hang", "--prompt-file", file])).id;
   const running = await untilStatus(h.env, id, (j) => j.status === "running");
-  const agent = (await until(() => liveMembers(running.pgid).find((p) => p !== running.pid)))!;
-  await until(() => agentReady(agent));
+  // A node process signalled before its script runs dies of the default action, mock or not.
+  const agent = await untilAgentReady(running);
 
   const t0 = Date.now();
   const r = await li(["--machine", "kill", "--grace", "1", id.slice(0, 20)], { env: h.env });

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../src/lifecycle/schema.js";
+import { READY_BYTES, untilAgentReady } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 import { connectMcp, sharedMcp } from "./helpers/mcp.js";
 
@@ -39,9 +40,12 @@ describe("round trip", () => {
   });
 
   test("job.kill on mock/hang delegates to li kill and cancels it", async () => {
-    const sub = await srv.m.submit("agent.submit", { model: "mock/hang", prompt: ["hang"] });
+    // A READY_BYTES prompt (spilled to a prompt file) makes the agent's readiness visible.
+    const sub = await srv.m.submit("agent.submit", { model: "mock/hang", prompt: ["h".repeat(READY_BYTES)] });
     const st = await srv.m.op("job.wait", { ids: [sub.id], max_wait_seconds: 2, poll_interval_seconds: 0.2 });
     expect(st.result.pending).toEqual([sub.id]);
+    // SIGTERM reaching the agent before it ignores SIGTERM would kill it without the SIGKILL.
+    await untilAgentReady((await srv.m.op("job.status", { ids: [sub.id] })).result.jobs[0]);
     const k = await srv.m.op("job.kill", { id: sub.id, grace: 1 });
     expect(k.ok).toBe(true);
     expect(k.result.partial).toBe(false);

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { READY_BYTES, untilAgentReady } from "./helpers/fixtures.js";
 import { liveMembers, until } from "./helpers/li.js";
 import { sharedMcp } from "./helpers/mcp.js";
 
@@ -118,13 +119,16 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
 test("job.kill on a play reaps its session and steps", async () => {
   fs.writeFileSync(path.join(srv.h.home, "playbooks", "stuck.playbook.yaml"), `prompt: "{input}"\nmodel: mock/hang\nmax_concurrent: 3\nplan:\n  steps:\n    - {id: a, task: one}\n    - {id: b, task: two}\n`);
   const help = await srv.m.call({ help: { verb: "play.submit", playbook: "stuck" } });
-  const r = await srv.m.op("play.submit", { playbook: "stuck", prompt: ["x"] }, help.schema_fingerprint);
+  // The input is the goal in every step's prompt: READY_BYTES of it make the agents' readiness visible.
+  const r = await srv.m.op("play.submit", { playbook: "stuck", prompt: ["x".repeat(READY_BYTES)] }, help.schema_fingerprint);
   expect(r.ok).toBe(true);
-  // Wait until both steps run.
-  await until(async () => {
+  // Wait until both steps run, each agent past the point where it ignores SIGTERM.
+  const running = await until(async () => {
     const tree = await srv.m.op("state.list", { all: true, status: ["running"], limit: 20 });
-    return tree.result.records.filter((x: any) => x.kind === "invocation").length >= 2;
+    const steps = tree.result.records.filter((x: any) => x.kind === "invocation");
+    return steps.length >= 2 && steps;
   });
+  for (const step of running) await untilAgentReady(step);
   const k = await srv.m.op("job.kill", { id: r.result.id, grace: 1 });
   expect(k.ok).toBe(true);
   expect(k.result.entities.map((e: any) => e.kind).sort()).toEqual(["invocation", "invocation", "play", "session"]);

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { entityRows, events } from "./helpers/fixtures.js";
+import { entityRows, events, READY_BYTES, untilAgentReady } from "./helpers/fixtures.js";
 import { type Home, li, liData, liveMembers, tempHome, until } from "./helpers/li.js";
 
 const cleanups: (() => void)[] = [];
@@ -172,9 +172,14 @@ describe("li play", () => {
 
   test("li kill <play> while hanging steps run: every group gone, every entity cancelled, audited", async () => {
     const { h, cwd } = setup();
-    const sub = await liData(["play", "hangs", "--detach", "go"], { env: h.env, cwd });
-    // Wait for both hanging steps to be running in their own groups (the third stays queued).
+    // The input is the goal in every step's prompt: READY_BYTES of it make the agents' readiness visible.
+    const input = path.join(h.home, "input.txt");
+    fs.writeFileSync(input, Buffer.alloc(READY_BYTES, "g"));
+    const sub = await liData(["play", "hangs", "--detach", "--prompt-file", input], { env: h.env, cwd });
+    // Wait for both hanging steps to be running in their own groups (the third stays queued),
+    // each with its agent past the point where it ignores SIGTERM.
     await until(() => rows(h).filter((r) => r.kind === "invocation" && r.status === "running").length === 2, 20000, 50);
+    for (const r of rows(h).filter((r) => r.kind === "invocation" && r.status === "running")) await untilAgentReady(r);
 
     const tree = rows(h);
     const session = tree.find((r) => r.parent_id === sub.id);

@@ -8,7 +8,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
 import { Store } from "../../src/lifecycle/store.js";
-import { type Home, li, liData, tempHome, until } from "./li.js";
+import { type Home, li, liData, liveMembers, tempHome, until } from "./li.js";
 
 export type { Home };
 
@@ -51,6 +51,16 @@ export function agentReady(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Waits until the running worker `run` has started its mock agent and the agent is ready
+ * (see agentReady; the prompt must be READY_BYTES long); returns the agent's pid.
+ */
+export async function untilAgentReady(run: { pid: number; pgid: number }): Promise<number> {
+  const agent = (await until(() => liveMembers(run.pgid).find((p) => p !== run.pid)))!;
+  await until(() => agentReady(agent));
+  return agent;
 }
 
 /** A Store on `h`'s state.db; sets process.env.LI_HOME, which Store.open() reads. The caller closes it. */
