@@ -84,11 +84,17 @@ test("teams: create, send, receive with a read cursor, show, list", async () => 
   expect((await ok("team.list")).teams.map((t: any) => t.name)).toEqual(["agents"]);
 });
 
-test("monitor and stats decode as raw snapshots", async () => {
+test("monitor and stats decode as raw snapshots, and count a run that just completed", async () => {
+  const completed = async () => ({
+    monitor: (await ok("monitor", { failures: 5 })).counts.completed ?? 0,
+    stats: (await ok("stats", { since: "3600" })).kinds.find((k: any) => k.kind === "invocation")?.by_status.completed ?? 0,
+  });
+  const before = await completed();
+  const sub = await srv.m.submit("agent.submit", { model: "mock/echo", prompt: ["counted"] });
+  expect(await srv.m.waitTerminal(sub.id)).toMatchObject({ status: "completed" });
+
   const snap = await ok("monitor", { failures: 5 });
-  expect(snap.counts.completed).toBeGreaterThanOrEqual(1);
   expect(snap.active).toEqual([]);
-  const st = await ok("stats", { since: "3600" });
-  expect(st.kinds[0]).toMatchObject({ kind: "invocation", by_status: { completed: 1 } });
+  expect(await completed()).toEqual({ monitor: before.monitor + 1, stats: before.stats + 1 });
   expect((await srv.m.op("stats", { since: 3600 })).error).toMatchObject({ code: "invalid_args", params: ["since"] });
 });

@@ -61,3 +61,15 @@ export function rowByIdPrefix<T extends { id: string }>(db: Database.Database, t
     });
   return undefined;
 }
+
+/**
+ * The named row of `table` (schedules, teams): by its name, else by id or unambiguous id
+ * prefix. None is `not_found`, pointing at the list command.
+ */
+export function rowByNameOrIdPrefix<T extends { id: string }>(db: Database.Database, table: "schedules" | "teams", text: string): T {
+  const byName = db.prepare(`SELECT * FROM ${table} WHERE name = ?`).get(text) as T | undefined;
+  const row = byName ?? rowByIdPrefix<T>(db, table, text, table);
+  if (row) return row;
+  const noun = table.slice(0, -1);
+  throw new LiError("not_found", `no ${noun} is named ${JSON.stringify(text)} or has an id starting ${text}; see li ${noun} list`, { [noun]: text });
+}

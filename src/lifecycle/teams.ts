@@ -2,7 +2,7 @@ import { invalid, LiError } from "../errors.js";
 import { newId } from "./ids.js";
 import { checkName } from "./names.js";
 import type { Store } from "./store.js";
-import { rowByIdPrefix } from "./resolver.js";
+import { rowByNameOrIdPrefix } from "./resolver.js";
 
 /*
  * Teams, their members and messages (tables from migration 4). Each member has a read
@@ -82,11 +82,7 @@ export function createTeam(store: Store, name: string, members: string[]): TeamR
 
 /** A team by name, by id, or by an unambiguous id prefix (tm_…). */
 export function resolveTeam(store: Store, text: string): TeamRow {
-  const byName = store.db.prepare("SELECT * FROM teams WHERE name = ?").get(text) as TeamRow | undefined;
-  if (byName) return byName;
-  const byId = rowByIdPrefix<TeamRow>(store.db, "teams", text, "teams");
-  if (byId) return byId;
-  throw new LiError("not_found", `no team is named ${JSON.stringify(text)} or has an id starting ${text}; see li team list`, { team: text });
+  return rowByNameOrIdPrefix<TeamRow>(store.db, "teams", text);
 }
 
 function members(store: Store, teamId: string): MemberRow[] {

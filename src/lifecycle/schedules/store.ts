@@ -1,7 +1,7 @@
 import { LiError } from "../../errors.js";
 import { newId } from "../ids.js";
 import type { Store } from "../store.js";
-import { rowByIdPrefix } from "../resolver.js";
+import { rowByNameOrIdPrefix } from "../resolver.js";
 
 /*
  * Schedules and their fired runs (tables from migration 4). A schedule fires a due time at
@@ -71,11 +71,7 @@ export function getSchedule(store: Store, id: string): ScheduleRow | undefined {
 
 /** A schedule by name, by id, or by an unambiguous id prefix (sch_…). */
 export function resolveSchedule(store: Store, text: string): ScheduleRow {
-  const byName = store.db.prepare("SELECT * FROM schedules WHERE name = ?").get(text) as ScheduleRow | undefined;
-  if (byName) return byName;
-  const byId = rowByIdPrefix<ScheduleRow>(store.db, "schedules", text, "schedules");
-  if (byId) return byId;
-  throw new LiError("not_found", `no schedule is named ${JSON.stringify(text)} or has an id starting ${text}; see li schedule list`, { schedule: text });
+  return rowByNameOrIdPrefix<ScheduleRow>(store.db, "schedules", text);
 }
 
 export function listSchedules(store: Store): ScheduleRow[] {
