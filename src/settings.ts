@@ -1,9 +1,8 @@
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { LiError } from "./errors.js";
-import { yaml } from "./packages.js";
+import { sha256Hex, yaml } from "./packages.js";
 import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
 import { ENTITY_KINDS } from "./lifecycle/vocab.js";
 import { isObject } from "./json.js";
@@ -94,8 +93,6 @@ export function findProjectSettings(from = process.cwd()): string | null {
   }
   return null;
 }
-
-export const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 type TrustStore = { version: 1; files: Record<string, { sha256: string; trusted_at: string }> };
 
@@ -231,7 +228,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
 
 function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {
   const bytes = fs.readFileSync(file);
-  const hash = sha256(bytes);
+  const hash = sha256Hex(bytes);
   let state: TrustState = "user";
   if (source === "project") {
     const pinned = trust.files[trustKey(file)]?.sha256;
@@ -301,7 +298,7 @@ export function trustProjectFile(file: string): {
   const store = readTrustStore();
   const key = trustKey(file);
   const previous = store.files[key]?.sha256 ?? null;
-  store.files[key] = { sha256: sha256(bytes), trusted_at: new Date().toISOString() };
+  store.files[key] = { sha256: sha256Hex(bytes), trusted_at: new Date().toISOString() };
   writeTrustStore(store);
   return { path: key, sha256: store.files[key].sha256, previous_sha256: previous, handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })) };
 }

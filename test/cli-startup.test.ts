@@ -23,7 +23,7 @@ Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.str
   };
 }
 
-test("a read command loads neither the MCP SDK, ajv, tsyringe, execa nor yaml", async () => {
+test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml nor node:crypto", async () => {
   const h = tempHome();
   try {
     const t = tracer(h.home);
@@ -32,7 +32,7 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa nor yaml", 
     const loaded = t.loaded();
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
-    expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b/.test(u))).toEqual([]);
+    expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto/.test(u))).toEqual([]);
   } finally {
     h.cleanup();
   }

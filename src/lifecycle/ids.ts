@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { crypto } from "../packages.js";
 
 // Crockford base32, lower-cased: sorts the same as the time it encodes.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -26,7 +26,7 @@ export function newId(kind: IdKind, now = Date.now()): string {
     now = lastTime;
     random = increment(lastRandom);
   } else {
-    random = [...randomBytes(16)].map((b) => b & 31);
+    random = [...crypto().randomBytes(16)].map((b) => b & 31);
   }
   lastTime = now;
   lastRandom = random;

@@ -1,6 +1,5 @@
 import fs from "node:fs";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import { liHome } from "../lifecycle/paths.js";
 import { findNul, MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
@@ -8,6 +7,7 @@ import { ProjectionError } from "./projector.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
+import { crypto } from "../packages.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
@@ -127,7 +127,7 @@ function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<st
   if (args[s.option] !== undefined) return { args, conflict: `give ${s.arg} or ${s.option}, not both` };
   const dir = path.join(liHome(), "mcp-spill");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `${randomBytes(8).toString("hex")}.txt`);
+  const file = path.join(dir, `${crypto().randomBytes(8).toString("hex")}.txt`);
   fs.writeFileSync(file, text, { mode: 0o600 });
   const rest = { ...args, [s.option]: file };
   delete rest[s.arg];

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../packages.js";
 
 /** JSON with object keys sorted at every depth, so equal schemas hash equally. */
 export function canonicalJson(value: unknown): string {
@@ -15,5 +15,5 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function fingerprint(value: unknown): string {
-  return "sha256:" + createHash("sha256").update(canonicalJson(value)).digest("hex");
+  return "sha256:" + sha256Hex(canonicalJson(value));
 }

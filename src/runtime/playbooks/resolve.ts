@@ -4,12 +4,12 @@
  * working directory's `.li/playbooks/` is project scope, so a stray `.li` higher up (say in
  * the home directory) is never picked up by accident.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { invalid } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { checkPlaybookName, parsePlaybook, type PlaybookSpec } from "./playbook.js";
+import { sha256Hex } from "../../packages.js";
 
 export const PLAYBOOK_SUFFIX = ".playbook.yaml";
 export const PLAYBOOK_MAX_BYTES = 1024 * 1024;
@@ -54,7 +54,7 @@ export function playbookDirs(cwd: string): { dir: string; scope: "project" | "us
 }
 
 export function fingerprintOf(bytes: Buffer): string {
-  return "sha256:" + createHash("sha256").update(bytes).digest("hex");
+  return "sha256:" + sha256Hex(bytes);
 }
 
 function load(name: string, file: string, searched: string[]): ResolvedPlaybook {
