@@ -44,7 +44,7 @@ export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = 
  * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
  */
 export const READY_BYTES = 1536 * 1024;
-export function agentReady(pid: number): boolean {
+function agentReady(pid: number): boolean {
   try {
     const m = /rchar:\s*(\d+)/.exec(fs.readFileSync(`/proc/${pid}/io`, "utf8"));
     return m !== null && Number(m[1]) >= READY_BYTES;
