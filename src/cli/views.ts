@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
 import { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
+import { render, type CliContext, type CommandResult } from "./adapter.js";
 
 /** Opens the store for one command and always closes it. */
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: { migrating?: boolean } = {}): Promise<T> {
@@ -11,6 +12,11 @@ export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: {
   } finally {
     store.close();
   }
+}
+
+/** The usual command body: one store for the handler, its result rendered. */
+export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandResult | Promise<CommandResult>): Promise<void> {
+  return render(ctx, () => withStore(fn));
 }
 
 /** The machine view of one job; raw values only (ADR-0066 D7). */

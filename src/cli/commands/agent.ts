@@ -1,9 +1,9 @@
 import type { Command } from "../commander.js";
 import { submitAgent } from "../../runtime/submit.js";
-import { render, type CliContext } from "../adapter.js";
+import type { CliContext } from "../adapter.js";
 import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
 import { detachOrFollow } from "../follow-run.js";
-import { withStore } from "../views.js";
+import { renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const agent = root
@@ -25,12 +25,10 @@ A detached run returns {id, kind, pid, console_log}; follow it with li wait, li 
 Foreground exit status: 0 completed, 1 otherwise.`,
     )
     .action((model: string, words: string[], opts: AgentRunOptions & { detach?: boolean }) =>
-      render(ctx, () =>
-        withStore(async (store) => {
-          const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts));
-          // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
-          return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
-        }),
-      ),
+      renderWithStore(ctx, async (store) => {
+        const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts));
+        // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
+        return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
+      }),
     );
 }

@@ -12,10 +12,10 @@ import {
   type DeliveryView,
 } from "../../lifecycle/notify/outbox.js";
 import { resolve } from "../../lifecycle/resolver.js";
-import { render, type CliContext } from "../adapter.js";
+import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { nonNegativeNumberArg, positiveIntegerArg } from "../parsers.js";
-import { withStore } from "../views.js";
+import { renderWithStore } from "../views.js";
 
 const COLUMNS = ["id", "status", "handler", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
 const one = (d: DeliveryView) => keyValues(d as unknown as Record<string, unknown>);
@@ -40,13 +40,11 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .option("--entity <id>", "only deliveries for this entity (id or unambiguous prefix)")
     .option("--limit <n>", "at most N deliveries", positiveIntegerArg, 50)
     .action((opts: { status?: string[]; entity?: string; limit: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
-          const deliveries = listDeliveries(store.db, { status: opts.status, entity, limit: opts.limit }).map((r) => deliveryView(r));
-          return { data: { deliveries, count: deliveries.length }, human: (d: { deliveries: DeliveryView[] }) => table(d.deliveries, COLUMNS) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
+        const deliveries = listDeliveries(store.db, { status: opts.status, entity, limit: opts.limit }).map((r) => deliveryView(r));
+        return { data: { deliveries, count: deliveries.length }, human: (d: { deliveries: DeliveryView[] }) => table(d.deliveries, COLUMNS) };
+      }),
     );
 
   dispatch
@@ -54,12 +52,10 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("one delivery with its target and the envelope it carries")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const delivery = deliveryView(resolveDelivery(store.db, id), true);
-          return { data: { delivery }, human: (d: { delivery: DeliveryView }) => one(d.delivery) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const delivery = deliveryView(resolveDelivery(store.db, id), true);
+        return { data: { delivery }, human: (d: { delivery: DeliveryView }) => one(d.delivery) };
+      }),
     );
 
   dispatch
@@ -67,14 +63,12 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("send a failed (or stalled pending) delivery again with a fresh attempt budget, now")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const row = retryDelivery(store.db, resolveDelivery(store.db, id).id);
-          const drainer_started = startDrainer();
-          const data = { delivery: deliveryView(row), drainer_started };
-          return { data, human: (d: typeof data) => `${d.delivery.id} is pending again${d.drainer_started ? "; a drainer is sending it" : ""}` };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const row = retryDelivery(store.db, resolveDelivery(store.db, id).id);
+        const drainer_started = startDrainer();
+        const data = { delivery: deliveryView(row), drainer_started };
+        return { data, human: (d: typeof data) => `${d.delivery.id} is pending again${d.drainer_started ? "; a drainer is sending it" : ""}` };
+      }),
     );
 
   dispatch
@@ -82,13 +76,11 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("mark a delivery handled: no further attempts are made")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const { row, previous } = ackDelivery(store.db, resolveDelivery(store.db, id).id);
-          const data = { delivery: deliveryView(row), previous_status: previous };
-          return { data, human: (d: typeof data) => `${d.delivery.id}: ${d.previous_status} → acked` };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const { row, previous } = ackDelivery(store.db, resolveDelivery(store.db, id).id);
+        const data = { delivery: deliveryView(row), previous_status: previous };
+        return { data, human: (d: typeof data) => `${d.delivery.id}: ${d.previous_status} → acked` };
+      }),
     );
 
   dispatch
@@ -98,13 +90,11 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .option("--older-than <seconds>", "only those last updated at least this many seconds ago", nonNegativeNumberArg, 0)
     .addHelpText("after", "\nPending and in-flight deliveries are never purged; failed ones only when --status failed is given.")
     .action((opts: { status?: string[]; olderThan: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const statuses = opts.status?.length ? opts.status : ["delivered", "acked"];
-          const purged = purgeDeliveries(store.db, statuses, opts.olderThan);
-          const data = { purged, count: purged.length, statuses, older_than_seconds: opts.olderThan };
-          return { data, human: (d: typeof data) => `purged ${d.count} deliver${d.count === 1 ? "y" : "ies"} (${d.statuses.join(", ")})` };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const statuses = opts.status?.length ? opts.status : ["delivered", "acked"];
+        const purged = purgeDeliveries(store.db, statuses, opts.olderThan);
+        const data = { purged, count: purged.length, statuses, older_than_seconds: opts.olderThan };
+        return { data, human: (d: typeof data) => `purged ${d.count} deliver${d.count === 1 ? "y" : "ies"} (${d.statuses.join(", ")})` };
+      }),
     );
 }

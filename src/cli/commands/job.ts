@@ -4,10 +4,10 @@ import { LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
-import { render, type CliContext } from "../adapter.js";
+import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { nonNegativeIntegerArg, positiveIntegerArg } from "../parsers.js";
-import { jobView, JOB_COLUMNS, withStore } from "../views.js";
+import { JOB_COLUMNS, jobView, renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const job = root.command("job").description("inspect jobs (any invocation, session or play)");
@@ -17,17 +17,15 @@ export function register(root: Command, ctx: CliContext): void {
     .description("status of one or more jobs; a run whose process is conclusively gone is reaped to lost")
     .argument("<ids...>", "entity ids or unambiguous prefixes")
     .action((ids: string[]) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const procs = new ProcSnapshot();
-          const jobs = ids.map((id) => jobView(observeFresh(store, resolve(store, id), procs)));
-          return {
-            data: { jobs },
-            human: (d: { jobs: ReturnType<typeof jobView>[] }) =>
-              d.jobs.length === 1 ? keyValues(d.jobs[0]) : table(d.jobs, JOB_COLUMNS),
-          };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const procs = new ProcSnapshot();
+        const jobs = ids.map((id) => jobView(observeFresh(store, resolve(store, id), procs)));
+        return {
+          data: { jobs },
+          human: (d: { jobs: ReturnType<typeof jobView>[] }) =>
+            d.jobs.length === 1 ? keyValues(d.jobs[0]) : table(d.jobs, JOB_COLUMNS),
+        };
+      }),
     );
 
   job
@@ -36,28 +34,26 @@ export function register(root: Command, ctx: CliContext): void {
     .argument("<id>", "entity id or unambiguous prefix")
     .option("--tail-bytes <n>", "only the last N bytes", nonNegativeIntegerArg)
     .action((id: string, opts: { tailBytes?: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const e = resolve(store, id);
-          const file = e.run_dir ? `${e.run_dir}/console.log` : null;
-          if (!file || !fs.existsSync(file))
-            throw new LiError("not_found", `${e.id} has no console output yet (status ${e.status})`, { id: e.id, status: e.status });
-          const buf = readTail(file, opts.tailBytes);
-          return {
-            data: {
-              id: e.id,
-              kind: e.kind,
-              status: e.status,
-              output: buf.text.toString("utf8"),
-              bytes: buf.text.length,
-              total_bytes: buf.total,
-              truncated: buf.text.length < buf.total,
-              console_log: file,
-            },
-            human: (d: { output: string }) => d.output,
-          };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const e = resolve(store, id);
+        const file = e.run_dir ? `${e.run_dir}/console.log` : null;
+        if (!file || !fs.existsSync(file))
+          throw new LiError("not_found", `${e.id} has no console output yet (status ${e.status})`, { id: e.id, status: e.status });
+        const buf = readTail(file, opts.tailBytes);
+        return {
+          data: {
+            id: e.id,
+            kind: e.kind,
+            status: e.status,
+            output: buf.text.toString("utf8"),
+            bytes: buf.text.length,
+            total_bytes: buf.total,
+            truncated: buf.text.length < buf.total,
+            console_log: file,
+          },
+          human: (d: { output: string }) => d.output,
+        };
+      }),
     );
 
   job
@@ -67,15 +63,13 @@ export function register(root: Command, ctx: CliContext): void {
     .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
     .option("--limit <n>", "at most N jobs", positiveIntegerArg, 20)
     .action((opts: { status?: string[]; kind?: string[]; limit: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const procs = new ProcSnapshot();
-          const jobs = store
-            .list({ status: opts.status, kind: opts.kind, limit: opts.limit })
-            .map((e) => jobView(observeFresh(store, e, procs)));
-          return { data: { jobs, count: jobs.length }, human: (d: { jobs: any[] }) => table(d.jobs, JOB_COLUMNS) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const procs = new ProcSnapshot();
+        const jobs = store
+          .list({ status: opts.status, kind: opts.kind, limit: opts.limit })
+          .map((e) => jobView(observeFresh(store, e, procs)));
+        return { data: { jobs, count: jobs.length }, human: (d: { jobs: any[] }) => table(d.jobs, JOB_COLUMNS) };
+      }),
     );
 }
 

@@ -2,10 +2,10 @@ import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { killTree, type KillReport } from "../../lifecycle/kill.js";
 import { resolve } from "../../lifecycle/resolver.js";
-import { render, type CliContext } from "../adapter.js";
+import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { nonNegativeNumberArg } from "../parsers.js";
-import { withStore } from "../views.js";
+import { renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
   root
@@ -22,13 +22,11 @@ cancelled process group gets SIGTERM, then SIGKILL after the grace period. A par
 (a process that would not die, a write the fence refused) is an error listing every entity.`,
     )
     .action((id: string, opts: { grace: number }) =>
-      render(ctx, () =>
-        withStore(async (store) => {
-          const report = await killTree(store, resolve(store, id), opts.grace);
-          if (report.partial)
-            throw new LiError("conflict", `partial reap of ${report.id}: ${report.entities.filter((e) => e.action === "refused" || e.process_gone === false).map((e) => e.id).join(", ")} did not stop cleanly`, { ...report });
-          return { data: report, human: (r: KillReport) => table(r.entities as any[], ["id", "kind", "previous_status", "status", "action", "process_gone"]) };
-        }),
-      ),
+      renderWithStore(ctx, async (store) => {
+        const report = await killTree(store, resolve(store, id), opts.grace);
+        if (report.partial)
+          throw new LiError("conflict", `partial reap of ${report.id}: ${report.entities.filter((e) => e.action === "refused" || e.process_gone === false).map((e) => e.id).join(", ")} did not stop cleanly`, { ...report });
+        return { data: report, human: (r: KillReport) => table(r.entities as any[], ["id", "kind", "previous_status", "status", "action", "process_gone"]) };
+      }),
     );
 }

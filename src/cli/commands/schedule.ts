@@ -18,7 +18,7 @@ import { isTerminal } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
-import { withStore } from "../views.js";
+import { renderWithStore, withStore } from "../views.js";
 import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
@@ -129,13 +129,11 @@ ${UNATTENDED}`,
     .description("every schedule, by name, with its next fire time")
     .addHelpText("after", "\nExample:\n  li schedule list --machine")
     .action(() =>
-      render(ctx, () =>
-        withStore((store) => {
-          const schedules = listSchedules(store).map((r) => scheduleView(r, { runs: runCount(store, r.id) }));
-          const data = { schedules, count: schedules.length };
-          return { data, human: (d: typeof data) => table(d.schedules, LIST_COLUMNS) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const schedules = listSchedules(store).map((r) => scheduleView(r, { runs: runCount(store, r.id) }));
+        const data = { schedules, count: schedules.length };
+        return { data, human: (d: typeof data) => table(d.schedules, LIST_COLUMNS) };
+      }),
     );
 
   schedule
@@ -144,12 +142,10 @@ ${UNATTENDED}`,
     .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
     .addHelpText("after", "\nExample:\n  li schedule get nightly")
     .action((text: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const row = resolveSchedule(store, text);
-          return { data: { schedule: scheduleView(row, { prompt: true, runs: runCount(store, row.id) }) }, human: oneSchedule };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const row = resolveSchedule(store, text);
+        return { data: { schedule: scheduleView(row, { prompt: true, runs: runCount(store, row.id) }) }, human: oneSchedule };
+      }),
     );
 
   for (const [verb, enabled] of [["enable", true], ["disable", false]] as const)
@@ -183,13 +179,11 @@ ${UNATTENDED}`,
     .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
     .addHelpText("after", "\nTo stop a run it started, li kill <entity id> (see li schedule runs).\n\nExample:\n  li schedule delete nightly")
     .action((text: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
-          const data = { deleted: scheduleView(row), runs_deleted };
-          return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
+        const data = { deleted: scheduleView(row), runs_deleted };
+        return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
+      }),
     );
 
   schedule
@@ -234,14 +228,12 @@ Example:
     .option("--limit <n>", "at most N runs", positiveIntegerArg, 20)
     .addHelpText("after", "\nA run with no entity_id could not be started; its error says why.\n\nExample:\n  li schedule runs nightly --limit 5")
     .action((text: string, opts: { limit: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const row = resolveSchedule(store, text);
-          const runs = runsView(store, row.id, opts.limit);
-          const data = { schedule: { id: row.id, name: row.name }, runs, count: runs.length };
-          return { data, human: (d: typeof data) => table(d.runs, RUN_COLUMNS) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const row = resolveSchedule(store, text);
+        const runs = runsView(store, row.id, opts.limit);
+        const data = { schedule: { id: row.id, name: row.name }, runs, count: runs.length };
+        return { data, human: (d: typeof data) => table(d.runs, RUN_COLUMNS) };
+      }),
     );
 
   schedule

@@ -6,7 +6,7 @@ import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { positiveIntegerArg } from "../parsers.js";
-import { jobView, JOB_COLUMNS, withStore } from "../views.js";
+import { JOB_COLUMNS, jobView, renderWithStore, withStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const state = root.command("state").description("the lifecycle store (state.db): records, audit events, schema");
@@ -19,15 +19,13 @@ export function register(root: Command, ctx: CliContext): void {
     .option("--all", "include child records", false)
     .option("--limit <n>", "at most N records", positiveIntegerArg, 50)
     .action((opts: { status?: string[]; kind?: string[]; all: boolean; limit: number }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const procs = new ProcSnapshot();
-          const records = store
-            .list({ status: opts.status, kind: opts.kind, limit: opts.limit, parent: opts.all ? undefined : null })
-            .map((e) => jobView(observeFresh(store, e, procs)));
-          return { data: { records, count: records.length }, human: (d: { records: any[] }) => table(d.records, JOB_COLUMNS) };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const procs = new ProcSnapshot();
+        const records = store
+          .list({ status: opts.status, kind: opts.kind, limit: opts.limit, parent: opts.all ? undefined : null })
+          .map((e) => jobView(observeFresh(store, e, procs)));
+        return { data: { records, count: records.length }, human: (d: { records: any[] }) => table(d.records, JOB_COLUMNS) };
+      }),
     );
 
   state
@@ -35,19 +33,17 @@ export function register(root: Command, ctx: CliContext): void {
     .description("one record, its spec and its direct children")
     .argument("<id>", "entity id or unambiguous prefix")
     .action((id: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const procs = new ProcSnapshot();
-          const e = resolve(store, id);
-          const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
-          const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
-          return {
-            data: { record, children },
-            human: (d: { record: any; children: any[] }) =>
-              `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}`,
-          };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const procs = new ProcSnapshot();
+        const e = resolve(store, id);
+        const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
+        const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
+        return {
+          data: { record, children },
+          human: (d: { record: any; children: any[] }) =>
+            `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}`,
+        };
+      }),
     );
 
   state
@@ -55,16 +51,14 @@ export function register(root: Command, ctx: CliContext): void {
     .description("the audit rows of one record: every status transition, with reason and source")
     .argument("<id>", "entity id or unambiguous prefix")
     .action((id: string) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const e = resolve(store, id);
-          const events = store.events(e.id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
-          return {
-            data: { id: e.id, events },
-            human: (d: { events: any[] }) => table(d.events, ["at", "from_status", "to_status", "reason_code", "source"]),
-          };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const e = resolve(store, id);
+        const events = store.events(e.id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
+        return {
+          data: { id: e.id, events },
+          human: (d: { events: any[] }) => table(d.events, ["at", "from_status", "to_status", "reason_code", "source"]),
+        };
+      }),
     );
 
   state

@@ -17,7 +17,7 @@ import {
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { positiveIntegerArg } from "../parsers.js";
-import { withStore } from "../views.js";
+import { renderWithStore, withStore } from "../views.js";
 import { readTextFile } from "../../runtime/prompt.js";
 
 const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
@@ -59,12 +59,10 @@ Example session:
     .requiredOption("--member <names...>", `member names (also comma-separated); at most ${MAX_MEMBERS}; "${BROADCAST}" is reserved`)
     .addHelpText("after", "\nGive the team name before --member: the member list takes every word after it.\n\nExamples:\n  li team create review --member planner coder tester\n  li team create pair --member alice,bob")
     .action((name: string, opts: { member: string[] }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const row = createTeam(store, name, opts.member);
-          return { data: showTeam(store, row), human: humanShow };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const row = createTeam(store, name, opts.member);
+        return { data: showTeam(store, row), human: humanShow };
+      }),
     );
 
   team
@@ -72,16 +70,14 @@ Example session:
     .description("every team with its members and message count")
     .addHelpText("after", "\nExample:\n  li team list --machine")
     .action(() =>
-      render(ctx, () =>
-        withStore((store) => {
-          const teams = listTeams(store);
-          const data = { teams, count: teams.length };
-          return {
-            data,
-            human: (d: typeof data) => table(d.teams.map((t) => ({ ...t, members: t.members.join(",") })), ["name", "id", "members", "message_count", "last_message_at"]),
-          };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const teams = listTeams(store);
+        const data = { teams, count: teams.length };
+        return {
+          data,
+          human: (d: typeof data) => table(d.teams.map((t) => ({ ...t, members: t.members.join(",") })), ["name", "id", "members", "message_count", "last_message_at"]),
+        };
+      }),
     );
 
   team
@@ -90,9 +86,7 @@ Example session:
     .argument("<team>", "team name, id or unambiguous id prefix (tm_…)")
     .addHelpText("after", "\nExample:\n  li team show review")
     .action((text: string) =>
-      render(ctx, () =>
-        withStore((store) => ({ data: showTeam(store, resolveTeam(store, text)), human: humanShow })),
-      ),
+      renderWithStore(ctx, (store) => ({ data: showTeam(store, resolveTeam(store, text)), human: humanShow })),
     );
 
   team
@@ -141,12 +135,10 @@ Examples:
   li team receive review --as coder --peek --limit 5`,
     )
     .action((text: string, opts: { as: string; since?: string; limit: number; peek?: boolean }) =>
-      render(ctx, () =>
-        withStore((store) => {
-          const data = receiveMessages(store, resolveTeam(store, text), opts.as, { since: opts.since, limit: opts.limit, peek: !!opts.peek });
-          return { data, human: (d: typeof data) => `${humanMessages(d.messages)}\n${d.count} message(s) for ${d.member}; ${d.remaining} more waiting${d.peek ? " (peek: nothing marked read)" : ""}` };
-        }),
-      ),
+      renderWithStore(ctx, (store) => {
+        const data = receiveMessages(store, resolveTeam(store, text), opts.as, { since: opts.since, limit: opts.limit, peek: !!opts.peek });
+        return { data, human: (d: typeof data) => `${humanMessages(d.messages)}\n${d.count} message(s) for ${d.member}; ${d.remaining} more waiting${d.peek ? " (peek: nothing marked read)" : ""}` };
+      }),
     );
 }
 

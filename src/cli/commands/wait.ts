@@ -1,9 +1,9 @@
 import { Command } from "../commander.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitResult } from "../../lifecycle/wait.js";
-import { render, type CliContext } from "../adapter.js";
+import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { numberArg } from "../parsers.js";
-import { withStore } from "../views.js";
+import { renderWithStore } from "../views.js";
 
 const { max_wait_seconds: MW, poll_interval_seconds: PI } = WAIT_BOUNDS;
 
@@ -30,12 +30,10 @@ Exit status: 0 all terminal and succeeded, 1 any failed, cancelled or unresolved
       // Cancelling an observation is not cancelling the work: leave without touching anything.
       process.once("SIGINT", () => process.exit(130));
       process.once("SIGTERM", () => process.exit(143));
-      return render(ctx, () =>
-        withStore(async (store) => {
-          const result = await waitFor(store, ids, { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds }, { onPoll: progress(ctx) });
-          return { data: result, human: humanWait, exitCode: waitExitCode(result) };
-        }),
-      );
+      return renderWithStore(ctx, async (store) => {
+        const result = await waitFor(store, ids, { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds }, { onPoll: progress(ctx) });
+        return { data: result, human: humanWait, exitCode: waitExitCode(result) };
+      });
     });
 }
 
