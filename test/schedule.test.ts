@@ -13,8 +13,12 @@ afterAll(() => h.cleanup());
 const PAST = "2020-01-01T00:00:00Z";
 const run = (args: string[]) => li(["--machine", ...args], { env: h.env });
 const data = (args: string[]) => liData(args, { env: h.env });
-/** A schedule whose first slot is long past, so the next tick fires it. */
-const due = (name: string, ...extra: string[]) => data(["schedule", "create", name, "--cron", "* * * * *", "--start-at", PAST, ...extra, "mock/echo", `from ${name}`]);
+/**
+ * A schedule whose first slot is long past, so the next tick fires it. Yearly, so its next slot
+ * is months away: a minute cron would be due again whenever a test crosses a minute boundary.
+ */
+const due = (name: string, ...extra: string[]) =>
+  data(["schedule", "create", name, "--cron", "0 0 1 1 *", "--timezone", "UTC", "--start-at", PAST, ...extra, "mock/echo", `from ${name}`]);
 
 function rows(table: string): any[] {
   const db = new Database(path.join(h.home, "state.db"), { readonly: true });
@@ -126,7 +130,7 @@ describe("tick", () => {
     for (const f of fired) {
       expect(f).toMatchObject({ due_at: "2020-01-01T00:00:00.000Z", error: null });
       expect(f.entity_id).toMatch(/^inv_/);
-      // Years of missed minutes become one fire; the next slot is after now.
+      // Years of missed slots become one fire; the next slot is after now.
       expect(Date.parse(f.next_run_at)).toBeGreaterThan(Date.parse(f.fired_at));
     }
     // The store agrees: one run row per schedule.
