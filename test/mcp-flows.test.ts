@@ -65,8 +65,30 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
 
   test("the base fingerprint is stale for a playbook with args; the help_call names the playbook", async () => {
     const baseFp = await srv.m.fingerprint("play.submit");
-    const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, baseFp);
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, baseFp, { playbook_fingerprint: help.playbook_fingerprint });
     expect(r.error).toMatchObject({ code: "fingerprint_stale", help_call: { help: { verb: "play.submit", playbook: "review" } } });
+  });
+
+  test("a play without the playbook_fingerprint its help returned is refused with both current fingerprints and the help_call", async () => {
+    const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
+    const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint);
+    expect(r.error).toMatchObject({
+      code: "fingerprint_required",
+      schema_fingerprint: help.schema_fingerprint,
+      playbook_fingerprint: help.playbook_fingerprint,
+      help_call: { help: { verb: "play.submit", playbook: "review" } },
+    });
+    expect(r.error.message).toContain("playbook_fingerprint");
+    expect(r.error.schema.properties.depth).toBeDefined();
+    // Inside args it is misplaced, and the message says where it goes.
+    const inArgs = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"], playbook_fingerprint: help.playbook_fingerprint }, help.schema_fingerprint);
+    expect(inArgs.error).toMatchObject({ code: "invalid_args", params: ["playbook_fingerprint"] });
+    expect(inArgs.error.message).toMatch(/belongs on the op/);
+    // Carried on the op, an unchanged playbook says playbook_changed: false, computed, not assumed.
+    const ok = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint, { playbook_fingerprint: help.playbook_fingerprint });
+    expect(ok.result).toMatchObject({ playbook_changed: false, expected_playbook_fingerprint: help.playbook_fingerprint });
+    await srv.m.waitTerminal(ok.result.id, 40);
   });
 
   test("a bad choice is invalid_args naming the arg", async () => {
@@ -90,8 +112,9 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
     try {
       const r = await srv.m.op(
         "play.submit",
-        { playbook: "review", prompt: ["the code"], depth: 1, playbook_fingerprint: help.playbook_fingerprint },
+        { playbook: "review", prompt: ["the code"], depth: 1 },
         help.schema_fingerprint,
+        { playbook_fingerprint: help.playbook_fingerprint },
       );
       expect(r.ok).toBe(true);
       expect(r.result.playbook_changed).toBe(true);
@@ -107,7 +130,7 @@ describe("play.submit: two-stage help (ADR-0066 D3)", () => {
     const help = await srv.m.call({ help: { verb: "play.submit", playbook: "review" } });
     fs.writeFileSync(playbookFile, PLAYBOOK("Review {input}", "  audience: {type: str, help: who reads it}\n"));
     try {
-      const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint);
+      const r = await srv.m.op("play.submit", { playbook: "review", prompt: ["x"] }, help.schema_fingerprint, { playbook_fingerprint: help.playbook_fingerprint });
       expect(r.error.code).toBe("fingerprint_stale");
       expect(r.error.schema.properties.audience).toBeDefined();
     } finally {
@@ -120,7 +143,7 @@ test("job.kill on a play reaps its session and steps", async () => {
   fs.writeFileSync(path.join(srv.h.home, "playbooks", "stuck.playbook.yaml"), `prompt: "{input}"\nmodel: mock/hang\nmax_concurrent: 3\nplan:\n  steps:\n    - {id: a, task: one}\n    - {id: b, task: two}\n`);
   const help = await srv.m.call({ help: { verb: "play.submit", playbook: "stuck" } });
   // The input is the goal in every step's prompt: READY_BYTES of it make the agents' readiness visible.
-  const r = await srv.m.op("play.submit", { playbook: "stuck", prompt: ["x".repeat(READY_BYTES)] }, help.schema_fingerprint);
+  const r = await srv.m.op("play.submit", { playbook: "stuck", prompt: ["x".repeat(READY_BYTES)] }, help.schema_fingerprint, { playbook_fingerprint: help.playbook_fingerprint });
   expect(r.ok).toBe(true);
   // Wait until both steps run, each agent past the point where it ignores SIGTERM.
   const running = await until(async () => {

@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { integerArg, numberArg } from "../src/cli/parsers.js";
 import { renderArgv } from "../src/mcp/argv.js";
 import { commandAt, project, ProjectionError } from "../src/mcp/projector.js";
-import { createSurface } from "../src/mcp/server.js";
+import { createSurface } from "../src/mcp/compose.js";
 import { ROOT } from "./helpers/li.js";
 
 const GOLDEN = path.join(ROOT, "test", "golden");

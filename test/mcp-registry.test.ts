@@ -4,7 +4,7 @@ import { Command } from "commander";
 import { runOp } from "../src/mcp/dispatcher.js";
 import { catalog, verbHelp } from "../src/mcp/help.js";
 import { VerbRegistry } from "../src/mcp/registry.js";
-import { createSurface } from "../src/mcp/server.js";
+import { createSurface } from "../src/mcp/compose.js";
 import { Surface } from "../src/mcp/surface.js";
 import { verb, type Verb } from "../src/mcp/verb.js";
 import { VERBS } from "../verbs/index.js";

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Command } from "commander";
-import { collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../src/cli/commands/play.js";
+import { collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../src/cli/builders/play-run.js";
 import { integerArg, numberArg } from "../src/cli/parsers.js";
 import { checkPlaybookName, parsePlaybook, renderPlan, renderPrompt } from "../src/runtime/playbooks/playbook.js";
 import { listPlaybooks, resolvePlaybook } from "../src/runtime/playbooks/resolve.js";

@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readProcStat, selfStat } from "../src/lifecycle/procfs.js";
+import { waitExitCode } from "../src/lifecycle/wait.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
 import { dump, type Home, jobStatus, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, type LiRun, liveMembers, sleep, until } from "./helpers/li.js";
@@ -45,12 +46,17 @@ function groupLeader(seconds = 60): ChildProcess {
   return p;
 }
 
-async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; wallMs: number }> {
+/**
+ * `li --machine wait`: ok results always exit 0 (the contract); `humanCode` is the exit status the
+ * same result gives a person at a shell (human mode's table, tested for real in wait-human).
+ */
+async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; wallMs: number; humanCode: number }> {
   const t0 = Date.now();
   const r = await li(["--machine", "wait", ...ids, ...flags], { env });
   const wallMs = Date.now() - t0;
   if (!r.json?.ok) throw new Error(`li wait ${ids.join(" ")} ${flags.join(" ")}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
-  return { ...r, data: r.json.data, wallMs };
+  expect(r.code).toBe(0);
+  return { ...r, data: r.json.data, wallMs, humanCode: waitExitCode(r.json.data) };
 }
 
 /** Checks the partition rule on one result: disjoint lists covering exactly the observed ids. */
@@ -109,7 +115,7 @@ describe("D6: entries", () => {
     expect(ambiguous.error).toMatchObject({ code: "ambiguous", matches: [x.id, y.id].sort() });
     expect(malformed.error).toMatchObject({ code: "malformed" });
     expect(r.data.errors).toEqual(["inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"]);
-    expect(r.code).toBe(2);
+    expect(r.humanCode).toBe(2);
   });
 
   test("outcome rides beside terminal rather than being left to the caller", async () => {
@@ -201,7 +207,7 @@ describe("D6: stopped_without_end", () => {
     expect(r.data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: true });
     expect(r.data.timed_out).toBe(false);
     expect(r.data.elapsed_seconds).toBeLessThan(2); // one call, one floor interval, not the window
-    expect(r.code).toBe(1);
+    expect(r.humanCode).toBe(1);
 
     // The provider finishes on its own; nobody records an end, and no reader has looked yet.
     await until(() => liveMembers(running.pgid).length === 0, 15000);
@@ -280,7 +286,7 @@ describe("D6: unresolved_spawn", () => {
     expect(aged.data.entries[0]).toMatchObject({ status: "preparing", terminal: false });
     expect(aged.data.unresolved_spawn_after_seconds).toBe(2);
     expect(aged.data.all_terminal).toBe(false);
-    expect(aged.code).toBe(1);
+    expect(aged.humanCode).toBe(1);
     // No process to prove absent: it is not reaped.
     expect(dump(h)).toBe(before);
     // The default threshold is echoed too.
@@ -366,7 +372,7 @@ describe("D6: expiry and errors", () => {
     await untilStatus(h.env, sleeper, (j) => j.status === "running");
     const before = dump(h);
     const r = await wait(h, [done, sleeper], ["--max-wait-seconds", "1", "--poll-interval-seconds", "0.2"]);
-    expect(r.code).toBe(3);
+    expect(r.humanCode).toBe(3);
     expect(r.data.timed_out).toBe(true);
     expect(r.data.all_terminal).toBe(false);
     expect(r.data.entries[0]).toMatchObject({ id: done, status: "completed", terminal: true, outcome: "succeeded" });
@@ -383,7 +389,7 @@ describe("D6: expiry and errors", () => {
     const h = home();
     const done = await submit(h.env, "mock/echo");
     const r = await wait(h, ["inv_00000000000000zz", done], ["--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"]);
-    expect(r.code).toBe(2);
+    expect(r.humanCode).toBe(2);
     expect(r.data.entries[0]).toMatchObject({ id: "inv_00000000000000zz", status: null, error: { code: "unknown" } });
     expect(r.data.entries[1]).toMatchObject({ id: done, status: "completed", terminal: true, error: null });
     expect(r.data.errors).toEqual(["inv_00000000000000zz"]);
@@ -405,7 +411,7 @@ describe("D6: expiry and errors", () => {
     expect([lo.data.max_wait_seconds, lo.data.poll_interval_seconds]).toEqual([0, 10]);
     const dflt = await wait(h, [e.id]);
     expect([dflt.data.max_wait_seconds, dflt.data.poll_interval_seconds, dflt.data.unresolved_spawn_after_seconds]).toEqual([25, 1, 20]);
-    expect(dflt.code).toBe(0);
+    expect(dflt.humanCode).toBe(0);
     const bad = await li(["--machine", "wait", e.id, "--max-wait-seconds", "soon"], { env: h.env });
     expect(bad.code).toBe(2);
     expect(bad.json.error.kind).toBe("invalid_input");

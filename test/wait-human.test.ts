@@ -20,3 +20,27 @@ test("human li wait shows live progress on stderr, with no escape codes when std
     h.cleanup();
   }
 });
+
+test("human li wait keeps its exit table for shell scripts; --machine exits 0 on every ok result", async () => {
+  const h = tempHome();
+  try {
+    const done = await liData(["agent", "--detach", "mock/echo", "a"], { env: h.env });
+    const failed = await liData(["agent", "--detach", "mock/fail:4", "b"], { env: h.env });
+    const hang = await liData(["agent", "--detach", "mock/sleep:30", "c"], { env: h.env });
+    await li(["wait", done.id, failed.id, "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
+    const cases: [string[], number][] = [
+      [[done.id], 0],
+      [[done.id, failed.id], 1],
+      [[done.id, "inv_0000000000zz"], 2],
+      [[hang.id, "--max-wait-seconds", "0.5", "--poll-interval-seconds", "0.1"], 3],
+    ];
+    for (const [args, human] of cases) {
+      expect([args, (await li(["wait", ...args], { env: h.env })).code]).toEqual([args, human]);
+      const machine = await li(["--machine", "wait", ...args], { env: h.env });
+      expect([args, machine.code, machine.json.ok]).toEqual([args, 0, true]);
+    }
+    await li(["kill", "--grace", "0", hang.id], { env: h.env });
+  } finally {
+    h.cleanup();
+  }
+});

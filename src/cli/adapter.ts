@@ -5,7 +5,7 @@ export interface CommandResult<T = any> {
   data: T;
   /** The human view of `data`. */
   human?: (data: T) => string;
-  /** Overrides the exit status of an ok result (li wait has its own table). */
+  /** The exit status of an ok result for a person at a shell (li wait has its own table); --machine always exits 0 on ok. */
   exitCode?: number;
 }
 
@@ -34,7 +34,8 @@ export async function render(ctx: CliContext, handler: () => Promise<CommandResu
     const text = result.human ? result.human(result.data) : JSON.stringify(result.data, null, 2);
     if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
   }
-  process.exitCode = result.exitCode ?? EXIT.ok;
+  // In machine mode ok ⇔ exit 0 (the contract): the envelope already says what a human exit code would.
+  process.exitCode = ctx.machine ? EXIT.ok : (result.exitCode ?? EXIT.ok);
 }
 
 export function renderError(ctx: { machine: boolean }, err: unknown): void {

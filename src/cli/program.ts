@@ -1,8 +1,9 @@
 import { Command } from "./commander.js";
 import type { CliContext } from "./adapter.js";
 import { COMMANDS } from "./registry.js";
+import { VERSION } from "../version.js";
 
-export const VERSION = "0.1.0";
+export { VERSION };
 
 function root(): Command {
   return new Command("li")

@@ -15,10 +15,10 @@ export const mirrored = (body: Record<string, unknown>): ToolResult => ({ conten
 /** A whole-call refusal: no op runs, and the text says what to do. */
 export const refuse = (text: string): ToolResult => ({ content: [{ type: "text", text }], isError: true });
 
-const OP_KEYS = new Set(["op", "args", "schema_fingerprint"]);
+const OP_KEYS = new Set(["op", "args", "schema_fingerprint", "playbook_fingerprint"]);
 
 /** Handles one call of the request tool. */
-export async function handleRequest(surface: Surface, input: unknown): Promise<ToolResult> {
+export async function handleRequest(surface: Surface, input: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolResult> {
   const params = (input ?? {}) as Record<string, unknown>;
   const stray = Object.keys(params).filter((k) => k !== "ops" && k !== "help");
   if (stray.length) return refuse(`request takes only "ops" and "help"; remove ${stray.map((k) => JSON.stringify(k)).join(", ")}`);
@@ -45,7 +45,7 @@ export async function handleRequest(surface: Surface, input: unknown): Promise<T
     if (!op || typeof op !== "object" || Array.isArray(op)) return refuse(`ops[${i}] must be an object like {"op": "<verb>", "args": {...}}`);
     const extra = Object.keys(op).filter((k) => !OP_KEYS.has(k));
     if (extra.length)
-      return refuse(`ops[${i}] has unknown keys ${extra.map((k) => JSON.stringify(k)).join(", ")}; an op takes only "op", "args" and "schema_fingerprint" (parameters go inside "args")`);
+      return refuse(`ops[${i}] has unknown keys ${extra.map((k) => JSON.stringify(k)).join(", ")}; an op takes only "op", "args", "schema_fingerprint" and "playbook_fingerprint" (parameters go inside "args")`);
   }
-  return mirrored(await runOps(surface, ops as Op[]));
+  return mirrored(await runOps(surface, ops as Op[], { signal: opts.signal }));
 }

@@ -1,13 +1,13 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { liHome } from "../lifecycle/paths.js";
 import { findNul, MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
+import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
 import { ProjectionError } from "./projector.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
-import { crypto } from "../packages.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
@@ -15,17 +15,42 @@ export interface Op {
   op: string;
   args?: Record<string, unknown>;
   schema_fingerprint?: string;
+  [artifactFingerprint: string]: unknown;
 }
 
-export type OpResult = { ok: true; op: string; result: unknown } | { ok: false; op: string; error: { code: string; message: string; [k: string]: unknown } };
+export type OpResult =
+  | { ok: true; op: string; result: unknown; warnings?: string[] }
+  | { ok: false; op: string; error: { code: string; message: string; [k: string]: unknown } };
 
 const fail = (op: string, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({ ok: false, op, error: { code, message, ...extra } });
 
-/** Runs ops in order; one op's failure never stops the next or fails the call. */
-export async function runOps(surface: Surface, ops: Op[]) {
+/** What one op may spend: the rest of its call's budget, and the client's cancellation. */
+export interface OpBudget {
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs ops in order within one time budget; one op's failure never stops the next or fails the
+ * call. An op that cannot start in time is not run, and the results gathered so far are kept.
+ */
+export async function runOps(surface: Surface, ops: Op[], opts: { signal?: AbortSignal; now?: () => number } = {}) {
+  const now = opts.now ?? Date.now;
+  const budget = callBudgetSeconds();
+  const deadline = now() + budget * 1000;
   const results: OpResult[] = [];
-  for (const op of ops) results.push(await runOp(surface, op));
-  return { status: results.every((r) => r.ok) ? "success" : "partial", results };
+  for (const op of ops) {
+    if (opts.signal?.aborted) break;
+    const left = (deadline - now()) / 1000;
+    if (left < MIN_OP_START_SECONDS)
+      results.push(
+        fail(String(op.op), "call_budget_exhausted", `this call's ${budget}s budget was spent before this op could start; it was not run. Send it again in a new call`, {
+          budget_seconds: budget,
+        }),
+      );
+    else results.push(await runOp(surface, op, { deadline, signal: opts.signal }));
+  }
+  return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
 }
 
 function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
@@ -34,7 +59,7 @@ function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
   return verbSeconds ?? meta.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
 }
 
-export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
+export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadline: Date.now() + callBudgetSeconds() * 1000 }): Promise<OpResult> {
   const name = op.op;
   if (typeof name !== "string") return fail(String(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
   const found = surface.registry.lookup(name, surface.now());
@@ -66,22 +91,31 @@ export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
   }
   const { schema } = projected.projection;
 
-  if ("schema_fingerprint" in args)
-    return fail(name, "invalid_args", 'schema_fingerprint belongs on the op, beside "op" and "args" ({"op", "args", "schema_fingerprint"}), not inside args', {
-      params: ["schema_fingerprint"],
-      schema,
-    });
+  for (const key of ["schema_fingerprint", ...(meta.artifactFingerprint ? [meta.artifactFingerprint.key] : [])])
+    if (key in args)
+      return fail(name, "invalid_args", `${key} belongs on the op, beside "op" and "args" ({"op", "args", "${key}"}), not inside args`, { params: [key], schema });
   const invalid = validateArgs(schema, args);
   if (invalid) return fail(name, "invalid_args", invalid.message, { params: invalid.params, schema });
   const nul = findNul(args);
   if (nul) return fail(name, "invalid_args", `"${nul}" contains a NUL byte, which a command line cannot carry`, { params: [nul.split(/[.[]/)[0]], schema });
 
+  const artifact = meta.artifactFingerprint;
+  const fixed = [...(meta.fixedFlags ?? [])];
   if (meta.requiresFingerprint) {
-    const remedy = { schema, schema_fingerprint: projected.fingerprint, help_call: { help: helpTarget(meta, context) } };
-    if (!op.schema_fingerprint)
-      return fail(name, "fingerprint_required", `${meta.id} spawns work: fetch its schema with the help_call and send its schema_fingerprint on the op`, remedy);
+    const current = artifact ? { [artifact.key]: context?.extra?.[artifact.key] } : {};
+    const remedy = { schema, schema_fingerprint: projected.fingerprint, ...current, help_call: { help: helpTarget(meta, context) } };
+    const carried = artifact ? op[artifact.key] : undefined;
+    const needs = ["schema_fingerprint", ...(artifact ? [artifact.key] : [])].join(" and ");
+    if (!op.schema_fingerprint || (artifact && carried === undefined))
+      return fail(name, "fingerprint_required", `${meta.id} spawns work: fetch its schema with the help_call and send ${needs} on the op, beside "op" and "args"`, remedy);
     if (op.schema_fingerprint !== projected.fingerprint)
       return fail(name, "fingerprint_stale", `the schema of ${meta.id} has changed since that fingerprint; re-read it with the help_call`, remedy);
+    if (artifact) {
+      if (typeof carried !== "string" || !/^sha256:[0-9a-f]{64}$/.test(carried))
+        return fail(name, "invalid_args", `${artifact.key} must be the "sha256:<hex>" string help returned`, { params: [artifact.key], ...remedy });
+      // A changed artifact is not refused: the CLI runs what is there now and says so in the result.
+      fixed.push(`${artifact.flag}=${carried}`);
+    }
   }
 
   let spilled: string | undefined;
@@ -92,22 +126,26 @@ export async function runOp(surface: Surface, op: Op): Promise<OpResult> {
     const tooLong = oversizedParam(projected.projection.bindings, rendered.args);
     if (tooLong)
       return fail(name, "invalid_args", `"${tooLong}" is longer than one command-line argument can be (${MAX_ARG_BYTES} bytes); shorten it`, { params: [tooLong], schema });
+    const left = (budget.deadline - Date.now()) / 1000;
+    const fitted = verb.fitBudget ? verb.fitBudget(rendered.args, left, schema) : rendered.args;
     let argv: string[];
     try {
-      argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, rendered.args, meta.fixedFlags)];
+      argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, fitted, fixed)];
     } catch (err: any) {
       return fail(name, "invalid_args", err.message, { params: [], schema });
     }
-    const out = await runLi(argv, opTimeout(meta, verb.timeoutSeconds?.(args)));
+    const timeoutSeconds = Math.min(opTimeout(meta, verb.timeoutSeconds?.(fitted)), left);
+    const out = await runLi(argv, { timeoutSeconds, signal: budget.signal });
     if (!out.ok) {
       const { ok: _ok, code, message, ...rest } = out;
       return fail(name, code, message, rest);
     }
     const bad = checkResult(meta.result, out.data);
     if (bad) return fail(name, "cli_bad_output", `li's result did not match ${meta.id}'s decoder: ${bad}`);
-    return { ok: true, op: name, result: verb.transform ? verb.transform(out.data, args, context) : out.data };
+    const result = verb.transform ? verb.transform(out.data, fitted, context) : out.data;
+    return { ok: true, op: name, result, ...(out.warnings ? { warnings: out.warnings } : {}) };
   } finally {
-    if (spilled) fs.rmSync(spilled, { force: true });
+    if (spilled) fs.rmSync(spilled, { recursive: true, force: true });
   }
 }
 
@@ -125,11 +163,11 @@ function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<st
   const longest = Array.isArray(value) ? Math.max(0, ...value.map((v) => Buffer.byteLength(String(v)))) : Buffer.byteLength(text);
   if (longest <= MAX_ARG_BYTES && Buffer.byteLength(text) <= 4 * MAX_ARG_BYTES) return { args };
   if (args[s.option] !== undefined) return { args, conflict: `give ${s.arg} or ${s.option}, not both` };
-  const dir = path.join(liHome(), "mcp-spill");
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file = path.join(dir, `${crypto().randomBytes(8).toString("hex")}.txt`);
+  // A private directory of its own: the CLI snapshots the file into the run, then it is removed.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-mcp-spill-"));
+  const file = path.join(dir, "prompt.txt");
   fs.writeFileSync(file, text, { mode: 0o600 });
   const rest = { ...args, [s.option]: file };
   delete rest[s.arg];
-  return { args: rest, file };
+  return { args: rest, file: dir };
 }

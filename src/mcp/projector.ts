@@ -29,9 +29,12 @@ export function commandAt(root: Command, path: readonly string[]): Command {
   return cmd;
 }
 
-function valueSchema(what: string, parseArg: Function | undefined, choices: readonly string[] | undefined): JsonSchema {
+function valueSchema(what: string, parseArg: Function | undefined, choices: readonly string[] | undefined, variadic: boolean): JsonSchema {
   if (choices) return { type: "string", enum: [...choices] };
   if (!parseArg) return { type: "string" };
+  // commander hands a variadic value parser each value with the previous result; ours keep only
+  // the last one, so an array schema would promise values the CLI drops.
+  if (variadic) throw new ProjectionError(`${what} is variadic with a value parser, which keeps only the last value`);
   const known = PARSER_SCHEMAS.get(parseArg);
   if (!known) throw new ProjectionError(`${what} uses a value parser the projector cannot model`);
   return { ...known };
@@ -91,7 +94,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
     }
 
     const prop = snake(opt.long);
-    const item = valueSchema(`option ${name}`, opt.argChoices ? undefined : opt.parseArg, opt.argChoices);
+    const item = valueSchema(`option ${name}`, opt.argChoices ? undefined : opt.parseArg, opt.argChoices, opt.variadic);
     const schema = opt.variadic ? { type: "array", items: item, minItems: 1 } : item;
     properties[prop] = describe(schema, opt.description, opt.defaultValue);
     bindings.push({ prop, kind: "option", flag: opt.long });
@@ -111,7 +114,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
   for (const arg of cmd.registeredArguments as readonly Argument[]) {
     const prop = arg.name().replace(/-/g, "_");
     if (properties[prop]) throw new ProjectionError(`argument <${arg.name()}> collides with an option of the same name`);
-    const item = valueSchema(`argument <${arg.name()}>`, arg.argChoices ? undefined : arg.parseArg, arg.argChoices);
+    const item = valueSchema(`argument <${arg.name()}>`, arg.argChoices ? undefined : arg.parseArg, arg.argChoices, arg.variadic);
     const schema = arg.variadic ? { type: "array", items: item, ...(arg.required ? { minItems: 1 } : {}) } : item;
     properties[prop] = describe(schema, arg.description, arg.defaultValue);
     bindings.push({ prop, kind: "positional" });

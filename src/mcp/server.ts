@@ -1,14 +1,40 @@
-import { VERSION } from "../cli/program.js";
-import { Surface } from "./surface.js";
+import { pathToFileURL } from "node:url";
+import { installedBuildId } from "../build-id.js";
+import { entryScript } from "../entrypoints.js";
+import { VERSION } from "../version.js";
 import { REQUEST_TOOL } from "./tool.js";
+import type { Surface } from "./surface.js";
 
-/** The surface every server instance shares: the composition root's registry over the CLI's parsers. */
-export async function createSurface(now?: () => Date): Promise<Surface> {
-  // The DI world's entry point: decorators need reflect-metadata before any verb class loads.
-  await import("reflect-metadata");
-  const { composeRegistry } = await import("../../verbs/index.js");
-  const { buildProgram } = await import("../cli/program.js");
-  return new Surface(composeRegistry(), () => buildProgram({ machine: true, live: process.stderr }, { all: true }), now);
+type SurfaceModule = typeof import("./compose.js");
+interface Loaded {
+  key: string | null;
+  module: SurfaceModule;
+  surface: Surface;
+}
+
+/**
+ * The surface of the li the server runs, loaded from that build's own bundle. When the build on
+ * disk changes (an upgrade, a rebuild), the next call loads the new one, so a schema and its
+ * fingerprint always describe the CLI that will execute the op: an old fingerprint is then
+ * stale, and the rejection carries the new schema.
+ */
+export class BuildTracker {
+  private current?: Promise<Loaded>;
+
+  async get(): Promise<Loaded> {
+    const key = installedBuildId();
+    const current = this.current ? await this.current.catch(() => undefined) : undefined;
+    if (current && current.key === key) return current;
+    this.current = this.load(key);
+    return this.current;
+  }
+
+  private async load(key: string | null): Promise<Loaded> {
+    // A distinct URL per build makes the module loader evaluate the new bundle afresh.
+    const url = `${pathToFileURL(entryScript("mcp-surface")).href}?build=${encodeURIComponent(key ?? "unknown")}`;
+    const module: SurfaceModule = await import(url);
+    return { key, module, surface: await module.createSurface() };
+  }
 }
 
 /** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
@@ -19,14 +45,14 @@ export async function serveStdio(): Promise<void> {
     import("@modelcontextprotocol/sdk/types.js"),
   ]);
   // The registry, ajv and the CLI's parsers load on the first call, so connecting stays cheap.
-  let ready: Promise<[Surface, typeof import("./call.js")]> | undefined;
-  const load = () => (ready ??= Promise.all([createSurface(), import("./call.js")]));
+  const builds = new BuildTracker();
   const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [REQUEST_TOOL as any] }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    const [surface, { handleRequest, refuse }] = await load();
-    if (req.params.name !== REQUEST_TOOL.name) return refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
-    return (await handleRequest(surface, req.params.arguments)) as any;
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const { module, surface } = await builds.get();
+    if (req.params.name !== REQUEST_TOOL.name) return module.refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
+    // A cancelled request (notifications/cancelled) ends its op's li at once; the work it observed is untouched.
+    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal })) as any;
   });
   await server.connect(new StdioServerTransport());
   await new Promise<void>((resolve) => {

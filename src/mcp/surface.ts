@@ -35,9 +35,10 @@ export class Surface {
     let p: Projected;
     try {
       p = this.projectCommand(meta, await this.command(meta));
-    } catch (err) {
-      if (!(err instanceof ProjectionError)) throw err;
-      p = { ok: false, reason: err.message };
+    } catch (err: any) {
+      // Anything else (commander's internals changed shape under the projector) takes down
+      // this verb alone, named, never the whole catalog.
+      p = { ok: false, reason: err instanceof ProjectionError ? err.message : `the projector failed on this command (${err?.name ?? "Error"}: ${err?.message ?? err})` };
     }
     this.cache.set(meta.id, p);
     return p;
@@ -45,7 +46,8 @@ export class Surface {
 
   /** Projects a specific command for the verb (two-stage schemas); throws ProjectionError. */
   projectCommand(meta: VerbMeta, cmd: Command): Projected & { ok: true } {
-    const projection = project(cmd, meta.fixedFlags ?? []);
+    const serverOwned = [...(meta.fixedFlags ?? []), ...(meta.artifactFingerprint ? [meta.artifactFingerprint.flag] : [])];
+    const projection = project(cmd, serverOwned);
     return { ok: true, projection, fingerprint: fingerprint(projection.schema) };
   }
 }

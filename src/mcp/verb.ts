@@ -28,6 +28,12 @@ export interface VerbMeta {
    * travels as a snapshotted file through `option` instead (never truncated, never an error).
    */
   spill?: { arg: string; option: string; join: string };
+  /**
+   * A fingerprint of an artifact the verb resolves at run time (a playbook file), carried on the
+   * op as `key` beside schema_fingerprint and rendered as `flag=value`, so the CLI can say in the
+   * result when the artifact changed after help. Its current value is `extra[key]` of the context.
+   */
+  artifactFingerprint?: { key: string; flag: string };
 }
 
 /** Optional per-verb semantics the dispatcher calls generically. */
@@ -36,6 +42,8 @@ export interface Verb {
   command?(args: Record<string, unknown>, base: Command): Promise<CommandContext>;
   /** Effective CLI timeout for these args. */
   timeoutSeconds?(args: Record<string, unknown>): number;
+  /** The args fitted to the seconds left of the call's budget (e.g. a wait window clamped to it). */
+  fitBudget?(args: Record<string, unknown>, remainingSeconds: number, schema: JsonSchema): Record<string, unknown>;
   /** Turns decoded `data` into the op result, with what `command` resolved. */
   transform?(data: any, args: Record<string, unknown>, context: CommandContext | undefined): unknown;
   /** Targeted help beyond a verb id (e.g. {verb, playbook}). */

@@ -10,8 +10,8 @@ export interface McpSession {
   call(args: Record<string, unknown>): Promise<any>;
   /** help=<verb>, then the fingerprint. */
   fingerprint(verb: string): Promise<string>;
-  /** One op; returns its per-op result envelope. */
-  op(op: string, args?: Record<string, unknown>, schema_fingerprint?: string): Promise<any>;
+  /** One op; returns its per-op result envelope. `keys` are further op keys (playbook_fingerprint). */
+  op(op: string, args?: Record<string, unknown>, schema_fingerprint?: string, keys?: Record<string, unknown>): Promise<any>;
   /** One op under the verb's current fingerprint (a spawn verb); throws with the error if refused, else returns its result. */
   submit(verb: string, args: Record<string, unknown>): Promise<any>;
   /** job.wait on one id, asserting the call succeeded and it ended within the window; returns its entry. */
@@ -39,8 +39,8 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
     return r.structuredContent;
   };
   const fingerprint = async (verb: string) => (await call({ help: verb })).schema_fingerprint;
-  const op = async (op: string, args?: Record<string, unknown>, schema_fingerprint?: string) => {
-    const r = await call({ ops: [{ op, ...(args ? { args } : {}), ...(schema_fingerprint ? { schema_fingerprint } : {}) }] });
+  const op = async (op: string, args?: Record<string, unknown>, schema_fingerprint?: string, keys: Record<string, unknown> = {}) => {
+    const r = await call({ ops: [{ op, ...(args ? { args } : {}), ...(schema_fingerprint ? { schema_fingerprint } : {}), ...keys }] });
     return r.results[0];
   };
   return {

@@ -1,8 +1,10 @@
-import { effectiveWait } from "../../src/lifecycle/wait.js";
-import { verb, type Verb } from "../../src/mcp/verb.js";
+import { verb, type JsonSchema, type Verb } from "../../src/mcp/verb.js";
 import { nullable } from "../schemas.js";
 
 const ids = { type: "array", items: { type: "string" } };
+
+/** Seconds a wait's process needs beyond its window: start, open the store, one last poll. */
+const START_AND_LAST_POLL_SECONDS = 3;
 
 @verb({
   id: "job.wait",
@@ -47,8 +49,18 @@ const ids = { type: "array", items: { type: "string" } };
   },
 })
 export class JobWait implements Verb {
-  /** The window the CLI will use (it clamps), plus start-up and one last poll. */
+  /**
+   * The window is clamped to what is left of the call's budget, less the CLI's own start-up and
+   * last poll, so a batch of waits never outlives the client's timeout; the CLI echoes it.
+   */
+  fitBudget(args: Record<string, unknown>, remainingSeconds: number, schema: JsonSchema): Record<string, unknown> {
+    const asked = Number(args.max_wait_seconds ?? schema.properties?.max_wait_seconds?.default ?? 0);
+    const room = Math.max(0, Math.floor((remainingSeconds - START_AND_LAST_POLL_SECONDS) * 10) / 10);
+    return { ...args, max_wait_seconds: Math.min(asked, room) };
+  }
+
+  /** The window the CLI will use (it clamps further), plus start-up and one last poll. */
   timeoutSeconds(args: Record<string, unknown>): number {
-    return effectiveWait(args.max_wait_seconds as number | undefined).max_wait_seconds + 20;
+    return Number(args.max_wait_seconds) + 2 * START_AND_LAST_POLL_SECONDS;
   }
 }

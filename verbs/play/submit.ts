@@ -1,5 +1,5 @@
 import { LiError } from "../../src/errors.js";
-import { newRunCommand, injectPlaybookArgs, resolvePlaybook } from "../../src/cli/commands/play.js";
+import { playRunCommandFor } from "../../src/cli/builders/play-run.js";
 import { verb, type CommandContext, type Verb } from "../../src/mcp/verb.js";
 import { SPAWNED_OR_PLAN, SUBMIT } from "../schemas.js";
 
@@ -8,13 +8,15 @@ const VERB = "play.submit";
 /**
  * Two-stage schema (ADR-0066 D3): the base schema has the playbook name, the prompt and the
  * flow options; naming a playbook injects its declared args exactly as `li play` does. Execution
- * resolves again, and the CLI reports `playbook_changed` when the file differs from the
- * `playbook_fingerprint` the caller passes back.
+ * resolves again. The op must carry the `playbook_fingerprint` its help returned, beside
+ * schema_fingerprint, so the CLI always reports `playbook_changed`: a template or model edit
+ * leaves the schema (and its fingerprint) unchanged, and nothing else would catch it.
  */
 @verb({
   id: VERB,
   ...SUBMIT,
   cliPath: ["play", "run"],
+  artifactFingerprint: { key: "playbook_fingerprint", flag: "--playbook-fingerprint" },
   summary: "run a playbook (a parameterised flow) in the background; returns the play id",
   note: 'Playbooks declare their own arguments: call help={"verb":"play.submit","playbook":NAME} for that playbook\'s schema, schema_fingerprint and playbook_fingerprint.',
   result: { allOf: [SPAWNED_OR_PLAN, { required: ["playbook_fingerprint", "playbook_changed"] }] },
@@ -35,10 +37,7 @@ export class PlaySubmit implements Verb {
 
   private resolve(name: string) {
     try {
-      const pb = resolvePlaybook(name, process.cwd());
-      const command = newRunCommand();
-      injectPlaybookArgs(command, pb);
-      return { command, fingerprint: pb.fingerprint };
+      return playRunCommandFor(name, process.cwd());
     } catch (err) {
       if (err instanceof LiError) throw Object.assign(new Error(err.message), { params: ["playbook"], detail: err.detail });
       throw err;

@@ -1,7 +1,6 @@
 import { Command } from "../commander.js";
 import type { Plan } from "../../runtime/flow/plan.js";
 import {
-  MAX_CONCURRENT_LIMIT,
   planInForeground,
   prepareSession,
   readPlanFile,
@@ -13,40 +12,12 @@ import {
 import { readPrompt } from "../../runtime/prompt.js";
 import { render, type CliContext, type CommandResult } from "../adapter.js";
 import { table } from "../format.js";
-import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { addSessionOptions, type SessionOptions } from "../builders/session-options.js";
+import { positiveIntegerArg } from "../parsers.js";
 import { detachOrFollow } from "../follow-run.js";
+
+export { addSessionOptions, type SessionOptions };
 import { withStore } from "../views.js";
-
-/** Options every session-running command (o flow, o fanout, play) shares. */
-export interface SessionOptions {
-  promptFile?: string;
-  cwd?: string;
-  timeout?: number;
-  label?: string;
-  maxConcurrent?: number;
-  workers?: string;
-  synthesisModel?: string;
-  synthesisPrompt?: string;
-  dryRun?: boolean;
-  detach?: boolean;
-  notify?: string;
-}
-
-/** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
-export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: string }): Command {
-  return cmd
-    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
-    .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
-    .option("--max-concurrent <n>", `at most N steps run at once (1–${MAX_CONCURRENT_LIMIT}; default ${defaults.maxConcurrent})`, positiveIntegerArg)
-    .option("--synthesis-model <model>", "after the steps, one more run combines their outputs")
-    .option("--synthesis-prompt <text>", "the synthesis instruction (default: combine the outputs into one answer)")
-    .option("--cwd <dir>", "working directory of every step (default: here)")
-    .option("--timeout <seconds>", "per step: a step running longer is stopped (timed_out)", positiveNumberArg)
-    .option("--label <text>", "a label shown in job lists")
-    .option("--dry-run", "print the plan and run nothing (no record is written)")
-    .option("--detach", "start in the background and print the id at once")
-    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
-}
 
 const SESSION_HELP = `
 The session moves through current_phase planning → executing → synthesizing → done.

@@ -3,6 +3,7 @@ import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitResult } from "../../lifec
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { numberArg } from "../parsers.js";
+import { exitWhenServerGone } from "../orphan-watch.js";
 import { renderWithStore } from "../views.js";
 
 const { max_wait_seconds: MW, poll_interval_seconds: PI } = WAIT_BOUNDS;
@@ -23,13 +24,15 @@ or unresolved_spawn (still preparing past the age threshold). Ids that cannot be
 observed (unknown, ambiguous, malformed) are listed under errors and never stop the rest.
 Expiry is not an error. Interrupting a wait never changes any record.
 
-Exit status: 0 all terminal and succeeded, 1 any failed, cancelled or unresolved,
-2 an id error, 3 timed out (the window closed with ids still pending).`,
+Exit status (human mode, for shell scripts): 0 all terminal and succeeded, 1 any failed,
+cancelled or unresolved, 2 an id error, 3 timed out (the window closed with ids still
+pending). With --machine, li wait exits 0 whenever it prints an ok result: read the lists.`,
     )
     .action((ids: string[], opts: { maxWaitSeconds: number; pollIntervalSeconds: number }) => {
       // Cancelling an observation is not cancelling the work: leave without touching anything.
       process.once("SIGINT", () => process.exit(130));
       process.once("SIGTERM", () => process.exit(143));
+      exitWhenServerGone();
       return renderWithStore(ctx, async (store) => {
         const result = await waitFor(store, ids, { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds }, { onPoll: progress(ctx) });
         return { data: result, human: humanWait, exitCode: waitExitCode(result) };
