@@ -1,5 +1,5 @@
-import { ProcSnapshot } from "./observe.js";
-import { isSameProcess, selfStat } from "./procfs.js";
+import { ProcSnapshot, runAlive } from "./observe.js";
+import { selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
 import { isTerminal } from "./vocab.js";
 
@@ -21,6 +21,8 @@ export interface KillReport {
   id: string;
   kind: string;
   grace_seconds: number;
+  /** The signal li kill received while reaping (it escalates to SIGKILL at once), else null. */
+  interrupted: string | null;
   partial: boolean;
   entities: KilledEntity[];
 }
@@ -45,12 +47,6 @@ function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; enti
   return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current, from: current.status };
 }
 
-/** The recorded process itself, or any member of its group, still runs. */
-function groupAlive(e: Entity, procs: ProcSnapshot): boolean {
-  if (e.pid !== null && e.proc_start !== null && isSameProcess(e.pid, e.proc_start)) return true;
-  return e.pgid !== null && e.proc_start !== null && procs.members(e.pgid, e.proc_start).length > 0;
-}
-
 /**
  * Signals a recorded group, never our own or a bogus one: kill(-1) would signal every process,
  * and a record naming the group li kill runs in would take the caller down with it.
@@ -68,12 +64,15 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
 /**
  * Transitive reap: the entity and every descendant (play → session → invocation) move to
  * `cancelled` top-down, so a supervisor can add no child after its own record is terminal;
- * then each cancelled process group gets SIGTERM, `grace` seconds, then SIGKILL.
+ * then each cancelled process group gets SIGTERM, `grace` seconds, then SIGKILL. A record
+ * already terminal whose group still runs is signalled too: an earlier kill interrupted after
+ * its write left it so, and no later writer would ever stop it. `hurry` aborting ends the grace.
  */
-export async function killTree(store: Store, root: Entity, graceSeconds: number): Promise<KillReport> {
+export async function killTree(store: Store, root: Entity, graceSeconds: number, hurry?: AbortSignal): Promise<KillReport> {
   const entities: KilledEntity[] = [];
   const queue: Entity[] = [root];
   const toStop: { report: KilledEntity; entity: Entity }[] = [];
+  const before = new ProcSnapshot();
   while (queue.length) {
     const { action, entity, from } = cancel(store, store.get(queue.shift()!.id)!);
     const report: KilledEntity = {
@@ -88,14 +87,16 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number)
       process_gone: null,
     };
     entities.push(report);
-    if (action === "cancelled" && entity.pgid !== null && entity.proc_start !== null) toStop.push({ report, entity });
+    const stoppable = entity.pgid !== null && entity.proc_start !== null;
+    // A refused record still has a live owner moving it; only a terminal one is ours to reap.
+    if (stoppable && (action === "cancelled" || (action === "already_terminal" && runAlive(entity, before)))) toStop.push({ report, entity });
     queue.push(...store.children(entity.id));
   }
 
   // One /proc scan per poll, however many entities are being stopped.
   const live = () => {
     const procs = new ProcSnapshot();
-    return toStop.filter((t) => groupAlive(t.entity, procs));
+    return toStop.filter((t) => runAlive(t.entity, procs));
   };
   // A play and its session share one group: signal it once, report it on each.
   const signal = (targets: typeof toStop, sig: NodeJS.Signals) => {
@@ -108,7 +109,7 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number)
   };
   signal(live(), "SIGTERM");
   const deadline = Date.now() + graceSeconds * 1000;
-  while (live().length && Date.now() < deadline) await sleep(50);
+  while (live().length && Date.now() < deadline && !hurry?.aborted) await sleep(50);
   signal(live(), "SIGKILL");
   const settle = Date.now() + 2000;
   while (live().length && Date.now() < settle) await sleep(50);
@@ -119,6 +120,7 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number)
     id: root.id,
     kind: root.kind,
     grace_seconds: graceSeconds,
+    interrupted: hurry?.aborted ? String(hurry.reason) : null,
     partial: entities.some((e) => e.action === "refused" || e.process_gone === false),
     entities,
   };

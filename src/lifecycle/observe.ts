@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { isTerminal } from "./vocab.js";
-import { readProcStat } from "./procfs.js";
+import { isSameProcess, readProcStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
 
 /** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
@@ -109,9 +109,18 @@ function ancestorAlive(store: Store, e: Entity): boolean {
   return false;
 }
 
+/**
+ * The recorded process itself, or any member of its group, still runs. One predicate for both
+ * readers and li kill: a terminal record flagged possibly_orphaned is one li kill still signals.
+ */
+export function runAlive(e: Entity, procs: ProcSnapshot): boolean {
+  if (e.proc_start === null) return false;
+  if (e.pid !== null && isSameProcess(e.pid, e.proc_start)) return true;
+  return e.pgid !== null && procs.members(e.pgid, e.proc_start).length > 0;
+}
+
 function terminal(e: Entity, procs: ProcSnapshot): Observed {
-  const orphaned = started(e) && e.pgid !== null && procs.members(e.pgid, e.proc_start!).length > 0;
-  return { entity: e, placement: "terminal", possibly_orphaned: orphaned };
+  return { entity: e, placement: "terminal", possibly_orphaned: runAlive(e, procs) };
 }
 
 /** Reads and reaps: the view every read command gives. */
