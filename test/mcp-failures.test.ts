@@ -60,3 +60,57 @@ test("cli_timeout: the CLI does not finish in time", async () => {
     expect(r.error.code).toBe("cli_timeout");
   });
 });
+
+/** A stand-in li whose behaviour is read per run from `mode` beside it. */
+function standIn(dir: string): { argv: string[]; mode: (m: string) => void } {
+  const script = path.join(dir, "stand-in-li.mjs");
+  fs.writeFileSync(
+    script,
+    `import fs from "node:fs";
+const mode = fs.readFileSync(new URL("./mode", import.meta.url), "utf8");
+const ok = JSON.stringify({ contract: "li.result", version: 1, ok: true, data: { jobs: [] } });
+if (mode === "ok-exit-3") { fs.writeSync(1, ok); process.exit(3); }
+if (mode === "ok-then-signal") { fs.writeSync(1, ok); process.kill(process.pid, "SIGKILL"); }
+if (mode === "stderr-flood") { const mb = "e".repeat(1 << 20); for (let i = 0; i < 3; i++) fs.writeSync(2, mb); fs.writeSync(1, ok); process.exit(0); }
+`,
+  );
+  return { argv: [process.execPath, script], mode: (m) => fs.writeFileSync(path.join(dir, "mode"), m) };
+}
+
+describe("the seam: a nonzero exit or a signal is never a success", () => {
+  const h = tempHome();
+  const fake = standIn(h.home);
+  afterAll(() => h.cleanup());
+
+  test("an ok envelope with exit 3 is cli_bad_output naming the status; one followed by a kill names the signal", async () => {
+    await withServer({ LI_MCP_COMMAND: JSON.stringify(fake.argv) }, async (s) => {
+      fake.mode("ok-exit-3");
+      const exit3 = await s.op("job.list", {});
+      expect(exit3.ok).toBe(false);
+      expect(exit3.error).toMatchObject({ code: "cli_bad_output", exit_code: 3 });
+      expect(exit3.error.message).toMatch(/exited with status 3/);
+      fake.mode("ok-then-signal");
+      const killed = await s.op("job.list", {});
+      expect(killed.error).toMatchObject({ code: "cli_bad_output", signal: "SIGKILL" });
+      expect(killed.error.message).toMatch(/SIGKILL/);
+    });
+  });
+
+  test("a stderr flood keeps the result, drops the excess stderr, and says so", async () => {
+    await withServer({ LI_MCP_COMMAND: JSON.stringify(fake.argv) }, async (s) => {
+      fake.mode("stderr-flood");
+      const r = await s.op("job.list", {});
+      expect(r).toMatchObject({ ok: true, result: { jobs: [] } });
+      expect(r.warnings).toEqual([expect.stringMatching(/stderr; \d+ bytes were dropped \(the result is intact\)/)]);
+    });
+  });
+});
+
+test.each([["not json"], ["[]"], ['["", "x"]'], ['{"argv": ["li"]}']])("a malformed LI_MCP_COMMAND (%s) is cli_launch_failed per op, and the call completes", async (command) => {
+  await withServer({ LI_MCP_COMMAND: command }, async (s) => {
+    const r = await s.call({ ops: [{ op: "job.list" }, { op: "stats" }] });
+    expect(r.status).toBe("partial");
+    expect(r.results.map((x: any) => x.error.code)).toEqual(["cli_launch_failed", "cli_launch_failed"]);
+    expect(r.results[0].error.message).toMatch(/LI_MCP_COMMAND must be a JSON array/);
+  });
+});

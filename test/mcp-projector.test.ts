@@ -115,8 +115,17 @@ describe("bounded translation", () => {
     ["an env-backed option", () => leaf().addOption(new Option("--token <t>").env("TOKEN")), /--token.*TOKEN/],
     ["a preset option", () => leaf().addOption(new Option("--level <n>").preset("3")), /--level.*preset/],
     ["an unknown argument parser", () => leaf().argument("<n>", "", (v: string) => Number(v)), /<n>.*value parser/],
+    // commander would keep only the last value: an array schema would lie.
+    ["a variadic option with a value parser", () => leaf().option("--n <n...>", "", integerArg), /--n is variadic with a value parser/],
+    ["a variadic argument with a value parser", () => leaf().argument("<n...>", "", numberArg), /<n> is variadic with a value parser/],
   ];
   test.each(unmodellable)("%s makes the verb unavailable, naming the option", (_n, make, pattern) => {
     expect(() => project(make())).toThrow(pattern);
+  });
+
+  test("the lie is real: commander hands a variadic parser each value, and ours keep only the last", () => {
+    const cmd = leaf().option("--n <n...>", "", integerArg).exitOverride();
+    cmd.parse(["--n", "1", "2", "3"], { from: "user" });
+    expect(cmd.opts().n).toBe(3);
   });
 });

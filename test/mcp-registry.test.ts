@@ -3,6 +3,7 @@ import path from "node:path";
 import { Command } from "commander";
 import { runOp } from "../src/mcp/dispatcher.js";
 import { catalog, verbHelp } from "../src/mcp/help.js";
+import { commandAt } from "../src/mcp/projector.js";
 import { VerbRegistry } from "../src/mcp/registry.js";
 import { createSurface } from "../src/mcp/compose.js";
 import { Surface } from "../src/mcp/surface.js";
@@ -90,6 +91,25 @@ describe("registry", () => {
     const r: any = await runOp(surface, { op: "demo.broken", args: {} });
     expect(r.error.code).toBe("verb_unavailable");
     expect(r.error.message).toContain("--maybe");
+  });
+});
+
+describe("one broken verb never takes down the call", () => {
+  test("commander internals changing shape under one command make that verb alone unavailable, naming the cause", async () => {
+    const real = await createSurface();
+    const broken = new Surface(real.registry, async () => {
+      const root = await real.root();
+      // As if a commander upgrade renamed the field the projector reads, for one command.
+      Object.defineProperty(commandAt(root, ["stats"]), "options", { get: () => undefined });
+      return root;
+    });
+    const c = await catalog(broken);
+    expect(c.unavailable).toEqual([{ verb: "stats", reason: expect.stringMatching(/projector failed on this command \(TypeError: /) }]);
+    expect(c.catalog.map((e: any) => e.verb)).toContain("job.status");
+    expect(c.catalog.map((e: any) => e.verb)).not.toContain("stats");
+    const r: any = await runOp(broken, { op: "stats", args: {} });
+    expect(r.error).toMatchObject({ code: "verb_unavailable", reason: expect.stringMatching(/TypeError/) });
+    expect((await verbHelp(broken, "job.status")).schema).toBeDefined();
   });
 });
 

@@ -2,6 +2,7 @@ import { CommanderError, type Command } from "./commander.js";
 import { LiError } from "../errors.js";
 import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";
+import { takeServerIdentity } from "./orphan-watch.js";
 import { findCommand } from "./registry.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
@@ -18,6 +19,7 @@ function selectedCommand(argv: string[]): string | undefined {
 
 export async function main(argv: string[]): Promise<void> {
   process.umask(0o077);
+  takeServerIdentity();
   // A closed pipe (li … | head) ends output quietly instead of crashing.
   for (const stream of [process.stdout, process.stderr])
     stream.on("error", (err: NodeJS.ErrnoException) => {

@@ -1,14 +1,39 @@
-/** Set by `li mcp` on every li it starts: the server's pid. */
-export const SERVER_PID_ENV = "LI_MCP_SERVER_PID";
+import { isSameProcess, selfStat } from "../lifecycle/procfs.js";
+
+/** Set by `li mcp` on every li it starts: the server's `pid:starttime`, one process for good. */
+export const SERVER_ENV = "LI_MCP_SERVER";
+
+/** What `li mcp` puts in SERVER_ENV: itself, by pid and /proc start time. */
+export function serverIdentity(): string {
+  const s = selfStat();
+  return `${s.pid}:${s.starttime}`;
+}
+
+let server: { pid: number; start: number } | undefined;
+
+/**
+ * Takes the server identity out of the environment at start-up, so nothing this li starts (a
+ * worker, an agent that runs li itself) inherits a server that is not its own.
+ */
+export function takeServerIdentity(): void {
+  const raw = process.env[SERVER_ENV];
+  if (raw === undefined) return;
+  delete process.env[SERVER_ENV];
+  const [pid, start] = raw.split(":").map(Number);
+  if (Number.isInteger(pid) && pid > 1 && Number.isFinite(start)) server = { pid, start };
+}
 
 /**
  * An observer started by the MCP server ends by itself soon after that server is gone (killed,
  * crashed): nobody is left to read its answer. It only stops observing; no record is touched.
+ * The server is checked by identity, not as the parent, so a wrapper in between changes nothing.
  */
 export function exitWhenServerGone(everyMs = 500): void {
-  const server = Number(process.env[SERVER_PID_ENV]);
-  if (!Number.isInteger(server) || server <= 1 || process.ppid !== server) return;
-  setInterval(() => {
-    if (process.ppid !== server) process.exit(1);
-  }, everyMs).unref();
+  if (!server) return;
+  const { pid, start } = server;
+  const check = () => {
+    if (!isSameProcess(pid, start)) process.exit(1);
+  };
+  check();
+  setInterval(check, everyMs).unref();
 }

@@ -28,6 +28,7 @@ const fail = (op: string, code: string, message: string, extra: Record<string, u
 export interface OpBudget {
   deadline: number;
   signal?: AbortSignal;
+  now?: () => number;
 }
 
 /**
@@ -48,7 +49,7 @@ export async function runOps(surface: Surface, ops: Op[], opts: { signal?: Abort
           budget_seconds: budget,
         }),
       );
-    else results.push(await runOp(surface, op, { deadline, signal: opts.signal }));
+    else results.push(await runOp(surface, op, { deadline, signal: opts.signal, now }));
   }
   return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
 }
@@ -126,7 +127,7 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
     const tooLong = oversizedParam(projected.projection.bindings, rendered.args);
     if (tooLong)
       return fail(name, "invalid_args", `"${tooLong}" is longer than one command-line argument can be (${MAX_ARG_BYTES} bytes); shorten it`, { params: [tooLong], schema });
-    const left = (budget.deadline - Date.now()) / 1000;
+    const left = (budget.deadline - (budget.now ?? Date.now)()) / 1000;
     const fitted = verb.fitBudget ? verb.fitBudget(rendered.args, left, schema) : rendered.args;
     let argv: string[];
     try {

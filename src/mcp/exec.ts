@@ -1,4 +1,4 @@
-import { SERVER_PID_ENV } from "../cli/orphan-watch.js";
+import { SERVER_ENV, serverIdentity } from "../cli/orphan-watch.js";
 import { liBin } from "../entrypoints.js";
 
 /** Bounded capture: the most stdout an op may return (documented in README). */
@@ -97,7 +97,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
       // stderr is read here, bounded to its tail, so a flood never kills the child or costs the result.
       buffer: { stdout: true, stderr: false },
       stripFinalNewline: false,
-      env: { NODE_OPTIONS: "", [SERVER_PID_ENV]: String(process.pid) },
+      env: { NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
       extendEnv: true,
     });
   } catch (err: any) {

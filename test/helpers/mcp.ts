@@ -17,6 +17,8 @@ export interface McpSession {
   /** job.wait on one id, asserting the call succeeded and it ended within the window; returns its entry. */
   waitTerminal(id: string, max_wait_seconds?: number): Promise<any>;
   close(): Promise<void>;
+  /** The server's pid. */
+  pid: number | null;
 }
 
 /** A real MCP client over stdio, spawning `node bin/li.js mcp` with the given environment. */
@@ -61,6 +63,7 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
       return w.result.entries[0];
     },
     close: () => client.close(),
+    pid: transport.pid,
   };
 }
 

@@ -1,0 +1,113 @@
+import fs from "node:fs";
+import path from "node:path";
+import { ROOT } from "./helpers/li.js";
+
+/*
+ * The layer rules, held over the import edges of src/ and verbs/ (static imports, re-exports and
+ * literal dynamic imports), so that they hold from now on rather than by review.
+ */
+
+type Edge = { from: string; to: string; dynamic: boolean; typeOnly: boolean };
+
+function files(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = path.join(dir, e.name);
+    return e.isDirectory() ? files(rel) : rel.endsWith(".ts") ? [rel] : [];
+  });
+}
+
+const SOURCES = [...files("src"), ...files("verbs")];
+
+function edges(): Edge[] {
+  const out: Edge[] = [];
+  for (const from of SOURCES) {
+    const text = fs.readFileSync(path.join(ROOT, from), "utf8");
+    const pattern = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|(?<!typeof\s)import\(\s*["']([^"']+)["']\s*\)/g;
+    for (const m of text.matchAll(pattern)) {
+      const spec = m[1] ?? m[2];
+      if (!spec.startsWith(".")) continue;
+      // A type-only import is erased: it loads nothing, but it is still structure.
+      const typeOnly = /^\s*(?:import|export)\s+type\s/.test(m[0].replace(/^\n/, ""));
+      const to = path.normalize(path.join(path.dirname(from), spec)).replace(/\.js$/, ".ts");
+      out.push({ from, to, dynamic: m[2] !== undefined, typeOnly });
+    }
+  }
+  return out;
+}
+
+const ALL = edges();
+const under = (file: string, dir: string) => file.startsWith(dir.endsWith("/") ? dir : dir + "/") || file === dir;
+
+test("the edge scan sees the known edges (a broken scan would pass every rule)", () => {
+  expect(ALL.length).toBeGreaterThan(200);
+  expect(ALL).toContainEqual({ from: "src/cli/registry.ts", to: "src/cli/commands/mcp.ts", dynamic: true, typeOnly: false });
+  expect(ALL).toContainEqual(expect.objectContaining({ from: "verbs/index.ts", to: "src/mcp/registry.ts" }));
+});
+
+test("src/mcp sees only itself, the CLI's parser builders and a few neutral modules: never lifecycle or runtime", () => {
+  const allowed = (to: string) =>
+    under(to, "src/mcp") ||
+    under(to, "src/cli/builders") ||
+    ["src/cli/commander.ts", "src/cli/parsers.ts", "src/cli/program.ts", "src/cli/orphan-watch.ts", "src/errors.ts", "src/packages.ts", "src/entrypoints.ts", "src/build-id.ts", "src/version.ts", "verbs/index.ts"].includes(to);
+  expect(ALL.filter((e) => under(e.from, "src/mcp") && !allowed(e.to))).toEqual([]);
+});
+
+test("verbs/ sees only verbs/, src/mcp, the CLI's parser builders and errors", () => {
+  const allowed = (to: string) => under(to, "verbs") || under(to, "src/mcp") || under(to, "src/cli/builders") || to === "src/errors.ts";
+  expect(ALL.filter((e) => under(e.from, "verbs") && !allowed(e.to))).toEqual([]);
+});
+
+test("the server never loads the code that starts runs: no path of static imports from src/mcp or verbs/ reaches it", () => {
+  const forbidden = (f: string) => f === "src/runtime/spawn.ts" || f === "src/runtime/submit.ts" || f === "src/lifecycle/store.ts" || /-worker\.ts$/.test(f) || under(f, "src/cli/commands") || under(f, "src/runtime/providers");
+  const seen = new Set<string>();
+  const reached: string[] = [];
+  const queue = SOURCES.filter((f) => (under(f, "src/mcp") && f !== "src/mcp/compose.ts") || under(f, "verbs"));
+  while (queue.length) {
+    const f = queue.shift()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    if (forbidden(f)) reached.push(f);
+    for (const e of ALL) if (e.from === f && !e.dynamic && !e.typeOnly) queue.push(e.to);
+  }
+  expect(reached).toEqual([]);
+});
+
+test("the core never imports verbs/ except through the composition root", () => {
+  expect(ALL.filter((e) => under(e.from, "src") && under(e.to, "verbs") && !(e.from === "src/mcp/compose.ts" && e.to === "verbs/index.ts"))).toEqual([]);
+});
+
+test("no import circle, static, dynamic or type-only", () => {
+  const next = new Map<string, string[]>();
+  for (const e of ALL) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  // Tarjan's strongly connected components: any with more than one file is a circle.
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) circles.push(scc.sort());
+    }
+  };
+  for (const f of SOURCES) if (!idx.has(f)) visit(f);
+  expect(circles).toEqual([]);
+});

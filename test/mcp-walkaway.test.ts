@@ -1,0 +1,66 @@
+import fs from "node:fs";
+import { jobStatus, useHomes } from "./helpers/fixtures.js";
+import { li, liData, until } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
+
+const home = useHomes();
+
+/** Live `li … wait …` processes observing `id` (by /proc cmdline). */
+function waitersOf(id: string): number[] {
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (fs.readFileSync(`/proc/${name}/stat`, "utf8").split(") ")[1]?.startsWith("Z")) continue;
+    } catch {
+      continue;
+    }
+    if (argv.includes("wait") && argv.includes(id)) out.push(Number(name));
+  }
+  return out;
+}
+
+describe("walking away stops the observer, never the work", () => {
+  test("a cancelled request (notifications/cancelled) ends its op's li wait at once; the run keeps running", async () => {
+    const h = home();
+    const m = await connectMcp(h.env);
+    try {
+      const run = await liData(["agent", "--detach", "mock/sleep:60", "x"], { env: h.env });
+      const abort = new AbortController();
+      const call = m.client.callTool({ name: "request", arguments: { ops: [{ op: "job.wait", args: { ids: [run.id], max_wait_seconds: 40 } }] } }, undefined, { signal: abort.signal, timeout: 60000 });
+      const settled = call.catch((e) => e);
+      await until(() => waitersOf(run.id).length > 0);
+      const t0 = Date.now();
+      abort.abort("the user walked away");
+      expect(await settled).toBeInstanceOf(Error);
+      await until(() => waitersOf(run.id).length === 0, 5000, 50);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(await jobStatus(h.env, run.id)).toMatchObject({ status: "running", terminal: false });
+      // The server is still serving.
+      expect((await m.op("job.status", { ids: [run.id] })).ok).toBe(true);
+      await li(["kill", "--grace", "0", run.id], { env: h.env });
+    } finally {
+      await m.close();
+    }
+  });
+
+  test("a li wait started by the server ends by itself soon after the server is SIGKILLed; the run keeps running", async () => {
+    const h = home();
+    const m = await connectMcp(h.env);
+    try {
+      const run = await liData(["agent", "--detach", "mock/sleep:60", "x"], { env: h.env });
+      void m.call({ ops: [{ op: "job.wait", args: { ids: [run.id], max_wait_seconds: 45 } }] }).catch(() => undefined);
+      await until(() => waitersOf(run.id).length > 0);
+      const t0 = Date.now();
+      process.kill(m.pid!, "SIGKILL");
+      await until(() => waitersOf(run.id).length === 0, 10000, 100);
+      expect(Date.now() - t0).toBeLessThan(10000);
+      expect(await jobStatus(h.env, run.id)).toMatchObject({ status: "running", terminal: false });
+      await li(["kill", "--grace", "0", run.id], { env: h.env });
+    } finally {
+      await m.close().catch(() => undefined);
+    }
+  });
+});
