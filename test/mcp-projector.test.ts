@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Command, Option } from "commander";
-import { integerArg, numberArg } from "../src/cli/parsers.js";
+import { integerArg, intIn, numberArg, numberIn } from "../src/cli/parsers.js";
 import { renderArgv } from "../src/mcp/argv.js";
 import { commandAt, project, ProjectionError } from "../src/mcp/projector.js";
 import { createSurface } from "../src/mcp/compose.js";
@@ -86,7 +86,7 @@ describe("bounded translation", () => {
       properties: {
         first: { type: "string", description: "a positional" },
         rest: { type: "array", items: { type: "string" }, description: "more" },
-        count: { type: "integer", description: "an integer", default: 3 },
+        count: { type: "integer", minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: "an integer", default: 3 },
         ratio: { type: "number", description: "a number" },
         name: { type: "string", description: "a string" },
         tag: { type: "array", items: { type: "string" }, minItems: 1, description: "repeatable" },
@@ -98,6 +98,37 @@ describe("bounded translation", () => {
     });
     const argv = renderArgv(bindings, { first: "--help", rest: ["-x", "y"], count: 5, tag: ["a", "b"], color: false, cache: false, must: "m" });
     expect(argv).toEqual(["--count=5", "--tag=a", "--tag=b", "--no-color", "--no-cache", "--must=m", "--", "--help", "-x", "y"]);
+  });
+
+  test("a parser's declared range is the schema's range, so the two cannot disagree", () => {
+    const cmd = leaf().option("--n <n>", "", intIn(1, 32)).option("--s <s>", "", numberIn(0, 600)).option("--t <t>", "", numberIn(0, 9, { above: true }));
+    const { schema } = project(cmd);
+    expect(schema.properties).toEqual({
+      n: { type: "integer", minimum: 1, maximum: 32 },
+      s: { type: "number", minimum: 0, maximum: 600 },
+      t: { type: "number", exclusiveMinimum: 0, maximum: 9 },
+    });
+    const parse = (argv: string[]) => leaf().exitOverride().configureOutput({ writeErr: () => {} }).option("--n <n>", "", intIn(1, 32)).parse(argv, { from: "user" }).opts().n;
+    expect(parse(["--n", "32"])).toBe(32);
+    expect(() => parse(["--n", "33"])).toThrow(/from 1 to 32/);
+    expect(() => parse(["--n", "1e+21"])).toThrow(/integer/);
+  });
+
+  test("every numeric option of every verb declares both bounds, and no timer can overflow", async () => {
+    const surface = await createSurface();
+    const loose: string[] = [];
+    for (const meta of surface.registry.all()) {
+      const p = await surface.projection(meta);
+      if (!p.ok) continue;
+      for (const [k, v] of Object.entries<any>(p.projection.schema.properties)) {
+        const item = v.type === "array" ? v.items : v;
+        // job.wait's two numbers are clamped by the CLI (the contract), so any number is legal there.
+        if ((item.type === "integer" || item.type === "number") && meta.cliPath.join(" ") !== "wait" && (item.maximum === undefined || (item.minimum === undefined && item.exclusiveMinimum === undefined)))
+          loose.push(`${meta.id}.${k}`);
+        if (item.type === "number" && /seconds|grace|timeout/.test(k) && item.maximum !== undefined) expect([k, item.maximum * 1000 <= 2 ** 31 - 1 || k === "timeout"]).toEqual([k, true]);
+      }
+    }
+    expect(loose).toEqual([]);
   });
 
   test("fixed server-owned flags never appear in the schema but always render", () => {

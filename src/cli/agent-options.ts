@@ -1,7 +1,7 @@
 import type { AgentRequest } from "../runtime/submit.js";
 import { readPrompt } from "../runtime/prompt.js";
 import { Option, type Command } from "./commander.js";
-import { positiveNumberArg } from "./parsers.js";
+import { runTimeoutArg } from "./parsers.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
 export interface AgentRunOptions {
@@ -18,7 +18,7 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
   return cmd
     .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
     .option("--cwd <dir>", `working directory of ${scope} (default: here)`)
-    .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, positiveNumberArg)
+    .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
     .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`)
     .addOption(new Option("--base-url <url>", "openai: the chat-completions base URL (else settings or OPENAI_BASE_URL)"))

@@ -1,51 +1,68 @@
 import { InvalidArgumentError } from "./commander.js";
 
 /*
- * Value parsers for commander options. They are plain module functions because the MCP
- * projector recognises them by identity to type a schema property (ADR-0066 D3).
+ * Value parsers for commander options. The MCP projector recognises each by identity and reads
+ * the JSON Schema it declares (ADR-0066 D3), so a parser's range is the schema's range: a value
+ * the schema accepts is one the parser accepts, and a timer never gets a number it cannot hold.
  */
 
-export function integerArg(value: string): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected an integer, got ${JSON.stringify(value)}`);
-  return Number(value);
+const SCHEMAS = new Map<Function, Record<string, unknown>>();
+
+/** The JSON Schema a known parser stands for (the projector's only source of numeric types). */
+export const parserSchema = (fn: Function): Record<string, unknown> | undefined => SCHEMAS.get(fn);
+
+function declare<T extends (value: string) => number>(fn: T, schema: Record<string, unknown>): T {
+  SCHEMAS.set(fn, schema);
+  return fn;
 }
 
-export function positiveIntegerArg(value: string): number {
-  const n = integerArg(value);
-  if (n < 1) throw new InvalidArgumentError(`expected an integer of at least 1, got ${value}`);
-  return n;
+const plain = (n: number) => (Number.isInteger(n) && Math.abs(n) >= 1e21 ? BigInt(n).toString() : String(n));
+
+/** An integer parser accepting exactly [min, max]. */
+export function intIn(min: number, max: number): (value: string) => number {
+  return declare(
+    (value: string) => {
+      if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected an integer, got ${JSON.stringify(value)}`);
+      const n = Number(value);
+      if (n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${plain(min)} to ${plain(max)}, got ${value}`);
+      return n;
+    },
+    { type: "integer", minimum: min, maximum: max },
+  );
 }
 
-export function nonNegativeIntegerArg(value: string): number {
-  const n = integerArg(value);
-  if (n < 0) throw new InvalidArgumentError(`expected an integer of at least 0, got ${value}`);
-  return n;
+/** A number parser accepting [min, max]; with `above`, min itself is excluded. */
+export function numberIn(min: number, max: number, opts: { above?: boolean } = {}): (value: string) => number {
+  const low = opts.above ? { exclusiveMinimum: min } : { minimum: min };
+  return declare(
+    (value: string) => {
+      const n = Number(value);
+      if (value.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a number, got ${JSON.stringify(value)}`);
+      if ((opts.above ? n <= min : n < min) || n > max)
+        throw new InvalidArgumentError(`expected a number ${opts.above ? "above" : "from"} ${min}${opts.above ? " and at most" : " to"} ${max}, got ${value}`);
+      return n;
+    },
+    { type: "number", ...low, maximum: max },
+  );
 }
 
-export function numberArg(value: string): number {
+/** The widest ranges: any integer a double holds exactly, any finite number (callers clamp). */
+export const integerArg = intIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+export const numberArg = declare((value: string) => {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a number, got ${JSON.stringify(value)}`);
   return n;
-}
+}, { type: "number" });
 
-export function positiveNumberArg(value: string): number {
-  const n = numberArg(value);
-  if (n <= 0) throw new InvalidArgumentError(`expected a number above 0, got ${value}`);
-  return n;
-}
+/** The bounds shared by many commands. */
+export const LIMITS = {
+  /** The largest page a list returns. */
+  page: 1000,
+  /** Seconds a run may be given before it is stopped (30 days; longer timers are chained). */
+  run_timeout_seconds: 30 * 24 * 3600,
+  /** A kill's grace between SIGTERM and SIGKILL. */
+  grace_seconds: 600,
+} as const;
 
-export function nonNegativeNumberArg(value: string): number {
-  const n = numberArg(value);
-  if (n < 0) throw new InvalidArgumentError(`expected a number of at least 0, got ${value}`);
-  return n;
-}
-
-/** The JSON Schema each known parser stands for. */
-export const PARSER_SCHEMAS = new Map<Function, Record<string, unknown>>([
-  [integerArg, { type: "integer" }],
-  [positiveIntegerArg, { type: "integer", minimum: 1 }],
-  [nonNegativeIntegerArg, { type: "integer", minimum: 0 }],
-  [numberArg, { type: "number" }],
-  [positiveNumberArg, { type: "number", exclusiveMinimum: 0 }],
-  [nonNegativeNumberArg, { type: "number", minimum: 0 }],
-]);
+export const pageLimitArg = intIn(1, LIMITS.page);
+export const runTimeoutArg = numberIn(0, LIMITS.run_timeout_seconds, { above: true });

@@ -1,5 +1,5 @@
 import type { Argument, Command, Option } from "../cli/commander.js";
-import { PARSER_SCHEMAS } from "../cli/parsers.js";
+import { parserSchema } from "../cli/parsers.js";
 import type { JsonSchema } from "./verb.js";
 
 /** How one schema property becomes argv. */
@@ -35,7 +35,7 @@ function valueSchema(what: string, parseArg: Function | undefined, choices: read
   // commander hands a variadic value parser each value with the previous result; ours keep only
   // the last one, so an array schema would promise values the CLI drops.
   if (variadic) throw new ProjectionError(`${what} is variadic with a value parser, which keeps only the last value`);
-  const known = PARSER_SCHEMAS.get(parseArg);
+  const known = parserSchema(parseArg);
   if (!known) throw new ProjectionError(`${what} uses a value parser the projector cannot model`);
   return { ...known };
 }

@@ -1,6 +1,6 @@
 import type { Command } from "../commander.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
-import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { intIn, runTimeoutArg } from "../parsers.js";
 
 /*
  * A parser builder: what `li o flow`, `li o fanout` and `li play` share, importable by the MCP
@@ -27,11 +27,11 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
   return cmd
     .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
     .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
-    .option("--max-concurrent <n>", `at most N steps run at once (1–${PLAN_LIMITS.max_concurrent}; default ${defaults.maxConcurrent})`, positiveIntegerArg)
+    .option("--max-concurrent <n>", `at most N steps run at once (1–${PLAN_LIMITS.max_concurrent}; default ${defaults.maxConcurrent})`, intIn(1, PLAN_LIMITS.max_concurrent))
     .option("--synthesis-model <model>", "after the steps, one more run combines their outputs")
     .option("--synthesis-prompt <text>", "the synthesis instruction (default: combine the outputs into one answer)")
     .option("--cwd <dir>", "working directory of every step (default: here)")
-    .option("--timeout <seconds>", "per step: a step running longer is stopped (timed_out)", positiveNumberArg)
+    .option("--timeout <seconds>", "per step: a step running longer is stopped (timed_out)", runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")

@@ -14,7 +14,7 @@ import {
 import { resolve } from "../../lifecycle/resolver.js";
 import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { nonNegativeNumberArg, positiveIntegerArg } from "../parsers.js";
+import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 
 const COLUMNS = ["id", "status", "handler", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
@@ -38,7 +38,7 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("deliveries, newest first")
     .addOption(new Option("--status <status...>", "only these statuses").choices(DELIVERY_STATUSES as string[]))
     .option("--entity <id>", "only deliveries for this entity (id or unambiguous prefix)")
-    .option("--limit <n>", "at most N deliveries", positiveIntegerArg, 50)
+    .option("--limit <n>", "at most N deliveries", pageLimitArg, 50)
     .action((opts: { status?: string[]; entity?: string; limit: number }) =>
       renderWithStore(ctx, (store) => {
         const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
@@ -87,7 +87,7 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .command("purge")
     .description("delete finished deliveries (default: delivered and acked)")
     .addOption(new Option("--status <status...>", "which finished statuses to delete").choices(PURGEABLE as string[]))
-    .option("--older-than <seconds>", "only those last updated at least this many seconds ago", nonNegativeNumberArg, 0)
+    .option("--older-than <seconds>", "only those last updated at least this many seconds ago (up to 10 years)", numberIn(0, 10 * 365 * 24 * 3600), 0)
     .addHelpText("after", "\nPending and in-flight deliveries are never purged; failed ones only when --status failed is given.")
     .action((opts: { status?: string[]; olderThan: number }) =>
       renderWithStore(ctx, (store) => {

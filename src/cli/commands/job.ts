@@ -6,7 +6,7 @@ import { resolve } from "../../lifecycle/resolver.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { nonNegativeIntegerArg, positiveIntegerArg } from "../parsers.js";
+import { intIn, pageLimitArg } from "../parsers.js";
 import { JOB_COLUMNS, jobView, renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
@@ -32,7 +32,7 @@ export function register(root: Command, ctx: CliContext): void {
     .command("output")
     .description("the console output of a job (stdout and stderr as the provider wrote them)")
     .argument("<id>", "entity id or unambiguous prefix")
-    .option("--tail-bytes <n>", "only the last N bytes", nonNegativeIntegerArg)
+    .option("--tail-bytes <n>", "only the last N bytes", intIn(0, Number.MAX_SAFE_INTEGER))
     .action((id: string, opts: { tailBytes?: number }) =>
       renderWithStore(ctx, (store) => {
         const e = resolve(store, id);
@@ -61,7 +61,7 @@ export function register(root: Command, ctx: CliContext): void {
     .description("recent jobs, newest first")
     .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
     .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
-    .option("--limit <n>", "at most N jobs", positiveIntegerArg, 20)
+    .option("--limit <n>", "at most N jobs", pageLimitArg, 20)
     .action((opts: { status?: string[]; kind?: string[]; limit: number }) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();

@@ -4,7 +4,7 @@ import { killTree, type KillReport } from "../../lifecycle/kill.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
-import { nonNegativeNumberArg } from "../parsers.js";
+import { LIMITS, numberIn } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 
 /**
@@ -29,7 +29,7 @@ export function register(root: Command, ctx: CliContext): void {
     .command("kill")
     .description("cancel an entity and everything under it (play → session → invocations)")
     .argument("<id>", "entity id or unambiguous prefix")
-    .option("--grace <seconds>", "seconds between SIGTERM and SIGKILL", nonNegativeNumberArg, 5)
+    .option("--grace <seconds>", `seconds between SIGTERM and SIGKILL (0–${LIMITS.grace_seconds})`, numberIn(0, LIMITS.grace_seconds), 5)
     .addHelpText(
       "after",
       `

@@ -6,7 +6,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { NON_TERMINAL, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { nonNegativeIntegerArg, positiveIntegerArg } from "../parsers.js";
+import { intIn, LIMITS, pageLimitArg } from "../parsers.js";
 import { withStore } from "../views.js";
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
@@ -71,8 +71,8 @@ export function register(root: Command, ctx: CliContext): void {
   root
     .command("monitor")
     .description("one snapshot for a dashboard or an agent: counts, active jobs, recent failures, outbox, due schedules")
-    .option("--limit <n>", "at most N active jobs (active_total counts them all)", positiveIntegerArg, 50)
-    .option("--failures <n>", "the last N failed, timed-out or lost records", nonNegativeIntegerArg, 10)
+    .option("--limit <n>", "at most N active jobs (active_total counts them all)", pageLimitArg, 50)
+    .option("--failures <n>", "the last N failed, timed-out or lost records", intIn(0, LIMITS.page), 10)
     .addHelpText(
       "after",
       `

@@ -13,7 +13,8 @@ import { readPrompt } from "../../runtime/prompt.js";
 import { render, type CliContext, type CommandResult } from "../adapter.js";
 import { table } from "../format.js";
 import { addSessionOptions, type SessionOptions } from "../builders/session-options.js";
-import { positiveIntegerArg } from "../parsers.js";
+import { intIn } from "../parsers.js";
+import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { detachOrFollow } from "../follow-run.js";
 
 export { addSessionOptions, type SessionOptions };
@@ -81,7 +82,7 @@ Examples:
       .command("fanout")
       .description("run N workers on the same prompt in parallel, optionally synthesizing their outputs")
       .argument("[prompt...]", "the prompt every worker gets; put it after -- when it begins with -")
-      .option("-n, --num-workers <n>", "how many workers (default: the number of --workers models, else 3)", positiveIntegerArg)
+      .option("-n, --num-workers <n>", `how many workers (1–${PLAN_LIMITS.max_steps}; default: the number of --workers models, else 3)`, intIn(1, PLAN_LIMITS.max_steps))
       .option("--model <model>", "the worker model when --workers is not given"),
     { maxConcurrent: "4" },
   )

@@ -17,7 +17,7 @@ import type { Store } from "../../lifecycle/store.js";
 import { isTerminal } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { positiveIntegerArg, positiveNumberArg } from "../parsers.js";
+import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
 
@@ -225,7 +225,7 @@ Example:
     .command("runs")
     .description("a schedule's fired runs, newest first, with their entity ids and current statuses")
     .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
-    .option("--limit <n>", "at most N runs", positiveIntegerArg, 20)
+    .option("--limit <n>", "at most N runs", pageLimitArg, 20)
     .addHelpText("after", "\nA run with no entity_id could not be started; its error says why.\n\nExample:\n  li schedule runs nightly --limit 5")
     .action((text: string, opts: { limit: number }) =>
       renderWithStore(ctx, (store) => {
@@ -259,7 +259,7 @@ ${UNATTENDED}`,
   schedule
     .command("daemon")
     .description("tick schedules until SIGTERM or SIGINT: keeps them firing unattended")
-    .option("--interval-seconds <s>", "the longest sleep between ticks (it also wakes at the next due time)", positiveNumberArg, 30)
+    .option("--interval-seconds <s>", "the longest sleep between ticks, up to an hour (it also wakes at the next due time)", numberIn(0, 3600, { above: true }), 30)
     .addHelpText(
       "after",
       `

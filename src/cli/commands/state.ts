@@ -5,7 +5,7 @@ import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { positiveIntegerArg } from "../parsers.js";
+import { pageLimitArg } from "../parsers.js";
 import { JOB_COLUMNS, jobView, renderWithStore, withStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
@@ -17,7 +17,7 @@ export function register(root: Command, ctx: CliContext): void {
     .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
     .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
     .option("--all", "include child records", false)
-    .option("--limit <n>", "at most N records", positiveIntegerArg, 50)
+    .option("--limit <n>", "at most N records", pageLimitArg, 50)
     .action((opts: { status?: string[]; kind?: string[]; all: boolean; limit: number }) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();

@@ -16,7 +16,7 @@ import {
 } from "../../lifecycle/teams.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { positiveIntegerArg } from "../parsers.js";
+import { pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { readTextFile } from "../../runtime/prompt.js";
 
@@ -122,7 +122,7 @@ Examples:
     .argument("<team>", "team name, id or unambiguous id prefix (tm_…)")
     .requiredOption("--as <member>", "the receiving member")
     .option("--since <message-id>", "start after this message instead of the member's read cursor")
-    .option("--limit <n>", "at most N messages (remaining says how many more wait)", positiveIntegerArg, 50)
+    .option("--limit <n>", "at most N messages (remaining says how many more wait)", pageLimitArg, 50)
     .option("--peek", "read without marking anything read")
     .addHelpText(
       "after",
