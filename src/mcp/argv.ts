@@ -45,20 +45,3 @@ export function oversizedParam(bindings: Binding[], args: Record<string, unknown
   }
   return undefined;
 }
-
-/** The first string value (at any depth) holding a NUL byte, as a parameter path. */
-export function findNul(value: unknown, path = ""): string | undefined {
-  if (typeof value === "string") return value.includes("\0") ? path || "(value)" : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const hit = findNul(value[i], `${path}[${i}]`);
-      if (hit) return hit;
-    }
-  } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      const hit = findNul(v, path ? `${path}.${k}` : k);
-      if (hit) return hit;
-    }
-  }
-  return undefined;
-}

@@ -1,7 +1,8 @@
-import { runOps, type Op } from "./dispatcher.js";
+import { runOps, type CallContext, type Op } from "./dispatcher.js";
 import { MAX_OPS } from "./limits.js";
 import { catalog, HelpError, verbHelp } from "./help.js";
 import type { Surface } from "./surface.js";
+import { tooDeep } from "./values.js";
 
 export interface ToolResult {
   content: { type: "text"; text: string }[];
@@ -18,7 +19,7 @@ export const refuse = (text: string): ToolResult => ({ content: [{ type: "text",
 const OP_KEYS = new Set(["op", "args", "schema_fingerprint", "playbook_fingerprint"]);
 
 /** Handles one call of the request tool. */
-export async function handleRequest(surface: Surface, input: unknown, opts: { signal?: AbortSignal } = {}): Promise<ToolResult> {
+export async function handleRequest(surface: Surface, input: unknown, opts: CallContext = {}): Promise<ToolResult> {
   const params = (input ?? {}) as Record<string, unknown>;
   const stray = Object.keys(params).filter((k) => k !== "ops" && k !== "help");
   if (stray.length) return refuse(`request takes only "ops" and "help"; remove ${stray.map((k) => JSON.stringify(k)).join(", ")}`);
@@ -28,6 +29,7 @@ export async function handleRequest(surface: Surface, input: unknown, opts: { si
 
   if (hasHelp && hasOps) return refuse('send either "help" or a non-empty "ops", not both: read help first, then send ops in a second call');
   if (hasHelp) {
+    if (tooDeep(help, 2)) return refuse('help must be true, a verb id string, or {"verb": ..., "playbook": ...} with string values');
     try {
       if (help === true) return mirrored(await catalog(surface));
       if (typeof help === "string" || (typeof help === "object" && !Array.isArray(help))) return mirrored(await verbHelp(surface, help as any));
@@ -47,5 +49,5 @@ export async function handleRequest(surface: Surface, input: unknown, opts: { si
     if (extra.length)
       return refuse(`ops[${i}] has unknown keys ${extra.map((k) => JSON.stringify(k)).join(", ")}; an op takes only "op", "args", "schema_fingerprint" and "playbook_fingerprint" (parameters go inside "args")`);
   }
-  return mirrored(await runOps(surface, ops as Op[], { signal: opts.signal }));
+  return mirrored(await runOps(surface, ops as Op[], opts));
 }

@@ -1,12 +1,16 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findNul, MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
+import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
 import { ProjectionError } from "./projector.js";
+import { clip } from "./help.js";
+import { fileRootsEnv, type FileRootSet } from "./roots.js";
+import type { Slots } from "./slots.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
+import { findUncarriable, MAX_VALUE_DEPTH, tooDeep } from "./values.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -24,18 +28,26 @@ export type OpResult =
 
 const fail = (op: string, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({ ok: false, op, error: { code, message, ...extra } });
 
-/** What one op may spend: the rest of its call's budget, and the client's cancellation. */
-export interface OpBudget {
-  deadline: number;
+/** What the server hands every op of a call. */
+export interface CallContext {
   signal?: AbortSignal;
   now?: () => number;
+  /** The server's bound on CLI children at once; ops queue for a slot within their budget. */
+  slots?: Slots;
+  /** The directories file arguments must resolve under (MCP roots, else the server's); read on first need. */
+  fileRoots?: () => Promise<FileRootSet>;
+}
+
+/** What one op may spend: the rest of its call's budget, plus the call's context. */
+export interface OpBudget extends CallContext {
+  deadline: number;
 }
 
 /**
  * Runs ops in order within one time budget; one op's failure never stops the next or fails the
  * call. An op that cannot start in time is not run, and the results gathered so far are kept.
  */
-export async function runOps(surface: Surface, ops: Op[], opts: { signal?: AbortSignal; now?: () => number } = {}) {
+export async function runOps(surface: Surface, ops: Op[], opts: CallContext = {}) {
   const now = opts.now ?? Date.now;
   const budget = callBudgetSeconds();
   const deadline = now() + budget * 1000;
@@ -43,16 +55,22 @@ export async function runOps(surface: Surface, ops: Op[], opts: { signal?: Abort
   for (const op of ops) {
     if (opts.signal?.aborted) break;
     const left = (deadline - now()) / 1000;
-    if (left < MIN_OP_START_SECONDS)
-      results.push(
-        fail(String(op.op), "call_budget_exhausted", `this call's ${budget}s budget was spent before this op could start; it was not run. Send it again in a new call`, {
-          budget_seconds: budget,
-        }),
-      );
-    else results.push(await runOp(surface, op, { deadline, signal: opts.signal, now }));
+    if (left < MIN_OP_START_SECONDS) results.push(exhausted(op.op));
+    else results.push(await runOp(surface, op, { ...opts, deadline, now }));
   }
   return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
 }
+
+/** An op that could not start inside its call's budget: not run, and safe to send again. */
+function exhausted(op: unknown, why = ""): OpResult {
+  const budget = callBudgetSeconds();
+  return fail(opLabel(op), "call_budget_exhausted", `this call's ${budget}s budget was spent ${why ? why + " " : ""}before this op could start; it was not run. Send it again in a new call`, {
+    budget_seconds: budget,
+  });
+}
+
+/** The op name as the result echoes it: never a caller's structure, whatever its depth. */
+const opLabel = (op: unknown): string => (typeof op === "string" ? op : "(not a verb id)");
 
 function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
   const override = Number(process.env.LI_MCP_OP_TIMEOUT_SECONDS);
@@ -62,10 +80,11 @@ function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
 
 export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadline: Date.now() + callBudgetSeconds() * 1000 }): Promise<OpResult> {
   const name = op.op;
-  if (typeof name !== "string") return fail(String(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
+  if (tooDeep(op)) return fail(opLabel(name), "invalid_args", `the op nests deeper than ${MAX_VALUE_DEPTH} levels; no verb takes such a value`, { params: typeof name === "string" ? ["args"] : ["op"] });
+  if (typeof name !== "string") return fail(opLabel(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
   const found = surface.registry.lookup(name, surface.now());
   if (found.kind === "unknown")
-    return fail(name, "unknown_verb", `no verb named ${JSON.stringify(name)}; call request with help=true for the catalog`, { help_call: { help: true } });
+    return fail(name, "unknown_verb", `no verb named ${JSON.stringify(clip(name))}; call request with help=true for the catalog`, { help_call: { help: true } });
   if (found.kind === "retired")
     return fail(name, "retired_verb", `${name} was retired on ${found.retiredOn}; use ${found.replacement}`, { replacement: found.replacement, retired_on: found.retiredOn });
   const meta = found.meta;
@@ -97,8 +116,9 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
       return fail(name, "invalid_args", `${key} belongs on the op, beside "op" and "args" ({"op", "args", "${key}"}), not inside args`, { params: [key], schema });
   const invalid = validateArgs(schema, args);
   if (invalid) return fail(name, "invalid_args", invalid.message, { params: invalid.params, schema });
-  const nul = findNul(args);
-  if (nul) return fail(name, "invalid_args", `"${nul}" contains a NUL byte, which a command line cannot carry`, { params: [nul.split(/[.[]/)[0]], schema });
+  const uncarriable = findUncarriable(args);
+  if (uncarriable)
+    return fail(name, "invalid_args", `"${uncarriable.path}" contains ${uncarriable.why}, which a command line cannot carry`, { params: [uncarriable.path.split(/[.[]/)[0]], schema });
 
   const artifact = meta.artifactFingerprint;
   const fixed = [...(meta.fixedFlags ?? [])];
@@ -119,32 +139,42 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
     }
   }
 
+  /** The private directory of a spilled prompt, removed after the op. */
   let spilled: string | undefined;
   try {
     const rendered = spill(meta, args);
-    spilled = rendered.file;
+    spilled = rendered.dir;
     if (rendered.conflict) return fail(name, "invalid_args", rendered.conflict, { params: [meta.spill!.arg, meta.spill!.option], schema });
     const tooLong = oversizedParam(projected.projection.bindings, rendered.args);
     if (tooLong)
       return fail(name, "invalid_args", `"${tooLong}" is longer than one command-line argument can be (${MAX_ARG_BYTES} bytes); shorten it`, { params: [tooLong], schema });
-    const left = (budget.deadline - (budget.now ?? Date.now)()) / 1000;
-    const fitted = verb.fitBudget ? verb.fitBudget(rendered.args, left, schema) : rendered.args;
-    let argv: string[];
+    const clock = budget.now ?? Date.now;
+    const release = budget.slots ? await budget.slots.acquire(budget.deadline - MIN_OP_START_SECONDS * 1000, budget.signal, clock) : () => {};
+    if (!release) return exhausted(name, "while it waited for one of the server's op slots");
     try {
-      argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, fitted, fixed)];
-    } catch (err: any) {
-      return fail(name, "invalid_args", err.message, { params: [], schema });
+      const left = (budget.deadline - clock()) / 1000;
+      const fitted = verb.fitBudget ? verb.fitBudget(rendered.args, left, schema) : rendered.args;
+      let argv: string[];
+      try {
+        argv = [...meta.cliPath, ...renderArgv(projected.projection.bindings, fitted, fixed)];
+      } catch (err: any) {
+        return fail(name, "invalid_args", err.message, { params: [], schema });
+      }
+      const timeoutSeconds = Math.min(opTimeout(meta, verb.timeoutSeconds?.(fitted)), left);
+      // A spilled prompt is the server's own file: its private directory is a root for this op alone.
+      const env = budget.fileRoots ? fileRootsEnv(await budget.fileRoots(), spilled ? [spilled] : []) : undefined;
+      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env });
+      if (!out.ok) {
+        const { ok: _ok, code, message, ...rest } = out;
+        return fail(name, code, message, rest);
+      }
+      const bad = checkResult(meta.result, out.data);
+      if (bad) return fail(name, "cli_bad_output", `li's result did not match ${meta.id}'s decoder: ${bad}`);
+      const result = verb.transform ? verb.transform(out.data, fitted, context) : out.data;
+      return { ok: true, op: name, result, ...(out.warnings ? { warnings: out.warnings } : {}) };
+    } finally {
+      release();
     }
-    const timeoutSeconds = Math.min(opTimeout(meta, verb.timeoutSeconds?.(fitted)), left);
-    const out = await runLi(argv, { timeoutSeconds, signal: budget.signal });
-    if (!out.ok) {
-      const { ok: _ok, code, message, ...rest } = out;
-      return fail(name, code, message, rest);
-    }
-    const bad = checkResult(meta.result, out.data);
-    if (bad) return fail(name, "cli_bad_output", `li's result did not match ${meta.id}'s decoder: ${bad}`);
-    const result = verb.transform ? verb.transform(out.data, fitted, context) : out.data;
-    return { ok: true, op: name, result, ...(out.warnings ? { warnings: out.warnings } : {}) };
   } finally {
     if (spilled) fs.rmSync(spilled, { recursive: true, force: true });
   }
@@ -156,7 +186,7 @@ function helpTarget(meta: VerbMeta, context: CommandContext | undefined): unknow
 }
 
 /** Moves an argument too long for one argv element into a private snapshot file. */
-function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<string, unknown>; file?: string; conflict?: string } {
+function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<string, unknown>; dir?: string; conflict?: string } {
   const s = meta.spill;
   const value = s ? args[s.arg] : undefined;
   if (!s || value === undefined) return { args };
@@ -170,5 +200,5 @@ function spill(meta: VerbMeta, args: Record<string, unknown>): { args: Record<st
   fs.writeFileSync(file, text, { mode: 0o600 });
   const rest = { ...args, [s.option]: file };
   delete rest[s.arg];
-  return { args: rest, file: dir };
+  return { args: rest, dir };
 }

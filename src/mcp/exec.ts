@@ -67,6 +67,7 @@ export interface RunOptions {
   timeoutSeconds: number;
   /** Aborted when the client cancels the request: the child ends at once. */
   signal?: AbortSignal;
+  env?: Record<string, string>;
 }
 
 /**
@@ -97,7 +98,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
       // stderr is read here, bounded to its tail, so a flood never kills the child or costs the result.
       buffer: { stdout: true, stderr: false },
       stripFinalNewline: false,
-      env: { NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
+      env: { ...opts.env, NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
       extendEnv: true,
     });
   } catch (err: any) {

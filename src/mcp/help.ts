@@ -38,15 +38,21 @@ export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerpri
 
 export class HelpError extends Error {}
 
+/** A caller's string as an error may echo it: bounded, whatever was sent. */
+export const clip = (s: string, max = 80) => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s);
+
 /** help="<verb>" or help={verb, …}: one verb's projected schema and fingerprint. */
 export async function verbHelp(surface: Surface, target: string | Record<string, unknown>) {
   const id = typeof target === "string" ? target : target.verb;
   if (typeof id !== "string") throw new HelpError('help must be true, a verb id, or an object with a "verb" key');
   const found = surface.registry.lookup(id, surface.now());
   if (found.kind === "retired") throw new HelpError(`${id} was retired on ${found.retiredOn}; ask help for ${found.replacement}`);
-  if (found.kind === "unknown") throw new HelpError(`no verb named ${JSON.stringify(id)}; call help=true for the catalog`);
+  if (found.kind === "unknown") throw new HelpError(`no verb named ${JSON.stringify(clip(id))}; call help=true for the catalog`);
   const meta = found.meta;
   const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
+  const unknown = extraKeys.filter((k) => !(meta.helpKeys ?? []).includes(k));
+  if (unknown.length)
+    throw new HelpError(`help for ${meta.id} takes ${["verb", ...(meta.helpKeys ?? [])].map((k) => JSON.stringify(k)).join(" and ")}; unknown key ${unknown.map((k) => JSON.stringify(clip(k))).join(", ")}`);
   if (extraKeys.length) {
     const v = surface.registry.instance(meta.id);
     if (!v.help) throw new HelpError(`${meta.id} takes no help target beyond its name (got ${extraKeys.join(", ")})`);

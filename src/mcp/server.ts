@@ -2,6 +2,9 @@ import { pathToFileURL } from "node:url";
 import { installedBuildId } from "../build-id.js";
 import { entryScript } from "../entrypoints.js";
 import { VERSION } from "../version.js";
+import { ClientRoots } from "./roots.js";
+import { Slots } from "./slots.js";
+import { BoundedStdioTransport } from "./stdio-transport.js";
 import { REQUEST_TOOL } from "./tool.js";
 import type { Surface } from "./surface.js";
 
@@ -39,22 +42,25 @@ export class BuildTracker {
 
 /** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
 export async function serveStdio(): Promise<void> {
-  const [{ Server }, { StdioServerTransport }, { ListToolsRequestSchema, CallToolRequestSchema }] = await Promise.all([
+  const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, JSONRPCMessageSchema, RootsListChangedNotificationSchema }] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
     import("@modelcontextprotocol/sdk/types.js"),
   ]);
   // The registry, ajv and the CLI's parsers load on the first call, so connecting stays cheap.
   const builds = new BuildTracker();
+  // Shared by every call and every build: at most MAX_CONCURRENT_OPS li children at once.
+  const slots = new Slots();
   const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} } });
+  const roots = new ClientRoots(server);
+  server.setNotificationHandler(RootsListChangedNotificationSchema, async () => roots.changed());
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [REQUEST_TOOL as any] }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const { module, surface } = await builds.get();
     if (req.params.name !== REQUEST_TOOL.name) return module.refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
     // A cancelled request (notifications/cancelled) ends its op's li at once; the work it observed is untouched.
-    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal })) as any;
+    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal, slots, fileRoots: () => roots.get() })) as any;
   });
-  await server.connect(new StdioServerTransport());
+  await server.connect(new BoundedStdioTransport((v) => JSONRPCMessageSchema.safeParse(v).success));
   await new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });

@@ -19,6 +19,8 @@ export interface VerbMeta {
   synonyms?: { name: string; retiresOn: string }[];
   /** The machine-result decoder: `data` must satisfy this schema. */
   result: JsonSchema;
+  /** Keys targeted help takes beside "verb" (e.g. "playbook"); any other key is refused. */
+  helpKeys?: string[];
   /** A sentence targeted help adds beside the schema (e.g. that a second help stage exists). */
   note?: string;
   /** Seconds the CLI may take (default 30). */
