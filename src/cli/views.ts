@@ -1,12 +1,13 @@
 import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
-import { Store } from "../lifecycle/store.js";
+import { openStore } from "../lifecycle/open.js";
+import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
 
 /** Opens the store for one command and always closes it. */
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: { migrating?: boolean } = {}): Promise<T> {
-  const store = Store.open(opts);
+  const store = openStore(opts);
   try {
     return await fn(store);
   } finally {

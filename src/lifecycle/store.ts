@@ -1,71 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
 import { ensurePrivateDir, statePath } from "./paths.js";
+import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
-import { notifyHook } from "./notify/hook.js";
-import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
+import { openDatabase, retryBusy } from "./sqlite.js";
+import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
-/*
- * The driver's JavaScript is bundled into the CLI; its native addon is loaded directly, which
- * spares every command the `bindings` package's search for it.
- */
-let addon: object | undefined;
-const nativeBinding = () => (addon ??= createRequire(import.meta.url)("better-sqlite3/build/Release/better_sqlite3.node"));
-
-export interface Entity {
-  id: string;
-  kind: EntityKind;
-  parent_id: string | null;
-  label: string | null;
-  status: string;
-  outcome: string | null;
-  reason_code: string | null;
-  version: number;
-  spec: Record<string, any>;
-  created_at: string;
-  updated_at: string;
-  ended_at: string | null;
-  pid: number | null;
-  pgid: number | null;
-  proc_start: number | null;
-  started_at: string | null;
-  exit_code: number | null;
-  current_phase: string | null;
-  run_dir: string | null;
-}
-
-export interface AuditEvent {
-  id: number;
-  entity_id: string;
-  from_status: string | null;
-  to_status: string;
-  reason_code: string | null;
-  source: string;
-  at: string;
-  detail: string | null;
-}
-
-/** Fields a transition may set beside the status. */
-export type TransitionPatch = Partial<Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase">>;
-
-export interface TransitionRequest {
-  id: string;
-  to: string;
-  reason: string;
-  source: AuditSource;
-  /** The compare-and-set: the write happens only if the record still has this status and version. */
-  expect?: { status?: string | readonly string[]; version?: number };
-  patch?: TransitionPatch;
-  detail?: Record<string, unknown>;
-}
-
-export type TransitionResult =
-  | { ok: true; entity: Entity; from: string; eventId: number }
-  | { ok: false; refused: "not_found" | "terminal" | "stale" | "illegal"; entity?: Entity };
+export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 
 /** Runs inside the transition's transaction for every terminal move; returns rows it enqueued. */
 export interface TerminalHook {
@@ -74,18 +18,6 @@ export interface TerminalHook {
 }
 
 const now = () => new Date().toISOString();
-
-/** Runs `fn`, retrying for up to ~5 s while SQLite reports the database busy or locked. */
-function retryBusy<T>(fn: () => T): T {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return fn();
-    } catch (err: any) {
-      if (!String(err?.code).startsWith("SQLITE_BUSY") || attempt >= 100) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
-    }
-  }
-}
 
 function hydrate(row: any): Entity | undefined {
   if (!row) return undefined;
@@ -97,12 +29,15 @@ export class Store {
 
   constructor(readonly db: Database.Database) {}
 
-  /** Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. */
+  /**
+   * Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. No terminal
+   * hook is installed here: lifecycle/open.ts hands the store its hook.
+   */
   static open(opts: { migrating?: boolean } = {}): Store {
     const file = statePath();
     ensurePrivateDir(path.dirname(file));
     const fresh = !fs.existsSync(file);
-    const db = new Database(file, { nativeBinding: nativeBinding() });
+    const db = openDatabase(file);
     // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
     db.pragma("busy_timeout = 15000");
     // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
@@ -112,7 +47,6 @@ export class Store {
     db.pragma("synchronous = NORMAL");
     if (fresh) fs.chmodSync(file, 0o600);
     const store = new Store(db);
-    store.terminalHook = notifyHook;
     let version = store.schemaVersion();
     if (version === 0) {
       // A fresh file gets the whole schema in one transaction, re-checked under the write lock:

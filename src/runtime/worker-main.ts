@@ -2,7 +2,8 @@
  * The detached worker: `node worker-main.js <entity-id>`. It supervises one entity and
  * reports every status change through the lifecycle transition function.
  */
-import { Store } from "../lifecycle/store.js";
+import { openStore } from "../lifecycle/open.js";
+import type { Store } from "../lifecycle/store.js";
 
 // Kill and timeout signal the whole group; the worker outlives SIGTERM so it can record
 // how its child ended (the terminal floor refuses that write if kill already recorded it).
@@ -16,7 +17,7 @@ const WORKERS: Record<string, () => Promise<{ run(store: Store, id: string): Pro
 
 async function main(): Promise<void> {
   const id = process.argv[2];
-  const store = Store.open();
+  const store = openStore();
   const entity = id ? store.get(id) : undefined;
   if (!entity) {
     process.exitCode = 2;

@@ -2,7 +2,7 @@ import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { liHome, statePath } from "../../lifecycle/paths.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
-import { Store } from "../../lifecycle/store.js";
+import { openStore } from "../../lifecycle/open.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
@@ -16,7 +16,7 @@ export function register(root: Command, ctx: CliContext): void {
         const providers = PROVIDERS.map((p) => ({ name: p.name, ...p.availability({}) }));
         let store: Record<string, unknown>;
         try {
-          const s = Store.open();
+          const s = openStore();
           try {
             const integrity = s.db.pragma("quick_check", { simple: true });
             store = {
