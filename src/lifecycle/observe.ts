@@ -1,6 +1,7 @@
 import fs from "node:fs";
-import { isTerminal } from "./vocab.js";
 import { readProcStat } from "./procfs.js";
+import { isStorageWriteFailure } from "./storage-faults.js";
+import { isTerminal } from "./vocab.js";
 import type { Entity, Store } from "./store.js";
 
 /** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
@@ -82,14 +83,22 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
     // the work is not conclusively over, so it is not reaped.
     if (live === "group_remains" || !opts.reap) return { entity: e, placement: "stopped_without_end", possibly_orphaned: live === "group_remains" };
     const cause = live === "reused" ? "pid_reused" : "process_gone";
-    const r = store.transition({
-      id: e.id,
-      to: "lost",
-      reason: `${e.kind}.lost.${cause}`,
-      source: "reaper",
-      expect: { status: e.status, version: e.version },
-      detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
-    });
+    let r;
+    try {
+      r = store.transition({
+        id: e.id,
+        to: "lost",
+        reason: `${e.kind}.lost.${cause}`,
+        source: "reaper",
+        expect: { status: e.status, version: e.version },
+        detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
+      });
+    } catch (err) {
+      // A conclusive finding whose transition could not be published (D6, Amendment 4): the
+      // read still answers and a later one reaps. Anything else is a bug and is not hidden.
+      if (!isStorageWriteFailure(err)) throw err;
+      return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
+    }
     if (r.ok) return terminal(r.entity, procs);
     e = store.get(e.id) ?? e;
     if (isTerminal(e.status)) return terminal(e, procs);

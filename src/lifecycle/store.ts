@@ -7,6 +7,7 @@ import { ensurePrivateDir, statePath } from "./paths.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { openDatabase, retryBusy } from "./sqlite.js";
+import { isDiskFull } from "./storage-faults.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
 export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
@@ -19,6 +20,17 @@ export interface TerminalHook {
 
 const now = () => new Date().toISOString();
 
+/** Removes state.db (and its sidecars) only while nothing was ever written to it. */
+function removeUninitialised(file: string): void {
+  try {
+    if (fs.statSync(file).size !== 0) return;
+    fs.rmSync(file, { force: true });
+    if (fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size === 0) fs.rmSync(`${file}-wal`, { force: true });
+    // An initialised wal-index is 32 KiB; a shorter one is what the failed open left.
+    if ((fs.statSync(`${file}-shm`, { throwIfNoEntry: false })?.size ?? Infinity) < 32768) fs.rmSync(`${file}-shm`, { force: true });
+  } catch {}
+}
+
 function hydrate(row: any): Entity | undefined {
   if (!row) return undefined;
   return { ...row, spec: JSON.parse(row.spec) };
@@ -30,52 +42,65 @@ export class Store {
   constructor(readonly db: Database.Database) {}
 
   /**
-   * Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. No terminal
-   * hook is installed here: lifecycle/open.ts hands the store its hook.
+   * Opens $LI_HOME/state.db for reading and writing; refuses an older or newer schema unless
+   * migrating. No terminal hook is installed here: lifecycle/open.ts hands the store its hook.
    */
   static open(opts: { migrating?: boolean } = {}): Store {
     const file = statePath();
     ensurePrivateDir(path.dirname(file));
     const fresh = !fs.existsSync(file);
-    const db = openDatabase(file);
-    // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
-    db.pragma("busy_timeout = 15000");
-    // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
-    // fresh file to WAL; that is transient, so retry it rather than fail the command.
-    retryBusy(() => db.pragma("journal_mode = WAL"));
-    db.pragma("foreign_keys = ON");
-    db.pragma("synchronous = NORMAL");
-    if (fresh) fs.chmodSync(file, 0o600);
-    const store = new Store(db);
-    let version = store.schemaVersion();
-    if (version === 0) {
-      // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
-      // a concurrent opener then sees no schema or the current one, never a half-migrated file.
-      retryBusy(() =>
-        store.tx(() => {
-          if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
-          for (const step of MIGRATIONS) db.exec(step);
-          db.pragma(`user_version = ${SCHEMA_VERSION}`);
-        }),
-      );
-      version = store.schemaVersion();
+    let db: Database.Database | undefined;
+    try {
+      const conn = (db = openDatabase(file));
+      // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
+      conn.pragma("busy_timeout = 15000");
+      // Asked first, because setting it is a write and an existing file is already WAL.
+      // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
+      // fresh file to WAL; that is transient, so retry it rather than fail the command.
+      if (retryBusy(() => conn.pragma("journal_mode", { simple: true })) !== "wal") retryBusy(() => conn.pragma("journal_mode = WAL"));
+      conn.pragma("foreign_keys = ON");
+      conn.pragma("synchronous = NORMAL");
+      if (fresh) fs.chmodSync(file, 0o600);
+      const store = new Store(conn);
+      if (store.schemaVersion() === 0) {
+        // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
+        // a concurrent opener then sees no schema or the current one, never a half-migrated file.
+        retryBusy(() =>
+          store.tx(() => {
+            if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
+            for (const step of MIGRATIONS) conn.exec(step);
+            conn.pragma(`user_version = ${SCHEMA_VERSION}`);
+          }),
+        );
+      }
+      store.checkVersion(file, opts);
+      return store;
+    } catch (err) {
+      if (db?.open) db.close();
+      // A file this open created and a full disk kept it from initialising is not left behind as
+      // an empty database that a later open would take for an existing one. (Only then: a
+      // concurrent opener may be initialising the same new file.)
+      if (fresh && isDiskFull(err)) removeUninitialised(file);
+      throw err;
     }
+  }
+
+  /** Refuses a schema this li does not speak; `migrating` accepts an older one. */
+  checkVersion(file: string, opts: { migrating?: boolean } = {}): void {
+    const version = this.schemaVersion();
     if (version > SCHEMA_VERSION) {
-      db.close();
       throw new LiError(
         "unavailable",
         `state.db is at schema version ${version}, newer than this li understands (${SCHEMA_VERSION}); upgrade li`,
         { path: file, schema_version: version, supported: SCHEMA_VERSION },
       );
     } else if (version < SCHEMA_VERSION && !opts.migrating) {
-      db.close();
       throw new LiError(
         "unavailable",
         `state.db is at schema version ${version}; this li needs ${SCHEMA_VERSION}. Run \`li state migrate\` to upgrade it`,
         { path: file, schema_version: version, required: SCHEMA_VERSION, remedy: "li state migrate" },
       );
     }
-    return store;
   }
 
   close(): void {

@@ -5,6 +5,7 @@ import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { selfStat } from "../lifecycle/procfs.js";
+import { diskFullError, isDiskFull, isStorageWriteFailure } from "../lifecycle/storage-faults.js";
 import type { Entity, Store, TransitionPatch } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
 
@@ -23,11 +24,17 @@ export function createRecord(
     fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
     if (input.prompt !== undefined) writePrivateFile(path.join(entity.run_dir!, "prompt.txt"), input.prompt);
   } catch (err: any) {
-    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
-    // Best effort: the cleanup must not replace the error that explains the failure.
+    // Best effort, like the cleanup below: neither may replace the error that explains the
+    // failure. A record the storage will not let us fail stays preparing, which readers show.
+    try {
+      store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
+    } catch (refused) {
+      if (!isStorageWriteFailure(refused)) throw refused;
+    }
     try {
       fs.rmSync(entity.run_dir!, { recursive: true, force: true });
     } catch {}
+    if (isDiskFull(err)) throw diskFullError(err, undefined, { id: entity.id });
     throw new LiError("internal", `cannot create the run directory for ${entity.id}: ${err?.message ?? err}`, { id: entity.id });
   }
   return entity;
