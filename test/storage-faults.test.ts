@@ -1,10 +1,13 @@
 /**
  * Units under the storage-fault scenarios (store-faults.test.ts): which errors are a full disk
- * and how it is reported, and which are storage-write failures the reaper tolerates.
+ * and how it is reported, which are storage-write failures the reaper tolerates, and how the
+ * reaper uses (or refuses) a worker's end.json.
  */
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { LiError } from "../src/errors.js";
+import { END_FILE } from "../src/lifecycle/end-evidence.js";
 import { observe } from "../src/lifecycle/observe.js";
 import { runDir } from "../src/lifecycle/paths.js";
 import { asStorageError, isDiskFull, isStorageWriteFailure } from "../src/lifecycle/storage-faults.js";
@@ -94,6 +97,43 @@ describe("the reaper", () => {
     try {
       const e = goneRun(s);
       expect(() => observe(refusing(s, new TypeError("bug")), e, { reap: true })).toThrow("bug");
+    } finally {
+      s.close();
+    }
+  });
+
+  const evidence = (e: Entity, over: Record<string, unknown> = {}) =>
+    JSON.stringify({ to: "completed", reason: "invocation.completed.exit_zero", exit_code: 0, current_phase: null, at: "2026-01-01T00:00:00.000Z", detail: null, pid: e.pid, proc_start: e.proc_start, ...over });
+
+  test("the worker's recorded end is published instead of lost, by the reaper, saying where it came from", () => {
+    const h = home();
+    const s = openStore(h);
+    try {
+      const e = goneRun(s);
+      fs.writeFileSync(path.join(e.run_dir!, END_FILE), evidence(e).padEnd(4095) + "\n");
+      const o = observe(s, e, { reap: true });
+      expect(o.entity).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
+      const end = events(h, e.id).at(-1)!;
+      expect(end).toMatchObject({ to_status: "completed", source: "reaper" });
+      expect(JSON.parse(end.detail!)).toMatchObject({ from: "worker_evidence", recorded_at: "2026-01-01T00:00:00.000Z", pid: GONE_PID });
+    } finally {
+      s.close();
+    }
+  });
+
+  test.each([
+    ["the placeholder", () => JSON.stringify({ pending: true })],
+    ["another process's end", (e: Entity) => evidence(e, { proc_start: 999 })],
+    ["a reason of another kind", (e: Entity) => evidence(e, { reason: "session.completed.steps_completed" })],
+    ["an end a worker cannot claim", (e: Entity) => evidence(e, { to: "cancelled", reason: "invocation.cancelled.killed" })],
+    ["a torn write", (e: Entity) => evidence(e).slice(0, 40)],
+  ])("%s in end.json is ignored: the run is lost", (_what, content) => {
+    const h = home();
+    const s = openStore(h);
+    try {
+      const e = goneRun(s);
+      fs.writeFileSync(path.join(e.run_dir!, END_FILE), content(e));
+      expect(observe(s, e, { reap: true }).entity).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
     } finally {
       s.close();
     }

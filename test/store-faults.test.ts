@@ -2,8 +2,9 @@
  * Storage faults, black-box through the built CLI with LI_HOME on a small tmpfs filled to the
  * last block: a full disk is a clear `unavailable`/`disk_full` error for writes while reads keep
  * answering (10); a reap the disk refuses leaves the id in stopped_without_end and the read
- * completes (11); and after every scenario the file is intact with exactly one terminal audit
- * row per terminal record (13).
+ * completes (11); a run that finished keeps its end, published by its worker once space is back
+ * or by a later reader from the worker's end.json (12); and after every scenario the file is
+ * intact with exactly one terminal audit row per terminal record (13).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -15,6 +16,8 @@ import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 const tiny = useTinyFs(4 * 1024 * 1024);
 const maybe = tinyFsTest(tiny);
 const LISTS = ["terminal", "pending", "stopped_without_end", "unresolved_spawn"] as const;
+/** One tmpfs page: room for a mock agent's few bytes of output, none for a WAL frame. */
+const PAGE = 4096;
 
 afterEach(() => tiny.free());
 
@@ -57,6 +60,25 @@ async function goneRun(h: Home): Promise<string> {
   await until(() => !groupAlive(j.pgid));
   return id;
 }
+
+/** A started mock/sleep run whose worker has reserved end.json and begun worker.log (both just after `running`). */
+async function sleepingRun(h: Home): Promise<{ id: string; pgid: number }> {
+  // Long enough for the polls below and the fill to happen while the agent still sleeps.
+  const id = await submit(h.env, "mock/sleep:3", "hi");
+  const j = await untilStatus(h.env, id, (x) => x.status === "running" && x.pid);
+  await until(() => fs.existsSync(endFile(h, id)) && fs.existsSync(path.join(h.home, "runs", id, "worker.log")));
+  return { id, pgid: j.pgid };
+}
+
+const endFile = (h: Home, id: string) => path.join(h.home, "runs", id, "end.json");
+const workerLog = (h: Home, id: string) => fs.readFileSync(path.join(h.home, "runs", id, "worker.log"), "utf8");
+const readEndFile = (h: Home, id: string) => {
+  try {
+    return JSON.parse(fs.readFileSync(endFile(h, id), "utf8"));
+  } catch {
+    return null;
+  }
+};
 
 describe("10: a full disk is a clear error, and reads keep working", () => {
   maybe("reads answer, a write is refused as unavailable/disk_full, and nothing is half-written", async () => {
@@ -134,6 +156,49 @@ describe("11: a refused reaper write never aborts a read", () => {
       ["running", "runtime"],
       ["lost", "reaper"],
     ]);
+    expectFloor(h);
+  });
+});
+
+describe("12: a run that finished keeps its end", () => {
+  maybe("the worker gives up on a full disk; a later reader publishes completed from end.json, not lost", async () => {
+    // A short retry window so the worker gives up within the test.
+    const h = tiny.home({ LI_WORKER_RETRY_SECONDS: "1" });
+    const { id, pgid } = await sleepingRun(h);
+    // One page left: the agent's output fits, the worker's WAL frames do not.
+    tiny.fill(PAGE);
+    await until(() => !groupAlive(pgid), 20000);
+    expect(readEndFile(h, id)).toMatchObject({ to: "completed", reason: "invocation.completed.exit_zero", exit_code: 0 });
+    expect(workerLog(h, id)).toMatch(/recording invocation\.completed\.exit_zero: attempt 1 failed \(SQLITE_FULL/);
+    expect(workerLog(h, id)).toMatch(/end\.json holds it/);
+
+    tiny.free();
+    const w = expectOk(await li(["--machine", "wait", "--max-wait-seconds", "2", id], { env: h.env }));
+    expect(w.terminal).toEqual([id]);
+    expectPartition(w, [id]);
+    expect(await jobStatus(h.env, id)).toMatchObject({ status: "completed", outcome: "succeeded", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
+    const ends = events(h, id).filter((e) => e.to_status !== "running");
+    expect(ends.map((e) => [e.to_status, e.source])).toEqual([["completed", "reaper"]]);
+    expect(JSON.parse(ends[0].detail!)).toMatchObject({ from: "worker_evidence", evidence: endFile(h, id) });
+    expect(fs.readFileSync(path.join(h.home, "runs", id, "console.log"), "utf8")).toBe("hi");
+    expectFloor(h);
+  });
+
+  maybe("space comes back inside the worker's retry window: the worker itself publishes completed", async () => {
+    const h = tiny.home({ LI_WORKER_RETRY_SECONDS: "20" });
+    const { id, pgid } = await sleepingRun(h);
+    tiny.fill(PAGE);
+    await until(() => /attempt 1 failed/.test(workerLog(h, id)), 20000);
+    expect(groupAlive(pgid)).toBe(true);
+    tiny.free();
+
+    const done = await terminal(h.env, id);
+    expect(done).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
+    expect(events(h, id).map((e) => [e.to_status, e.source])).toEqual([
+      ["running", "runtime"],
+      ["completed", "runtime"],
+    ]);
+    expect(workerLog(h, id)).toMatch(/recording invocation\.completed\.exit_zero: written on attempt \d+/);
     expectFloor(h);
   });
 });

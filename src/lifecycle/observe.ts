@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { endFromEvidence } from "./end-evidence.js";
 import { readProcStat } from "./procfs.js";
 import { isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
@@ -64,7 +65,8 @@ const started = (e: Entity) => e.pid !== null && e.proc_start !== null;
 
 /**
  * Classifies one entity. With `reap`, a started run whose process and group are conclusively
- * gone is moved to `lost` by the fenced transition; a refused write changes nothing.
+ * gone gets its end published by the fenced transition: the end its worker left as evidence
+ * (end.json) when there is one, else `lost`. A refused write changes nothing.
  */
 export function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Observed {
   const procs = opts.procs ?? new ProcSnapshot();
@@ -85,14 +87,16 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
     const cause = live === "reused" ? "pid_reused" : "process_gone";
     let r;
     try {
-      r = store.transition({
-        id: e.id,
-        to: "lost",
-        reason: `${e.kind}.lost.${cause}`,
-        source: "reaper",
-        expect: { status: e.status, version: e.version },
-        detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
-      });
+      r = store.transition(
+        endFromEvidence(e) ?? {
+          id: e.id,
+          to: "lost",
+          reason: `${e.kind}.lost.${cause}`,
+          source: "reaper",
+          expect: { status: e.status, version: e.version },
+          detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
+        },
+      );
     } catch (err) {
       // A conclusive finding whose transition could not be published (D6, Amendment 4): the
       // read still answers and a later one reaps. Anything else is a bug and is not hidden.
