@@ -20,7 +20,9 @@ export function openReadOnly(file: string): Database.Database | null {
   }
   // With no WAL frames outstanding, the main file holds every commit, so a private in-memory
   // copy reads exactly what is stored. Frames in the WAL would be missed without its index:
-  // then nothing is answered rather than a stale view.
+  // then nothing is answered rather than a stale view. The copy is a snapshot; that is sound
+  // because this path is only reached when no connection has the file open (an open one
+  // keeps the index in place), so no worker is writing it meanwhile.
   const walSize = fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0;
   if (walSize > 0) return null;
   let bytes: Buffer;
