@@ -7,7 +7,6 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS, SCHEMA_VERSION } from "../src/lifecycle/schema.js";
-import { Store } from "../src/lifecycle/store.js";
 import { jobStatus, openStore, terminal, useHomes } from "./helpers/fixtures.js";
 import { type Home, li, liData, type LiRun } from "./helpers/li.js";
 
@@ -105,7 +104,7 @@ describe("--machine prints exactly one JSON object", () => {
     const err = expectError(await li(["--machine", "kill", "--grace", "0", e.id], { env: h.env }), "conflict", 1);
     expect(err.detail.partial).toBe(true);
     expect(err.detail.entities).toEqual([expect.objectContaining({ id: e.id, action: "refused", status: "preparing" })]);
-    const again = Store.open();
+    const again = openStore(h);
     expect(JSON.stringify(again.get(e.id))).toBe(before);
     expect(again.events(e.id)).toEqual([]);
     again.close();

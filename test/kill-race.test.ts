@@ -20,11 +20,11 @@ const TERMINAL_STATUSES = ["completed", "failed", "timed_out", "cancelled", "los
  */
 const RACER = `
 import fs from "node:fs";
-import { Store } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/store.js"))};
+import { openStore } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/open.js"))};
 import { killTree } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/kill.js"))};
 const [role, t0, slot, idsFile] = process.argv.slice(1); // -e: no script path in argv
 const ids = JSON.parse(fs.readFileSync(idsFile, "utf8"));
-const store = Store.open();
+const store = openStore();
 const out = [];
 for (let i = 0; i < ids.length; i++) {
   const first = (i % 2 === 0) === (role === "complete");

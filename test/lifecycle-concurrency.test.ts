@@ -60,11 +60,11 @@ test("50 detached mock/sleep:0.2 runs submitted at once all reach terminal compl
 
 /** One process opening the store (built code) at a shared instant; prints ok or the error. */
 const OPENER = `
-import { Store } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/store.js"))};
+import { openStore } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/open.js"))};
 const at = Number(process.argv[1]);
 while (performance.timeOrigin + performance.now() < at) {}
 try {
-  const s = Store.open();
+  const s = openStore();
   const v = s.schemaVersion();
   s.close();
   process.stdout.write("ok " + v);

@@ -2,7 +2,7 @@
  * Unit tests of the one status writer, Store.transition: the compare-and-set on status and
  * version, the terminal floor, and exactly one audit row per transition in the same transaction.
  */
-import { Store, type Entity } from "../src/lifecycle/store.js";
+import type { Entity, Store } from "../src/lifecycle/store.js";
 import { NON_TERMINAL, STATUSES, TERMINAL, outcomeOf } from "../src/lifecycle/vocab.js";
 import { openStore } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
@@ -14,7 +14,7 @@ let b: Store;
 beforeEach(() => {
   h = tempHome();
   a = openStore(h);
-  b = Store.open(); // a second handle (its own connection) on the same file
+  b = openStore(h); // a second handle (its own connection) on the same file
 });
 
 afterEach(() => {

@@ -3,7 +3,8 @@
  * two handles that both read the same due time race to claim it, and exactly one records a run.
  */
 import { claimDue, getSchedule, insertSchedule, listRuns, setEnabled } from "../src/lifecycle/schedules/store.js";
-import { Store } from "../src/lifecycle/store.js";
+import { openStore } from "../src/lifecycle/open.js";
+import type { Store } from "../src/lifecycle/store.js";
 import { tempHome } from "./helpers/li.js";
 
 let h: ReturnType<typeof tempHome>;
@@ -13,8 +14,8 @@ let b: Store;
 beforeEach(() => {
   h = tempHome();
   process.env.LI_HOME = h.home;
-  a = Store.open();
-  b = Store.open();
+  a = openStore();
+  b = openStore();
 });
 
 afterEach(() => {

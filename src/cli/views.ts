@@ -1,14 +1,21 @@
 import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
-import { Store } from "../lifecycle/store.js";
+import { openStore } from "../lifecycle/open.js";
+import { asStorageError } from "../lifecycle/storage-faults.js";
+import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
 
-/** Opens the store for one command and always closes it. */
+/**
+ * Opens the store for one command and always closes it. On a full disk reads still answer
+ * (read-only), and any write the command attempts fails as the contract's disk_full error.
+ */
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: { migrating?: boolean } = {}): Promise<T> {
-  const store = Store.open(opts);
+  const store = openStore({ ...opts, readOnlyFallback: true });
   try {
     return await fn(store);
+  } catch (err) {
+    throw asStorageError(err);
   } finally {
     store.close();
   }

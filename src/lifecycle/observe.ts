@@ -1,6 +1,8 @@
 import fs from "node:fs";
-import { isTerminal } from "./vocab.js";
+import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
+import { isStorageWriteFailure } from "./storage-faults.js";
+import { isTerminal } from "./vocab.js";
 import type { Entity, Store } from "./store.js";
 
 /** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
@@ -63,7 +65,8 @@ const started = (e: Entity) => e.pid !== null && e.proc_start !== null;
 
 /**
  * Classifies one entity. With `reap`, a started run whose process and group are conclusively
- * gone is moved to `lost` by the fenced transition; a refused write changes nothing.
+ * gone gets its end published by the fenced transition: the end its worker left as evidence
+ * (end.json) when there is one, else `lost`. A refused write changes nothing.
  */
 export function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Observed {
   const procs = opts.procs ?? new ProcSnapshot();
@@ -82,14 +85,24 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
     // the work is not conclusively over, so it is not reaped.
     if (live === "group_remains" || !opts.reap) return { entity: e, placement: "stopped_without_end", possibly_orphaned: live === "group_remains" };
     const cause = live === "reused" ? "pid_reused" : "process_gone";
-    const r = store.transition({
-      id: e.id,
-      to: "lost",
-      reason: `${e.kind}.lost.${cause}`,
-      source: "reaper",
-      expect: { status: e.status, version: e.version },
-      detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
-    });
+    let r;
+    try {
+      r = store.transition(
+        endFromEvidence(e) ?? {
+          id: e.id,
+          to: "lost",
+          reason: `${e.kind}.lost.${cause}`,
+          source: "reaper",
+          expect: { status: e.status, version: e.version },
+          detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
+        },
+      );
+    } catch (err) {
+      // A conclusive finding whose transition could not be published (D6, Amendment 4): the
+      // read still answers and a later one reaps. Anything else is a bug and is not hidden.
+      if (!isStorageWriteFailure(err)) throw err;
+      return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
+    }
     if (r.ok) return terminal(r.entity, procs);
     e = store.get(e.id) ?? e;
     if (isTerminal(e.status)) return terminal(e, procs);

@@ -1,71 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
-import { createRequire } from "node:module";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
 import { ensurePrivateDir, statePath } from "./paths.js";
+import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
-import { notifyHook } from "./notify/hook.js";
-import { isLegalTransition, isTerminal, outcomeOf, type AuditSource, type EntityKind } from "./vocab.js";
+import { openDatabase, retryBusy } from "./sqlite.js";
+import { isDiskFull } from "./storage-faults.js";
+import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
-/*
- * The driver's JavaScript is bundled into the CLI; its native addon is loaded directly, which
- * spares every command the `bindings` package's search for it.
- */
-let addon: object | undefined;
-const nativeBinding = () => (addon ??= createRequire(import.meta.url)("better-sqlite3/build/Release/better_sqlite3.node"));
-
-export interface Entity {
-  id: string;
-  kind: EntityKind;
-  parent_id: string | null;
-  label: string | null;
-  status: string;
-  outcome: string | null;
-  reason_code: string | null;
-  version: number;
-  spec: Record<string, any>;
-  created_at: string;
-  updated_at: string;
-  ended_at: string | null;
-  pid: number | null;
-  pgid: number | null;
-  proc_start: number | null;
-  started_at: string | null;
-  exit_code: number | null;
-  current_phase: string | null;
-  run_dir: string | null;
-}
-
-export interface AuditEvent {
-  id: number;
-  entity_id: string;
-  from_status: string | null;
-  to_status: string;
-  reason_code: string | null;
-  source: string;
-  at: string;
-  detail: string | null;
-}
-
-/** Fields a transition may set beside the status. */
-export type TransitionPatch = Partial<Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase">>;
-
-export interface TransitionRequest {
-  id: string;
-  to: string;
-  reason: string;
-  source: AuditSource;
-  /** The compare-and-set: the write happens only if the record still has this status and version. */
-  expect?: { status?: string | readonly string[]; version?: number };
-  patch?: TransitionPatch;
-  detail?: Record<string, unknown>;
-}
-
-export type TransitionResult =
-  | { ok: true; entity: Entity; from: string; eventId: number }
-  | { ok: false; refused: "not_found" | "terminal" | "stale" | "illegal"; entity?: Entity };
+export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 
 /** Runs inside the transition's transaction for every terminal move; returns rows it enqueued. */
 export interface TerminalHook {
@@ -75,16 +20,15 @@ export interface TerminalHook {
 
 const now = () => new Date().toISOString();
 
-/** Runs `fn`, retrying for up to ~5 s while SQLite reports the database busy or locked. */
-function retryBusy<T>(fn: () => T): T {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return fn();
-    } catch (err: any) {
-      if (!String(err?.code).startsWith("SQLITE_BUSY") || attempt >= 100) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
-    }
-  }
+/** Removes state.db (and its sidecars) only while nothing was ever written to it. */
+function removeUninitialised(file: string): void {
+  try {
+    if (fs.statSync(file).size !== 0) return;
+    fs.rmSync(file, { force: true });
+    if (fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size === 0) fs.rmSync(`${file}-wal`, { force: true });
+    // An initialised wal-index is 32 KiB; a shorter one is what the failed open left.
+    if ((fs.statSync(`${file}-shm`, { throwIfNoEntry: false })?.size ?? Infinity) < 32768) fs.rmSync(`${file}-shm`, { force: true });
+  } catch {}
 }
 
 function hydrate(row: any): Entity | undefined {
@@ -97,51 +41,66 @@ export class Store {
 
   constructor(readonly db: Database.Database) {}
 
-  /** Opens $LI_HOME/state.db; refuses an older or newer schema unless migrating. */
+  /**
+   * Opens $LI_HOME/state.db for reading and writing; refuses an older or newer schema unless
+   * migrating. No terminal hook is installed here: lifecycle/open.ts hands the store its hook.
+   */
   static open(opts: { migrating?: boolean } = {}): Store {
     const file = statePath();
     ensurePrivateDir(path.dirname(file));
     const fresh = !fs.existsSync(file);
-    const db = new Database(file, { nativeBinding: nativeBinding() });
-    // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
-    db.pragma("busy_timeout = 15000");
-    // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
-    // fresh file to WAL; that is transient, so retry it rather than fail the command.
-    retryBusy(() => db.pragma("journal_mode = WAL"));
-    db.pragma("foreign_keys = ON");
-    db.pragma("synchronous = NORMAL");
-    if (fresh) fs.chmodSync(file, 0o600);
-    const store = new Store(db);
-    store.terminalHook = notifyHook;
-    let version = store.schemaVersion();
-    if (version === 0) {
-      // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
-      // a concurrent opener then sees no schema or the current one, never a half-migrated file.
-      retryBusy(() =>
-        store.tx(() => {
-          if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
-          for (const step of MIGRATIONS) db.exec(step);
-          db.pragma(`user_version = ${SCHEMA_VERSION}`);
-        }),
-      );
-      version = store.schemaVersion();
+    let db: Database.Database | undefined;
+    try {
+      const conn = (db = openDatabase(file));
+      // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
+      conn.pragma("busy_timeout = 15000");
+      // Asked first, because setting it is a write and an existing file is already WAL.
+      // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
+      // fresh file to WAL; that is transient, so retry it rather than fail the command.
+      if (retryBusy(() => conn.pragma("journal_mode", { simple: true })) !== "wal") retryBusy(() => conn.pragma("journal_mode = WAL"));
+      conn.pragma("foreign_keys = ON");
+      conn.pragma("synchronous = NORMAL");
+      if (fresh) fs.chmodSync(file, 0o600);
+      const store = new Store(conn);
+      if (store.schemaVersion() === 0) {
+        // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
+        // a concurrent opener then sees no schema or the current one, never a half-migrated file.
+        retryBusy(() =>
+          store.tx(() => {
+            if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
+            for (const step of MIGRATIONS) conn.exec(step);
+            conn.pragma(`user_version = ${SCHEMA_VERSION}`);
+          }),
+        );
+      }
+      store.checkVersion(file, opts);
+      return store;
+    } catch (err) {
+      if (db?.open) db.close();
+      // A file this open created and a full disk kept it from initialising is not left behind as
+      // an empty database that a later open would take for an existing one. (Only then: a
+      // concurrent opener may be initialising the same new file.)
+      if (fresh && isDiskFull(err)) removeUninitialised(file);
+      throw err;
     }
+  }
+
+  /** Refuses a schema this li does not speak; `migrating` accepts an older one. */
+  checkVersion(file: string, opts: { migrating?: boolean } = {}): void {
+    const version = this.schemaVersion();
     if (version > SCHEMA_VERSION) {
-      db.close();
       throw new LiError(
         "unavailable",
         `state.db is at schema version ${version}, newer than this li understands (${SCHEMA_VERSION}); upgrade li`,
         { path: file, schema_version: version, supported: SCHEMA_VERSION },
       );
     } else if (version < SCHEMA_VERSION && !opts.migrating) {
-      db.close();
       throw new LiError(
         "unavailable",
         `state.db is at schema version ${version}; this li needs ${SCHEMA_VERSION}. Run \`li state migrate\` to upgrade it`,
         { path: file, schema_version: version, required: SCHEMA_VERSION, remedy: "li state migrate" },
       );
     }
-    return store;
   }
 
   close(): void {

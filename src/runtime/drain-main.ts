@@ -2,7 +2,7 @@
  * The detached terminal-notify drainer: `node drain-main.js`. Delivers due outbox rows one
  * at a time, sleeps through retries that fall due soon, and exits when nothing is due.
  */
-import { Store } from "../lifecycle/store.js";
+import { openStore } from "../lifecycle/open.js";
 import { attempt } from "../lifecycle/notify/deliver.js";
 import { claimDue, finishAttempt, MAX_DELAY_MS, nextDueMs } from "../lifecycle/notify/outbox.js";
 
@@ -16,7 +16,7 @@ const MAX_LIFETIME_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
-  const store = Store.open();
+  const store = openStore();
   const deadline = Date.now() + MAX_LIFETIME_MS;
   try {
     while (Date.now() < deadline) {

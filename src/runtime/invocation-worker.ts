@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Store } from "../lifecycle/store.js";
 import { parseModelSpec } from "./providers/index.js";
+import { RunEnd } from "./run-end.js";
 import { publishRunning } from "./spawn.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
@@ -21,31 +22,35 @@ function deadline(ms: number, fn: () => void): { clear(): void } {
 
 /** Runs one invocation's provider process and records how it ended. */
 export async function run(store: Store, id: string): Promise<void> {
-  const e = publishRunning(store, id, "invocation");
-  // Killed or reaped before it could start: nothing to run.
+  const e = await publishRunning(store, id, "invocation");
+  // Killed or reaped before it could start (or running could not be recorded): nothing to run.
   if (!e) return;
   const pgid = e.pgid!;
   const dir = e.run_dir!;
   const promptFile = path.join(dir, "prompt.txt");
   const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
+  const end = new RunEnd(store, e);
 
-  const finish = (to: string, cause: string, exit_code: number | null, detail?: Record<string, unknown>) =>
-    store.transition({ id, to, reason: `invocation.${to}.${cause}`, source: "runtime", expect: { status: "running" }, patch: { exit_code }, detail });
+  const finish = (to: "completed" | "failed" | "timed_out", cause: string, exit_code: number | null, detail?: Record<string, unknown>) =>
+    end.finish(to, cause, { patch: { exit_code }, detail });
 
   let launch;
   try {
     const spec = parseModelSpec(e.spec.model);
     launch = spec.provider.launch(spec.model, promptFile, e.spec.provider_options ?? {});
   } catch (err: any) {
-    fs.writeSync(out, `li: ${err?.message ?? err}\n`);
-    finish("failed", "spawn_error", null);
+    try {
+      fs.writeSync(out, `li: ${err?.message ?? err}\n`);
+    } catch {}
+    await finish("failed", "spawn_error", null);
     return;
   }
 
   // A kill that landed after `running` was published: do not start the provider at all.
   if (store.get(id)?.status !== "running") return;
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
+    const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
       cwd: e.spec.cwd,
       stdio: [stdin, out, out],
@@ -54,8 +59,9 @@ export async function run(store: Store, id: string): Promise<void> {
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) {
       timer = deadline(e.spec.timeout_seconds * 1000, () => {
-        // Record first, then kill the whole group (this worker included) so nothing outlives the deadline.
-        finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds });
+        // Record first (its first attempt is synchronous; retries may be cut short by the kill,
+        // end.json keeps the end), then kill the whole group, this worker included.
+        finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds }).catch(reject);
         try {
           process.kill(-pgid, "SIGTERM");
         } catch {}
@@ -68,16 +74,16 @@ export async function run(store: Store, id: string): Promise<void> {
     }
     child.on("error", (err) => {
       timer?.clear();
-      fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
-      finish("failed", "spawn_error", null, { error: err.message });
-      resolve();
+      try {
+        fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
+      } catch {}
+      settle(finish("failed", "spawn_error", null, { error: err.message }));
     });
     child.on("exit", (code, signal) => {
       timer?.clear();
-      if (code === 0) finish("completed", "exit_zero", 0);
-      else if (signal) finish("failed", "signal", null, { signal });
-      else finish("failed", "exit_nonzero", code);
-      resolve();
+      if (code === 0) settle(finish("completed", "exit_zero", 0));
+      else if (signal) settle(finish("failed", "signal", null, { signal }));
+      else settle(finish("failed", "exit_nonzero", code));
     });
   });
 }

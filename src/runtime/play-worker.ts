@@ -13,8 +13,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { readEnd } from "../lifecycle/end-evidence.js";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
+import { RunEnd } from "./run-end.js";
 import { run as runSession } from "./session-worker.js";
 import { createRecord, publishRunning } from "./spawn.js";
 
@@ -22,10 +24,15 @@ import { createRecord, publishRunning } from "./spawn.js";
 const TRANSCRIPT_CAP = 4 * 1024 * 1024;
 
 export async function run(store: Store, id: string): Promise<void> {
-  const play = publishRunning(store, id, "play");
+  const play = await publishRunning(store, id, "play");
   if (!play) return;
+  const end = new RunEnd(store, play);
   const out = fs.openSync(path.join(play.run_dir!, "console.log"), "a", 0o600);
-  const log = (line: string) => fs.writeSync(out, `[play ${play.id}] ${line}\n`);
+  const log = (line: string) => {
+    try {
+      fs.writeSync(out, `[play ${play.id}] ${line}\n`);
+    } catch {}
+  };
   try {
     let sessionId: string;
     try {
@@ -41,7 +48,7 @@ export async function run(store: Store, id: string): Promise<void> {
       // Killed before the session existed: the store refused a child under a terminal play.
       if (isTerminal(store.get(play.id)?.status ?? "cancelled")) return;
       log(`could not create the session: ${err?.message ?? err}`);
-      store.transition({ id, to: "failed", reason: "play.failed.session_create_failed", source: "runtime", expect: { status: "running" }, detail: { error: String(err?.message ?? err) } });
+      await end.finish("failed", "session_create_failed", { detail: { error: String(err?.message ?? err) } });
       return;
     }
     store.annotate(play.id, { spec: { session_id: sessionId } });
@@ -49,22 +56,17 @@ export async function run(store: Store, id: string): Promise<void> {
 
     await runSession(store, sessionId);
 
-    const end = store.get(sessionId)!;
-    transcript(out, end.run_dir!);
-    if (isTerminal(end.status)) {
-      store.transition({
-        id,
-        to: end.status,
-        reason: `play.${end.status}.session_${end.status}`,
-        source: "runtime",
-        expect: { status: "running" },
-        patch: { current_phase: "done" },
-        detail: { session: sessionId, session_reason: end.reason_code },
-      });
+    const session = store.get(sessionId)!;
+    transcript(out, session.run_dir!);
+    // A session whose end could not be written yet (a full disk) left it as evidence: mirror that.
+    const evidence = isTerminal(session.status) ? null : readEnd(session);
+    const status = evidence?.to ?? session.status;
+    if (isTerminal(status)) {
+      await end.finish(status, `session_${status}`, { patch: { current_phase: "done" }, detail: { session: sessionId, session_reason: evidence?.reason ?? session.reason_code } });
     } else {
       // The session's supervisor returned without ending it (its start was refused yet it is
       // not terminal): not expected, but the play must still end.
-      store.transition({ id, to: "failed", reason: "play.failed.session_unfinished", source: "runtime", expect: { status: "running" }, detail: { session: sessionId, session_status: end.status } });
+      await end.finish("failed", "session_unfinished", { detail: { session: sessionId, session_status: session.status } });
     }
   } finally {
     fs.closeSync(out);

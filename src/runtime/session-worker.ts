@@ -33,6 +33,7 @@ import type { Plan, PlanStep } from "./flow/plan.js";
 import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./flow/prompts.js";
 import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
 import { nextActions, stepState, type StepState } from "./flow/schedule.js";
+import { RunEnd } from "./run-end.js";
 import { createRecord, publishRunning, startWorker } from "./spawn.js";
 
 const POLL_MS = 100;
@@ -49,13 +50,15 @@ class Stopped extends Error {}
 class Finished extends Error {}
 
 export async function run(store: Store, id: string): Promise<void> {
-  const session = publishRunning(store, id, "session", { current_phase: "planning" });
+  const session = await publishRunning(store, id, "session", { current_phase: "planning" });
   if (!session) return;
+  const end = new RunEnd(store, session);
   let sup: Supervisor;
   try {
-    sup = new Supervisor(store, session);
+    sup = new Supervisor(store, session, end);
   } catch (err: any) {
-    store.transition({ id, to: "failed", reason: "session.failed.internal", source: "runtime", expect: { status: "running" }, detail: { error: String(err?.message ?? err) } });
+    end.log(`could not start supervising: ${err?.stack ?? err}`);
+    await end.finish("failed", "internal", { detail: { error: String(err?.message ?? err) } });
     return;
   }
   try {
@@ -67,7 +70,7 @@ export async function run(store: Store, id: string): Promise<void> {
       return;
     }
     sup.log(`internal error: ${err?.stack ?? err}`);
-    sup.finish("failed", "internal", { error: String(err?.message ?? err) });
+    await sup.finish("failed", "internal", { error: String(err?.message ?? err) });
   } finally {
     sup.close();
   }
@@ -100,6 +103,7 @@ class Supervisor {
   constructor(
     private readonly store: Store,
     private readonly session: Entity,
+    private readonly end: RunEnd,
   ) {
     this.spec = session.spec as unknown as SessionSpec;
     this.dir = session.run_dir!;
@@ -134,16 +138,8 @@ class Supervisor {
     this.store.annotate(this.session.id, { current_phase: p });
   }
 
-  finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>): void {
-    this.store.transition({
-      id: this.session.id,
-      to,
-      reason: `session.${to}.${cause}`,
-      source: "runtime",
-      expect: { status: "running" },
-      patch: { current_phase: "done" },
-      detail,
-    });
+  async finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>): Promise<void> {
+    await this.end.finish(to, cause, { patch: { current_phase: "done" }, detail });
   }
 
   async run(): Promise<void> {
@@ -177,7 +173,7 @@ class Supervisor {
     writePrivateFile(path.join(this.dir, "result.json"), JSON.stringify(result, null, 2) + "\n");
     this.log(`${to}: ${completed.length} of ${plan.steps.length} steps completed${synthesis ? `, synthesis ${synthesis.status}` : ""}`);
     this.finalOutput(plan, steps, synthesis);
-    this.finish(to, cause, { steps: plan.steps.length, completed: completed.length });
+    await this.finish(to, cause, { steps: plan.steps.length, completed: completed.length });
   }
 
   private summary(e: Entity, output: string | null) {
@@ -221,7 +217,7 @@ class Supervisor {
     const end = await this.waitFor(planner);
     if (end.status !== "completed") {
       this.log(`the planner ${end.id} ended ${end.status} (${end.reason_code})`);
-      this.finish("failed", "planner_failed", { planner: end.id, planner_status: end.status });
+      await this.finish("failed", "planner_failed", { planner: end.id, planner_status: end.status });
       throw new Finished();
     }
     let plan: Plan;
@@ -230,7 +226,7 @@ class Supervisor {
     } catch (err: any) {
       if (!(err instanceof LiError)) throw err;
       this.log(`the planner's answer is not a usable plan: ${err.message}`);
-      this.finish("failed", "invalid_plan", { planner: end.id, error: err.message });
+      await this.finish("failed", "invalid_plan", { planner: end.id, error: err.message });
       throw new Finished();
     }
     this.store.annotate(this.session.id, { spec: { plan } });

@@ -5,9 +5,11 @@ import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { selfStat } from "../lifecycle/procfs.js";
+import { diskFullError, isDiskFull, isStorageWriteFailure } from "../lifecycle/storage-faults.js";
 import type { Entity, Store, TransitionPatch } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
-
+import { persist } from "./persist.js";
+import { errorText, workerLog } from "./worker-log.js";
 
 /**
  * Writes the record (preparing or queued), its private run directory, console log and
@@ -23,11 +25,17 @@ export function createRecord(
     fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
     if (input.prompt !== undefined) writePrivateFile(path.join(entity.run_dir!, "prompt.txt"), input.prompt);
   } catch (err: any) {
-    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
-    // Best effort: the cleanup must not replace the error that explains the failure.
+    // Best effort, like the cleanup below: neither may replace the error that explains the
+    // failure. A record the storage will not let us fail stays preparing, which readers show.
+    try {
+      store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
+    } catch (refused) {
+      if (!isStorageWriteFailure(refused)) throw refused;
+    }
     try {
       fs.rmSync(entity.run_dir!, { recursive: true, force: true });
     } catch {}
+    if (isDiskFull(err)) throw diskFullError(err, undefined, { id: entity.id });
     throw new LiError("internal", `cannot create the run directory for ${entity.id}: ${err?.message ?? err}`, { id: entity.id });
   }
   return entity;
@@ -56,17 +64,33 @@ export function startWorker(store: Store, entity: Entity): number {
 
 /**
  * The worker's half of the spawn phase: preparing → running, recording this process's pid,
- * group and /proc start time. Null when the record moved on first (killed or reaped).
+ * group and /proc start time, retried over storage faults (see persist). Null when the record
+ * moved on first (killed or reaped) or the write never landed; the reason is in worker.log.
  */
-export function publishRunning(store: Store, id: string, kind: EntityKind, patch: TransitionPatch = {}): Entity | null {
+export async function publishRunning(store: Store, id: string, kind: EntityKind, patch: TransitionPatch = {}): Promise<Entity | null> {
   const self = selfStat();
-  const r = store.transition({
-    id,
-    to: "running",
-    reason: `${kind}.running.spawned`,
-    source: "runtime",
-    expect: { status: "preparing" },
-    patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString(), ...patch },
-  });
-  return r.ok ? r.entity : null;
+  const log = workerLog(id);
+  const write = () =>
+    store.transition({
+      id,
+      to: "running",
+      reason: `${kind}.running.spawned`,
+      source: "runtime",
+      expect: { status: "preparing" },
+      patch: { pid: process.pid, pgid: self.pgrp, proc_start: self.starttime, started_at: new Date().toISOString(), ...patch },
+    });
+  let r;
+  try {
+    r = await persist(`publishing ${kind}.running.spawned`, write, log);
+  } catch (err) {
+    if (!isStorageWriteFailure(err)) throw err;
+    log(`could not publish running (${errorText(err)}); not starting the run`);
+    return null;
+  }
+  if (r.ok) return r.entity;
+  // An attempt whose commit was reported failed may still have landed: the record then names us.
+  const e = r.entity;
+  if (e?.status === "running" && e.pid === process.pid && e.proc_start === self.starttime) return e;
+  log(`running not published: the record is ${e?.status ?? "gone"} (${r.refused})`);
+  return null;
 }

@@ -1,8 +1,12 @@
 /**
  * The detached worker: `node worker-main.js <entity-id>`. It supervises one entity and
- * reports every status change through the lifecycle transition function.
+ * reports every status change through the lifecycle transition function. Its stdio goes
+ * nowhere: what it has to say about itself goes to runs/<id>/worker.log.
  */
-import { Store } from "../lifecycle/store.js";
+import { openStore } from "../lifecycle/open.js";
+import type { Store } from "../lifecycle/store.js";
+import { persist } from "./persist.js";
+import { errorText, workerLog } from "./worker-log.js";
 
 // Kill and timeout signal the whole group; the worker outlives SIGTERM so it can record
 // how its child ended (the terminal floor refuses that write if kill already recorded it).
@@ -14,17 +18,20 @@ const WORKERS: Record<string, () => Promise<{ run(store: Store, id: string): Pro
   play: () => import("./play-worker.js"),
 };
 
+const id = process.argv[2];
+const log = workerLog(id ?? "(no id)", id ? undefined : null);
+
 async function main(): Promise<void> {
-  const id = process.argv[2];
-  const store = Store.open();
-  const entity = id ? store.get(id) : undefined;
-  if (!entity) {
-    process.exitCode = 2;
-    return;
-  }
-  const load = WORKERS[entity.kind];
-  if (!load) throw new Error(`no worker for kind ${entity.kind}`);
+  // Opening can write (the WAL index), so a full disk at start is retried like any write.
+  const store = await persist("opening state.db", () => openStore(), log);
   try {
+    const entity = id ? store.get(id) : undefined;
+    if (!entity) {
+      process.exitCode = 2;
+      return;
+    }
+    const load = WORKERS[entity.kind];
+    if (!load) throw new Error(`no worker for kind ${entity.kind}`);
     await (await load()).run(store, entity.id);
   } finally {
     store.close();
@@ -32,6 +39,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  log(`failed: ${errorText(err)}${err?.stack ? `\n${err.stack}` : ""}`);
   process.stderr.write(`li worker: ${err?.stack ?? err}\n`);
   process.exitCode = 1;
 });

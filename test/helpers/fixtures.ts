@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
-import { Store } from "../../src/lifecycle/store.js";
+import { openStore as openLifecycleStore } from "../../src/lifecycle/open.js";
+import type { Store } from "../../src/lifecycle/store.js";
 import { type Home, li, liData, liveMembers, tempHome, until } from "./li.js";
 
 export type { Home };
@@ -63,10 +64,10 @@ export async function untilAgentReady(run: { pid: number; pgid: number }): Promi
   return agent;
 }
 
-/** A Store on `h`'s state.db; sets process.env.LI_HOME, which Store.open() reads. The caller closes it. */
+/** A Store on `h`'s state.db, with its terminal hook; sets process.env.LI_HOME, which opening reads. The caller closes it. */
 export function openStore(h: Home): Store {
   process.env.LI_HOME = h.home;
-  return Store.open();
+  return openLifecycleStore();
 }
 
 /** Runs `fn` on a Store opened in `h` (the test process writing as li's own lifecycle layer would). */

@@ -2,7 +2,8 @@ import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { liHome, statePath } from "../../lifecycle/paths.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
-import { Store } from "../../lifecycle/store.js";
+import { openStore } from "../../lifecycle/open.js";
+import { asStorageError } from "../../lifecycle/storage-faults.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
@@ -16,7 +17,8 @@ export function register(root: Command, ctx: CliContext): void {
         const providers = PROVIDERS.map((p) => ({ name: p.name, ...p.availability({}) }));
         let store: Record<string, unknown>;
         try {
-          const s = Store.open();
+          // No read-only fallback: a full disk is exactly what a health check must report.
+          const s = openStore();
           try {
             const integrity = s.db.pragma("quick_check", { simple: true });
             store = {
@@ -31,8 +33,9 @@ export function register(root: Command, ctx: CliContext): void {
           } finally {
             s.close();
           }
-        } catch (err) {
-          store = { ok: false, path: statePath(), error: err instanceof LiError ? err.message : String(err), ...(err instanceof LiError ? err.detail : {}) };
+        } catch (caught) {
+          const err = asStorageError(caught);
+          store = { ok: false, error: err instanceof LiError ? err.message : String(err), ...(err instanceof LiError ? err.detail : {}), path: statePath() };
         }
         const data = { li_home: liHome(), store, providers };
         return {

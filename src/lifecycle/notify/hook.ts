@@ -6,7 +6,7 @@ import { terminalEnvelope } from "./envelope.js";
 import { insertDelivery, type Target } from "./outbox.js";
 
 /*
- * The terminal hook Store.open installs. Settings are read, and yaml loaded, only when a
+ * The terminal hook openStore (lifecycle/open.ts) installs. Settings are read, and yaml loaded, only when a
  * terminal transition actually happens.
  */
 

@@ -1,0 +1,47 @@
+import { notifyHook } from "./notify/hook.js";
+import { statePath } from "./paths.js";
+import { openReadOnly } from "./read-only.js";
+import { asStorageError, isDiskFull } from "./storage-faults.js";
+import { Store } from "./store.js";
+
+/*
+ * The composition root of the lifecycle store: opens it and hands it its terminal hook, so the
+ * store itself never depends on terminal-notify (which depends back on the store).
+ */
+
+export interface OpenOptions {
+  migrating?: boolean;
+  /**
+   * On a full disk, answer reads from a read-only connection instead of failing (its writes
+   * are then refused as SQLITE_READONLY). For commands; a worker must be able to write.
+   */
+  readOnlyFallback?: boolean;
+}
+
+export function openStore(opts: OpenOptions = {}): Store {
+  let store: Store;
+  try {
+    store = Store.open(opts);
+  } catch (err) {
+    if (!opts.readOnlyFallback || !isDiskFull(err)) throw asStorageError(err);
+    store = readOnlyStore(err, opts);
+  }
+  store.terminalHook = notifyHook;
+  return store;
+}
+
+function readOnlyStore(cause: unknown, opts: OpenOptions): Store {
+  const file = statePath();
+  const db = openReadOnly(file);
+  if (!db) throw asStorageError(cause);
+  const store = new Store(db);
+  try {
+    // A file with no schema yet has nothing to read; creating one is a write.
+    if (store.schemaVersion() === 0) throw cause;
+    store.checkVersion(file, opts);
+  } catch (err) {
+    store.close();
+    throw asStorageError(err);
+  }
+  return store;
+}

@@ -1,0 +1,54 @@
+import type { AuditSource, EntityKind } from "./vocab.js";
+
+/** The shapes state.db holds and the one transition function takes; the Store itself is store.ts. */
+
+export interface Entity {
+  id: string;
+  kind: EntityKind;
+  parent_id: string | null;
+  label: string | null;
+  status: string;
+  outcome: string | null;
+  reason_code: string | null;
+  version: number;
+  spec: Record<string, any>;
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  pid: number | null;
+  pgid: number | null;
+  proc_start: number | null;
+  started_at: string | null;
+  exit_code: number | null;
+  current_phase: string | null;
+  run_dir: string | null;
+}
+
+export interface AuditEvent {
+  id: number;
+  entity_id: string;
+  from_status: string | null;
+  to_status: string;
+  reason_code: string | null;
+  source: string;
+  at: string;
+  detail: string | null;
+}
+
+/** Fields a transition may set beside the status. */
+export type TransitionPatch = Partial<Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase">>;
+
+export interface TransitionRequest {
+  id: string;
+  to: string;
+  reason: string;
+  source: AuditSource;
+  /** The compare-and-set: the write happens only if the record still has this status and version. */
+  expect?: { status?: string | readonly string[]; version?: number };
+  patch?: TransitionPatch;
+  detail?: Record<string, unknown>;
+}
+
+export type TransitionResult =
+  | { ok: true; entity: Entity; from: string; eventId: number }
+  | { ok: false; refused: "not_found" | "terminal" | "stale" | "illegal"; entity?: Entity };

@@ -1,0 +1,71 @@
+import { recordEnd, reserveEnd, WORKER_ENDS } from "../lifecycle/end-evidence.js";
+import { isStorageWriteFailure } from "../lifecycle/storage-faults.js";
+import type { Entity, Store, TransitionPatch, TransitionResult } from "../lifecycle/store.js";
+import { persist } from "./persist.js";
+import { errorText, workerLog, type WorkerLog } from "./worker-log.js";
+
+/**
+ * The one end a worker records for the running entity it supervises, shared by every worker
+ * kind: the end goes to end.json first (evidence a reader publishes if this process dies or
+ * gives up), then through the transition, retried over storage faults. The first end decided
+ * wins, as the terminal floor would have it: a timeout's end is not replaced by the exit
+ * status of the kill that followed it.
+ */
+export class RunEnd {
+  readonly log: WorkerLog;
+  private ending?: Promise<TransitionResult | null>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly entity: Entity,
+  ) {
+    this.log = workerLog(entity.id, entity.run_dir);
+    // Written now, while there is room, so the log's first block exists when a full disk later
+    // refuses new ones: the lines explaining a failed end then still fit.
+    this.log(`supervising, group ${entity.pgid}`);
+    try {
+      reserveEnd(entity.run_dir!);
+    } catch (err) {
+      this.log(`could not reserve end.json (${errorText(err)})`);
+    }
+  }
+
+  /**
+   * Records `<kind>.<to>.<cause>` for a record still `running`. Null when it could not be
+   * written (the evidence remains); rejects only on an error that is not the storage's.
+   */
+  finish(to: string, cause: string, opts: { patch?: TransitionPatch; detail?: Record<string, unknown> } = {}): Promise<TransitionResult | null> {
+    if (this.ending) return this.ending;
+    const e = this.entity;
+    const reason = `${e.kind}.${to}.${cause}`;
+    const patch = opts.patch ?? {};
+    // A play mirroring a session that was cancelled or lost claims nothing a reader should publish.
+    let evidence = WORKER_ENDS.includes(to);
+    if (evidence) {
+      try {
+        recordEnd(e.run_dir!, {
+          to,
+          reason,
+          exit_code: patch.exit_code ?? null,
+          current_phase: patch.current_phase ?? null,
+          at: new Date().toISOString(),
+          detail: opts.detail ?? null,
+          pid: e.pid!,
+          proc_start: e.proc_start!,
+        });
+      } catch (err) {
+        evidence = false;
+        this.log(`could not write end.json for ${reason} (${errorText(err)})`);
+      }
+    }
+    const write = () => this.store.transition({ id: e.id, to, reason, source: "runtime", expect: { status: "running" }, patch, detail: opts.detail });
+    this.ending = persist(`recording ${reason}`, write, this.log).catch((err) => {
+      if (!isStorageWriteFailure(err)) throw err;
+      this.log(
+        `could not record ${reason} in state.db (${errorText(err)}); ${evidence ? "end.json holds it for the next reader to publish" : "with no evidence left, a reader will find the run lost"}`,
+      );
+      return null;
+    });
+    return this.ending;
+  }
+}
