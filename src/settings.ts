@@ -7,6 +7,8 @@ import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js
 import { ENTITY_KINDS } from "./lifecycle/vocab.js";
 import { isObject } from "./json.js";
 import { NAME_PATTERN } from "./lifecycle/names.js";
+import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
+import { closed, fail, httpUrl, number } from "./settings-fields.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -34,14 +36,10 @@ export interface Handler {
   cwd: string;
 }
 
-export interface OpenAISettings {
-  base_url?: string;
-  api_key_env?: string;
-}
-
 export interface ParsedSettings {
   handlers: Handler[];
-  openai: OpenAISettings;
+  endpoints: Endpoint[];
+  default_endpoint: string | null;
 }
 
 export type TrustState = "user" | "trusted" | "untrusted" | "changed";
@@ -60,7 +58,10 @@ export interface Settings {
   files: SettingsFile[];
   /** Handlers of the files in force only. */
   handlers: Handler[];
-  openai: OpenAISettings;
+  /** Endpoints of the files in force, the built-in `openai` first. */
+  endpoints: Endpoint[];
+  /** What a run that names no endpoint sends to. */
+  default_endpoint: string;
   warnings: string[];
 }
 
@@ -114,24 +115,6 @@ export function trustKey(file: string): string {
   return fs.realpathSync(file);
 }
 
-function fail(file: string, key: string, message: string): never {
-  throw new LiError("invalid_input", `${file}: ${key}: ${message}`, { file, key });
-}
-
-
-function closed(file: string, key: string, obj: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (!isObject(obj)) fail(file, key, `expected a mapping, got ${JSON.stringify(obj)}`);
-  for (const k of Object.keys(obj))
-    if (!allowed.includes(k)) fail(file, `${key ? key + "." : ""}${k}`, `unknown key; known keys here: ${allowed.join(", ")}`);
-  return obj;
-}
-
-function number(file: string, key: string, v: unknown, min: number, max: number, integer: boolean): number {
-  if (typeof v !== "number" || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max)
-    fail(file, key, `expected ${integer ? "an integer" : "a number"} from ${min} to ${max}, got ${JSON.stringify(v)}`);
-  return v;
-}
-
 function retry(file: string, key: string, v: unknown, base: RetryPolicy): RetryPolicy {
   if (v === undefined || v === null) return base;
   const r = closed(file, key, v, ["max_attempts", "backoff_seconds"]);
@@ -155,15 +138,6 @@ function execArgv(file: string, key: string, v: unknown): string[] {
   return v as string[];
 }
 
-function webhookUrl(file: string, key: string, v: unknown): string {
-  let url: URL | undefined;
-  try {
-    url = typeof v === "string" ? new URL(v) : undefined;
-  } catch {}
-  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) fail(file, key, `expected an http(s) URL, got ${JSON.stringify(v)}`);
-  return url.href;
-}
-
 function handler(file: string, key: string, v: unknown, base: RetryPolicy, source: Handler["source"], cwd: string): Handler {
   const h = closed(file, key, v, ["name", "exec", "url", "kinds", "scope", "timeout_seconds", "retry"]);
   if (typeof h.name !== "string" || !NAME_PATTERN.test(h.name)) fail(file, `${key}.name`, `expected a name of letters, digits, '.', '_' or '-', got ${JSON.stringify(h.name)}`);
@@ -180,7 +154,7 @@ function handler(file: string, key: string, v: unknown, base: RetryPolicy, sourc
   return {
     name: h.name,
     exec: h.exec === undefined ? null : execArgv(file, `${key}.exec`, h.exec),
-    url: h.url === undefined ? null : webhookUrl(file, `${key}.url`, h.url),
+    url: h.url === undefined ? null : httpUrl(file, `${key}.url`, h.url),
     kinds,
     scope: (h.scope as Handler["scope"]) ?? "all",
     timeout_seconds: h.timeout_seconds === undefined ? DEFAULT_TIMEOUT_SECONDS : number(file, `${key}.timeout_seconds`, h.timeout_seconds, 0.1, 300, false),
@@ -191,19 +165,6 @@ function handler(file: string, key: string, v: unknown, base: RetryPolicy, sourc
   };
 }
 
-function openai(file: string, v: unknown): OpenAISettings {
-  if (v === undefined || v === null) return {};
-  const o = closed(file, "providers.openai", v, ["base_url", "api_key_env"]);
-  const out: OpenAISettings = {};
-  if (o.base_url !== undefined) out.base_url = webhookUrl(file, "providers.openai.base_url", o.base_url).replace(/\/$/, "");
-  if (o.api_key_env !== undefined) {
-    if (typeof o.api_key_env !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.api_key_env))
-      fail(file, "providers.openai.api_key_env", `expected an environment variable name, got ${JSON.stringify(o.api_key_env)}`);
-    out.api_key_env = o.api_key_env;
-  }
-  return out;
-}
-
 /** Parses and validates one file's bytes; every error names the file and the key. */
 export function parseSettings(bytes: Buffer, file: string, source: Handler["source"]): ParsedSettings {
   let doc: unknown;
@@ -212,8 +173,10 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   } catch (err: any) {
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }
-  if (doc === null || doc === undefined) return { handlers: [], openai: {} };
-  const top = closed(file, "", doc, ["notify", "providers"]);
+  if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null };
+  if (isObject(doc) && doc.providers !== undefined)
+    fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint"]);
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
   const handlers: Handler[] = [];
   if (top.notify !== undefined && top.notify !== null) {
@@ -222,8 +185,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     if (n.on_terminal !== undefined && !Array.isArray(n.on_terminal)) fail(file, "notify.on_terminal", "expected a list of handlers");
     ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
   }
-  const providers = top.providers === undefined || top.providers === null ? {} : closed(file, "providers", top.providers, ["openai"]);
-  return { handlers, openai: openai(file, providers.openai) };
+  return { handlers, endpoints: parseEndpoints(file, top.endpoints, source), default_endpoint: parseDefaultEndpoint(file, top.default_endpoint) };
 }
 
 function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {
@@ -253,11 +215,16 @@ export function loadSettings(cwd = process.cwd()): Settings {
 
   const warnings: string[] = [];
   const handlers: Handler[] = [];
-  let openaiSettings: OpenAISettings = {};
+  const inForce: SettingsFile[] = [];
   for (const f of files) {
     if (f.trust === "untrusted" || f.trust === "changed") {
+      const p = f.parsed;
+      const unused = [
+        p?.handlers.length ? `handlers ${p.handlers.map((h) => h.name).join(", ")}` : "",
+        p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
+      ].filter(Boolean);
       warnings.push(
-        `li: ignoring ${f.path}: it is ${f.trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${f.path}\``,
+        `li: ignoring ${f.path}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: it is ${f.trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${f.path}\``,
       );
       continue;
     }
@@ -266,9 +233,10 @@ export function loadSettings(cwd = process.cwd()): Settings {
       if (dup) fail(f.path, "notify.on_terminal", `handler name ${h.name} is also defined in ${dup.file}; names must be unique`);
       handlers.push(h);
     }
-    openaiSettings = { ...openaiSettings, ...f.parsed!.openai };
+    inForce.push(f);
   }
-  return { files, handlers, openai: openaiSettings, warnings };
+  const endpoints = mergeEndpoints(inForce.map((f) => ({ path: f.path, endpoints: f.parsed!.endpoints, default_endpoint: f.parsed!.default_endpoint })));
+  return { files, handlers, ...endpoints, warnings };
 }
 
 /** The settings file `li hooks trust` acts on: a file, a directory holding .li/settings.yaml, or the one found from cwd. */
@@ -292,6 +260,7 @@ export function trustProjectFile(file: string): {
   sha256: string;
   previous_sha256: string | null;
   handlers: { name: string; exec: string[] | null; url: string | null }[];
+  endpoints: { name: string; base_url: string; api_key_env: string | null }[];
 } {
   const bytes = fs.readFileSync(file);
   const parsed = parseSettings(bytes, file, "project");
@@ -300,7 +269,13 @@ export function trustProjectFile(file: string): {
   const previous = store.files[key]?.sha256 ?? null;
   store.files[key] = { sha256: sha256Hex(bytes), trusted_at: new Date().toISOString() };
   writeTrustStore(store);
-  return { path: key, sha256: store.files[key].sha256, previous_sha256: previous, handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })) };
+  return {
+    path: key,
+    sha256: store.files[key].sha256,
+    previous_sha256: previous,
+    handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })),
+    endpoints: parsed.endpoints.map((e) => ({ name: e.name, base_url: e.base_url, api_key_env: e.api_key_env })),
+  };
 }
 
 export function untrustProjectFile(file: string): { path: string; was_trusted: boolean } {

@@ -65,8 +65,5 @@ test("exec strings with shell syntax are refused; plain strings split on whitesp
   for (const ch of "|&;<>()$`\\\"'*?[]#~=%\n") expect(() => load(`/bin/echo a${ch}b`)).toThrow(/s\.yaml: notify\.on_terminal\[0\]\.exec: .*shell syntax/);
   expect(load("  /usr/bin/tee   -a /tmp/x ").handlers[0].exec).toEqual(["/usr/bin/tee", "-a", "/tmp/x"]);
   expect(() => parseSettings(Buffer.from("notify: {on_terminal: [{name: h, url: 'http://x', scope: some}]}"), "/s.yaml", "user")).toThrow(/scope/);
-  expect(parseSettings(Buffer.from("providers: {openai: {base_url: 'http://127.0.0.1:8/v1/', api_key_env: MY_KEY}}"), "/s.yaml", "user").openai).toEqual({
-    base_url: "http://127.0.0.1:8/v1",
-    api_key_env: "MY_KEY",
-  });
+  expect(() => parseSettings(Buffer.from("providers: {openai: {base_url: 'http://127.0.0.1:8/v1/'}}"), "/s.yaml", "user")).toThrow(/s\.yaml: providers: .*endpoints/);
 });

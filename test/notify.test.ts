@@ -170,14 +170,23 @@ notify:
   }
 });
 
-test("providers.openai settings reach openai runs, and flags win over them", async () => {
+test("an openai run records its endpoint's name only; a project endpoint applies only after li hooks trust", async () => {
   const t = setup();
   try {
-    t.userSettings(`providers: {openai: {base_url: "http://127.0.0.1:9/v1", api_key_env: LI_TEST_NO_KEY}}\n`);
-    const optionsOf = async (args: string[]) =>
-      (await t.data(["state", "show", (await t.data(["agent", "--detach", ...args, "openai/m", "hi"])).id])).record.spec.provider_options;
-    expect(await optionsOf([])).toEqual({ base_url: "http://127.0.0.1:9/v1", api_key_env: "LI_TEST_NO_KEY" });
-    expect(await optionsOf(["--base-url=http://127.0.0.1:8/v1"])).toEqual({ base_url: "http://127.0.0.1:8/v1", api_key_env: "LI_TEST_NO_KEY" });
+    t.userSettings(`endpoints: {mine: {base_url: "http://127.0.0.1:9/v1"}, other: {base_url: "http://127.0.0.1:7/v1"}}\ndefault_endpoint: mine\n`);
+    const specOf = async (args: string[]) =>
+      (await t.data(["state", "show", (await t.data(["agent", "--detach", ...args, "openai/m", "hi"])).id])).record.spec;
+    const spec = await specOf([]);
+    expect(spec.endpoint).toBe("mine");
+    expect(JSON.stringify(spec)).not.toContain("127.0.0.1:9");
+    expect((await specOf(["--endpoint=other"])).endpoint).toBe("other");
+
+    fs.writeFileSync(t.projectSettings, `endpoints: {proj: {base_url: "http://127.0.0.1:8/v1"}}\ndefault_endpoint: proj\n`);
+    const untrusted = await t.run(["--machine", "agent", "--endpoint=proj", "openai/m", "hi"]);
+    expect(untrusted.json.error.message).toMatch(/endpoint proj is not defined.*not trusted, so li ignores it.*li hooks trust/);
+    expect(untrusted.stderr).toMatch(/ignoring .*\(its endpoints proj\).*not trusted/);
+    await t.data(["hooks", "trust", t.projectSettings]);
+    expect((await specOf([])).endpoint).toBe("proj");
   } finally {
     t.cleanup();
   }

@@ -65,10 +65,14 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  test("streams the completion, sends the model, prompt and key from the named env var", async () => {
+  /** A user-settings endpoint `local` at the stub, its key in MY_KEY. */
+  const local = () => fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  local: {base_url: "${base}", api_key_env: MY_KEY}\n`);
+
+  test("streams the completion, sends the model, prompt and the named endpoint's key", async () => {
     mode = "stream";
+    local();
     const env = { ...h.env, MY_KEY: "sk-test" };
-    const run = await liData(["agent", "--base-url", base, "--api-key-env", "MY_KEY", "openai/gpt-test", "say hello"], { env });
+    const run = await liData(["agent", "--endpoint", "local", "openai/gpt-test", "say hello"], { env });
     expect(run.status).toBe("completed");
     expect(await output(env, run.id)).toBe("Hello, world");
     const req = seen.at(-1)!;
@@ -76,31 +80,48 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
     expect(req.body).toMatchObject({ model: "gpt-test", stream: true, messages: [{ role: "user", content: "say hello" }] });
   });
 
-  test("a non-streaming JSON answer is printed whole", async () => {
+  test("a non-streaming JSON answer is printed whole; an endpoint without api_key_env sends no key", async () => {
     mode = "json";
-    const run = await liData(["agent", "--base-url", base, "openai/gpt-test", "x"], { env: h.env });
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints: {keyless: {base_url: "${base}"}}\n`);
+    const run = await liData(["agent", "--endpoint", "keyless", "openai/gpt-test", "x"], { env: { ...h.env, OPENAI_API_KEY: "sk-not-for-you" } });
     expect(await output(h.env, run.id)).toBe("whole answer");
+    expect(seen.at(-1)!.auth).toBeUndefined();
   });
 
   test("an HTTP error fails the run with the status in its console", async () => {
     mode = "error";
-    const r = await li(["--machine", "agent", "--base-url", base, "openai/gpt-test", "x"], { env: h.env });
-    expect(r.code).toBe(1);
+    const r = await li(["--machine", "agent", "openai/gpt-test", "x"], { env: { ...h.env, OPENAI_BASE_URL: base } });
+    // --machine exits 0 on every ok result; the envelope says the run failed.
+    expect([r.code, r.json.ok]).toEqual([0, true]);
     expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.exit_nonzero" });
     expect(await output(h.env, r.json.data.id)).toMatch(/429/);
   });
 
-  test("the base URL can come from settings.yaml", async () => {
+  test("default_endpoint in settings.yaml is what a run naming none sends to", async () => {
     mode = "stream";
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), `providers:\n  openai:\n    base_url: ${base}\n`);
-    const run = await liData(["agent", "openai/gpt-test", "x"], { env: h.env });
-    expect(await output(h.env, run.id)).toBe("Hello, world");
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  local: {base_url: "${base}", api_key_env: MY_KEY}\ndefault_endpoint: local\n`);
+    const env = { ...h.env, MY_KEY: "sk-default" };
+    const run = await liData(["agent", "openai/gpt-test", "x"], { env });
+    expect(await output(env, run.id)).toBe("Hello, world");
+    expect(seen.at(-1)!.auth).toBe("Bearer sk-default");
+  });
+
+  test("a declared key variable that is unset makes the endpoint unavailable, naming the variable", async () => {
+    local();
+    const r = await li(["--machine", "agent", "--endpoint", "local", "openai/gpt-test", "x"], { env: h.env });
+    expect(r.json.error).toMatchObject({ kind: "unavailable", message: expect.stringContaining("MY_KEY is not set") });
   });
 });
 
-test("li doctor lists every provider, the store's health and schema version", async () => {
-  const d = await liData(["doctor"], { env: h.env });
+test("li doctor lists every provider, the endpoints, the store's health and schema version", async () => {
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints: {local: {base_url: "http://127.0.0.1:9/v1", api_key_env: LI_TEST_LOCAL_KEY}}\n`);
+  const d = await liData(["doctor"], { env: { ...h.env, LI_TEST_LOCAL_KEY: "sk-never-shown", OPENAI_API_KEY: "" } });
   expect(d.providers.map((p: any) => p.name)).toEqual(["mock", "claude", "codex", "gemini", "openai"]);
+  expect(d.endpoints).toEqual([
+    expect.objectContaining({ name: "openai", default: true, api_key_env: "OPENAI_API_KEY", key_set: false, source: "builtin" }),
+    expect.objectContaining({ name: "local", default: false, base_url: "http://127.0.0.1:9/v1", api_key_env: "LI_TEST_LOCAL_KEY", key_set: true, source: "user" }),
+  ]);
+  expect(JSON.stringify(d)).not.toContain("sk-never-shown");
   expect(d.store).toMatchObject({ ok: true, integrity: "ok", journal_mode: "wal" });
   expect(d.store.schema_version).toBe(d.store.required_version);
 });

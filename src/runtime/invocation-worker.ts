@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Store } from "../lifecycle/store.js";
 import { parseModelSpec } from "./providers/index.js";
 import { RunEnd } from "./run-end.js";
+import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
@@ -37,7 +38,9 @@ export async function run(store: Store, id: string): Promise<void> {
   let launch;
   try {
     const spec = parseModelSpec(e.spec.model);
-    launch = spec.provider.launch(spec.model, promptFile, e.spec.provider_options ?? {});
+    // Resolved now, from the settings where the run was submitted: the record holds only the name.
+    const options = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
+    launch = spec.provider.launch(spec.model, promptFile, options);
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);

@@ -16,6 +16,8 @@ import {
   type ScheduleRunRow,
 } from "../lifecycle/schedules/store.js";
 import type { Entity, Store } from "../lifecycle/store.js";
+import { invalid } from "../errors.js";
+import { resolveEndpoint, usesEndpoint } from "./settings-bridge.js";
 import { createRecord, startWorker } from "./spawn.js";
 import { agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
 
@@ -27,9 +29,21 @@ interface Prepared {
   spec: Record<string, unknown>;
 }
 
-/** Re-validates the stored request exactly as li agent would, now: the cwd or the provider may have gone. */
+/**
+ * Re-validates the stored request exactly as li agent would, now: the cwd, the provider or
+ * the endpoint may have gone. The endpoint is stored by name and resolved here, so a fire
+ * sends where settings say today.
+ */
 export function prepareRun(row: ScheduleRow): Prepared {
   const stored = JSON.parse(row.spec);
+  // Settings (notify handlers, endpoints) resolve from where the schedule was created, not where the ticker runs.
+  const settingsDir: string = stored.settings_dir ?? process.cwd();
+  const legacy = stored.provider_options;
+  if (legacy && (legacy.base_url !== undefined || legacy.api_key_env !== undefined))
+    throw invalid(
+      `schedule ${row.name} was created with a per-run base URL or key variable, which li no longer honours: delete it (li schedule delete ${row.name}) and create it again, naming an endpoint from settings with --endpoint`,
+      { schedule: row.name },
+    );
   const label = row.label ?? row.name;
   const req: AgentRequest = {
     model: row.model,
@@ -38,14 +52,13 @@ export function prepareRun(row: ScheduleRow): Prepared {
     timeout_seconds: stored.timeout_seconds ?? undefined,
     label,
     notify: stored.notify ?? [],
-    provider_options: stored.provider_options ?? {},
+    endpoint: usesEndpoint(row.model) ? resolveEndpoint(stored.endpoint ?? undefined, settingsDir) : null,
   };
   const { prompt, cwd } = validateAgentRequest(req);
   return {
     prompt,
     label,
-    // Settings (notify handlers) resolve from where the schedule was created, not where the ticker runs.
-    spec: { ...agentSpec(req, cwd), settings_dir: stored.settings_dir ?? process.cwd(), schedule: { id: row.id, name: row.name } },
+    spec: { ...agentSpec(req, cwd), settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
   };
 }
 

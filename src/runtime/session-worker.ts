@@ -34,6 +34,7 @@ import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./
 import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
 import { nextActions, stepState, type StepState } from "./flow/schedule.js";
 import { RunEnd } from "./run-end.js";
+import { usesEndpoint } from "./settings-bridge.js";
 import { createRecord, publishRunning, startWorker } from "./spawn.js";
 
 const POLL_MS = 100;
@@ -250,7 +251,9 @@ class Supervisor {
           timeout_seconds: this.spec.timeout_seconds,
           // Notify selections belong to the session itself: a step's end fires nothing of its own.
           notify: [],
-          provider_options: this.spec.provider_options[opts.model] ?? {},
+          // A name, resolved from the session's settings when the step's worker starts it.
+          endpoint: usesEndpoint(opts.model) ? this.spec.endpoint : null,
+          settings_dir: this.spec.settings_dir,
           prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
           role: opts.role,
           step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
 import { parseModelSpec, requireAvailable } from "./providers/index.js";
-import type { ProviderOptions } from "./providers/types.js";
+import type { Endpoint } from "../endpoints.js";
 import { createRecord, startWorker } from "./spawn.js";
 
 export interface AgentRequest {
@@ -12,7 +12,8 @@ export interface AgentRequest {
   timeout_seconds?: number;
   label?: string | null;
   notify?: string[];
-  provider_options?: ProviderOptions;
+  /** Resolved from settings by name (see settings-bridge runEndpoint); null for models that use none. */
+  endpoint?: Endpoint | null;
   parent_id?: string | null;
 }
 
@@ -21,7 +22,7 @@ export function validateAgentRequest(req: AgentRequest) {
   const spec = parseModelSpec(req.model);
   const prompt = checkPrompt(req.prompt);
   const cwd = checkCwd(req.cwd);
-  requireAvailable(spec, req.provider_options ?? {});
+  requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
   return { spec, prompt, cwd };
 }
 
@@ -31,9 +32,10 @@ export function agentSpec(req: AgentRequest, cwd: string) {
     cwd,
     timeout_seconds: req.timeout_seconds ?? null,
     notify: req.notify ?? [],
-    provider_options: req.provider_options ?? {},
+    // The name only: the worker resolves it from settings, so no URL or key variable is recorded.
+    endpoint: req.endpoint?.name ?? null,
     prompt_bytes: Buffer.byteLength(req.prompt),
-    // Terminal-notify resolves project settings from here, whoever ends the run.
+    // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
   };
 }

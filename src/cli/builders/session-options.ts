@@ -1,6 +1,7 @@
 import type { Command } from "../commander.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { intIn, runTimeoutArg } from "../parsers.js";
+import { addEndpointOption } from "./endpoint-option.js";
 
 /*
  * A parser builder: what `li o flow`, `li o fanout` and `li play` share, importable by the MCP
@@ -20,11 +21,12 @@ export interface SessionOptions {
   dryRun?: boolean;
   detach?: boolean;
   notify?: string;
+  endpoint?: string;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
 export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: string }): Command {
-  return cmd
+  cmd
     .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
     .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
     .option("--max-concurrent <n>", `at most N steps run at once (1–${PLAN_LIMITS.max_concurrent}; default ${defaults.maxConcurrent})`, intIn(1, PLAN_LIMITS.max_concurrent))
@@ -36,5 +38,6 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")
     .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
+  return addEndpointOption(cmd);
 }
 

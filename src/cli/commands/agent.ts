@@ -20,6 +20,11 @@ Examples:
   li agent mock/echo hello world
   li agent --detach claude/sonnet --prompt-file task.md
   li agent mock/echo -- --this-starts-with-a-dash
+  li agent --endpoint local openai/qwen2.5 "summarise README.md"
+
+openai/… runs send to an endpoint named in settings.yaml (endpoints: {NAME: {base_url,
+api_key_env}}); --endpoint picks one, else default_endpoint, else the built-in openai
+(OPENAI_BASE_URL or https://api.openai.com/v1, key from OPENAI_API_KEY). li doctor lists them.
 
 A detached run returns {id, kind, pid, console_log}; follow it with li wait, li job output.
 Foreground exit status: 0 completed, 1 otherwise.`,

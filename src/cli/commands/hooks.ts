@@ -22,7 +22,7 @@ function handlerView(h: Handler, f: SettingsFile) {
 export function register(root: Command, ctx: CliContext): void {
   const hooks = root
     .command("hooks")
-    .description("terminal-notify handlers from settings.yaml, and trust for project settings")
+    .description("terminal-notify handlers from settings.yaml, and trust for project settings (handlers and endpoints)")
     .addHelpText(
       "after",
       `
@@ -38,7 +38,11 @@ sha256; any edit needs trust again). Example:
 
 exec is an argv run without a shell (a string is split on spaces and may not contain shell
 syntax). scope: all fires on every terminal transition of its kinds; scope: selected only for
-runs started with --notify NAME (or whose parent was).`,
+runs started with --notify NAME (or whose parent was).
+
+A project file may also define openai endpoints (endpoints: {NAME: {base_url, api_key_env}},
+default_endpoint: NAME). They too apply only while the file is trusted: trusting it lets the
+file decide where the named key variables' values are sent.`,
     );
 
   hooks
@@ -49,11 +53,15 @@ runs started with --notify NAME (or whose parent was).`,
         const s = loadSettings();
         const files = s.files.map((f) => ({ path: f.path, source: f.source, trust: f.trust, sha256: f.sha256, error: f.error }));
         const handlers = s.files.flatMap((f) => (f.parsed?.handlers ?? []).map((h) => handlerView(h, f)));
-        const data = { files, handlers, warnings: s.warnings };
+        const endpoints = s.files.flatMap((f) =>
+          (f.parsed?.endpoints ?? []).map((e) => ({ name: e.name, base_url: e.base_url, api_key_env: e.api_key_env, source: e.source, file: f.path, active: f.trust === "user" || f.trust === "trusted" })),
+        );
+        const data = { files, handlers, endpoints, warnings: s.warnings };
         return {
           data,
           human: (d: typeof data) =>
-            `${table(d.files, ["path", "source", "trust", "error"])}\n\n${table(d.handlers, ["name", "type", "destination", "kinds", "scope", "source", "active"])}`,
+            `${table(d.files, ["path", "source", "trust", "error"])}\n\n${table(d.handlers, ["name", "type", "destination", "kinds", "scope", "source", "active"])}` +
+            (d.endpoints.length ? `\n\n${table(d.endpoints, ["name", "base_url", "api_key_env", "source", "active"])}` : ""),
         };
       }),
     );
@@ -71,6 +79,9 @@ runs started with --notify NAME (or whose parent was).`,
             [
               `trusted ${d.path} (sha256 ${d.sha256.slice(0, 12)}…); its handlers now run:`,
               ...(d.handlers.length ? d.handlers.map((h) => `  ${h.name}: ${h.exec ? JSON.stringify(h.exec) : `POST ${h.url}`}`) : ["  (none)"]),
+              ...(d.endpoints.length
+                ? ["and its endpoints apply:", ...d.endpoints.map((e) => `  ${e.name}: ${e.base_url} (key from ${e.api_key_env ?? "none"})`)]
+                : []),
             ].join("\n"),
         };
       }),

@@ -31,7 +31,10 @@ session.failed.synthesis_failed, session.failed.planner_failed, session.failed.i
 
 Artifacts in $LI_HOME/runs/<session>/: prompt.txt, plan.json, outputs/<step>.txt,
 synthesis.txt, result.json (per-step status and times), console.log (progress, then
-the synthesis or the step outputs). Put a prompt that begins with - after --.`;
+the synthesis or the step outputs). Put a prompt that begins with - after --.
+
+Every openai/… model of the run (orchestrator, workers, synthesis) sends to one endpoint:
+--endpoint NAME, defined in settings.yaml, else the default (li doctor lists them).`;
 
 export function register(root: Command, ctx: CliContext): void {
   const o = root.command("o").description("orchestrate agents: multi-step flows (a DAG) and parallel fan-outs");
@@ -121,6 +124,7 @@ async function runSessionCommand(
     cwd: opts.cwd,
     timeout_seconds: opts.timeout ?? null,
     notify: loadNotifySelection(opts.notify),
+    endpoint: opts.endpoint,
   });
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {

@@ -122,6 +122,7 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
     timeout_seconds: opts.timeout ?? null,
     // The play carries the notify selection: it fires when the play ends, not per session or step.
     notify: [],
+    endpoint: opts.endpoint,
   }));
   const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.

@@ -100,7 +100,9 @@ Examples:
 
 Each fire is an ordinary invocation (li wait, li kill, li job apply); li schedule runs NAME
 lists them. The request is checked again when it fires; a fire that no longer validates
-(the cwd is gone, say) is recorded as a run with an error.
+(the cwd is gone, say) is recorded as a run with an error. An openai/… schedule stores the
+endpoint's name (--endpoint, else the default at creation); each fire looks its URL and key
+variable up in settings again.
 ${UNATTENDED}`,
     )
     .action((name: string, model: string, words: string[], opts: CreateOptions) =>

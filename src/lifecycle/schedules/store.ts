@@ -175,7 +175,7 @@ export function scheduleView(row: ScheduleRow, opts: { prompt?: boolean; runs?: 
     timeout_seconds: (spec.timeout_seconds ?? null) as number | null,
     notify: (spec.notify ?? []) as string[],
     prompt_bytes: Buffer.byteLength(row.prompt),
-    ...(opts.prompt ? { prompt: row.prompt, provider_options: spec.provider_options ?? {} } : {}),
+    ...(opts.prompt ? { prompt: row.prompt, endpoint: (spec.endpoint ?? null) as string | null } : {}),
     next_run_at: row.next_run_at,
     last_fired_at: row.last_fired_at,
     ...(opts.runs !== undefined ? { run_count: opts.runs } : {}),

@@ -13,7 +13,7 @@ import { invalid, LiError } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
-import type { ProviderOptions } from "../providers/types.js";
+import type { Endpoint } from "../../endpoints.js";
 import { createRecord, startWorker } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
@@ -41,6 +41,8 @@ export interface SessionRequest {
   cwd?: string;
   timeout_seconds?: number | null;
   notify?: string[];
+  /** --endpoint: a name defined in settings; unset means the default endpoint. */
+  endpoint?: string;
 }
 
 export interface SessionSpec {
@@ -55,9 +57,10 @@ export interface SessionSpec {
   cwd: string;
   timeout_seconds: number | null;
   notify: string[];
-  /** Where project settings (terminal-notify handlers) are resolved from. */
+  /** Where project settings (terminal-notify handlers, endpoints) are resolved from. */
   settings_dir: string;
-  provider_options: Record<string, ProviderOptions>;
+  /** The endpoint name the session's openai steps send to (resolved from settings by each step's worker); null when no model uses one. */
+  endpoint: string | null;
   prompt_bytes: number;
 }
 
@@ -76,16 +79,20 @@ async function settingsBridge() {
   return import("../settings-bridge.js");
 }
 
-/** Parses, checks availability and collects provider options for each distinct model. */
-async function checkModels(models: Iterable<string>, into: Record<string, ProviderOptions>): Promise<void> {
-  const { providerOptions } = await settingsBridge();
+/** Parses and checks the availability of each model not in `seen` yet (openai ones against `endpoint`), adding it to `seen`. */
+function checkModels(models: Iterable<string>, endpoint: () => Endpoint, seen: Set<string>): void {
   for (const m of models) {
-    if (m in into) continue;
+    if (seen.has(m)) continue;
     const spec = parseModelSpec(m);
-    const opts = providerOptions(m, {});
-    requireAvailable(spec, opts);
-    into[m] = opts;
+    requireAvailable(spec, spec.provider.usesEndpoint ? { endpoint: endpoint() } : {});
+    seen.add(m);
   }
+}
+
+/** The endpoint of a recorded session, resolved from the settings where it was submitted; only called when a model uses one. */
+async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_dir">): Promise<() => Endpoint> {
+  const { resolveEndpoint } = await settingsBridge();
+  return () => resolveEndpoint(spec.endpoint ?? undefined, spec.settings_dir);
 }
 
 /**
@@ -125,8 +132,11 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
     throw invalid(`--max-concurrent must be an integer from 1 to ${MAX_CONCURRENT_LIMIT}, got ${max_concurrent}`, { field: "max_concurrent" });
   const workers = splitModels(req.workers);
   const model = req.model ?? null;
-  const options: Record<string, ProviderOptions> = {};
-  await checkModels([...(model ? [model] : []), ...workers, ...(req.synthesis_model ? [req.synthesis_model] : [])], options);
+  const bridge = await settingsBridge();
+  // Resolved first, so an unknown --endpoint is refused before anything else is judged by it.
+  const endpoint = bridge.resolveEndpoint(req.endpoint);
+  const seen = new Set<string>();
+  checkModels([...(model ? [model] : []), ...workers, ...(req.synthesis_model ? [req.synthesis_model] : [])], () => endpoint, seen);
 
   let plan: Plan | null;
   let planned_by: PlannedBy;
@@ -150,7 +160,9 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
     plan = null;
     planned_by = "model";
   }
-  if (plan) await checkModels(plan.steps.map((s) => s.model!), options);
+  if (plan) checkModels(plan.steps.map((s) => s.model!), () => endpoint, seen);
+  // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
+  const used = bridge.endpointUsed([...seen], req.endpoint);
 
   return {
     prompt,
@@ -167,7 +179,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       notify: req.notify ?? [],
       // Terminal-notify resolves project settings from here, whoever ends the run.
       settings_dir: process.cwd(),
-      provider_options: options,
+      endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
     },
   };
@@ -182,7 +194,7 @@ export function plannerPool(spec: Pick<SessionSpec, "model" | "workers">): strin
 export async function finishModelPlan(text: string, spec: SessionSpec, where: string): Promise<Plan> {
   const pool = plannerPool(spec);
   const plan = assignModels(parsePlanText(text, where), spec.workers, spec.model, new Set([...pool, ...(spec.model ? [spec.model] : [])]));
-  await checkModels(plan.steps.map((s) => s.model!), spec.provider_options);
+  checkModels(plan.steps.map((s) => s.model!), await sessionEndpoint(spec), new Set());
   return plan;
 }
 
@@ -216,7 +228,7 @@ export async function planInForeground(spec: SessionSpec, goal: string, timeoutM
   try {
     const promptFile = path.join(dir, "prompt.txt");
     fs.writeFileSync(promptFile, plannerPrompt(goal, plannerPool(spec)), { mode: 0o600 });
-    const launch = parsed.provider.launch(parsed.model, promptFile, spec.provider_options[model] ?? {});
+    const launch = parsed.provider.launch(parsed.model, promptFile, parsed.provider.usesEndpoint ? { endpoint: (await sessionEndpoint(spec))() } : {});
     const text = await new Promise<string>((resolve, reject) => {
       const child = spawn(launch.argv[0], launch.argv.slice(1), {
         cwd: spec.cwd,

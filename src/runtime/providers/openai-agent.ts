@@ -6,7 +6,9 @@ import fs from "node:fs";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
 const base = (process.env.LI_OPENAI_BASE_URL ?? "").replace(/\/+$/, "");
-const key = process.env[process.env.LI_OPENAI_KEY_ENV ?? "OPENAI_API_KEY"];
+// Only the variable the run's endpoint names: an empty name sends no key at all.
+const keyEnv = process.env.LI_OPENAI_KEY_ENV ?? "";
+const key = keyEnv ? process.env[keyEnv] : undefined;
 
 async function run(): Promise<number> {
   const prompt = fs.readFileSync(promptFile, "utf8");

@@ -1,43 +1,38 @@
+import { builtinEndpoint } from "../../endpoints.js";
 import { entryScript } from "../../entrypoints.js";
 import { invalid } from "../../errors.js";
-import type { Provider, ProviderOptions } from "./types.js";
-
-export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
-
-function resolved(options: ProviderOptions) {
-  return {
-    baseUrl: options.base_url ?? process.env.OPENAI_BASE_URL ?? OPENAI_DEFAULT_BASE_URL,
-    keyEnv: options.api_key_env ?? "OPENAI_API_KEY",
-    explicitUrl: Boolean(options.base_url ?? process.env.OPENAI_BASE_URL),
-  };
-}
+import type { Provider } from "./types.js";
 
 /** Any OpenAI-compatible chat-completions endpoint, called by openai-agent.js in the run's process. */
 export const openaiProvider: Provider = {
   name: "openai",
-  summary: "an OpenAI-compatible chat-completions endpoint (base URL and key env from settings or flags)",
+  summary: "an OpenAI-compatible chat-completions endpoint, named in settings (--endpoint NAME; see li doctor)",
+  usesEndpoint: true,
   validateModel(model) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/.test(model)) throw invalid(`${JSON.stringify(model)} is not a valid model name`, { model });
   },
   availability(options) {
-    const r = resolved(options);
+    const e = options.endpoint ?? builtinEndpoint();
     try {
-      const url = new URL(r.baseUrl);
+      const url = new URL(e.base_url);
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("scheme");
     } catch {
-      return { available: false, detail: `base URL ${r.baseUrl} is not an http(s) URL`, remedy: "set providers.openai.base_url or --base-url" };
+      // Settings URLs are checked when settings load; only OPENAI_BASE_URL can get here.
+      return { available: false, detail: `endpoint ${e.name}: base URL ${e.base_url} is not an http(s) URL`, remedy: "fix OPENAI_BASE_URL, or define an endpoint in settings.yaml and name it with --endpoint" };
     }
-    // A self-hosted endpoint may need no key; the public default does.
-    if (!process.env[r.keyEnv] && !r.explicitUrl)
-      return { available: false, detail: `${r.keyEnv} is not set`, remedy: `export ${r.keyEnv}=… or set providers.openai.api_key_env` };
-    return { available: true, detail: `${r.baseUrl} (key from ${r.keyEnv}${process.env[r.keyEnv] ? "" : ", unset"})` };
+    const keySet = e.api_key_env !== null && Boolean(process.env[e.api_key_env]);
+    if (e.key_required && !keySet)
+      return { available: false, detail: `endpoint ${e.name}: ${e.api_key_env} is not set`, remedy: `export ${e.api_key_env}=… in the environment li runs in` };
+    const key = e.api_key_env === null ? "no key" : `key from ${e.api_key_env}${keySet ? "" : ", unset"}`;
+    return { available: true, detail: `endpoint ${e.name}: ${e.base_url} (${key})` };
   },
   launch(model, promptFile, options) {
-    const r = resolved(options);
+    const e = options.endpoint ?? builtinEndpoint();
     return {
       argv: [process.execPath, entryScript("openai-agent"), model, promptFile],
       stdin: "ignore",
-      env: { LI_OPENAI_BASE_URL: r.baseUrl, LI_OPENAI_KEY_ENV: r.keyEnv },
+      // The agent reads the key from the env var the endpoint names; "" means it sends none.
+      env: { LI_OPENAI_BASE_URL: e.base_url, LI_OPENAI_KEY_ENV: e.api_key_env ?? "" },
     };
   },
 };

@@ -1,7 +1,9 @@
-/** Per-run provider settings, from settings.yaml or flags. */
+import type { Endpoint } from "../../endpoints.js";
+
+/** Per-run provider settings, resolved from settings.yaml, never taken from a caller. */
 export interface ProviderOptions {
-  base_url?: string;
-  api_key_env?: string;
+  /** Where a provider that sends to an endpoint sends; the built-in default when absent. */
+  endpoint?: Endpoint;
 }
 
 /** How the worker starts the provider's process. */
@@ -22,6 +24,8 @@ export interface Availability {
 export interface Provider {
   name: string;
   summary: string;
+  /** True when runs send to a named endpoint from settings (and so take --endpoint). */
+  usesEndpoint?: boolean;
   /** Throws LiError(invalid_input) for a model this provider cannot run. */
   validateModel(model: string): void;
   availability(options: ProviderOptions): Availability;
