@@ -46,8 +46,10 @@ describe("mock models behave per the contract", () => {
   test("mock/fail:C writes the prompt to stderr (the console), exits C: failed, invocation.failed.exit_nonzero, exit_code C", async () => {
     const { env } = home();
     const fg = await li(["--machine", "agent", "mock/fail:7", "this went wrong"], { env });
-    expect(fg.code).not.toBe(0);
+    // --machine: an ok result exits 0 (the contract); the data says the run failed. A person's shell sees 1.
+    expect(fg.code).toBe(0);
     expect(fg.json.ok).toBe(true);
+    expect((await li(["agent", "mock/fail:7", "x"], { env })).code).toBe(1);
     expect(fg.json.data).toMatchObject({ status: "failed", outcome: "failed", reason_code: "invocation.failed.exit_nonzero", exit_code: 7 });
     // Machine mode: the live stream goes to stderr; stdout is only the envelope.
     expect(fg.stderr).toContain("this went wrong");
