@@ -42,6 +42,8 @@ export interface OpenAISettings {
 export interface ParsedSettings {
   handlers: Handler[];
   openai: OpenAISettings;
+  /** Extra directories file arguments may name over MCP; honoured from the user file only. */
+  mcp_file_roots?: string[];
 }
 
 export type TrustState = "user" | "trusted" | "untrusted" | "changed";
@@ -204,6 +206,17 @@ function openai(file: string, v: unknown): OpenAISettings {
   return out;
 }
 
+/** mcp.file_roots: absolute directories. A project file may not widen what an MCP client can read. */
+function mcpFileRoots(file: string, v: unknown, source: Handler["source"]): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (source === "project") fail(file, "mcp", "only the user settings file ($LI_HOME/settings.yaml) may set mcp.file_roots");
+  const m = closed(file, "mcp", v, ["file_roots"]);
+  if (m.file_roots === undefined || m.file_roots === null) return undefined;
+  if (!Array.isArray(m.file_roots) || m.file_roots.some((r) => typeof r !== "string" || !path.isAbsolute(r) || r.includes("\0")))
+    fail(file, "mcp.file_roots", `expected a list of absolute directory paths, got ${JSON.stringify(m.file_roots)}`);
+  return (m.file_roots as string[]).map((r) => path.resolve(r));
+}
+
 /** Parses and validates one file's bytes; every error names the file and the key. */
 export function parseSettings(bytes: Buffer, file: string, source: Handler["source"]): ParsedSettings {
   let doc: unknown;
@@ -213,7 +226,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }
   if (doc === null || doc === undefined) return { handlers: [], openai: {} };
-  const top = closed(file, "", doc, ["notify", "providers"]);
+  const top = closed(file, "", doc, ["notify", "providers", "mcp"]);
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
   const handlers: Handler[] = [];
   if (top.notify !== undefined && top.notify !== null) {
@@ -223,7 +236,8 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
   }
   const providers = top.providers === undefined || top.providers === null ? {} : closed(file, "providers", top.providers, ["openai"]);
-  return { handlers, openai: openai(file, providers.openai) };
+  const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
+  return { handlers, openai: openai(file, providers.openai), ...(mcp_file_roots ? { mcp_file_roots } : {}) };
 }
 
 function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {
