@@ -40,6 +40,8 @@ export interface ParsedSettings {
   handlers: Handler[];
   endpoints: Endpoint[];
   default_endpoint: string | null;
+  /** Extra directories file arguments may name over MCP; honoured from the user file only. */
+  mcp_file_roots?: string[];
 }
 
 export type TrustState = "user" | "trusted" | "untrusted" | "changed";
@@ -165,6 +167,17 @@ function handler(file: string, key: string, v: unknown, base: RetryPolicy, sourc
   };
 }
 
+/** mcp.file_roots: absolute directories. A project file may not widen what an MCP client can read. */
+function mcpFileRoots(file: string, v: unknown, source: Handler["source"]): string[] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (source === "project") fail(file, "mcp", "only the user settings file ($LI_HOME/settings.yaml) may set mcp.file_roots");
+  const m = closed(file, "mcp", v, ["file_roots"]);
+  if (m.file_roots === undefined || m.file_roots === null) return undefined;
+  if (!Array.isArray(m.file_roots) || m.file_roots.some((r) => typeof r !== "string" || !path.isAbsolute(r) || r.includes("\0")))
+    fail(file, "mcp.file_roots", `expected a list of absolute directory paths, got ${JSON.stringify(m.file_roots)}`);
+  return (m.file_roots as string[]).map((r) => path.resolve(r));
+}
+
 /** Parses and validates one file's bytes; every error names the file and the key. */
 export function parseSettings(bytes: Buffer, file: string, source: Handler["source"]): ParsedSettings {
   let doc: unknown;
@@ -176,7 +189,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp"]);
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
   const handlers: Handler[] = [];
   if (top.notify !== undefined && top.notify !== null) {
@@ -185,7 +198,13 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     if (n.on_terminal !== undefined && !Array.isArray(n.on_terminal)) fail(file, "notify.on_terminal", "expected a list of handlers");
     ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
   }
-  return { handlers, endpoints: parseEndpoints(file, top.endpoints, source), default_endpoint: parseDefaultEndpoint(file, top.default_endpoint) };
+  const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
+  return {
+    handlers,
+    endpoints: parseEndpoints(file, top.endpoints, source),
+    default_endpoint: parseDefaultEndpoint(file, top.default_endpoint),
+    ...(mcp_file_roots ? { mcp_file_roots } : {}),
+  };
 }
 
 function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {

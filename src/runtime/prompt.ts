@@ -1,30 +1,15 @@
 import fs from "node:fs";
 import { invalid } from "../errors.js";
+import { readTextFile } from "./file-args.js";
 
 /** The documented prompt cap. */
 export const PROMPT_CAP_BYTES = 4 * 1024 * 1024;
-
-/** A text file (`-` is stdin), decoded strictly: silently replacing bad bytes would change the text. */
-export function readTextFile(file: string, flag: string): string {
-  const field = flag.replace(/^--/, "").replace(/-/g, "_");
-  let bytes: Buffer;
-  try {
-    bytes = fs.readFileSync(file === "-" ? 0 : file);
-  } catch (err: any) {
-    throw invalid(`cannot read ${flag} ${file}: ${err?.code ?? err?.message}`, { field, [field]: file });
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw invalid(`${flag} ${file} is not UTF-8 text; convert it (e.g. iconv -t UTF-8) and try again`, { field, [field]: file });
-  }
-}
 
 /** A prompt from words or a file (`-` is stdin), refused when empty, oversized or holding NUL. */
 export function readPrompt(words: string[] | undefined, file: string | undefined): string {
   if (file !== undefined && words && words.length > 0)
     throw invalid("give the prompt as words or with --prompt-file, not both", { prompt_file: file });
-  return checkPrompt(file !== undefined ? readTextFile(file, "--prompt-file") : (words ?? []).join(" "));
+  return checkPrompt(file !== undefined ? readTextFile(file, "--prompt-file", PROMPT_CAP_BYTES) : (words ?? []).join(" "));
 }
 
 export function checkPrompt(text: string): string {

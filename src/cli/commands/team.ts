@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import { Command } from "../commander.js";
 import { invalid } from "../../errors.js";
 import {
@@ -18,7 +17,7 @@ import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
-import { readTextFile } from "../../runtime/prompt.js";
+import { readTextFile } from "../../runtime/file-args.js";
 
 const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
 
@@ -26,10 +25,7 @@ const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
 function readBody(words: string[], file: string | undefined): string {
   if (file !== undefined && words.length) throw invalid("give the body as words or with --body-file, not both", { field: "body_file" });
   if (file === undefined) return checkBody(words.join(" "));
-  // Refuse an oversized file before reading it whole.
-  if (file !== "-" && fs.existsSync(file) && fs.statSync(file).size > BODY_CAP_BYTES)
-    throw invalid(`--body-file ${file} is over the ${BODY_CAP_BYTES}-byte body cap`, { field: "body_file", cap: BODY_CAP_BYTES });
-  return checkBody(readTextFile(file, "--body-file"));
+  return checkBody(readTextFile(file, "--body-file", BODY_CAP_BYTES));
 }
 
 /** One line per message in the human view; bodies keep their text but not their line breaks. */

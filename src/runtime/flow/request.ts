@@ -11,6 +11,7 @@ import path from "node:path";
 import { yaml } from "../../packages.js";
 import { invalid, LiError } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
+import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../endpoints.js";
@@ -200,20 +201,18 @@ export async function finishModelPlan(text: string, spec: SessionSpec, where: st
 
 /** --plan-file: JSON by extension, else YAML (which also reads JSON). */
 export function readPlanFile(file: string): unknown {
-  let st: fs.Stats;
+  const text = readTextFile(file, "--plan-file", PLAN_LIMITS.max_plan_bytes);
+  const format = file.endsWith(".json") ? "JSON" : "YAML";
   try {
-    st = fs.statSync(file);
-  } catch (err: any) {
-    throw invalid(`cannot read --plan-file ${file}: ${err?.code ?? err?.message}`, { plan_file: file });
-  }
-  if (!st.isFile()) throw invalid(`--plan-file ${file} is not a file`, { plan_file: file });
-  if (st.size > PLAN_LIMITS.max_plan_bytes)
-    throw invalid(`--plan-file ${file} is ${st.size} bytes; the limit is ${PLAN_LIMITS.max_plan_bytes}`, { plan_file: file });
-  const text = fs.readFileSync(file, "utf8");
-  try {
-    return file.endsWith(".json") ? JSON.parse(text) : yaml().parse(text);
-  } catch (err: any) {
-    throw invalid(`--plan-file ${file} is not valid ${file.endsWith(".json") ? "JSON" : "YAML"}: ${err?.message ?? err}`, { plan_file: file });
+    // logLevel "error": a YAML warning would print the offending line to stderr.
+    return format === "JSON" ? JSON.parse(text) : yaml().parse(text, { logLevel: "error" });
+  } catch (err) {
+    const at = syntaxPosition(err, text);
+    throw invalid(`--plan-file ${file} is not valid ${format}${at ? ` (line ${at.line}, column ${at.column})` : ""}`, {
+      field: "plan_file",
+      plan_file: file,
+      ...(at ?? {}),
+    });
   }
 }
 
