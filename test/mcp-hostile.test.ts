@@ -53,10 +53,11 @@ describe("no message can end the session", () => {
 
 describe("malformed structure is a per-op error, never a crash", () => {
   test("an op name nested 5,000 deep is invalid_args", async () => {
-    let deep: unknown = "job.list";
-    for (let i = 0; i < 5000; i++) deep = [deep];
-    const r = await raw.call({ ops: [{ op: deep }, { op: "job.list", args: { limit: 0 } }] });
-    const body = content(r);
+    const deep = `${"[".repeat(5000)}"job.list"${"]".repeat(5000)}`;
+    const id = raw.id();
+    const answer = raw.answer(id);
+    raw.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"request","arguments":{"ops":[{"op":${deep}},{"op":"job.list","args":{"limit":0}}]}}}\n`);
+    const body = content(await answer);
     expect(body.results[0]).toMatchObject({ ok: false, op: "(not a verb id)", error: { code: "invalid_args", params: ["op"] } });
     expect(body.results[1].error.code).toBe("invalid_args");
   });

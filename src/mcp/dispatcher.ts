@@ -4,7 +4,7 @@ import path from "node:path";
 import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
-import { ProjectionError } from "./projector.js";
+import { ProjectionError, type Binding, type Projection } from "./projector.js";
 import { clip } from "./help.js";
 import { fileRootsEnv, type FileRootSet } from "./roots.js";
 import type { Slots } from "./slots.js";
@@ -59,6 +59,25 @@ export async function runOps(surface: Surface, ops: Op[], opts: CallContext = {}
     else results.push(await runOp(surface, op, { ...opts, deadline, now }));
   }
   return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
+}
+
+/**
+ * The CLI's own refusal, taught like a schema refusal: in MCP parameter names rather than CLI
+ * flags, with the verb's schema. One that names a parameter of the schema is invalid_args.
+ */
+function cliRefusal(op: string, out: { kind: string; message: string; detail: unknown }, projection: Projection): OpResult {
+  const message = inParamNames(out.message, projection.bindings);
+  const detail = (out.detail ?? {}) as Record<string, unknown>;
+  const field = typeof detail.field === "string" ? detail.field : undefined;
+  const named = out.kind === "invalid_input" && field !== undefined && field in (projection.schema.properties ?? {});
+  return fail(op, named ? "invalid_args" : "cli_error", message, { ...(named ? { params: [field] } : {}), kind: out.kind, detail, schema: projection.schema });
+}
+
+/** `--prompt-file` becomes `prompt_file`: the caller never sees the CLI's spelling. */
+function inParamNames(message: string, bindings: Binding[]): string {
+  const flags = bindings.flatMap((b) => (b.kind === "option" ? [[b.flag, b.prop]] : b.kind === "flag" ? [b.on, b.off].filter(Boolean).map((f) => [f!, b.prop]) : []));
+  flags.sort((a, b) => b[0].length - a[0].length);
+  return flags.reduce((m, [flag, prop]) => m.replace(new RegExp(`${flag}(?![\\w-])`, "g"), prop), message);
 }
 
 /** An op that could not start inside its call's budget: not run, and safe to send again. */
@@ -165,6 +184,7 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
       const env = budget.fileRoots ? fileRootsEnv(await budget.fileRoots(), spilled ? [spilled] : []) : undefined;
       const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env });
       if (!out.ok) {
+        if (out.code === "cli_error") return cliRefusal(name, out, projected.projection);
         const { ok: _ok, code, message, ...rest } = out;
         return fail(name, code, message, rest);
       }

@@ -19,10 +19,10 @@ export function readFileArg(file: string, flag: string, cap: number): Buffer {
   const policy = rootPolicy(fieldOf(flag));
   if (file === "-") {
     // An MCP server closes li's stdin: there is nothing to read, and no caller should pick it.
-    if (policy) throw outsideRoots(flag, file, policy.roots);
+    if (policy) throw outsideRoots(flag, file, policy.roots, policy.from);
     return readCapped(0, flag, file, cap);
   }
-  const target = policy ? insideRoots(file, flag, policy.roots) : file;
+  const target = policy ? insideRoots(file, flag, policy.roots, policy.from) : file;
   // Checked before opening too: opening some devices has effects of its own.
   let st: fs.Stats;
   try {
@@ -41,7 +41,7 @@ export function readFileArg(file: string, flag: string, cap: number): Buffer {
     // The fd, not the name, is what gets read: a path swapped after the checks above is caught here.
     const opened = fs.fstatSync(fd);
     if (!opened.isFile()) throw notRegular(flag, file, opened);
-    if (policy && !openedInside(fd, policy.roots)) throw outsideRoots(flag, file, policy.roots);
+    if (policy && !openedInside(fd, policy.roots)) throw outsideRoots(flag, file, policy.roots, policy.from);
     if (opened.size > cap) throw overCap(flag, file, cap);
     return readCapped(fd, flag, file, cap);
   } finally {
@@ -101,7 +101,7 @@ function jsonErrorOffset(err: any, text: string): number | null {
 }
 
 /** The real path of `file` when it is under a root; otherwise the roots refusal. */
-function insideRoots(file: string, flag: string, roots: Root[]): string {
+function insideRoots(file: string, flag: string, roots: Root[], from: "client" | "server"): string {
   let real: string;
   try {
     real = fs.realpathSync(file);
@@ -109,9 +109,9 @@ function insideRoots(file: string, flag: string, roots: Root[]): string {
     // Only a path that would lie under a root learns whether it exists; elsewhere the answer is the refusal.
     const lexical = path.resolve(file);
     if (roots.some((r) => isUnder(lexical, r.path) || (r.real !== null && isUnder(lexical, r.real)))) throw cannotRead(flag, file, err);
-    throw outsideRoots(flag, file, roots);
+    throw outsideRoots(flag, file, roots, from);
   }
-  if (!underAny(real, roots)) throw outsideRoots(flag, file, roots);
+  if (!underAny(real, roots)) throw outsideRoots(flag, file, roots, from);
   return real;
 }
 

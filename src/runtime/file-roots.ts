@@ -20,19 +20,19 @@ export interface Root {
 }
 
 /** Null at a terminal (no LI_MCP_FILE_ROOTS): no bound but the user's own permissions. */
-export type RootPolicy = { roots: Root[] } | null;
+export type RootPolicy = { roots: Root[]; from: "client" | "server" } | null;
 
 let cached: { env: string | undefined; policy: RootPolicy } | undefined;
 
 export function rootPolicy(field: string): RootPolicy {
   const env = process.env[FILE_ROOTS_ENV];
   if (cached && cached.env === env) return cached.policy;
-  const policy = env === undefined ? null : { roots: parseRoots(env, field) };
+  const policy = env === undefined ? null : parseRoots(env, field);
   cached = { env, policy };
   return policy;
 }
 
-function parseRoots(env: string, field: string): Root[] {
+function parseRoots(env: string, field: string): { roots: Root[]; from: "client" | "server" } {
   let raw: any;
   try {
     raw = JSON.parse(env);
@@ -48,7 +48,8 @@ function parseRoots(env: string, field: string): Root[] {
     throw invalid(`${FILE_ROOTS_ENV} is malformed (expected JSON {"roots": [absolute paths], "settings": true|false}); no file argument is read until it is fixed`, { field, env: FILE_ROOTS_ENV });
   const roots: Root[] = (raw.roots as string[]).map((r) => root(r, "client"));
   if (raw.settings === true) roots.push(...settingsRoots().map((r) => root(r, "settings")));
-  return roots;
+  // Without client roots the server names its own working directory instead.
+  return { roots, from: raw.source === "server" ? "server" : "client" };
 }
 
 /** The user file only: a project file is whatever the repository under review says. */
@@ -80,13 +81,13 @@ export function underAny(real: string, roots: Root[]): boolean {
 }
 
 /** The refusal: it names the parameter and the roots, never what the file holds or where a link led. */
-export function outsideRoots(flag: string, file: string, roots: Root[]): Error {
+export function outsideRoots(flag: string, file: string, roots: Root[], from: "client" | "server" = "client"): Error {
   const field = flag.replace(/^--/, "").replace(/-/g, "_");
   const list = (source: Root["source"]) => roots.filter((r) => r.source === source).map((r) => r.path);
   const client = list("client");
   const settings = list("settings");
   const where = [
-    `${client.length ? client.join(", ") : "(none)"} (the MCP client's roots)`,
+    `${client.length ? client.join(", ") : "(none)"} (${from === "server" ? "the MCP server's working directory; the client declares no roots" : "the MCP client's roots"})`,
     ...(settings.length ? [`${settings.join(", ")} (mcp.file_roots in the user settings)`] : []),
   ].join("; ");
   const what = file === "-" ? "stdin (-) is not open to an MCP caller" : `${file} is not under any of them`;

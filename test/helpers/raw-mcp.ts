@@ -15,8 +15,8 @@ export class RawMcp {
   stderr = "";
   exited: number | null | undefined = undefined;
 
-  constructor(env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, [LI_BIN, "mcp"], { cwd: ROOT, env: { ...env, NODE_OPTIONS: "" }, stdio: ["pipe", "pipe", "pipe"] });
+  constructor(env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeArgs, LI_BIN, "mcp"], { cwd: ROOT, env: { ...env, NODE_OPTIONS: "" }, stdio: ["pipe", "pipe", "pipe"] });
     this.child.stdout!.setEncoding("utf8");
     this.child.stdout!.on("data", (d: string) => {
       this.buf += d;
