@@ -26,7 +26,8 @@ for (const meta of surface.registry.all()) {
   });
 }
 
-const json = JSON.stringify({ generated_by: "scripts/registry-report.mjs", verbs: rows }, null, 2) + "\n";
+const declined = surface.registry.declinedAll().map((d) => ({ verb: d.cliPath.join("."), cli_path: `li ${d.cliPath.join(" ")}`, reason: d.reason }));
+const json = JSON.stringify({ generated_by: "scripts/registry-report.mjs", verbs: rows, not_offered: declined }, null, 2) + "\n";
 const md = [
   "# MCP verb registry report",
   "",
@@ -38,6 +39,14 @@ const md = [
   ...rows.map((r) => `| \`${r.verb}\` | ${r.category} | ${r.fingerprint} | \`${r.cli_path}\` | ${r.schema_bytes ?? "-"} | ${r.available ? "yes" : `no: ${r.unavailable_reason}`} | ${r.v1_synonyms.join(", ") || "-"} |`),
   "",
   `Verbs: ${rows.length}. Schema bytes are the canonical JSON the fingerprint is taken over.`,
+  "",
+  "## CLI commands not offered over MCP",
+  "",
+  "Each is listed in `help: true`'s `unavailable` with its reason (`verbs/declined.ts`).",
+  "",
+  "| CLI path | reason |",
+  "|---|---|",
+  ...declined.map((d) => `| \`${d.cli_path}\` | ${d.reason} |`),
   "",
 ].join("\n");
 

@@ -4,6 +4,8 @@
  */
 import { VerbRegistry } from "../src/mcp/registry.js";
 import { AgentSubmit } from "./agent/submit.js";
+import { DECLINED } from "./declined.js";
+import { DispatchAck } from "./dispatch/ack.js";
 import { DispatchList } from "./dispatch/list.js";
 import { DispatchRetry } from "./dispatch/retry.js";
 import { DispatchShow } from "./dispatch/show.js";
@@ -14,7 +16,10 @@ import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
 import { JobStatus } from "./job/status.js";
 import { JobWait } from "./job/wait.js";
+import { PlayList } from "./play/list.js";
+import { PlayShow } from "./play/show.js";
 import { PlaySubmit } from "./play/submit.js";
+import { ServerInfo } from "./server/info.js";
 import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
 import { StateShow } from "./state/show.js";
@@ -34,7 +39,8 @@ import { TeamReceive } from "./team/receive.js";
 import { TeamSend } from "./team/send.js";
 import { TeamShow } from "./team/show.js";
 
-export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry,
+export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry, DispatchAck,
+  PlayList, PlayShow, ServerInfo,
   // Never schedule tick or daemon: unattended, long-running machinery is not an MCP operation.
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
   TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
@@ -43,5 +49,6 @@ export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStat
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();
   for (const v of VERBS) registry.register(v);
+  for (const d of DECLINED) registry.decline(d);
   return registry;
 }

@@ -3,6 +3,7 @@ import { readPrompt } from "../runtime/prompt.js";
 import type { Command } from "./commander.js";
 import { addEndpointOption } from "./builders/endpoint-option.js";
 import { runTimeoutArg } from "./parsers.js";
+import { textFileOption } from "./builders/mcp-hints.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
 export interface AgentRunOptions {
@@ -16,7 +17,7 @@ export interface AgentRunOptions {
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
   cmd
-    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
+    .addOption(textFileOption("--prompt-file", "read the prompt from a file"))
     .option("--cwd <dir>", `working directory of ${scope} (default: here)`)
     .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")

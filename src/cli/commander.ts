@@ -11,4 +11,5 @@ export type Option = C.Option;
 export const CommanderError: typeof C.CommanderError = C.CommanderError;
 export type CommanderError = C.CommanderError;
 export const InvalidArgumentError: typeof C.InvalidArgumentError = C.InvalidArgumentError;
+export const Argument: typeof C.Argument = C.Argument;
 export type Argument = C.Argument;

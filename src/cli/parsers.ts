@@ -66,3 +66,17 @@ export const LIMITS = {
 
 export const pageLimitArg = intIn(1, LIMITS.page);
 export const runTimeoutArg = numberIn(0, LIMITS.run_timeout_seconds, { above: true });
+
+/**
+ * Words a command joins into one text (a prompt, a message body). Variadic-safe: each value is
+ * appended to the ones before, so the CLI gets every word; an MCP caller may send one string.
+ */
+export function textWords(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Variadic-safe parsers and the schema of the whole (not per-item) value. */
+const VARIADIC = new Map<Function, Record<string, unknown>>([[textWords, { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] }]]);
+
+/** The schema of a variadic value whose parser keeps every value, or undefined. */
+export const variadicSchema = (fn: Function): Record<string, unknown> | undefined => VARIADIC.get(fn);

@@ -5,12 +5,12 @@ import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
 import { ProjectionError, type Binding, type Projection } from "./projector.js";
-import { clip } from "./help.js";
+import { nearest } from "./near.js";
 import { fileRootsEnv, type FileRootSet } from "./roots.js";
 import type { Slots } from "./slots.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
-import { findUncarriable, MAX_VALUE_DEPTH, tooDeep } from "./values.js";
+import { clip, findUncarriable, MAX_VALUE_DEPTH, tooDeep } from "./values.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -102,8 +102,14 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
   if (tooDeep(op)) return fail(opLabel(name), "invalid_args", `the op nests deeper than ${MAX_VALUE_DEPTH} levels; no verb takes such a value`, { params: typeof name === "string" ? ["args"] : ["op"] });
   if (typeof name !== "string") return fail(opLabel(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
   const found = surface.registry.lookup(name, surface.now());
-  if (found.kind === "unknown")
-    return fail(name, "unknown_verb", `no verb named ${JSON.stringify(clip(name))}; call request with help=true for the catalog`, { help_call: { help: true } });
+  if (found.kind === "unknown") {
+    const near = nearest(name, surface.registry.names());
+    return fail(name, "unknown_verb", `no verb named ${JSON.stringify(clip(name))}${near.length ? `; did you mean ${near.join(" or ")}?` : ""} Call request with help=true for the catalog`, {
+      help_call: { help: true },
+      ...(near.length ? { did_you_mean: near } : {}),
+    });
+  }
+  if (found.kind === "declined") return fail(name, "verb_unavailable", `${name} is not offered over MCP: ${found.reason}`, { reason: found.reason });
   if (found.kind === "retired")
     return fail(name, "retired_verb", `${name} was retired on ${found.retiredOn}; use ${found.replacement}`, { replacement: found.replacement, retired_on: found.retiredOn });
   const meta = found.meta;

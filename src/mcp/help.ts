@@ -1,11 +1,17 @@
+import { nearest } from "./near.js";
+import { clip } from "./values.js";
+import { idOfPath } from "./registry.js";
 import type { Surface } from "./surface.js";
 import type { JsonSchema, VerbMeta } from "./verb.js";
 
 /** `verb(required, …) — summary`: enough to write the common call without a second round-trip. */
 export function signature(meta: VerbMeta, schema: JsonSchema): string {
   const required: string[] = schema.required ?? [];
-  const optional = Object.keys(schema.properties ?? {}).filter((k) => !required.includes(k));
-  const params = [...required, ...(optional.length ? ["…"] : [])].join(", ");
+  // One-of groups are required in practice: `prompt | prompt_file`.
+  const groups: string[][] = (schema.allOf ?? []).filter((c: any) => Array.isArray(c.anyOf)).map((c: any) => c.anyOf.map((b: any) => b.required[0]));
+  const named = new Set([...required, ...groups.flat()]);
+  const optional = Object.keys(schema.properties ?? {}).filter((k) => !named.has(k));
+  const params = [...required, ...groups.map((g) => g.join(" | ")), ...(optional.length ? ["…"] : [])].join(", ");
   return `${meta.id}(${params}) — ${meta.summary}`;
 }
 
@@ -21,6 +27,7 @@ export async function catalog(surface: Surface) {
     }
     entries.push({ verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, signature: signature(meta, p.projection.schema) });
   }
+  for (const d of surface.registry.declinedAll()) unavailable.push({ verb: idOfPath(d.cliPath), reason: d.reason });
   return { catalog: entries, unavailable };
 }
 
@@ -38,16 +45,17 @@ export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerpri
 
 export class HelpError extends Error {}
 
-/** A caller's string as an error may echo it: bounded, whatever was sent. */
-export const clip = (s: string, max = 80) => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s);
-
 /** help="<verb>" or help={verb, …}: one verb's projected schema and fingerprint. */
 export async function verbHelp(surface: Surface, target: string | Record<string, unknown>) {
   const id = typeof target === "string" ? target : target.verb;
   if (typeof id !== "string") throw new HelpError('help must be true, a verb id, or an object with a "verb" key');
   const found = surface.registry.lookup(id, surface.now());
   if (found.kind === "retired") throw new HelpError(`${id} was retired on ${found.retiredOn}; ask help for ${found.replacement}`);
-  if (found.kind === "unknown") throw new HelpError(`no verb named ${JSON.stringify(clip(id))}; call help=true for the catalog`);
+  if (found.kind === "declined") return { verb: id, available: false, reason: found.reason };
+  if (found.kind === "unknown") {
+    const near = nearest(id, surface.registry.names());
+    throw new HelpError(`no verb named ${JSON.stringify(clip(id))}${near.length ? `; did you mean ${near.join(" or ")}?` : ""} Call help=true for the catalog`);
+  }
   const meta = found.meta;
   const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
   const unknown = extraKeys.filter((k) => !(meta.helpKeys ?? []).includes(k));

@@ -1,5 +1,6 @@
 import type { Argument, Command, Option } from "../cli/commander.js";
-import { parserSchema } from "../cli/parsers.js";
+import { mcpDescription, oneOfGroups } from "../cli/builders/mcp-hints.js";
+import { parserSchema, variadicSchema } from "../cli/parsers.js";
 import type { JsonSchema } from "./verb.js";
 
 /** How one schema property becomes argv. */
@@ -40,7 +41,9 @@ function valueSchema(what: string, parseArg: Function | undefined, choices: read
   return { ...known };
 }
 
-function describe(schema: JsonSchema, description: string | undefined, dflt: unknown): JsonSchema {
+function describe(schema: JsonSchema, source: Option | Argument, dflt: unknown): JsonSchema {
+  // A description written for a terminal ("- reads stdin", "after --") never reaches MCP callers.
+  const description = mcpDescription(source) ?? source.description;
   if (description) schema.description = description;
   if (dflt !== undefined && !(Array.isArray(dflt) && dflt.length === 0)) schema.default = dflt;
   return schema;
@@ -78,7 +81,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
         b = { prop, kind: "flag" };
         flagPairs.set(prop, b);
         bindings.push(b);
-        properties[prop] = describe({ type: "boolean" }, opt.description, undefined);
+        properties[prop] = describe({ type: "boolean" }, opt, undefined);
       }
       if (opt.negate) {
         b.off = opt.long;
@@ -94,9 +97,10 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
     }
 
     const prop = snake(opt.long);
-    const item = valueSchema(`option ${name}`, opt.argChoices ? undefined : opt.parseArg, opt.argChoices, opt.variadic);
-    const schema = opt.variadic ? { type: "array", items: item, minItems: 1 } : item;
-    properties[prop] = describe(schema, opt.description, opt.defaultValue);
+    const whole = opt.variadic && opt.parseArg ? variadicSchema(opt.parseArg) : undefined;
+    const item = whole ?? valueSchema(`option ${name}`, opt.argChoices ? undefined : opt.parseArg, opt.argChoices, opt.variadic);
+    const schema = whole ? { ...whole } : opt.variadic ? { type: "array", items: item, minItems: 1 } : item;
+    properties[prop] = describe(schema, opt, opt.defaultValue);
     bindings.push({ prop, kind: "option", flag: opt.long });
     propOfAttr.set(opt.attributeName(), prop);
     if (opt.mandatory) required.push(prop);
@@ -114,15 +118,25 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
   for (const arg of cmd.registeredArguments as readonly Argument[]) {
     const prop = arg.name().replace(/-/g, "_");
     if (properties[prop]) throw new ProjectionError(`argument <${arg.name()}> collides with an option of the same name`);
-    const item = valueSchema(`argument <${arg.name()}>`, arg.argChoices ? undefined : arg.parseArg, arg.argChoices, arg.variadic);
-    const schema = arg.variadic ? { type: "array", items: item, ...(arg.required ? { minItems: 1 } : {}) } : item;
-    properties[prop] = describe(schema, arg.description, arg.defaultValue);
+    const whole = arg.variadic && arg.parseArg ? variadicSchema(arg.parseArg) : undefined;
+    const item = whole ?? valueSchema(`argument <${arg.name()}>`, arg.argChoices ? undefined : arg.parseArg, arg.argChoices, arg.variadic);
+    const schema = whole ? { ...whole } : arg.variadic ? { type: "array", items: item, ...(arg.required ? { minItems: 1 } : {}) } : item;
+    properties[prop] = describe(schema, arg, arg.defaultValue);
     bindings.push({ prop, kind: "positional" });
     if (arg.required) required.push(prop);
   }
 
+  // Groups the command needs one of in practice (a prompt or a prompt file), by flag or arg name.
+  const groups = oneOfGroups(cmd).map((g) =>
+    g.map((name) => {
+      const prop = name.startsWith("--") ? snake(name) : name.replace(/-/g, "_");
+      if (!properties[prop]) throw new ProjectionError(`"${cmd.name()}" needs one of ${g.join(", ")}, but ${name} is not one of its parameters`);
+      return prop;
+    }),
+  );
   const schema: JsonSchema = { type: "object", properties, additionalProperties: false };
   if (required.length) schema.required = required;
-  if (conflicts.length) schema.allOf = conflicts.map(([a, b]) => ({ not: { required: [a, b] } }));
+  const all = [...conflicts.map(([a, b]) => ({ not: { required: [a, b] } })), ...groups.map((g) => ({ anyOf: g.map((p) => ({ required: [p] })) }))];
+  if (all.length) schema.allOf = all;
   return { schema, bindings };
 }

@@ -5,7 +5,7 @@ import { VERSION } from "../version.js";
 import { ClientRoots } from "./roots.js";
 import { Slots } from "./slots.js";
 import { BoundedStdioTransport } from "./stdio-transport.js";
-import { REQUEST_TOOL } from "./tool.js";
+import { INSTRUCTIONS, REQUEST_TOOL } from "./tool.js";
 import type { Surface } from "./surface.js";
 
 type SurfaceModule = typeof import("./compose.js");
@@ -50,7 +50,7 @@ export async function serveStdio(): Promise<void> {
   const builds = new BuildTracker();
   // Shared by every call and every build: at most MAX_CONCURRENT_OPS li children at once.
   const slots = new Slots();
-  const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const roots = new ClientRoots(server);
   server.setNotificationHandler(RootsListChangedNotificationSchema, async () => roots.changed());
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [REQUEST_TOOL as any] }));

@@ -1,5 +1,7 @@
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
 import { ajv as loadAjv } from "../packages.js";
+import { nearest } from "./near.js";
+import { clip } from "./values.js";
 import type { JsonSchema } from "./verb.js";
 
 let instance: AjvInstance | undefined;
@@ -33,11 +35,13 @@ function paramOf(e: ErrorObject): string {
   return "(args)";
 }
 
-function sentence(e: ErrorObject): string {
+function sentence(e: ErrorObject, schema: JsonSchema): string {
   const p = paramOf(e);
   switch (e.keyword) {
-    case "additionalProperties":
-      return `unknown parameter "${p}"`;
+    case "additionalProperties": {
+      const near = nearest(p, Object.keys(schema.properties ?? {}));
+      return `unknown parameter "${clip(p)}"${near.length ? ` (did you mean ${near.map((n) => `"${n}"`).join(" or ")}?)` : ""}`;
+    }
     case "required":
       return `missing required parameter "${p}"`;
     case "not":
@@ -50,12 +54,23 @@ function sentence(e: ErrorObject): string {
 }
 
 /** Closed validation: unknown or misspelled parameters are rejected by name (ADR-0066 D7). */
+/** The one-of-a-group rule (a prompt or a prompt file): its branches are single required names. */
+const groupOf = (e: ErrorObject): string[] | null =>
+  e.keyword === "anyOf" && Array.isArray(e.schema) && e.schema.every((b: any) => Array.isArray(b?.required) && b.required.length === 1 && Object.keys(b).length === 1)
+    ? e.schema.map((b: any) => b.required[0])
+    : null;
+
 export function validateArgs(schema: JsonSchema, args: unknown): Invalid | null {
   const fn = compile(schema);
   if (fn(args)) return null;
-  const errors = (fn.errors ?? []).filter((e) => e.keyword !== "allOf");
-  const params = [...new Set(errors.map(paramOf))];
-  return { params, message: [...new Set(errors.map(sentence))].join("; ") };
+  const all = fn.errors ?? [];
+  const groups = all.map((e) => ({ e, names: groupOf(e) })).filter((g) => g.names) as { e: ErrorObject; names: string[] }[];
+  const missing = groups.map((g) => ({ params: g.names, message: `give one of ${g.names.map((n) => `"${n}"`).join(" or ")}` }));
+  // A group's own branch errors ("missing prompt", "missing prompt_file") are said once, as the group.
+  const inGroup = (e: ErrorObject) => groups.some((g) => e !== g.e && e.schemaPath.startsWith(g.e.schemaPath + "/"));
+  const errors = all.filter((e) => e.keyword !== "allOf" && !groupOf(e) && !inGroup(e));
+  const params = [...new Set([...errors.map(paramOf), ...missing.flatMap((m) => m.params)])];
+  return { params, message: [...new Set([...errors.map((e) => sentence(e, schema)), ...missing.map((m) => m.message)])].join("; ") };
 }
 
 /** Decoder check of a CLI result's `data`. */

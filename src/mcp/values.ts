@@ -49,3 +49,6 @@ function badText(s: string): string | undefined {
   if (LONE_SURROGATE.test(s)) return "a lone UTF-16 surrogate";
   return undefined;
 }
+
+/** A caller's string as an error may echo it: bounded, whatever was sent. */
+export const clip = (s: string, max = 80) => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s);

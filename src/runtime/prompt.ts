@@ -8,7 +8,7 @@ export const PROMPT_CAP_BYTES = 4 * 1024 * 1024;
 /** A prompt from words or a file (`-` is stdin), refused when empty, oversized or holding NUL. */
 export function readPrompt(words: string[] | undefined, file: string | undefined): string {
   if (file !== undefined && words && words.length > 0)
-    throw invalid("give the prompt as words or with --prompt-file, not both", { prompt_file: file });
+    throw invalid("give the prompt as words or with --prompt-file, not both", { field: "prompt_file", prompt_file: file });
   return checkPrompt(file !== undefined ? readTextFile(file, "--prompt-file", PROMPT_CAP_BYTES) : (words ?? []).join(" "));
 }
 

@@ -5,7 +5,7 @@ import { SPAWNED, SUBMIT, v1 } from "../schemas.js";
   id: "agent.submit",
   ...SUBMIT,
   cliPath: ["agent"],
-  summary: "start one agent run in the background; returns its id",
+  summary: "one agent run in the background",
   synonyms: v1("submit_agent"),
   result: SPAWNED,
 })

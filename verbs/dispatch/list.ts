@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   category: "read",
   requiresFingerprint: false,
   cliPath: ["dispatch", "list"],
-  summary: "terminal-notify deliveries in the outbox",
+  summary: "terminal-notify deliveries",
   result: { type: "object", required: ["deliveries"], properties: { deliveries: { type: "array", items: { type: "object", required: ["id", "status"] } } } },
 })
 export class DispatchList implements Verb {}

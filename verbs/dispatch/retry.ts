@@ -6,7 +6,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   category: "control",
   requiresFingerprint: false,
   cliPath: ["dispatch", "retry"],
-  summary: "send a failed terminal-notify delivery again",
+  summary: "send a failed delivery again",
   result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] }, drainer_started: { type: "boolean" } } },
 })
 export class DispatchRetry implements Verb {}

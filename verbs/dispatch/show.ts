@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   category: "read",
   requiresFingerprint: false,
   cliPath: ["dispatch", "show"],
-  summary: "one delivery with its envelope and last error",
+  summary: "one delivery and its last error",
   result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] } } },
 })
 export class DispatchShow implements Verb {}

@@ -5,7 +5,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
   id: "fanout.submit",
   ...SUBMIT,
   cliPath: ["o", "fanout"],
-  summary: "run N workers on one prompt in parallel, optionally synthesised; returns the session id",
+  summary: "N parallel workers on one prompt, optionally synthesised",
   synonyms: v1("submit_fanout"),
   result: SPAWNED_OR_PLAN,
 })

@@ -5,7 +5,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
   id: "flow.submit",
   ...SUBMIT,
   cliPath: ["o", "flow"],
-  summary: "plan and run a DAG of agent steps in the background; returns the session id",
+  summary: "a planned DAG of agent steps in the background",
   synonyms: v1("submit_flow"),
   result: SPAWNED_OR_PLAN,
 })

@@ -18,7 +18,7 @@ const VERB = "play.submit";
   cliPath: ["play", "run"],
   artifactFingerprint: { key: "playbook_fingerprint", flag: "--playbook-fingerprint" },
   helpKeys: ["playbook"],
-  summary: "run a playbook (a parameterised flow) in the background; returns the play id",
+  summary: "run a playbook in the background",
   note: 'Playbooks declare their own arguments: call help={"verb":"play.submit","playbook":NAME} for that playbook\'s schema, schema_fingerprint and playbook_fingerprint.',
   result: { allOf: [SPAWNED_OR_PLAN, { required: ["playbook_fingerprint", "playbook_changed"] }] },
 })

@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   category: "read",
   requiresFingerprint: false,
   cliPath: ["state", "events"],
-  summary: "a record's audit trail of status transitions",
+  summary: "a record's status transitions",
   result: {
     type: "object",
     required: ["id", "events"],

@@ -4,6 +4,7 @@ import { argFlag, type ArgDecl, type ArgValue } from "../../runtime/playbooks/pl
 import { resolvePlaybook, type ResolvedPlaybook } from "../../runtime/playbooks/resolve.js";
 import { integerArg, numberArg } from "../parsers.js";
 import { addSessionOptions } from "./session-options.js";
+import { textArgument } from "./mcp-hints.js";
 
 /*
  * The parser builder of `li play run`, and the playbook-arg injection of its second stage
@@ -119,7 +120,7 @@ export function buildRun(cmd: Command): Command {
     cmd
       .description("run a playbook (also `li play NAME …`); its declared args become options of this command")
       .argument("<playbook>", "the playbook name (<playbook>.playbook.yaml)")
-      .argument("[prompt...]", "the input ({input} in the playbook's prompt); put it after -- when it begins with -")
+      .addArgument(textArgument("prompt", "the input ({input} in the playbook's prompt)"))
       .option("--model <model>", "override the playbook's model (the orchestrator, or the default worker)")
       .option("--playbook-fingerprint <fp>", "the playbook_fingerprint you checked; if the file differs now, the result says playbook_changed"),
     { maxConcurrent: "the playbook's, else 4" },

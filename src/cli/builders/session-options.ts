@@ -2,6 +2,7 @@ import type { Command } from "../commander.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
+import { textFileOption } from "./mcp-hints.js";
 
 /*
  * A parser builder: what `li o flow`, `li o fanout` and `li play` share, importable by the MCP
@@ -27,7 +28,7 @@ export interface SessionOptions {
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
 export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: string }): Command {
   cmd
-    .option("--prompt-file <path>", "read the prompt from a file (- reads stdin)")
+    .addOption(textFileOption("--prompt-file", "read the prompt from a file"))
     .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
     .option("--max-concurrent <n>", `at most N steps run at once (1–${PLAN_LIMITS.max_concurrent}; default ${defaults.maxConcurrent})`, intIn(1, PLAN_LIMITS.max_concurrent))
     .option("--synthesis-model <model>", "after the steps, one more run combines their outputs")

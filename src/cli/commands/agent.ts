@@ -4,14 +4,15 @@ import type { CliContext } from "../adapter.js";
 import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
 import { detachOrFollow } from "../follow-run.js";
 import { renderWithStore } from "../views.js";
+import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const agent = root
     .command("agent")
     .description("run one agent on a prompt; streams its output, or returns at once with --detach")
     .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini")
-    .argument("[prompt...]", "the prompt; put it after -- when it begins with -");
-  addAgentRunOptions(agent, "this run")
+    .addArgument(textArgument("prompt", "the prompt"));
+  needsOneOf(addAgentRunOptions(agent, "this run"), ["prompt", "--prompt-file"])
     .option("--detach", "start in the background and print the job id at once")
     .addHelpText(
       "after",

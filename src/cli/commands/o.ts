@@ -1,4 +1,4 @@
-import { Command } from "../commander.js";
+import { Command, Option } from "../commander.js";
 import type { Plan } from "../../runtime/flow/plan.js";
 import {
   planInForeground,
@@ -19,6 +19,7 @@ import { detachOrFollow } from "../follow-run.js";
 
 export { addSessionOptions, type SessionOptions };
 import { withStore } from "../views.js";
+import { forMcp, needsOneOf, textArgument } from "../builders/mcp-hints.js";
 
 const SESSION_HELP = `
 The session moves through current_phase planning → executing → synthesizing → done.
@@ -39,14 +40,18 @@ Every openai/… model of the run (orchestrator, workers, synthesis) sends to on
 export function register(root: Command, ctx: CliContext): void {
   const o = root.command("o").description("orchestrate agents: multi-step flows (a DAG) and parallel fan-outs");
 
-  addSessionOptions(
+  needsOneOf(
+    addSessionOptions(
     o
       .command("flow")
       .description("plan a DAG of steps with an orchestrator model (or take it from --plan-file) and run it")
-      .argument("[prompt...]", "the goal; put it after -- when it begins with -")
+      .addArgument(textArgument("prompt", "the goal"))
       .option("--model <model>", "the orchestrator that plans the steps; also the default worker")
-      .option("--plan-file <path>", "a fixed plan (JSON or YAML: {steps: [{id, task, role?, model?, depends_on?}]}); no planning call"),
+      .addOption(forMcp(new Option("--plan-file <path>", "a fixed plan (JSON or YAML: {steps: [{id, task, role?, model?, depends_on?}]}); no planning call"), "a fixed plan file (JSON or YAML: {steps: [{id, task, role?, model?, depends_on?}]}) under the client's roots; no planning call")),
     { maxConcurrent: "4" },
+    ),
+    ["prompt", "--prompt-file"],
+    ["--model", "--plan-file"],
   )
     .addHelpText(
       "after",
@@ -80,14 +85,18 @@ Examples:
       ),
     );
 
-  addSessionOptions(
+  needsOneOf(
+    addSessionOptions(
     o
       .command("fanout")
       .description("run N workers on the same prompt in parallel, optionally synthesizing their outputs")
-      .argument("[prompt...]", "the prompt every worker gets; put it after -- when it begins with -")
+      .addArgument(textArgument("prompt", "the prompt every worker gets"))
       .option("-n, --num-workers <n>", `how many workers (1–${PLAN_LIMITS.max_steps}; default: the number of --workers models, else 3)`, intIn(1, PLAN_LIMITS.max_steps))
       .option("--model <model>", "the worker model when --workers is not given"),
     { maxConcurrent: "4" },
+    ),
+    ["prompt", "--prompt-file"],
+    ["--model", "--workers"],
   )
     .addHelpText(
       "after",

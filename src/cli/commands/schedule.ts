@@ -20,6 +20,7 @@ import { keyValues, table } from "../format.js";
 import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
+import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
 const cron = () => import("../../lifecycle/schedules/cron.js");
@@ -84,12 +85,12 @@ export function register(root: Command, ctx: CliContext): void {
     .description("create a schedule that runs an agent on a cron; everything is validated now, as li agent would")
     .argument("<name>", "a unique name (letters, digits, . _ -)")
     .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet")
-    .argument("[prompt...]", "the prompt; put it after -- when it begins with -")
+    .addArgument(textArgument("prompt", "the prompt"))
     .requiredOption("--cron <expr>", 'five cron fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"')
     .option("--timezone <tz>", "IANA zone the cron is read in (default: this machine's zone, recorded)")
     .option("--start-at <time>", "no fire before this ISO 8601 time; one in the past makes its first slot due now")
     .option("--disabled", "create it disabled (li schedule enable starts it)");
-  addAgentRunOptions(create, "each run")
+  needsOneOf(addAgentRunOptions(create, "each run"), ["prompt", "--prompt-file"])
     .addHelpText(
       "after",
       `

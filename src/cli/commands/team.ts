@@ -18,6 +18,7 @@ import { keyValues, table } from "../format.js";
 import { pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { readTextFile } from "../../runtime/file-args.js";
+import { needsOneOf, textArgument, textFileOption } from "../builders/mcp-hints.js";
 
 const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];
 
@@ -85,14 +86,15 @@ Example session:
       renderWithStore(ctx, (store) => ({ data: showTeam(store, resolveTeam(store, text)), human: humanShow })),
     );
 
-  team
+  needsOneOf(
+    team
     .command("send")
     .description("send a message to one member or to all")
     .argument("<team>", "team name, id or unambiguous id prefix (tm_…)")
-    .argument("[body...]", "the message; put it after -- when it begins with -")
+    .addArgument(textArgument("body", "the message"))
     .requiredOption("--from <member>", "the sending member")
     .requiredOption("--to <member>", `the receiving member, or "${BROADCAST}" for every member but the sender`)
-    .option("--body-file <path>", "read the body from a file (- reads stdin)")
+    .addOption(textFileOption("--body-file", "read the body from a file"))
     .addHelpText(
       "after",
       `
@@ -110,7 +112,9 @@ Examples:
           return { data, human: (d: typeof data) => `${d.message.id} sent to ${d.recipients.join(", ") || "(no other member)"}` };
         });
       }),
-    );
+    ),
+    ["body", "--body-file"],
+  );
 
   team
     .command("receive")

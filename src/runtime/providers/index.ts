@@ -16,11 +16,12 @@ export interface ModelSpec {
 export function parseModelSpec(text: string): ModelSpec {
   const slash = text.indexOf("/");
   if (slash <= 0 || slash === text.length - 1)
-    throw invalid(`model must be provider/model (e.g. mock/echo), got ${JSON.stringify(text)}`, { model: text });
+    throw invalid(`model must be provider/model (e.g. mock/echo), got ${JSON.stringify(text)}`, { field: "model", model: text });
   const name = text.slice(0, slash);
   const provider = PROVIDERS.find((p) => p.name === name);
   if (!provider)
     throw invalid(`unknown provider ${JSON.stringify(name)}; known providers: ${PROVIDERS.map((p) => p.name).join(", ")}`, {
+      field: "model",
       provider: name,
       known: PROVIDERS.map((p) => p.name),
     });
