@@ -55,20 +55,24 @@ function sentence(e: ErrorObject, schema: JsonSchema): string {
 
 /** Closed validation: unknown or misspelled parameters are rejected by name (ADR-0066 D7). */
 /** The one-of-a-group rule (a prompt or a prompt file): its branches are single required names. */
-const groupOf = (e: ErrorObject): string[] | null =>
-  e.keyword === "anyOf" && Array.isArray(e.schema) && e.schema.every((b: any) => Array.isArray(b?.required) && b.required.length === 1 && Object.keys(b).length === 1)
-    ? e.schema.map((b: any) => b.required[0])
+function groupOf(e: ErrorObject, schema: JsonSchema): string[] | null {
+  if (e.keyword !== "anyOf") return null;
+  // ajv names the failing keyword by path ("#/allOf/1/anyOf"); the branches are read from there.
+  const branches = e.schemaPath.replace(/^#\//, "").split("/").reduce<any>((node, key) => node?.[key], schema);
+  return Array.isArray(branches) && branches.every((b: any) => Array.isArray(b?.required) && b.required.length === 1 && Object.keys(b).length === 1)
+    ? branches.map((b: any) => b.required[0])
     : null;
+}
 
 export function validateArgs(schema: JsonSchema, args: unknown): Invalid | null {
   const fn = compile(schema);
   if (fn(args)) return null;
   const all = fn.errors ?? [];
-  const groups = all.map((e) => ({ e, names: groupOf(e) })).filter((g) => g.names) as { e: ErrorObject; names: string[] }[];
+  const groups = all.map((e) => ({ e, names: groupOf(e, schema) })).filter((g) => g.names) as { e: ErrorObject; names: string[] }[];
   const missing = groups.map((g) => ({ params: g.names, message: `give one of ${g.names.map((n) => `"${n}"`).join(" or ")}` }));
   // A group's own branch errors ("missing prompt", "missing prompt_file") are said once, as the group.
   const inGroup = (e: ErrorObject) => groups.some((g) => e !== g.e && e.schemaPath.startsWith(g.e.schemaPath + "/"));
-  const errors = all.filter((e) => e.keyword !== "allOf" && !groupOf(e) && !inGroup(e));
+  const errors = all.filter((e) => e.keyword !== "allOf" && !groupOf(e, schema) && !inGroup(e));
   const params = [...new Set([...errors.map(paramOf), ...missing.flatMap((m) => m.params)])];
   return { params, message: [...new Set([...errors.map((e) => sentence(e, schema)), ...missing.map((m) => m.message)])].join("; ") };
 }

@@ -4,7 +4,7 @@ import { argFlag, type ArgDecl, type ArgValue } from "../../runtime/playbooks/pl
 import { resolvePlaybook, type ResolvedPlaybook } from "../../runtime/playbooks/resolve.js";
 import { integerArg, numberArg } from "../parsers.js";
 import { addSessionOptions } from "./session-options.js";
-import { textArgument } from "./mcp-hints.js";
+import { needsOneOf, textArgument } from "./mcp-hints.js";
 
 /*
  * The parser builder of `li play run`, and the playbook-arg injection of its second stage
@@ -145,5 +145,7 @@ export function playRunCommandFor(name: string, cwd: string): { command: Command
   const pb = resolvePlaybook(name, cwd);
   const command = newRunCommand();
   injectPlaybookArgs(command, pb);
+  // A template that uses {input} cannot run without one: the resolved schema says so.
+  if (/\{input\}/.test(pb.spec.prompt ?? "")) needsOneOf(command, ["prompt", "--prompt-file"]);
   return { command, fingerprint: pb.fingerprint };
 }
