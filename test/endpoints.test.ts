@@ -111,7 +111,7 @@ test.each(SPAWN_VERBS)("%s: no argument routes a request or a key; endpoint take
   if (schema.properties.endpoint) {
     // `endpoint` is a settings name: a URL, or the name of an env var, is refused by li itself.
     const named = await m.call({ ops: [attacker, "SECRET_X"].map((endpoint) => ({ op: verb, args: { ...base, endpoint }, ...keys })) });
-    for (const res of named.results) expect(res.error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
+    for (const res of named.results) expect(res.error).toMatchObject({ code: "invalid_args", params: ["endpoint"], kind: "invalid_input" });
     expect(named.results[0].error.message).toMatch(/is not an endpoint name/);
     expect(named.results[1].error.message).toMatch(/endpoint SECRET_X is not defined \(defined: openai, local\)/);
   }
@@ -203,7 +203,7 @@ describe("refusals", () => {
     const sched = await li(["--machine", "schedule", "create", "x", "--cron", "0 0 1 1 *", "--endpoint", "nosuch", MODEL, "hi"], { env });
     expect(sched.json.error.kind).toBe("invalid_input");
     const viaMcp = await m.op("agent.submit", { model: MODEL, prompt: ["hi"], endpoint: "nosuch" }, await m.fingerprint("agent.submit"));
-    expect(viaMcp.error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
+    expect(viaMcp.error).toMatchObject({ code: "invalid_args", params: ["endpoint"], kind: "invalid_input" });
     expect(entityRows(h).length).toBe(before);
     expect((await m.op("schedule.list", {})).result.schedules.map((s: any) => s.name)).toEqual(["nightly"]);
   });

@@ -185,8 +185,12 @@ describe("error codes", () => {
   test("cli_error carries the CLI's kind, message and detail", async () => {
     const fp = await srv.m.fingerprint("agent.submit");
     const r = await srv.m.op("agent.submit", { model: "nosuch/model", prompt: ["x"] }, fp);
-    expect(r.error).toMatchObject({ code: "cli_error", kind: "invalid_input" });
+    // It names a parameter, so it is invalid_args, still carrying the CLI's kind and detail.
+    expect(r.error).toMatchObject({ code: "invalid_args", params: ["model"], kind: "invalid_input" });
     expect(r.error.detail.provider).toBe("nosuch");
+    const gone = await srv.m.op("job.kill", { id: "inv_0000000000zz" });
+    expect(gone.error).toMatchObject({ code: "cli_error", kind: "not_found", detail: expect.any(Object) });
+    expect(gone.error.schema.properties.grace).toBeDefined();
   });
 });
 
@@ -209,7 +213,8 @@ describe("pre-record refusals: nothing is recorded", () => {
         expect(r.ok).toBe(false);
         codes.push(r.error.code === "cli_error" ? r.error.kind : r.error.code);
       }
-      expect(codes).toEqual(["invalid_args", "invalid_input", "invalid_input", "invalid_input", "invalid_input"]);
+      // The CLI's own refusals name their parameter, so they teach like a schema refusal.
+      expect(codes).toEqual(["invalid_args", "invalid_args", "invalid_args", "invalid_args", "invalid_args"]);
       const list = await s.op("job.list", {});
       expect(list.result.jobs).toEqual([]);
       expect(fs.existsSync(path.join(iso.home, "runs")) ? fs.readdirSync(path.join(iso.home, "runs")) : []).toEqual([]);
@@ -253,10 +258,12 @@ describe("visibility fence", () => {
     db.close();
     const s = await connectMcp(home.env);
     try {
-      for (const op of spellings) expect((await s.op(op, {})).error.code).toMatch(/^(unknown_verb)$/);
+      // The exact fenced ids are declined with their reason; every other spelling names no verb.
+      for (const op of spellings) expect((await s.op(op, {})).error.code).toMatch(/^(unknown_verb|verb_unavailable)$/);
       for (const verb of spellings) {
         const r = await s.raw({ help: verb });
-        expect(r.isError).toBe(true);
+        if (r.isError) continue;
+        expect(r.structuredContent).toMatchObject({ verb, available: false, reason: expect.stringMatching(/fenced/) });
       }
       const catalog = await s.call({ help: true });
       expect(catalog.catalog.map((c: any) => c.verb).filter((v: string) => /migrate|trust/.test(v))).toEqual([]);

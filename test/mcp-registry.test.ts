@@ -104,7 +104,9 @@ describe("one broken verb never takes down the call", () => {
       return root;
     });
     const c = await catalog(broken);
-    expect(c.unavailable).toEqual([{ verb: "stats", reason: expect.stringMatching(/projector failed on this command \(TypeError: /) }]);
+    expect(c.unavailable.filter((u: any) => !/fenced|person|unattended|long-running|destroys|server/.test(u.reason))).toEqual([
+      { verb: "stats", reason: expect.stringMatching(/projector failed on this command \(TypeError: /) },
+    ]);
     expect(c.catalog.map((e: any) => e.verb)).toContain("job.status");
     expect(c.catalog.map((e: any) => e.verb)).not.toContain("stats");
     const r: any = await runOp(broken, { op: "stats", args: {} });

@@ -32,7 +32,7 @@ export const REQUEST_TOOL = {
 
 /** MCP `instructions`: how to use the one tool, in three lines. */
 export const INSTRUCTIONS = [
-  `One tool, request. help=true lists the verbs with signatures; help="agent.submit" gives a verb's schema and schema_fingerprint.`,
-  `Run verbs as ops=[{"op": "agent.submit", "args": {...}, "schema_fingerprint": "..."}]; spawn verbs need the fingerprint, reads do not.`,
+  `One tool, request. help=true lists the verbs with signatures; help="<verb>" gives a verb's schema and schema_fingerprint.`,
+  `Run verbs as ops=[{"op": "<verb>", "args": {...}, "schema_fingerprint": "..."}]; spawn verbs need the fingerprint, reads do not.`,
   `A rejected op carries the schema and the exact remedy; then batch [job.wait, job.output] to collect a result within one ${CALL_BUDGET_SECONDS}s call.`,
 ].join("\n");
