@@ -64,3 +64,23 @@ describe("walking away stops the observer, never the work", () => {
     }
   });
 });
+
+test("a job.wait under a progressToken sends notifications/progress on each poll: growing, with the terminal count", async () => {
+  const h = home();
+  const m = await connectMcp(h.env);
+  try {
+    const run = await liData(["agent", "--detach", "mock/sleep:2", "x"], { env: h.env });
+    const seen: any[] = [];
+    const r: any = await m.client.callTool({ name: "request", arguments: { ops: [{ op: "job.wait", args: { ids: [run.id], max_wait_seconds: 20, poll_interval_seconds: 0.3 } }] } }, undefined, {
+      onprogress: (p) => seen.push(p),
+      timeout: 60000,
+    });
+    expect(r.structuredContent.results[0].result.all_terminal).toBe(true);
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < seen.length; i++) expect(seen[i].progress).toBeGreaterThan(seen[i - 1].progress);
+    expect(seen[0]).toMatchObject({ total: 20, message: expect.stringMatching(/^job\.wait: 0 of 1 terminal/) });
+    expect(seen.at(-1).message).toMatch(/1 of 1 terminal/);
+  } finally {
+    await m.close();
+  }
+});

@@ -2,7 +2,7 @@ import { CommanderError, type Command } from "./commander.js";
 import { LiError } from "../errors.js";
 import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";
-import { takeServerIdentity } from "./orphan-watch.js";
+import { takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */

@@ -34,6 +34,8 @@ export interface CallContext {
   now?: () => number;
   /** The server's bound on CLI children at once; ops queue for a slot within their budget. */
   slots?: Slots;
+  /** The caller asked for progress (a progressToken): each op's observations are reported as they happen. */
+  progress?: (p: { progress: number; total?: number; message: string }) => void;
   /** The directories file arguments must resolve under (MCP roots, else the server's); read on first need. */
   fileRoots?: () => Promise<FileRootSet>;
 }
@@ -188,7 +190,12 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
       const timeoutSeconds = Math.min(opTimeout(meta, verb.timeoutSeconds?.(fitted)), left);
       // A spilled prompt is the server's own file: its private directory is a root for this op alone.
       const env = budget.fileRoots ? fileRootsEnv(await budget.fileRoots(), spilled ? [spilled] : []) : undefined;
-      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env });
+      const window = Number(fitted.max_wait_seconds);
+      const onProgress = budget.progress
+        ? (p: { terminal: number; total: number; elapsed_seconds: number }) =>
+            budget.progress!({ progress: p.elapsed_seconds, ...(Number.isFinite(window) ? { total: window } : {}), message: `${name}: ${p.terminal} of ${p.total} terminal, ${p.elapsed_seconds}s elapsed` })
+        : undefined;
+      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress });
       if (!out.ok) {
         if (out.code === "cli_error") return cliRefusal(name, out, projected.projection);
         const { ok: _ok, code, message, ...rest } = out;

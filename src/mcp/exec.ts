@@ -1,4 +1,4 @@
-import { SERVER_ENV, serverIdentity } from "../cli/orphan-watch.js";
+import { PROGRESS_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js";
 import { liBin } from "../entrypoints.js";
 
 /** Bounded capture: the most stdout an op may return (documented in README). */
@@ -68,6 +68,24 @@ export interface RunOptions {
   /** Aborted when the client cancels the request: the child ends at once. */
   signal?: AbortSignal;
   env?: Record<string, string>;
+  /** Called with each progress line the CLI writes on stderr (then asked for with LI_PROGRESS_JSON). */
+  onProgress?: (p: { terminal: number; total: number; elapsed_seconds: number }) => void;
+}
+
+/** Reads `{"li_progress": {...}}` lines out of a stderr stream. */
+function progressLines(onProgress: NonNullable<RunOptions["onProgress"]>): (chunk: Buffer) => void {
+  let pending = "";
+  return (chunk) => {
+    pending = (pending + chunk.toString("utf8")).slice(-64 * 1024);
+    for (let nl; (nl = pending.indexOf("\n")) >= 0; ) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (!line.startsWith('{"li_progress":')) continue;
+      try {
+        onProgress(JSON.parse(line).li_progress);
+      } catch {}
+    }
+  };
 }
 
 /**
@@ -98,13 +116,14 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
       // stderr is read here, bounded to its tail, so a flood never kills the child or costs the result.
       buffer: { stdout: true, stderr: false },
       stripFinalNewline: false,
-      env: { ...opts.env, NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
+      env: { ...opts.env, ...(opts.onProgress ? { [PROGRESS_ENV]: "1" } : {}), NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
       extendEnv: true,
     });
   } catch (err: any) {
     return { ok: false, code: "cli_launch_failed", message: `could not start ${file}: ${err?.message ?? err}` };
   }
   child.stderr?.on("data", (d: Buffer) => stderr.push(d));
+  if (opts.onProgress) child.stderr?.on("data", progressLines(opts.onProgress));
   const r = await child;
   const status = { exit_code: r.exitCode ?? null, signal: r.signal ?? null };
   if (r.isCanceled) return { ok: false, code: "cli_cancelled", message: "the request was cancelled; li was stopped (the work it observed is untouched)", ...status };

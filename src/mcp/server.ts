@@ -58,7 +58,17 @@ export async function serveStdio(): Promise<void> {
     const { module, surface } = await builds.get();
     if (req.params.name !== REQUEST_TOOL.name) return module.refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
     // A cancelled request (notifications/cancelled) ends its op's li at once; the work it observed is untouched.
-    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal, slots, fileRoots: () => roots.get() })) as any;
+    const token = req.params._meta?.progressToken;
+    // Progress must only grow: a later op restarting its clock continues from the last value.
+    let last = 0;
+    const progress =
+      token === undefined
+        ? undefined
+        : (p: { progress: number; total?: number; message: string }) => {
+            last = Math.max(last + 0.001, p.progress);
+            void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: last, ...(p.total ? { total: Math.max(p.total, last) } : {}), message: p.message } } as any).catch(() => {});
+          };
+    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal, slots, fileRoots: () => roots.get(), progress })) as any;
   });
   await server.connect(new BoundedStdioTransport((v) => JSONRPCMessageSchema.safeParse(v).success));
   await new Promise<void>((resolve) => {

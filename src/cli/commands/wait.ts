@@ -3,7 +3,7 @@ import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitResult } from "../../lifec
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { numberArg } from "../parsers.js";
-import { exitWhenServerGone } from "../orphan-watch.js";
+import { exitWhenServerGone, PROGRESS_ENV } from "../server-seam.js";
 import { renderWithStore } from "../views.js";
 
 const { max_wait_seconds: MW, poll_interval_seconds: PI } = WAIT_BOUNDS;
@@ -41,6 +41,9 @@ pending). With --machine, li wait exits 0 whenever it prints an ok result: read 
 }
 
 function progress(ctx: CliContext) {
+  if (process.env[PROGRESS_ENV] === "1")
+    return (done: number, total: number, elapsed: number) =>
+      process.stderr.write(JSON.stringify({ li_progress: { terminal: done, total, elapsed_seconds: Math.round(elapsed * 10) / 10 } }) + "\n");
   if (ctx.machine && !process.stderr.isTTY) return undefined;
   const tty = process.stderr.isTTY;
   let last = "";

@@ -1,5 +1,13 @@
 import { isSameProcess, selfStat } from "../lifecycle/procfs.js";
 
+/*
+ * What `li mcp` tells each li it starts, through the environment: who the server is, and
+ * whether its caller wants progress.
+ */
+
+/** Set when the caller asked for progress: an observer writes one JSON line per poll on stderr. */
+export const PROGRESS_ENV = "LI_PROGRESS_JSON";
+
 /** Set by `li mcp` on every li it starts: the server's `pid:starttime`, one process for good. */
 export const SERVER_ENV = "LI_MCP_SERVER";
 
