@@ -1,0 +1,53 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ROOT, tempHome } from "./helpers/li.js";
+
+/*
+ * The packed tarball, installed into a fresh prefix as a user would (npm i -g), runs. `npm test`
+ * has built already, so packing skips prepack here; only better-sqlite3's compiled addon is copied
+ * from this checkout, to spare the test a 90 s compile of the same source.
+ */
+test("npm pack makes a package that installs into a fresh prefix and runs li --version and li mcp tools/list", async () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  expect(pkg.name).not.toBe("li");
+  expect(pkg.bin).toEqual({ li: "bin/li.js" });
+  expect(pkg.scripts.prepack).toMatch(/build/);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-pack-"));
+  const h = tempHome();
+  try {
+    const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, env: { ...process.env, NODE_OPTIONS: "" }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const [packed] = JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT));
+    const files: string[] = packed.files.map((f: any) => f.path);
+    expect(files).toEqual(expect.arrayContaining(["bin/li.js", "dist/bundle/li.js", "dist/bundle/mcp-surface.js", "dist/bundle/worker-main.js", "dist/bundle/build-id"]));
+    expect(files.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);
+    const prefix = path.join(dir, "prefix");
+    npm(["install", "-g", "--prefix", prefix, "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", path.join(dir, packed.filename)], dir);
+    const installed = path.join(prefix, "lib", "node_modules", pkg.name);
+    const addon = path.join("node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
+    fs.mkdirSync(path.dirname(path.join(installed, addon)), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, addon), path.join(installed, addon));
+
+    const li = path.join(prefix, "bin", "li");
+    const env = { ...h.env, NODE_OPTIONS: "" };
+    expect(execFileSync(li, ["--version"], { env, cwd: dir, encoding: "utf8" }).trim()).toBe(pkg.version);
+    const run = JSON.parse(execFileSync(li, ["--machine", "agent", "mock/echo", "from the tarball"], { env, cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    expect(run.data).toMatchObject({ status: "completed" });
+
+    const client = new Client({ name: "pack-test", version: "0" });
+    await client.connect(new StdioClientTransport({ command: li, args: ["mcp"], env: env as Record<string, string>, cwd: dir, stderr: "pipe" }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["request"]);
+      const info: any = await client.callTool({ name: "request", arguments: { ops: [{ op: "server.info" }] } });
+      expect(info.structuredContent.results[0].result.build_id).toBe(fs.readFileSync(path.join(ROOT, "dist", "bundle", "build-id"), "utf8").trim());
+    } finally {
+      await client.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    h.cleanup();
+  }
+}, 180000);
