@@ -7,28 +7,28 @@ import { commandAt } from "../src/mcp/projector.js";
 import { VerbRegistry } from "../src/mcp/registry.js";
 import { createSurface } from "../src/mcp/compose.js";
 import { Surface } from "../src/mcp/surface.js";
-import { verb, type Verb } from "../src/mcp/verb.js";
+import { verb, verbMeta, type Verb } from "../src/mcp/verb.js";
 import { VERBS } from "../verbs/index.js";
 import { ROOT } from "./helpers/li.js";
 
 const RESULT = { type: "object" };
 let constructed = 0;
 
-@verb({ id: "demo.read", category: "read", requiresFingerprint: false, cliPath: ["demo", "read"], summary: "demo", result: RESULT, synonyms: [{ name: "demo_read", retiresOn: "2026-09-30" }] })
+@verb({ id: "demo.read", effects: [], requiresFingerprint: false, cliPath: ["demo", "read"], summary: "demo", result: RESULT, synonyms: [{ name: "demo_read", retiresOn: "2026-09-30" }] })
 class DemoRead implements Verb {
   constructor() {
     constructed++;
   }
 }
 
-@verb({ id: "demo.read", category: "read", requiresFingerprint: false, cliPath: ["demo", "other"], summary: "dup", result: RESULT })
+@verb({ id: "demo.read", effects: [], requiresFingerprint: false, cliPath: ["demo", "other"], summary: "dup", result: RESULT })
 class DemoDuplicate implements Verb {}
 
-@verb({ id: "demo.broken", category: "read", requiresFingerprint: false, cliPath: ["demo", "broken"], summary: "optional-value option", result: RESULT })
+@verb({ id: "demo.broken", effects: [], requiresFingerprint: false, cliPath: ["demo", "broken"], summary: "optional-value option", result: RESULT })
 class DemoBroken implements Verb {}
 
 const fenced = (cliPath: string[]) => {
-  @verb({ id: `fenced.${cliPath.join("_")}`, category: "control", requiresFingerprint: false, cliPath, summary: "x", result: RESULT })
+  @verb({ id: `fenced.${cliPath.join("_")}`, effects: ["writes_records"], requiresFingerprint: false, cliPath, summary: "x", result: RESULT })
   class Fenced implements Verb {}
   return Fenced;
 };
@@ -91,6 +91,35 @@ describe("registry", () => {
     const r: any = await runOp(surface, { op: "demo.broken", args: {} });
     expect(r.error.code).toBe("verb_unavailable");
     expect(r.error.message).toContain("--maybe");
+  });
+});
+
+describe("effects are the policy key, and the category follows from them", () => {
+  test.each([
+    [["spawns"], "spawn"],
+    [["spawns_later", "writes_records"], "spawn"],
+    [["signals"], "control"],
+    [["runs_handlers"], "control"],
+    [["reaps", "reads_files"], "read"],
+    [[], "read"],
+  ] as const)("%j is %s", (effects, category) => {
+    @verb({ id: "demo.fx", effects: [...effects], requiresFingerprint: false, cliPath: ["demo", "read"], summary: "x", result: RESULT })
+    class Fx implements Verb {}
+    expect(verbMeta(Fx)!.category).toBe(category);
+  });
+
+  test("a declared category that disagrees with the effects is refused at definition", () => {
+    expect(() => verb({ id: "demo.lie", effects: ["spawns_later"], category: "control", requiresFingerprint: true, cliPath: ["x"], summary: "x", result: RESULT })).toThrow(/effects \(spawns_later\) make it spawn/);
+  });
+
+  test("every registered verb: schedule.create stores a spawn for later and is a spawn verb; read verbs only read, reap or read named files", () => {
+    const metas = VERBS.map((v) => verbMeta(v)!);
+    const by = Object.fromEntries(metas.map((m) => [m.id, m]));
+    expect(by["schedule.create"]).toMatchObject({ category: "spawn", requiresFingerprint: true, effects: expect.arrayContaining(["spawns_later"]) });
+    expect(by["schedule.trigger"]).toMatchObject({ category: "spawn", requiresFingerprint: true });
+    expect(by["dispatch.retry"].effects).toContain("runs_handlers");
+    expect(by["job.kill"].effects).toEqual(expect.arrayContaining(["signals", "runs_handlers"]));
+    for (const m of metas.filter((m) => m.category === "read")) expect([m.id, m.effects.filter((e) => e !== "reaps" && e !== "reads_files")]).toEqual([m.id, []]);
   });
 });
 

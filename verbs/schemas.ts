@@ -37,8 +37,7 @@ export const JOB_LIST = { type: "object", required: ["jobs"], properties: { jobs
 export const PROMPT_SPILL = { arg: "prompt", option: "prompt_file", join: " " };
 
 /** What every submit verb shares: a fingerprint-gated spawn, always detached, prompt may spill. */
-export const SUBMIT: Pick<VerbMeta, "category" | "requiresFingerprint" | "fixedFlags" | "spill"> = {
-  category: "spawn",
+export const SUBMIT: Pick<VerbMeta, "requiresFingerprint" | "fixedFlags" | "spill"> = {
   requiresFingerprint: true,
   fixedFlags: ["--detach"],
   spill: PROMPT_SPILL,

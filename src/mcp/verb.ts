@@ -1,5 +1,6 @@
 import type { Command } from "../cli/commander.js";
 import { tsyringe } from "../packages.js";
+import { categoryOf, type Effect } from "./effects.js";
 
 export type Category = "spawn" | "read" | "control";
 export type JsonSchema = Record<string, any>;
@@ -8,6 +9,9 @@ export type JsonSchema = Record<string, any>;
 export interface VerbMeta {
   /** Namespaced id, e.g. `noun.action`. */
   id: string;
+  /** What the verb does (the policy key); the category is derived from it. */
+  effects: Effect[];
+  /** Derived from `effects` by the decorator; a declared one must agree. */
   category: Category;
   requiresFingerprint: boolean;
   /** The li command the verb runs, e.g. ["job", "wait"]. Its schema is projected from it. */
@@ -61,7 +65,11 @@ export interface CommandContext {
 export const VERB_META = Symbol.for("li.verb.meta");
 
 /** Marks a class as a verb: records its metadata and makes it constructible by the container. */
-export function verb(meta: VerbMeta) {
+export function verb(declared: Omit<VerbMeta, "category"> & { category?: Category }) {
+  const category = categoryOf(declared.effects);
+  if (declared.category !== undefined && declared.category !== category)
+    throw new Error(`verb ${declared.id} declares category ${declared.category}, but its effects (${declared.effects.join(", ") || "none"}) make it ${category}`);
+  const meta: VerbMeta = { ...declared, category };
   return (target: new (...args: any[]) => Verb): void => {
     tsyringe().injectable()(target);
     Reflect.defineMetadata(VERB_META, meta, target);

@@ -4,6 +4,7 @@ import { SPAWNED, SUBMIT, v1 } from "../schemas.js";
 @verb({
   id: "agent.submit",
   ...SUBMIT,
+  effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["agent"],
   summary: "one agent run in the background",
   synonyms: v1("submit_agent"),

@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "dispatch.ack",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["dispatch", "ack"],
   summary: "mark a delivery handled",

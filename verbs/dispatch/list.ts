@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "dispatch.list",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["dispatch", "list"],
   summary: "terminal-notify deliveries",

@@ -3,7 +3,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 /** Re-sends a delivery to its already-configured handler; callers never supply a command. */
 @verb({
   id: "dispatch.retry",
-  category: "control",
+  effects: ["runs_handlers", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["dispatch", "retry"],
   summary: "send a failed delivery again",

@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "dispatch.show",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["dispatch", "show"],
   summary: "one delivery and its last error",

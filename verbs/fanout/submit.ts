@@ -4,6 +4,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
 @verb({
   id: "fanout.submit",
   ...SUBMIT,
+  effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["o", "fanout"],
   summary: "N parallel workers on one prompt, optionally synthesised",
   synonyms: v1("submit_fanout"),

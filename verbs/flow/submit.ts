@@ -4,6 +4,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
 @verb({
   id: "flow.submit",
   ...SUBMIT,
+  effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["o", "flow"],
   summary: "a planned DAG of agent steps in the background",
   synonyms: v1("submit_flow"),

@@ -8,7 +8,7 @@ import { v1 } from "../schemas.js";
  */
 @verb({
   id: "job.kill",
-  category: "control",
+  effects: ["signals", "runs_handlers", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["kill"],
   summary: "cancel a job and everything under it",

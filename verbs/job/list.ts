@@ -3,7 +3,7 @@ import { JOB_LIST, v1 } from "../schemas.js";
 
 @verb({
   id: "job.list",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["job", "list"],
   summary: "recent jobs, newest first",

@@ -3,7 +3,7 @@ import { v1 } from "../schemas.js";
 
 @verb({
   id: "job.output",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["job", "output"],
   summary: "a job's console output",

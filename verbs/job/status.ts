@@ -3,7 +3,7 @@ import { JOB_LIST, v1 } from "../schemas.js";
 
 @verb({
   id: "job.status",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["job", "status"],
   summary: "status of jobs by id or prefix",

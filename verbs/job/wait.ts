@@ -8,7 +8,7 @@ const START_AND_LAST_POLL_SECONDS = 3;
 
 @verb({
   id: "job.wait",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["wait"],
   summary: "bounded wait for jobs to end; partial results",

@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "monitor",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["monitor"],
   summary: "snapshot: counts, active jobs, failures, outbox",

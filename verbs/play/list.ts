@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "play.list",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["play", "list"],
   summary: "playbooks li can find",

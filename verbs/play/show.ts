@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "play.show",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["play", "show"],
   summary: "a playbook's args and fingerprint",

@@ -15,6 +15,7 @@ const VERB = "play.submit";
 @verb({
   id: VERB,
   ...SUBMIT,
+  effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["play", "run"],
   artifactFingerprint: { key: "playbook_fingerprint", flag: "--playbook-fingerprint" },
   helpKeys: ["playbook"],

@@ -5,7 +5,7 @@ import { PROMPT_SPILL, SCHEDULE } from "../schemas.js";
 // unattended later, so the caller must have read the schema that request is judged by.
 @verb({
   id: "schedule.create",
-  category: "control",
+  effects: ["spawns_later", "reads_files", "writes_records"],
   requiresFingerprint: true,
   cliPath: ["schedule", "create"],
   summary: "create a cron schedule of agent runs",

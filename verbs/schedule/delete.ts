@@ -3,7 +3,7 @@ import { SCHEDULE } from "../schemas.js";
 
 @verb({
   id: "schedule.delete",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["schedule", "delete"],
   summary: "delete a schedule (its runs stay)",

@@ -3,7 +3,7 @@ import { SCHEDULE } from "../schemas.js";
 
 @verb({
   id: "schedule.disable",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["schedule", "disable"],
   summary: "disable a schedule",

@@ -3,7 +3,7 @@ import { SCHEDULE } from "../schemas.js";
 
 @verb({
   id: "schedule.enable",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["schedule", "enable"],
   summary: "enable a schedule",

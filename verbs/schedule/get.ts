@@ -3,7 +3,7 @@ import { SCHEDULE } from "../schemas.js";
 
 @verb({
   id: "schedule.get",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["schedule", "get"],
   summary: "one schedule with its prompt",

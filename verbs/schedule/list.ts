@@ -3,7 +3,7 @@ import { SCHEDULE } from "../schemas.js";
 
 @verb({
   id: "schedule.list",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["schedule", "list"],
   summary: "every schedule with its next fire time",

@@ -3,7 +3,7 @@ import { nullable } from "../schemas.js";
 
 @verb({
   id: "schedule.runs",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["schedule", "runs"],
   summary: "a schedule's fired runs and their statuses",

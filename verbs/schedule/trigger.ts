@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "schedule.trigger",
-  category: "spawn",
+  effects: ["spawns", "writes_records"],
   requiresFingerprint: true,
   cliPath: ["schedule", "trigger"],
   summary: "fire a schedule now; returns the run id",

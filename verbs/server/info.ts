@@ -3,7 +3,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 /** Runs `li mcp info` like any verb, so it reports the li that answers, not the server's memory of it. */
 @verb({
   id: "server.info",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["mcp", "info"],
   summary: "version, build, LI_HOME, providers, limits",

@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "state.events",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["state", "events"],
   summary: "a record's status transitions",

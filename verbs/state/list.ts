@@ -3,7 +3,7 @@ import { JOB } from "../schemas.js";
 
 @verb({
   id: "state.list",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["state", "list"],
   summary: "lifecycle records, newest first",

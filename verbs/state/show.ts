@@ -3,7 +3,7 @@ import { JOB } from "../schemas.js";
 
 @verb({
   id: "state.show",
-  category: "read",
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["state", "show"],
   summary: "one record with its spec and children",

@@ -4,7 +4,7 @@ import { nullable } from "../schemas.js";
 
 @verb({
   id: "stats",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["stats"],
   summary: "counts by kind/status/outcome; durations",

@@ -3,7 +3,7 @@ import { TEAM_SHOW } from "../schemas.js";
 
 @verb({
   id: "team.create",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "create"],
   summary: "create a team of named members",

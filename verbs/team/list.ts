@@ -2,7 +2,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
 
 @verb({
   id: "team.list",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["team", "list"],
   summary: "every team with its members",

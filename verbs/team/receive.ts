@@ -4,7 +4,7 @@ import { MESSAGE } from "../schemas.js";
 // Control, not read: without peek a receive moves the member's read cursor.
 @verb({
   id: "team.receive",
-  category: "control",
+  effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "receive"],
   summary: "a member's new messages; marks them read",

@@ -3,7 +3,7 @@ import { MESSAGE } from "../schemas.js";
 
 @verb({
   id: "team.send",
-  category: "control",
+  effects: ["reads_files", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "send"],
   summary: "message one member or all",

@@ -3,7 +3,7 @@ import { TEAM_SHOW } from "../schemas.js";
 
 @verb({
   id: "team.show",
-  category: "read",
+  effects: [],
   requiresFingerprint: false,
   cliPath: ["team", "show"],
   summary: "a team's members and message counts",
