@@ -9,6 +9,7 @@ import { isObject } from "./json.js";
 import { NAME_PATTERN } from "./lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
+import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -42,6 +43,8 @@ export interface ParsedSettings {
   default_endpoint: string | null;
   /** Extra directories file arguments may name over MCP; honoured from the user file only. */
   mcp_file_roots?: string[];
+  /** mcp.policy: which verbs `li mcp` offers (a project file's only after trust). */
+  mcp_policy: PolicySpec;
 }
 
 export type TrustState = "user" | "trusted" | "untrusted" | "changed";
@@ -64,6 +67,8 @@ export interface Settings {
   endpoints: Endpoint[];
   /** What a run that names no endpoint sends to. */
   default_endpoint: string;
+  /** The MCP policy of the files in force, merged most restrictive. */
+  mcp_policy: Policy;
   warnings: string[];
 }
 
@@ -170,9 +175,9 @@ function handler(file: string, key: string, v: unknown, base: RetryPolicy, sourc
 /** mcp.file_roots: absolute directories. A project file may not widen what an MCP client can read. */
 function mcpFileRoots(file: string, v: unknown, source: Handler["source"]): string[] | undefined {
   if (v === undefined || v === null) return undefined;
-  if (source === "project") fail(file, "mcp", "only the user settings file ($LI_HOME/settings.yaml) may set mcp.file_roots");
-  const m = closed(file, "mcp", v, ["file_roots"]);
+  const m = closed(file, "mcp", v, ["file_roots", "policy"]);
   if (m.file_roots === undefined || m.file_roots === null) return undefined;
+  if (source === "project") fail(file, "mcp.file_roots", "only the user settings file ($LI_HOME/settings.yaml) may set mcp.file_roots");
   if (!Array.isArray(m.file_roots) || m.file_roots.some((r) => typeof r !== "string" || !path.isAbsolute(r) || r.includes("\0")))
     fail(file, "mcp.file_roots", `expected a list of absolute directory paths, got ${JSON.stringify(m.file_roots)}`);
   return (m.file_roots as string[]).map((r) => path.resolve(r));
@@ -186,7 +191,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   } catch (err: any) {
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }
-  if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null };
+  if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {} };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
   const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp"]);
@@ -199,7 +204,9 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
   }
   const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
+  const mcp_policy = isObject(top.mcp) ? parsePolicySpec(file, top.mcp.policy) : {};
   return {
+    mcp_policy,
     handlers,
     endpoints: parseEndpoints(file, top.endpoints, source),
     default_endpoint: parseDefaultEndpoint(file, top.default_endpoint),
@@ -241,6 +248,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
       const unused = [
         p?.handlers.length ? `handlers ${p.handlers.map((h) => h.name).join(", ")}` : "",
         p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
+        p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
       ].filter(Boolean);
       warnings.push(
         `li: ignoring ${f.path}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: it is ${f.trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${f.path}\``,
@@ -255,7 +263,8 @@ export function loadSettings(cwd = process.cwd()): Settings {
     inForce.push(f);
   }
   const endpoints = mergeEndpoints(inForce.map((f) => ({ path: f.path, endpoints: f.parsed!.endpoints, default_endpoint: f.parsed!.default_endpoint })));
-  return { files, handlers, ...endpoints, warnings };
+  const mcp_policy = mergePolicies(inForce.map((f) => ({ source: f.path, spec: f.parsed!.mcp_policy })));
+  return { files, handlers, ...endpoints, mcp_policy, warnings };
 }
 
 /** The settings file `li hooks trust` acts on: a file, a directory holding .li/settings.yaml, or the one found from cwd. */

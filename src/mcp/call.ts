@@ -31,8 +31,8 @@ export async function handleRequest(surface: Surface, input: unknown, opts: Call
   if (hasHelp) {
     if (tooDeep(help, 2)) return refuse('help must be true, a verb id string, or {"verb": ..., "playbook": ...} with string values');
     try {
-      if (help === true) return mirrored(await catalog(surface));
-      if (typeof help === "string" || (typeof help === "object" && !Array.isArray(help))) return mirrored(await verbHelp(surface, help as any));
+      if (help === true) return mirrored(await catalog(surface, opts.policy));
+      if (typeof help === "string" || (typeof help === "object" && !Array.isArray(help))) return mirrored(await verbHelp(surface, help as any, opts.policy));
       return refuse('help must be true, a verb id string, or {"verb": ..., "playbook": ...}');
     } catch (err) {
       if (err instanceof HelpError) return refuse(err.message);

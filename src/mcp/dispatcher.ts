@@ -4,6 +4,9 @@ import path from "node:path";
 import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
+import { policyRefusal, type Policy } from "../policy.js";
+import { auditEntry, type AuditLog } from "./audit.js";
+import { opLabel, type Op, type OpResult } from "./op.js";
 import { ProjectionError, type Binding, type Projection } from "./projector.js";
 import { nearest } from "./near.js";
 import { fileRootsEnv, type FileRootSet } from "./roots.js";
@@ -15,16 +18,7 @@ import type { CommandContext, VerbMeta } from "./verb.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
-export interface Op {
-  op: string;
-  args?: Record<string, unknown>;
-  schema_fingerprint?: string;
-  [artifactFingerprint: string]: unknown;
-}
-
-export type OpResult =
-  | { ok: true; op: string; result: unknown; warnings?: string[] }
-  | { ok: false; op: string; error: { code: string; message: string; [k: string]: unknown } };
+export type { Op, OpResult };
 
 const fail = (op: string, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({ ok: false, op, error: { code, message, ...extra } });
 
@@ -36,6 +30,12 @@ export interface CallContext {
   slots?: Slots;
   /** The caller asked for progress (a progressToken): each op's observations are reported as they happen. */
   progress?: (p: { progress: number; total?: number; message: string }) => void;
+  /** Which verbs the server offers; a refused one answers verb_forbidden. */
+  policy?: Policy;
+  /** Where each op leaves its one audit line. */
+  audit?: AuditLog;
+  /** The client, as it named itself in initialize. */
+  client?: { name: string; version: string } | null;
   /** The directories file arguments must resolve under (MCP roots, else the server's); read on first need. */
   fileRoots?: () => Promise<FileRootSet>;
 }
@@ -57,8 +57,10 @@ export async function runOps(surface: Surface, ops: Op[], opts: CallContext = {}
   for (const op of ops) {
     if (opts.signal?.aborted) break;
     const left = (deadline - now()) / 1000;
-    if (left < MIN_OP_START_SECONDS) results.push(exhausted(op.op));
-    else results.push(await runOp(surface, op, { ...opts, deadline, now }));
+    const started = now();
+    const result = left < MIN_OP_START_SECONDS ? exhausted(op.op) : await runOp(surface, op, { ...opts, deadline, now });
+    results.push(result);
+    opts.audit?.append(auditEntry(surface, op, result, now() - started, opts.client ?? null));
   }
   return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
 }
@@ -90,8 +92,6 @@ function exhausted(op: unknown, why = ""): OpResult {
   });
 }
 
-/** The op name as the result echoes it: never a caller's structure, whatever its depth. */
-const opLabel = (op: unknown): string => (typeof op === "string" ? op : "(not a verb id)");
 
 function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
   const override = Number(process.env.LI_MCP_OP_TIMEOUT_SECONDS);
@@ -115,6 +115,8 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
   if (found.kind === "retired")
     return fail(name, "retired_verb", `${name} was retired on ${found.retiredOn}; use ${found.replacement}`, { replacement: found.replacement, retired_on: found.retiredOn });
   const meta = found.meta;
+  const rule = budget.policy ? policyRefusal(budget.policy, meta) : null;
+  if (rule) return fail(name, "verb_forbidden", `${meta.id} is refused by this server's policy (${rule})`, { rule });
   const verb = surface.registry.instance(meta.id);
   const args = op.args ?? {};
 

@@ -1,3 +1,4 @@
+import { policyRefusal, policyView, type Policy } from "../policy.js";
 import { nearest } from "./near.js";
 import { clip } from "./values.js";
 import { idOfPath } from "./registry.js";
@@ -16,10 +17,15 @@ export function signature(meta: VerbMeta, schema: JsonSchema): string {
 }
 
 /** help=true: the catalog of reachable verbs, and the registered ones that cannot be offered. */
-export async function catalog(surface: Surface) {
+export async function catalog(surface: Surface, policy?: Policy) {
   const entries = [];
   const unavailable = [];
   for (const meta of surface.registry.all()) {
+    const rule = policy ? policyRefusal(policy, meta) : null;
+    if (rule) {
+      unavailable.push({ verb: meta.id, reason: `refused by this server's policy (${rule})` });
+      continue;
+    }
     const p = await surface.projection(meta);
     if (!p.ok) {
       unavailable.push({ verb: meta.id, reason: p.reason });
@@ -28,7 +34,7 @@ export async function catalog(surface: Surface) {
     entries.push({ verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, signature: signature(meta, p.projection.schema) });
   }
   for (const d of surface.registry.declinedAll()) unavailable.push({ verb: idOfPath(d.cliPath), reason: d.reason });
-  return { catalog: entries, unavailable };
+  return { catalog: entries, unavailable, ...(policy && policy.sources.length ? { policy: policyView(policy) } : {}) };
 }
 
 export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerprint: string, extra: Record<string, unknown> = {}) {
@@ -46,7 +52,7 @@ export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerpri
 export class HelpError extends Error {}
 
 /** help="<verb>" or help={verb, …}: one verb's projected schema and fingerprint. */
-export async function verbHelp(surface: Surface, target: string | Record<string, unknown>) {
+export async function verbHelp(surface: Surface, target: string | Record<string, unknown>, policy?: Policy) {
   const id = typeof target === "string" ? target : target.verb;
   if (typeof id !== "string") throw new HelpError('help must be true, a verb id, or an object with a "verb" key');
   const found = surface.registry.lookup(id, surface.now());
@@ -57,6 +63,8 @@ export async function verbHelp(surface: Surface, target: string | Record<string,
     throw new HelpError(`no verb named ${JSON.stringify(clip(id))}${near.length ? `; did you mean ${near.join(" or ")}?` : ""} Call help=true for the catalog`);
   }
   const meta = found.meta;
+  const rule = policy ? policyRefusal(policy, meta) : null;
+  if (rule) return { verb: meta.id, available: false, reason: `refused by this server's policy (${rule})` };
   const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
   const unknown = extraKeys.filter((k) => !(meta.helpKeys ?? []).includes(k));
   if (unknown.length)

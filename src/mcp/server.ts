@@ -2,6 +2,8 @@ import { pathToFileURL } from "node:url";
 import { installedBuildId } from "../build-id.js";
 import { entryScript } from "../entrypoints.js";
 import { VERSION } from "../version.js";
+import type { Policy } from "../policy.js";
+import { AuditLog } from "./audit.js";
 import { ClientRoots } from "./roots.js";
 import { Slots } from "./slots.js";
 import { BoundedStdioTransport } from "./stdio-transport.js";
@@ -40,8 +42,15 @@ export class BuildTracker {
   }
 }
 
+export interface ServeOptions {
+  /** Which verbs this server offers (flags and settings, merged by the command). */
+  policy?: Policy;
+  /** Where every op leaves one audit line. */
+  auditFile?: string;
+}
+
 /** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
-export async function serveStdio(): Promise<void> {
+export async function serveStdio(options: ServeOptions = {}): Promise<void> {
   const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, JSONRPCMessageSchema, RootsListChangedNotificationSchema }] = await Promise.all([
     import("@modelcontextprotocol/sdk/server/index.js"),
     import("@modelcontextprotocol/sdk/types.js"),
@@ -50,6 +59,7 @@ export async function serveStdio(): Promise<void> {
   const builds = new BuildTracker();
   // Shared by every call and every build: at most MAX_CONCURRENT_OPS li children at once.
   const slots = new Slots();
+  const audit = options.auditFile ? new AuditLog(options.auditFile) : undefined;
   const server = new Server({ name: "li", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const roots = new ClientRoots(server);
   server.setNotificationHandler(RootsListChangedNotificationSchema, async () => roots.changed());
@@ -68,7 +78,15 @@ export async function serveStdio(): Promise<void> {
             last = Math.max(last + 0.001, p.progress);
             void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: last, ...(p.total ? { total: Math.max(p.total, last) } : {}), message: p.message } } as any).catch(() => {});
           };
-    return (await module.handleRequest(surface, req.params.arguments, { signal: extra.signal, slots, fileRoots: () => roots.get(), progress })) as any;
+    return (await module.handleRequest(surface, req.params.arguments, {
+      signal: extra.signal,
+      slots,
+      fileRoots: () => roots.get(),
+      progress,
+      policy: options.policy,
+      audit,
+      client: server.getClientVersion() ?? null,
+    })) as any;
   });
   await server.connect(new BoundedStdioTransport((v) => JSONRPCMessageSchema.safeParse(v).success));
   await new Promise<void>((resolve) => {

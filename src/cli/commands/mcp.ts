@@ -1,5 +1,7 @@
-import { Command } from "../commander.js";
+import { Command, Option } from "../commander.js";
+import { CATEGORIES } from "../../policy.js";
 import { render, type CliContext } from "../adapter.js";
+import { pageLimitArg } from "../parsers.js";
 import { clientConfig, CLIENTS } from "./mcp-config.js";
 
 export function register(root: Command, ctx: CliContext): void {
@@ -13,12 +15,26 @@ li mcp speaks MCP over stdio: an MCP client starts it, it is not run by hand.
   li mcp config claude-code     prints a ready configuration (also ${CLIENTS.slice(1).join(", ")})
   li mcp info                   what a server started from this install would report`,
     )
-    .action(async () => {
+    .option("--read-only", "offer only read verbs (job.status, job.wait, ...): no spawn, no kill")
+    .addOption(new Option("--allow <categories>", `offer only these categories, comma-separated (${CATEGORIES.join(",")})`))
+    .option("--allow-verb <verb>", "offer this verb whatever its category (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--deny-verb <verb>", "never offer this verb (repeatable; wins over everything)", (v: string, prev: string[] = []) => [...prev, v])
+    .addHelpText(
+      "after",
+      `
+Policy: the flags and mcp.policy in settings.yaml ({read_only, allow, allow_verbs, deny_verbs}; a
+project file's only after \`li hooks trust\`) merge most restrictive. A refused verb is absent from
+the catalog, listed in unavailable with the rule, and its ops answer verb_forbidden. Every op
+appends one line to $LI_HOME/mcp-audit.jsonl (li mcp audit reads it).`,
+    )
+    .action(async (opts: { readOnly?: boolean; allow?: string; allowVerb?: string[]; denyVerb?: string[] }) => {
+      const { serverOptions } = await import("./mcp-serve.js");
+      const options = serverOptions(opts);
       if (process.stdin.isTTY)
         process.stderr.write(`li mcp speaks MCP over stdio and waits for a client on stdin.\nTo use it, configure a client: li mcp config ${CLIENTS.join("|")}\n`);
       // The MCP stack (SDK, ajv, tsyringe) loads only here, never for other commands.
       const { serveStdio } = await import("../../mcp/server.js");
-      await serveStdio();
+      await serveStdio(options);
     });
 
   mcp
@@ -29,6 +45,21 @@ li mcp speaks MCP over stdio: an MCP client starts it, it is not run by hand.
         const { serverInfo } = await import("./mcp-info.js");
         const data = serverInfo();
         return { data, human: (d: typeof data) => JSON.stringify(d, null, 2) };
+      }),
+    );
+
+  mcp
+    .command("audit")
+    .description("the op audit log: one line per op the MCP server handled (never the args, only their digest)")
+    .option("--since <time>", "only ops at or after this ISO 8601 time, or this long ago (30m, 2h, 7d)")
+    .option("--verb <verb>", "only this verb")
+    .option("--code <code>", "only this result code (ok, invalid_args, verb_forbidden, ...)")
+    .option("--limit <n>", "at most N lines, newest last", pageLimitArg, 100)
+    .action((opts: { since?: string; verb?: string; code?: string; limit: number }) =>
+      render(ctx, async () => {
+        const { readAudit } = await import("./mcp-audit.js");
+        const data = readAudit(opts);
+        return { data, human: (d: typeof data) => d.entries.map((e: any) => `${e.at}  ${e.verb}  ${e.code}  ${e.duration_ms}ms${e.entities.length ? "  " + e.entities.join(",") : ""}`).join("\n") || "(no ops recorded)" };
       }),
     );
 
