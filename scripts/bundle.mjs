@@ -4,7 +4,7 @@
 // lazily evaluated inside it; external packages load from node_modules on first use.
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
 import { build } from "esbuild";
 
@@ -59,6 +59,9 @@ await build({
     "mcp-surface": "src/mcp/compose.ts",
   },
 });
+// The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).
+const { verbIndex } = await import(pathToFileURL(path.join(root, "dist/bundle/mcp-surface.js")).href + `?build=${buildId}`);
+fs.writeFileSync(path.join(root, "dist/bundle/verbs.json"), JSON.stringify(await verbIndex()) + "\n");
 // Written last, through a rename: a server that sees the new id finds the new bundles in place.
 fs.writeFileSync(path.join(root, "dist/bundle/build-id.tmp"), buildId + "\n");
 fs.renameSync(path.join(root, "dist/bundle/build-id.tmp"), path.join(root, "dist/bundle/build-id"));

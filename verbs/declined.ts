@@ -16,4 +16,6 @@ export const DECLINED: Declined[] = [
   { cliPath: ["doctor"], reason: "for a person; server.info reports providers" },
   { cliPath: ["mcp"], reason: "this server itself" },
   { cliPath: ["mcp", "config"], reason: "client setup, for a person" },
+  { cliPath: ["mcp", "classify"], reason: "a client permission hook, not a call" },
+  { cliPath: ["mcp", "audit"], reason: "the server's op log, for a person" },
 ];

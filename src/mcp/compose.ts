@@ -17,3 +17,19 @@ export async function createSurface(now?: () => Date): Promise<Surface> {
   const { buildProgram } = await import("../cli/program.js");
   return new Surface(composeRegistry(), () => buildProgram({ machine: true, live: process.stderr }, { all: true }), now);
 }
+
+/**
+ * The allowlist as plain data (no parser is built): what `li mcp classify` decides by, written
+ * beside the bundles at build time so the classifier on every tool call's path loads no DI world.
+ */
+export async function verbIndex() {
+  await import("reflect-metadata");
+  const { composeRegistry } = await import("../../verbs/index.js");
+  const r = composeRegistry();
+  return {
+    build_id: BUILD_ID,
+    verbs: r.all().map((m) => ({ id: m.id, category: m.category, effects: m.effects, requires_fingerprint: m.requiresFingerprint })),
+    declined: r.declinedAll().map((d) => ({ id: d.cliPath.join("."), reason: d.reason })),
+    retired: r.synonymsAll(),
+  };
+}

@@ -65,6 +65,11 @@ export class VerbRegistry {
     return this.metas.get(id);
   }
 
+  /** The v1 synonyms, with their verb and retirement date. */
+  synonymsAll(): { name: string; target: string; retiresOn: string }[] {
+    return [...this.synonyms.entries()].map(([name, s]) => ({ name, ...s }));
+  }
+
   /** Every name a caller may mean: verbs and declined commands (for "did you mean"). */
   names(): string[] {
     return [...this.metas.keys(), ...this.declined.keys()];

@@ -26,6 +26,12 @@ export function clientConfig(client: string) {
         file: ".mcp.json (project) — or run the command",
         config: { mcpServers: { li: { type: "stdio", ...server } } },
         command: `claude mcp add li --env LI_HOME=${quote(env.LI_HOME)} -- ${[command, ...args].map(quote).join(" ")}`,
+        // A PreToolUse hook that reads the ops: a read is allowed, a spawn or a kill asks, the rest is denied.
+        // No blanket allow rule for mcp__li__request beside it: that would let a spawn through unasked.
+        hook: {
+          file: ".claude/settings.json",
+          settings: { hooks: { PreToolUse: [{ matcher: "mcp__li__.*", hooks: [{ type: "command", command: [command, liBin(), "mcp", "classify"].map(quote).join(" ") }] }] } },
+        },
       };
     case "claude-desktop":
       return { client, file: path.join("~", ".config", "Claude", "claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/)"), config: { mcpServers: { li: server } } };

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { Command, Option } from "../commander.js";
 import { CATEGORIES } from "../../policy.js";
 import { render, type CliContext } from "../adapter.js";
@@ -49,6 +50,38 @@ appends one line to $LI_HOME/mcp-audit.jsonl (li mcp audit reads it).`,
     );
 
   mcp
+    .command("classify")
+    .description("a permission hook: read a client's PreToolUse (Claude Code, VS Code) or beforeMCPExecution (Cursor) payload on stdin, answer allow, ask or deny")
+    .option("--read-only", "classify as a --read-only server would refuse")
+    .addOption(new Option("--allow <categories>", "as li mcp --allow"))
+    .option("--allow-verb <verb>", "as li mcp --allow-verb (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--deny-verb <verb>", "as li mcp --deny-verb (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .addHelpText(
+      "after",
+      `
+Each op is judged by its verb's effects and the policy in force (these flags and mcp.policy in
+settings): read → allow, spawn or control → ask, unknown, retired or not offered → deny; the most
+restrictive op decides. li's tool is known by its input (ops/help), whatever the client calls it.
+A payload that is not li's gets no output and exit 0. Wire it as a PreToolUse hook matching
+mcp__li__.*; do not also add a blanket allow rule for mcp__li__request, which would let a
+spawn through without asking.`,
+    )
+    .action(async (_opts: unknown, cmd: Command) => {
+      // The policy flags are also li mcp's own: commander may have given them to the parent.
+      const opts = cmd.optsWithGlobals() as { readOnly?: boolean; allow?: string; allowVerb?: string[]; denyVerb?: string[] };
+      const { classifyHook } = await import("./mcp-classify.js");
+      const { serverOptions } = await import("./mcp-serve.js");
+      let payload: unknown;
+      try {
+        payload = JSON.parse(fs.readFileSync(0, "utf8"));
+      } catch {
+        return;
+      }
+      const answer = classifyHook(payload, serverOptions(opts).policy);
+      if (answer) process.stdout.write(answer + "\n");
+    });
+
+  mcp
     .command("audit")
     .description("the op audit log: one line per op the MCP server handled (never the args, only their digest)")
     .option("--since <time>", "only ops at or after this ISO 8601 time, or this long ago (30m, 2h, 7d)")
@@ -73,7 +106,13 @@ appends one line to $LI_HOME/mcp-audit.jsonl (li mcp audit reads it).`,
         const data = clientConfig(client);
         return {
           data,
-          human: (d: any) => [`# ${d.file}`, d.toml ?? JSON.stringify(d.config, null, 2), ...(d.command ? ["", `# or: ${d.command}`] : [])].join("\n"),
+          human: (d: any) =>
+            [
+              `# ${d.file}`,
+              d.toml ?? JSON.stringify(d.config, null, 2),
+              ...(d.command ? ["", `# or: ${d.command}`] : []),
+              ...(d.hook ? ["", `# the permission hook (${d.hook.file}); add no blanket allow rule for mcp__li__request`, JSON.stringify(d.hook.settings, null, 2)] : []),
+            ].join("\n"),
         };
       }),
     );
