@@ -16,7 +16,7 @@ test("the catalog lists every long-tail verb with its category and fingerprint r
   expect(unavailable.map((u: any) => u.verb)).toEqual(expect.arrayContaining(["schedule.tick", "schedule.daemon"]));
   const rows = Object.fromEntries(catalog.map((c: any) => [c.verb, [c.category, c.requires_fingerprint]]));
   expect(rows).toMatchObject({
-    "schedule.create": ["control", true],
+    "schedule.create": ["spawn", true],
     "schedule.list": ["read", false],
     "schedule.get": ["read", false],
     "schedule.enable": ["control", false],
