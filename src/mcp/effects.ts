@@ -1,4 +1,5 @@
-import type { Category } from "./verb.js";
+/** How a policy groups verbs; derived from effects, never set by hand. */
+export type Category = "spawn" | "read" | "control";
 
 /**
  * What a verb does, declared on it: the policy key a permission layer needs, since one tool name

@@ -1,8 +1,8 @@
 import type { Command } from "../cli/commander.js";
 import { tsyringe } from "../packages.js";
-import { categoryOf, type Effect } from "./effects.js";
+import { categoryOf, type Category, type Effect } from "./effects.js";
 
-export type Category = "spawn" | "read" | "control";
+export type { Category };
 export type JsonSchema = Record<string, any>;
 
 /** Plain data every verb declares; the dispatcher reads only this and the hooks below. */
