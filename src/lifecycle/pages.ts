@@ -51,7 +51,9 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-const AFTER = "(created_at < ? OR (created_at = ? AND id < ?))";
+// Row values, so that SQLite seeks the (created_at, id) indexes to the cursor instead of scanning to it.
+const AFTER = "(created_at, id) < (?, ?)";
+const NOT_AFTER = "(created_at, id) >= (?, ?)";
 
 /** One page of `q.table`, newest first; counts use the same filters (indexes keep them cheap). */
 export function page<T extends PageKey>(db: Database.Database, q: PageQuery): Page<T> {
@@ -60,7 +62,7 @@ export function page<T extends PageKey>(db: Database.Database, q: PageQuery): Pa
     const all = extra ? [...q.where, extra] : q.where;
     return all.length ? `WHERE ${all.join(" AND ")}` : "";
   };
-  const keyParams = key ? [key.created_at, key.created_at, key.id] : [];
+  const keyParams = key ? [key.created_at, key.id] : [];
   const rows = db
     .prepare(`SELECT * FROM ${q.table} ${filter(key ? AFTER : undefined)} ORDER BY created_at DESC, id DESC LIMIT ?`)
     .all(...q.params, ...keyParams, q.limit + 1) as T[];
@@ -72,7 +74,7 @@ export function page<T extends PageKey>(db: Database.Database, q: PageQuery): Pa
   return {
     rows,
     total,
-    before: key ? count(`NOT ${AFTER}`, keyParams) : 0,
+    before: key ? count(NOT_AFTER, keyParams) : 0,
     next_cursor: more ? encodeCursor(rows[rows.length - 1]) : null,
   };
 }
