@@ -113,7 +113,7 @@ function humanWait(r: WaitResult): string {
   if (r.entries.length === 0) return "nothing to wait for: no record matched";
   const rows = r.entries.map((e) => ({ ...e, error: e.error?.message ?? null }));
   const summary = [
-    `all_terminal=${r.all_terminal} timed_out=${r.timed_out} elapsed=${r.elapsed_seconds}s`,
+    `all_terminal=${r.all_terminal} timed_out=${r.timed_out} elapsed=${r.elapsed_seconds}s window=${r.max_wait_seconds}s`,
     ...(["pending", "stopped_without_end", "unresolved_spawn", "errors"] as const)
       .filter((k) => r[k].length)
       .map((k) => `${k}: ${r[k].join(", ")}`),
