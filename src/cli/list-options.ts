@@ -40,7 +40,8 @@ const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word
  * command that shows the next page (the same filters, the new cursor).
  */
 export function pageFooter(p: Page<unknown>, command: string, o: ListOptions, f: EntityFilter, defaultLimit: number, extra: string[] = []): string {
-  if (p.rows.length === 0) return "";
+  // Nothing to say when the page is the whole list.
+  if (p.rows.length === 0 || (!p.next_cursor && p.before === 0)) return "";
   const range = p.before > 0 ? ` (${p.before + 1}–${p.before + p.rows.length})` : "";
   const head = `${p.rows.length} of ${p.total} shown${range}`;
   if (!p.next_cursor) return head;
