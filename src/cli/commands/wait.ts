@@ -8,6 +8,7 @@ import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } f
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { duration } from "../human-time.js";
+import { statusTint } from "../terminal.js";
 import { LIMITS, numberArg } from "../parsers.js";
 import { exitWhenServerGone, startedByServer } from "../orphan-watch.js";
 import { renderWithStore } from "../views.js";
@@ -66,7 +67,8 @@ Examples:
           { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds, unbounded },
           { onPoll: progress(ctx, store) },
         );
-        return { data: result, human: humanWait, exitCode: waitExitCode(result) };
+        const short = ctx.machine ? new Map<string, string>() : shortIds(store.db, result.entries.filter((e) => !e.error).map((e) => e.id));
+        return { data: result, human: (r: WaitResult) => humanWait(r, short), exitCode: waitExitCode(result) };
       });
     });
 }
@@ -108,15 +110,17 @@ function progress(ctx: CliContext, store: Store): WaitHooks["onPoll"] {
   };
 }
 
-function humanWait(r: WaitResult): string {
+/** The result table and what it adds up to, ids as their shortest unambiguous prefixes. */
+function humanWait(r: WaitResult, short: Map<string, string>): string {
   if (process.stderr.isTTY) process.stderr.write("\r\x1b[K");
   if (r.entries.length === 0) return "nothing to wait for: no record matched";
-  const rows = r.entries.map((e) => ({ ...e, error: e.error?.message ?? null }));
+  const name = (id: string) => short.get(id) ?? id;
+  const rows = r.entries.map((e) => ({ ...e, id: name(e.id), error: e.error?.message ?? null }));
   const summary = [
     `all_terminal=${r.all_terminal} timed_out=${r.timed_out} elapsed=${r.elapsed_seconds}s window=${r.max_wait_seconds}s`,
     ...(["pending", "stopped_without_end", "unresolved_spawn", "errors"] as const)
       .filter((k) => r[k].length)
-      .map((k) => `${k}: ${r[k].join(", ")}`),
+      .map((k) => `${k}: ${r[k].map(name).join(", ")}`),
   ];
-  return `${table(rows, ["id", "kind", "status", "outcome", "reason_code", "error"])}\n${summary.join("\n")}`;
+  return `${table(rows, [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", "error"])}\n${summary.join("\n")}`;
 }
