@@ -110,7 +110,7 @@ function progress(ctx: CliContext, store: Store): WaitHooks["onPoll"] {
   };
 }
 
-/** The result table and what it adds up to, ids as their shortest unambiguous prefixes. */
+/** The result table (ids as their shortest unambiguous prefixes) and what it adds up to. */
 function humanWait(r: WaitResult, short: Map<string, string>): string {
   if (process.stderr.isTTY) process.stderr.write("\r\x1b[K");
   if (r.entries.length === 0) return "nothing to wait for: no record matched";
@@ -120,7 +120,8 @@ function humanWait(r: WaitResult, short: Map<string, string>): string {
     `all_terminal=${r.all_terminal} timed_out=${r.timed_out} elapsed=${r.elapsed_seconds}s window=${r.max_wait_seconds}s`,
     ...(["pending", "stopped_without_end", "unresolved_spawn", "errors"] as const)
       .filter((k) => r[k].length)
-      .map((k) => `${k}: ${r[k].map(name).join(", ")}`),
+      // Whole ids here, under the table: the lines a person copies into the next command.
+      .map((k) => `${k}: ${r[k].join(", ")}`),
   ];
   return `${table(rows, [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", "error"])}\n${summary.join("\n")}`;
 }
