@@ -44,7 +44,7 @@ completed and 1 otherwise. Ctrl-C stops following and leaves the job running.
 
 Examples:
   li job output @last
-  li job output --follow --tail-bytes 2000 inv_01k3`,
+  li job output --follow --tail-bytes 2000 @last`,
     )
     .action((id: string, opts: { tailBytes?: number; follow?: boolean }) =>
       renderWithStore(ctx, async (store) => {

@@ -51,7 +51,7 @@ pending). With --machine, li wait exits 0 whenever it prints an ok result: read 
 Examples:
   li wait @last --max-wait-seconds 3600
   li wait --label nightly --all-active
-  li --machine wait inv_01k3 ses_01k3 --max-wait-seconds 30`,
+  li --machine wait @last --max-wait-seconds 30`,
     )
     .action((ids: string[], opts: WaitOptions) => {
       // Cancelling an observation is not cancelling the work: leave without touching anything.
