@@ -65,7 +65,7 @@ describe("--machine prints exactly one JSON object", () => {
     const r = await li(["--machine", "job", "list"], { env });
     const e = envelope(r);
     expect(e.ok).toBe(true);
-    expect(e.data).toEqual({ jobs: [], count: 0 });
+    expect(e.data).toEqual({ jobs: [], count: 0, total: 0, next_cursor: null });
     // --machine is global: it may also follow the command.
     const r2 = await li(["agent", "--machine", "mock/echo", "placed", "late"], { env });
     expect(envelope(r2).data.status).toBe("completed");

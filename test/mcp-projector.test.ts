@@ -36,7 +36,7 @@ describe("golden schemas: a parser change fails here instead of silently changin
     const wait = await surface.projection(surface.registry.get("job.wait")!);
     const agent = await surface.projection(surface.registry.get("agent.submit")!);
     if (!wait.ok || !agent.ok) throw new Error("unavailable");
-    expect(Object.keys(wait.projection.schema.properties).sort()).toEqual(["ids", "max_wait_seconds", "poll_interval_seconds"]);
+    expect(Object.keys(wait.projection.schema.properties).sort()).toEqual(["all_active", "ids", "label", "max_wait_seconds", "poll_interval_seconds"]);
     expect(agent.projection.schema.properties.prompt_file).toEqual(expect.objectContaining({ type: "string" }));
     expect(agent.projection.schema.required).toEqual(["model"]);
   });
@@ -55,8 +55,16 @@ describe("commander internals the projector reads (gate 1: walk registered subco
       expect(field in opt).toBe(true);
     expect(opt.parseArg).toBe(numberArg);
     const arg = wait.registeredArguments[0];
-    expect([arg.name(), arg.required, arg.variadic]).toEqual(["ids", true, true]);
+    // Optional since --label and --all-active can name what to wait for instead.
+    expect([arg.name(), arg.required, arg.variadic]).toEqual(["ids", false, true]);
     expect(commandAt(root, ["job", "status"]).name()).toBe("status");
+    // Live views for a terminal are never offered as parameters.
+    const output = await surface.projection(surface.registry.get("job.output")!);
+    const monitor = await surface.projection(surface.registry.get("monitor")!);
+    if (!output.ok || !monitor.ok) throw new Error("unavailable");
+    expect(Object.keys(output.projection.schema.properties)).not.toContain("follow");
+    expect(Object.keys(monitor.projection.schema.properties)).not.toEqual(expect.arrayContaining(["watch"]));
+    expect(Object.keys(monitor.projection.schema.properties)).not.toContain("interval");
     expect(() => commandAt(root, ["job", "nope"])).toThrow(ProjectionError);
   });
 });

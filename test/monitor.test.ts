@@ -47,7 +47,7 @@ describe("li monitor", () => {
     const r = await li(["monitor"], { env: h.env });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("running=1");
-    expect(r.stdout).toMatch(/active \(1\):\nID\s+KIND\s+STATUS\s+AGE_SECONDS/);
+    expect(r.stdout).toMatch(/active \(1\):\nID\s+KIND\s+STATUS\s+ELAPSED\s+MODEL\s+LABEL\s+LAST OUTPUT/);
     const bad = await li(["--machine", "monitor", "--watch"], { env: h.env });
     expect(bad.json.error.kind).toBe("invalid_input");
   });

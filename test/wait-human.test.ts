@@ -9,12 +9,14 @@ test("human li wait shows live progress on stderr, with no escape codes when std
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/\x1b/);
     const lines = r.stderr.trim().split("\n");
-    expect(lines[0]).toMatch(/^0 of 2 terminal, \d+\.\ds elapsed$/);
+    // Progress names what is still pending, by the short ids the tables show.
+    expect(lines[0]).toMatch(/^0 of 2 terminal, \d+\.\ds elapsed; waiting on inv_\w+, inv_\w+$/);
+    expect(a.id.startsWith(lines[0].split("waiting on ")[1].split(", ")[0])).toBe(true);
     expect(lines).toContainEqual(expect.stringMatching(/^1 of 2 terminal/));
     expect(lines.at(-1)).toMatch(/^2 of 2 terminal/);
-    // The result table is on stdout, one row per id.
-    expect(r.stdout).toContain(a.id);
-    expect(r.stdout).toContain(b.id);
+    // The result table is on stdout, one row per id, each by its shortest unambiguous prefix.
+    const shown = r.stdout.split("\n").slice(1, 3).map((l) => l.split(/\s+/)[0]);
+    expect([a.id.startsWith(shown[0]), b.id.startsWith(shown[1]), shown[0].length < a.id.length]).toEqual([true, true, true]);
     expect(r.stdout).toMatch(/all_terminal=true timed_out=false/);
   } finally {
     h.cleanup();

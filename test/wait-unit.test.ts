@@ -221,6 +221,22 @@ describe("waitFor(): windows, expiry and echoes", () => {
     expect(waitExitCode(r)).toBe(2);
   });
 
+  test("unbounded (a person at a terminal): the window is what was asked, past 50 s; progress names the pending ids", async () => {
+    expect(effectiveWait(3600, 1, { unbounded: true })).toEqual({ max_wait_seconds: 3600, poll_interval_seconds: 1 });
+    expect(effectiveWait(-1, 1, { unbounded: true }).max_wait_seconds).toBe(0);
+    const [a, b] = [alive(), alive()];
+    const t = fakeTime((n) => {
+      if (n === 300) complete(a.id);
+      if (n === 1000) complete(b.id);
+    });
+    const polls: { terminal: number; pending: string[] }[] = [];
+    const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 3600, poll_interval_seconds: 1, unbounded: true }, { ...t.hooks, onPoll: (p) => polls.push(p) });
+    expect([r.all_terminal, r.timed_out, r.max_wait_seconds, r.elapsed_seconds]).toEqual([true, false, 3600, 1000]);
+    expect(polls[0]).toMatchObject({ terminal: 0, total: 2, pending: [a.id, b.id], elapsed_seconds: 0 });
+    expect(polls[300]).toMatchObject({ terminal: 1, pending: [b.id] });
+    expect(polls.at(-1)).toMatchObject({ terminal: 2, pending: [] });
+  });
+
   test("clamping: effective values are echoed (99 → 50, 0.01 → 0.1, -1 → 0, 99 → 10, defaults 25 and 1)", async () => {
     expect(effectiveWait(99, 0.01)).toEqual({ max_wait_seconds: 50, poll_interval_seconds: 0.1 });
     expect(effectiveWait(-1, 99)).toEqual({ max_wait_seconds: 0, poll_interval_seconds: 10 });

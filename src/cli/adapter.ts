@@ -5,6 +5,8 @@ export interface CommandResult<T = any> {
   data: T;
   /** The human view of `data`. */
   human?: (data: T) => string;
+  /** A line for a person beside the result (that a job is still running, say): stderr, human mode only. */
+  note?: string;
   /** The exit status of an ok result for a person at a shell (li wait has its own table); --machine always exits 0 on ok. */
   exitCode?: number;
 }
@@ -33,6 +35,7 @@ export async function render(ctx: CliContext, handler: () => Promise<CommandResu
   } else {
     const text = result.human ? result.human(result.data) : JSON.stringify(result.data, null, 2);
     if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+    if (result.note) process.stderr.write(result.note + "\n");
   }
   // In machine mode ok ⇔ exit 0 (the contract): the envelope already says what a human exit code would.
   process.exitCode = ctx.machine ? EXIT.ok : (result.exitCode ?? EXIT.ok);

@@ -1,12 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { killTree } from "../lifecycle/kill.js";
 import { observe } from "../lifecycle/observe.js";
 import type { Entity, Store } from "../lifecycle/store.js";
-import { follow } from "../runtime/follow.js";
+import { follow, type Sink } from "../runtime/follow.js";
 import type { CliContext, CommandResult } from "./adapter.js";
 import { keyValues } from "./format.js";
+import { endLine, lineAware, say, startLine } from "./run-status.js";
 
 /** The steps and synthesis of a finished session, from its result.json (or its children, if it has none). */
 export function sessionSummary(store: Store, session: Entity) {
@@ -26,12 +26,32 @@ export function sessionSummary(store: Store, session: Entity) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+const sink = (): Sink => ({ write: () => true });
 
 /**
- * --detach returns at once; otherwise the session's console is streamed until the root
- * ends. For a play, the stream is its session's (once the play has made it). Ctrl-C
- * cancels the whole tree, since the work is ours.
+ * Streams a run's console to `out` until waiting cannot change the run (or `signal` aborts);
+ * returns the root as it is then. A play's own console is only its session's transcript at the
+ * end, so a play streams its session live instead (once the play has made it).
+ */
+export async function streamRun(store: Store, root: Entity, out: Sink, signal: AbortSignal, opts: { tailBytes?: number } = {}): Promise<Entity> {
+  let sessionId: string | null = root.kind === "session" ? root.id : null;
+  while (!sessionId && root.kind === "play" && !signal.aborted) {
+    const cur = store.get(root.id)!;
+    sessionId = (cur.spec.session_id as string | undefined) ?? null;
+    if (sessionId) break;
+    const o = observe(store, cur, { reap: true });
+    if (o.placement === "terminal" || o.placement === "stopped_without_end") break;
+    await sleep(100);
+  }
+  if (sessionId && sessionId !== root.id) await follow(store, sessionId, out, { signal, ...opts });
+  // An invocation or session streams its own console; a play's was streamed through its session above.
+  return follow(store, root.id, root.kind === "play" ? sink() : out, { signal, ...(root.kind === "play" ? {} : opts) });
+}
+
+/**
+ * --detach returns at once; otherwise the run's console is streamed until the root ends, with
+ * its id before and its final status after on stderr. Ctrl-C cancels the whole tree, since
+ * the work is ours.
  */
 export async function detachOrFollow(
   ctx: CliContext,
@@ -48,23 +68,16 @@ export async function detachOrFollow(
   const onInt = () => abort.abort();
   process.once("SIGINT", onInt);
   try {
-    let sessionId: string | null = root.kind === "session" ? root.id : null;
-    while (!sessionId && !abort.signal.aborted) {
-      const cur = store.get(root.id)!;
-      sessionId = (cur.spec.session_id as string | undefined) ?? null;
-      if (sessionId) break;
-      const o = observe(store, cur, { reap: true });
-      if (o.placement === "terminal" || o.placement === "stopped_without_end") break;
-      await sleep(100);
-    }
-    // A play's own console is only its session's transcript at the end: stream the session live instead.
-    if (sessionId && sessionId !== root.id) await follow(store, sessionId, ctx.live, { signal: abort.signal });
-    // An invocation or session streams its own console; a play's was streamed through its session above.
-    let end = await follow(store, root.id, root.kind === "play" ? sink() : ctx.live, { signal: abort.signal });
+    say(startLine(root, "started; Ctrl-C cancels it"));
+    const live = lineAware(ctx.live);
+    let end = await streamRun(store, root, live.stream, abort.signal);
     if (abort.signal.aborted) {
       await killTree(store, end, 2);
       end = store.get(root.id)!;
     }
+    live.endLine();
+    say(endLine(end));
+    const sessionId = root.kind === "session" ? root.id : ((store.get(root.id)!.spec.session_id as string | undefined) ?? null);
     const session = sessionId ? store.get(sessionId)! : null;
     const data = {
       ...submitted,

@@ -18,6 +18,10 @@ export function serverIdentity(): string {
 }
 
 let server: { pid: number; start: number } | undefined;
+let fromServer = false;
+
+/** True when the MCP server started this li (its bounds for programs apply, e.g. li wait's 50 s). */
+export const startedByServer = () => fromServer;
 
 /**
  * Takes the server identity out of the environment at start-up, so nothing this li starts (a
@@ -26,6 +30,7 @@ let server: { pid: number; start: number } | undefined;
 export function takeServerIdentity(): void {
   const raw = process.env[SERVER_ENV];
   if (raw === undefined) return;
+  fromServer = true;
   delete process.env[SERVER_ENV];
   const [pid, start] = raw.split(":").map(Number);
   if (Number.isInteger(pid) && pid > 1 && Number.isFinite(start)) server = { pid, start };

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
 import { openStore } from "../lifecycle/open.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
-import type { Store } from "../lifecycle/store.js";
+import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
 
@@ -26,7 +26,7 @@ export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandRe
   return render(ctx, () => withStore(fn));
 }
 
-/** The machine view of one job; raw values only (ADR-0066 D7). */
+/** The machine view of one job, as observed (a run whose process is gone is reaped first); raw values only (ADR-0066 D7). */
 export function jobView(o: Observed) {
   const e = o.entity;
   return {
@@ -54,5 +54,33 @@ export function jobView(o: Observed) {
 }
 
 export type JobView = ReturnType<typeof jobView>;
+
+/**
+ * The machine view of one record exactly as state.db holds it: no process is looked at, so
+ * nothing is reaped, and version and updated_at say which write it reflects.
+ */
+export function recordView(e: Entity) {
+  return {
+    id: e.id,
+    kind: e.kind,
+    parent_id: e.parent_id,
+    label: e.label,
+    status: e.status,
+    terminal: isTerminal(e.status),
+    outcome: e.outcome,
+    reason_code: e.reason_code,
+    version: e.version,
+    model: (e.spec.model as string | undefined) ?? null,
+    current_phase: e.current_phase,
+    pid: e.pid,
+    pgid: e.pgid,
+    exit_code: e.exit_code,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+    started_at: e.started_at,
+    ended_at: e.ended_at,
+    run_dir: e.run_dir,
+  };
+}
 
 export const JOB_COLUMNS = ["id", "kind", "status", "outcome", "model", "label", "created_at"];

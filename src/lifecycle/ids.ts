@@ -30,13 +30,22 @@ export function newId(kind: IdKind, now = Date.now()): string {
   }
   lastTime = now;
   lastRandom = random;
+  return `${KIND_PREFIX[kind]}_${encodeTime(now)}${random.map((d) => ALPHABET[d]).join("")}`;
+}
+
+function encodeTime(ms: number): string {
   let time = "";
-  let t = now;
+  let t = ms;
   for (let i = 0; i < 10; i++) {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return `${KIND_PREFIX[kind]}_${time}${random.map((d) => ALPHABET[d]).join("")}`;
+  return time;
+}
+
+/** An id of the real shape for messages (time now, a made-up random part): never a real record's. */
+export function exampleId(kind: IdKind, now = Date.now()): string {
+  return `${KIND_PREFIX[kind]}_${encodeTime(now)}${"k3f0x9q8mzt4wd7r"}`;
 }
 
 function increment(digits: number[]): number[] {

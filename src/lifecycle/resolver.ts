@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { invalid, LiError } from "../errors.js";
-import { isWellFormedPrefix } from "./ids.js";
+import { exampleId, isWellFormedPrefix } from "./ids.js";
+import { newestTopLevel } from "./listing.js";
 import type { Entity, Store } from "./store.js";
 
 export interface ResolveError {
@@ -11,14 +12,28 @@ export interface ResolveError {
 
 export type Resolution = { entity: Entity; error?: undefined } | { entity?: undefined; error: ResolveError };
 
-/** Any entity id, or an unambiguous prefix of one, of any kind. */
+/** Words that name the newest top-level record (what was submitted last) instead of an id. */
+export const LAST_ALIASES = ["@last", "-"] as const;
+
+export const isLastAlias = (text: string) => (LAST_ALIASES as readonly string[]).includes(text.trim().toLowerCase());
+
+/** What a malformed id is told: the real shape, with an example of it. */
+export function idShapeHint(): string {
+  return `ids are inv_, ses_ or ply_ and 26 lower-case letters and digits, e.g. ${exampleId("invocation")}; any unambiguous prefix works, and @last (or -) names the newest run`;
+}
+
+/** Any entity id, or an unambiguous prefix of one, of any kind; `@last` or `-` for the newest run. */
 export function tryResolve(store: Store, text: string): Resolution {
   const key = text.trim().toLowerCase();
+  if (isLastAlias(key)) {
+    const newest = newestTopLevel(store);
+    return newest ? { entity: newest } : { error: { code: "unknown", message: `${text} names the newest run, and there is none yet` } };
+  }
   if (!isWellFormedPrefix(key))
     return {
       error: {
         code: "malformed",
-        message: `${JSON.stringify(text)} is not an id: ids look like inv_01j…, ses_01j… or ply_01j…`,
+        message: `${JSON.stringify(text)} is not an id: ${idShapeHint()}`,
       },
     };
   const exact = store.get(key);

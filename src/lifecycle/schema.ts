@@ -110,6 +110,15 @@ export const MIGRATIONS: readonly string[] = [
      created_at TEXT NOT NULL
    );
    CREATE INDEX messages_team ON messages(team_id, seq);`,
+  // 5: lists are newest first by creation time (id breaks ties), and page by that key: these
+  // indexes let a page read only its own rows, for every record or for the top-level ones.
+  // The status index grows the same key, so a --status page is a seek too.
+  `CREATE INDEX entities_recent ON entities(created_at, id);
+   DROP INDEX entities_status;
+   CREATE INDEX entities_status ON entities(status, created_at, id);
+   CREATE INDEX entities_top_recent ON entities(parent_id, created_at, id);
+   CREATE INDEX entities_label ON entities(label, created_at, id);
+   CREATE INDEX deliveries_recent ON deliveries(created_at, id);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -221,7 +221,7 @@ export class Store {
       where.push("parent_id = ?");
       params.push(filter.parent);
     }
-    const sql = `SELECT * FROM entities ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
+    const sql = `SELECT * FROM entities ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
     params.push(filter.limit ?? 50);
     return (this.db.prepare(sql).all(...params) as any[]).map((r) => hydrate(r)!);
   }

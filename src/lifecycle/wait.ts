@@ -11,9 +11,15 @@ export const WAIT_BOUNDS = {
 const clamp = (v: number | undefined, b: { default: number; min: number; max: number }) =>
   Math.min(b.max, Math.max(b.min, v ?? b.default));
 
-export function effectiveWait(max?: number, poll?: number) {
+/**
+ * The window and poll interval a wait uses. The 50 s ceiling is for programs (ADR-0066 D6: an
+ * MCP call must answer before its client gives up); `unbounded` lifts it for a person at a
+ * terminal, who waits as long as they asked.
+ */
+export function effectiveWait(max?: number, poll?: number, opts: { unbounded?: boolean } = {}) {
+  const window = WAIT_BOUNDS.max_wait_seconds;
   return {
-    max_wait_seconds: clamp(max, WAIT_BOUNDS.max_wait_seconds),
+    max_wait_seconds: clamp(max, opts.unbounded ? { ...window, max: Infinity } : window),
     poll_interval_seconds: clamp(poll, WAIT_BOUNDS.poll_interval_seconds),
   };
 }
@@ -87,7 +93,8 @@ export function partition(observations: Observation[]) {
 export interface WaitHooks {
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
-  onPoll?: (terminal: number, total: number, elapsedSeconds: number) => void;
+  /** After every observation: how many ids are terminal, which are still pending, time so far. */
+  onPoll?: (progress: { terminal: number; total: number; pending: string[]; elapsed_seconds: number }) => void;
 }
 
 /**
@@ -95,8 +102,8 @@ export interface WaitHooks {
  * error); pays the one-poll floor when it would otherwise return at once with an id that
  * waiting cannot resolve; a snapshot (window 0) pays nothing.
  */
-export async function waitFor(store: Store, ids: string[], opts: { max_wait_seconds?: number; poll_interval_seconds?: number }, hooks: WaitHooks = {}): Promise<WaitResult> {
-  const eff = effectiveWait(opts.max_wait_seconds, opts.poll_interval_seconds);
+export async function waitFor(store: Store, ids: string[], opts: { max_wait_seconds?: number; poll_interval_seconds?: number; unbounded?: boolean }, hooks: WaitHooks = {}): Promise<WaitResult> {
+  const eff = effectiveWait(opts.max_wait_seconds, opts.poll_interval_seconds, { unbounded: opts.unbounded });
   const now = hooks.now ?? Date.now;
   const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const start = now();
@@ -115,7 +122,7 @@ export async function waitFor(store: Store, ids: string[], opts: { max_wait_seco
   let obs = look();
   for (;;) {
     const part = partition(obs);
-    hooks.onPoll?.(part.terminal.length, ids.length, (now() - start) / 1000);
+    hooks.onPoll?.({ terminal: part.terminal.length, total: ids.length, pending: part.pending, elapsed_seconds: (now() - start) / 1000 });
     const remaining = deadline - now();
     if (part.pending.length === 0) {
       const unresolvable = part.stopped_without_end.length + part.unresolved_spawn.length > 0;

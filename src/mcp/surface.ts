@@ -46,7 +46,8 @@ export class Surface {
 
   /** Projects a specific command for the verb (two-stage schemas); throws ProjectionError. */
   projectCommand(meta: VerbMeta, cmd: Command): Projected & { ok: true } {
-    const serverOwned = [...(meta.fixedFlags ?? []), ...(meta.artifactFingerprint ? [meta.artifactFingerprint.flag] : [])];
+    // Left out of the schema: flags the server sets itself, and live views meant for a terminal.
+    const serverOwned = [...(meta.fixedFlags ?? []), ...(meta.terminalFlags ?? []), ...(meta.artifactFingerprint ? [meta.artifactFingerprint.flag] : [])];
     const projection = project(cmd, serverOwned);
     return { ok: true, projection, fingerprint: fingerprint(projection.schema) };
   }

@@ -19,6 +19,12 @@ export interface VerbMeta {
   summary: string;
   /** Server-owned flags always rendered and never in the schema (e.g. --detach on spawns). */
   fixedFlags?: string[];
+  /**
+   * CLI flags for a person at a terminal (a live view, a stream until a job ends) that a
+   * verb never offers: left out of the schema and never rendered, so a call cannot hold an op
+   * open on them.
+   */
+  terminalFlags?: string[];
   /** Retired v1 names: resolved to this verb before `retiresOn`, answered retired_verb after. */
   synonyms?: { name: string; retiresOn: string }[];
   /** The machine-result decoder: `data` must satisfy this schema. */

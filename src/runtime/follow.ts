@@ -10,10 +10,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * stopped without an end, or never spawned),
  * then drains what is left. Used by foreground commands, which are detached runs followed.
  */
-export async function follow(store: Store, id: string, out: NodeJS.WritableStream, opts: { intervalMs?: number; signal?: AbortSignal } = {}): Promise<Entity> {
+/** Where a followed console goes: anything that takes its bytes in order. */
+export type Sink = { write(chunk: Buffer): unknown };
+
+export async function follow(store: Store, id: string, out: Sink, opts: { intervalMs?: number; signal?: AbortSignal; tailBytes?: number } = {}): Promise<Entity> {
   const first = store.get(id)!;
   const file = path.join(first.run_dir!, "console.log");
   let offset = 0;
+  // Only the first read that finds the file skips to its tail; later bytes are all new.
+  let skip = opts.tailBytes;
   const pump = () => {
     let fd: number;
     try {
@@ -22,6 +27,10 @@ export async function follow(store: Store, id: string, out: NodeJS.WritableStrea
       return;
     }
     try {
+      if (skip !== undefined) {
+        offset = Math.max(0, fs.fstatSync(fd).size - skip);
+        skip = undefined;
+      }
       const buf = Buffer.alloc(64 * 1024);
       for (;;) {
         const n = fs.readSync(fd, buf, 0, buf.length, offset);

@@ -7,6 +7,7 @@ import { v1 } from "../schemas.js";
   requiresFingerprint: false,
   cliPath: ["job", "output"],
   summary: "a job's console output",
+  terminalFlags: ["--follow"],
   synonyms: v1("job_output"),
   result: {
     type: "object",

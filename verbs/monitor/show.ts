@@ -6,6 +6,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   requiresFingerprint: false,
   cliPath: ["monitor"],
   summary: "snapshot: counts, active jobs, failures, outbox",
+  terminalFlags: ["--watch", "--interval"],
   result: {
     type: "object",
     required: ["now", "counts", "active", "active_total", "recent_failures", "outbox", "schedules"],

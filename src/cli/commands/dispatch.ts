@@ -14,9 +14,12 @@ import {
 import { resolve } from "../../lifecycle/resolver.js";
 import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
-import { numberIn, pageLimitArg } from "../parsers.js";
+import { ago } from "../human-time.js";
+import { pageData, pageFooter } from "../list-options.js";
+import { LIMITS, numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 
+const DISPATCH_PAGE = 50;
 const COLUMNS = ["id", "status", "handler", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
 const one = (d: DeliveryView) => keyValues(d as unknown as Record<string, unknown>);
 
@@ -38,12 +41,20 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("deliveries, newest first")
     .addOption(new Option("--status <status...>", "only these statuses").choices(DELIVERY_STATUSES as string[]))
     .option("--entity <id>", "only deliveries for this entity (id or unambiguous prefix)")
-    .option("--limit <n>", "at most N deliveries", pageLimitArg, 50)
-    .action((opts: { status?: string[]; entity?: string; limit: number }) =>
+    .option("--cursor <cursor>", "start after the previous page: its next_cursor, with the same filters")
+    .option("--limit <n>", `at most N deliveries per page (${LIMITS.page} at most)`, pageLimitArg, DISPATCH_PAGE)
+    .action((opts: { status?: string[]; entity?: string; cursor?: string; limit: number }) =>
       renderWithStore(ctx, (store) => {
         const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
-        const deliveries = listDeliveries(store.db, { status: opts.status, entity, limit: opts.limit }).map((r) => deliveryView(r));
-        return { data: { deliveries, count: deliveries.length }, human: (d: { deliveries: DeliveryView[] }) => table(d.deliveries, COLUMNS) };
+        const p = listDeliveries(store.db, { status: opts.status, entity, cursor: opts.cursor, limit: opts.limit });
+        const deliveries = p.rows.map((r) => deliveryView(r));
+        const extra = [...(entity ? ["--entity", entity] : [])];
+        const footer = pageFooter(p, "li dispatch list", { status: opts.status, limit: opts.limit }, {}, DISPATCH_PAGE, extra);
+        return {
+          data: { deliveries, ...pageData(p) },
+          human: (d: { deliveries: DeliveryView[] }) =>
+            [table(d.deliveries.map((x) => ({ ...x, next_attempt_at: ago(x.next_attempt_at) })), COLUMNS), footer].filter(Boolean).join("\n"),
+        };
       }),
     );
 

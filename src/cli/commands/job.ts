@@ -1,13 +1,16 @@
 import fs from "node:fs";
-import { Command, Option } from "../commander.js";
+import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
+import { listEntities } from "../../lifecycle/listing.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
-import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
+import { isTerminal } from "../../lifecycle/vocab.js";
 import type { CliContext } from "../adapter.js";
-import { keyValues, table } from "../format.js";
-import { intIn, pageLimitArg } from "../parsers.js";
-import { JOB_COLUMNS, jobView, renderWithStore } from "../views.js";
+import { followOutput } from "../follow-output.js";
+import { jobDetail, jobTable } from "../job-table.js";
+import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
+import { intIn } from "../parsers.js";
+import { jobView, type JobView, renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const job = root.command("job").description("inspect jobs (any invocation, session or play)");
@@ -15,63 +18,98 @@ export function register(root: Command, ctx: CliContext): void {
   job
     .command("status")
     .description("status of one or more jobs; a run whose process is conclusively gone is reaped to lost")
-    .argument("<ids...>", "entity ids or unambiguous prefixes")
+    .argument("<ids...>", "entity ids or unambiguous prefixes; @last is the newest run")
     .action((ids: string[]) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();
         const jobs = ids.map((id) => jobView(observeFresh(store, resolve(store, id), procs)));
-        return {
-          data: { jobs },
-          human: (d: { jobs: ReturnType<typeof jobView>[] }) =>
-            d.jobs.length === 1 ? keyValues(d.jobs[0]) : table(d.jobs, JOB_COLUMNS),
-        };
+        const many = !ctx.machine && jobs.length > 1 ? jobTable(store, jobs) : undefined;
+        return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),
     );
 
   job
     .command("output")
     .description("the console output of a job (stdout and stderr as the provider wrote them)")
-    .argument("<id>", "entity id or unambiguous prefix")
+    .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
     .option("--tail-bytes <n>", "only the last N bytes", intIn(0, Number.MAX_SAFE_INTEGER))
-    .action((id: string, opts: { tailBytes?: number }) =>
-      renderWithStore(ctx, (store) => {
+    .option("--follow", "stream the output until the job ends, then print its final status on stderr")
+    .addHelpText(
+      "after",
+      `
+Without --follow this is the output so far; a job still running says so on stderr.
+With --follow the output streams to stdout as it is written (after --tail-bytes, if
+given) and the final status goes to stderr; the exit status is then 0 when the job
+completed and 1 otherwise. Ctrl-C stops following and leaves the job running.
+
+Examples:
+  li job output @last
+  li job output --follow --tail-bytes 2000 @last`,
+    )
+    .action((id: string, opts: { tailBytes?: number; follow?: boolean }) =>
+      renderWithStore(ctx, async (store) => {
         const e = resolve(store, id);
-        const file = e.run_dir ? `${e.run_dir}/console.log` : null;
+        if (opts.follow) await followOutput(ctx, store, e, opts.tailBytes);
+        const now = store.get(e.id)!;
+        const file = now.run_dir ? `${now.run_dir}/console.log` : null;
         if (!file || !fs.existsSync(file))
-          throw new LiError("not_found", `${e.id} has no console output yet (status ${e.status})`, { id: e.id, status: e.status });
+          throw new LiError("not_found", `${e.id} has no console output yet (status ${now.status})${isTerminal(now.status) ? "" : `; li job output --follow ${e.id} waits for it`}`, { id: e.id, status: now.status });
         const buf = readTail(file, opts.tailBytes);
+        const streamed = opts.follow && !ctx.machine;
         return {
           data: {
             id: e.id,
             kind: e.kind,
-            status: e.status,
+            status: now.status,
             output: buf.text.toString("utf8"),
             bytes: buf.text.length,
             total_bytes: buf.total,
             truncated: buf.text.length < buf.total,
             console_log: file,
           },
-          human: (d: { output: string }) => d.output,
+          // Followed, the output already went out as it was written.
+          human: (d: { output: string }) => (streamed ? "" : d.output),
+          note: opts.follow || isTerminal(now.status) ? undefined : `li: ${e.id} is ${now.status}; this is its output so far (li job output --follow ${e.id} streams the rest)`,
+          exitCode: opts.follow ? (now.status === "completed" ? 0 : 1) : undefined,
         };
       }),
     );
 
-  job
+  const list = job
     .command("list")
-    .description("recent jobs, newest first")
-    .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
-    .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
-    .option("--limit <n>", "at most N jobs", pageLimitArg, 20)
-    .action((opts: { status?: string[]; kind?: string[]; limit: number }) =>
-      renderWithStore(ctx, (store) => {
-        const procs = new ProcSnapshot();
-        const jobs = store
-          .list({ status: opts.status, kind: opts.kind, limit: opts.limit })
-          .map((e) => jobView(observeFresh(store, e, procs)));
-        return { data: { jobs, count: jobs.length }, human: (d: { jobs: any[] }) => table(d.jobs, JOB_COLUMNS) };
-      }),
+    .description("every job (runs, flow steps, sessions, plays), newest first: the list to reach for")
+    .addHelpText(
+      "after",
+      `
+Newest first by creation time, across kinds. Each job is observed as li job status would,
+so a run whose process is gone shows as lost. Pages: the result's next_cursor (or the
+command printed under the table) shows the next page; runs started meanwhile never shift it.
+li state list is the other list: top-level records exactly as state.db holds them.
+
+Examples:
+  li job list --status running
+  li job list --label nightly --since 7d
+  li --machine job list --limit 100 | jq -r .data.next_cursor`,
     );
+  addListOptions(list, "jobs", JOB_PAGE).action((opts: ListOptions) =>
+    renderWithStore(ctx, (store) => {
+      const procs = new ProcSnapshot();
+      const filter = entityFilter(opts);
+      const p = listEntities(store, filter, opts);
+      const jobs = p.rows.map((e) => jobView(observeFresh(store, e, procs)));
+      const rows = ctx.machine ? undefined : jobTable(store, jobs);
+      const footer = pageFooter(p, "li job list", opts, filter, JOB_PAGE);
+      return {
+        data: { jobs, ...pageData(p) },
+        human: () => (p.total === 0 && !filtered(opts) ? "no jobs yet: start one with li agent --detach mock/echo hello" : [rows!(), footer].filter(Boolean).join("\n")),
+      };
+    }),
+  );
 }
+
+const JOB_PAGE = 20;
+
+const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
 
 function readTail(file: string, tail?: number): { text: Buffer; total: number } {
   const fd = fs.openSync(file, "r");

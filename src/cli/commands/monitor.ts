@@ -5,8 +5,9 @@ import { dueSchedules, nextDueAt } from "../../lifecycle/schedules/store.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { NON_TERMINAL, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
-import { keyValues, table } from "../format.js";
-import { intIn, LIMITS, pageLimitArg } from "../parsers.js";
+import { monitorView } from "../monitor-view.js";
+import { watchMonitor } from "../monitor-watch.js";
+import { intIn, LIMITS, numberIn, pageLimitArg } from "../parsers.js";
 import { withStore } from "../views.js";
 
 const seconds = (ms: number) => Math.round(ms) / 1000;
@@ -73,30 +74,32 @@ export function register(root: Command, ctx: CliContext): void {
     .description("one snapshot for a dashboard or an agent: counts, active jobs, recent failures, outbox, due schedules")
     .option("--limit <n>", "at most N active jobs (active_total counts them all)", pageLimitArg, 50)
     .option("--failures <n>", "the last N failed, timed-out or lost records", intIn(0, LIMITS.page), 10)
+    .option("--watch", "a live view: refreshes in place until Ctrl-C (off a terminal, a snapshot every interval)")
+    .option("--interval <s>", "seconds between --watch refreshes", numberIn(0.2, 3600), 2)
     .addHelpText(
       "after",
       `
-One-shot by design: poll it (e.g. watch -n 5 li monitor) rather than holding it open.
+One-shot by default: --watch keeps it open for a person, with each active run's elapsed
+time and last output line; an agent or a script polls li --machine monitor instead.
 Machine output is raw: counts are numbers, times ISO 8601 UTC, ages in seconds.
 Active jobs are observed as li job status would, so a run whose process is conclusively
 gone is reaped to lost before it is counted.
 
 Examples:
-  li monitor
+  li monitor --watch
   li --machine monitor --failures 3 | jq .data.counts`,
     )
-    .action((opts: { limit: number; failures: number }) =>
-      render(ctx, () => withStore((store) => ({ data: snapshot(store, opts), human: humanSnapshot }))),
+    .action((opts: { limit: number; failures: number; watch?: boolean; interval: number }) =>
+      opts.watch
+        ? render(ctx, async () => {
+            await watchMonitor(ctx, (store) => snapshot(store, opts), opts.interval);
+            return { data: null, human: () => "" };
+          })
+        : render(ctx, () =>
+            withStore((store) => {
+              const data = snapshot(store, opts);
+              return { data, human: ctx.machine ? undefined : monitorView(store, data) };
+            }),
+          ),
     );
-}
-
-function humanSnapshot(d: Snapshot): string {
-  const counts = Object.entries(d.counts).map(([k, v]) => `${k}=${v}`).join(" ");
-  const outbox = Object.entries(d.outbox).map(([k, v]) => `${k}=${v}`).join(" ");
-  return [
-    keyValues({ now: d.now, jobs: counts, outbox, schedules: `${d.schedules.enabled} of ${d.schedules.total} enabled; next due ${d.schedules.next_due_at ?? "-"}` }),
-    `\nactive (${d.active_total}):\n${table(d.active, ["id", "kind", "status", "age_seconds", "model", "label", "placement"])}`,
-    `\nrecent failures:\n${table(d.recent_failures, ["id", "kind", "status", "reason_code", "model", "ended_at"])}`,
-    `\ndue schedules:\n${table(d.schedules.due, ["name", "id", "next_run_at", "overdue_seconds"])}`,
-  ].join("\n");
 }

@@ -1,47 +1,64 @@
-import { Command, Option } from "../commander.js";
+import type { Command } from "../commander.js";
+import { listEntities } from "../../lifecycle/listing.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
-import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
-import { keyValues, table } from "../format.js";
-import { pageLimitArg } from "../parsers.js";
-import { JOB_COLUMNS, jobView, renderWithStore, withStore } from "../views.js";
+import { type Column, table } from "../format.js";
+import { localTime, zoneNote } from "../human-time.js";
+import { JOB_TABLE, jobDetail, jobTable } from "../job-table.js";
+import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
+import { jobView, recordView, renderWithStore, withStore } from "../views.js";
+
+const STATE_PAGE = 50;
+
+/** Records as stored, with the version that says which write each one reflects. */
+const RECORD_TABLE: Column[] = [...JOB_TABLE, { key: "version", drop: 4 }];
 
 export function register(root: Command, ctx: CliContext): void {
   const state = root.command("state").description("the lifecycle store (state.db): records, audit events, schema");
 
-  state
+  const list = state
     .command("list")
-    .description("lifecycle records, newest first (top-level only unless --all)")
-    .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
-    .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
-    .option("--all", "include child records", false)
-    .option("--limit <n>", "at most N records", pageLimitArg, 50)
-    .action((opts: { status?: string[]; kind?: string[]; all: boolean; limit: number }) =>
-      renderWithStore(ctx, (store) => {
-        const procs = new ProcSnapshot();
-        const records = store
-          .list({ status: opts.status, kind: opts.kind, limit: opts.limit, parent: opts.all ? undefined : null })
-          .map((e) => jobView(observeFresh(store, e, procs)));
-        return { data: { records, count: records.length }, human: (d: { records: any[] }) => table(d.records, JOB_COLUMNS) };
-      }),
+    .description("top-level records exactly as state.db holds them (children too with --all); li job list is the everyday list")
+    .option("--all", "include child records (flow steps, a play's session)", false)
+    .addHelpText(
+      "after",
+      `
+For auditing the store: each record as last written, with its version and updated_at.
+No process is looked at, so nothing is reaped and a run whose worker died still reads
+running until something observes it; li job list (and li job status) observe. Newest
+first by creation time; pages as li job list's do.
+
+Examples:
+  li state list --since 1d
+  li state list --all --status failed lost`,
     );
+  addListOptions(list, "records", STATE_PAGE).action((opts: ListOptions & { all: boolean }) =>
+    renderWithStore(ctx, (store) => {
+      const filter = { ...entityFilter(opts), topLevel: !opts.all };
+      const p = listEntities(store, filter, opts);
+      const records = p.rows.map(recordView);
+      const rows = ctx.machine ? undefined : jobTable(store, records, RECORD_TABLE);
+      const footer = pageFooter(p, "li state list", opts, filter, STATE_PAGE, opts.all ? ["--all"] : []);
+      return { data: { records, ...pageData(p) }, human: () => [rows!(), footer].filter(Boolean).join("\n") };
+    }),
+  );
 
   state
     .command("show")
     .description("one record, its spec and its direct children")
-    .argument("<id>", "entity id or unambiguous prefix")
+    .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
     .action((id: string) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();
         const e = resolve(store, id);
         const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
         const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
+        const kids = ctx.machine ? undefined : jobTable(store, children);
         return {
           data: { record, children },
-          human: (d: { record: any; children: any[] }) =>
-            `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}`,
+          human: (d: { record: any }) => `${jobDetail(d.record)}\n\nchildren:\n${kids!()}`,
         };
       }),
     );
@@ -49,14 +66,15 @@ export function register(root: Command, ctx: CliContext): void {
   state
     .command("events")
     .description("the audit rows of one record: every status transition, with reason and source")
-    .argument("<id>", "entity id or unambiguous prefix")
+    .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
     .action((id: string) =>
       renderWithStore(ctx, (store) => {
         const e = resolve(store, id);
         const events = store.events(e.id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
         return {
           data: { id: e.id, events },
-          human: (d: { events: any[] }) => table(d.events, ["at", "from_status", "to_status", "reason_code", "source"]),
+          human: (d: { events: any[] }) =>
+            `${table(d.events.map((ev) => ({ ...ev, at: localTime(ev.at) })), ["at", "from_status", "to_status", "reason_code", "source"])}\ntimes: ${zoneNote()}`,
         };
       }),
     );

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { LiError } from "../../errors.js";
 import { newId, isWellFormedPrefix } from "../ids.js";
 import { rowByIdPrefix } from "../resolver.js";
+import { page, type Page } from "../pages.js";
 
 /*
  * The durable terminal-notify outbox (the `deliveries` table). Rows are written in the
@@ -141,7 +142,8 @@ export function resolveDelivery(db: Database.Database, text: string): DeliveryRo
   return row;
 }
 
-export function listDeliveries(db: Database.Database, f: { status?: string[]; entity?: string; limit: number }): DeliveryRow[] {
+/** One page of deliveries, newest first (see lifecycle/pages.ts). */
+export function listDeliveries(db: Database.Database, f: { status?: string[]; entity?: string; cursor?: string; limit: number }): Page<DeliveryRow> {
   const where: string[] = [];
   const params: unknown[] = [];
   if (f.status?.length) {
@@ -152,8 +154,7 @@ export function listDeliveries(db: Database.Database, f: { status?: string[]; en
     where.push("entity_id = ?");
     params.push(f.entity);
   }
-  params.push(f.limit);
-  return db.prepare(`SELECT * FROM deliveries ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`).all(...params) as DeliveryRow[];
+  return page<DeliveryRow>(db, { table: "deliveries", where, params, cursor: f.cursor, limit: f.limit });
 }
 
 /** The row, read inside the caller's transaction; a concurrent purge is a clear not_found. */

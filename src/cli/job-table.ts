@@ -1,0 +1,49 @@
+import { shortIds } from "../lifecycle/short-ids.js";
+import type { Store } from "../lifecycle/store.js";
+import { type Column, keyValues, table } from "./format.js";
+import { ago, localTime, took, zoneNote } from "./human-time.js";
+import { statusTint } from "./terminal.js";
+import type { JobView } from "./views.js";
+
+/*
+ * The human views of jobs. Short ids and times are worked out while the store is open (the
+ * human text is rendered after it closes) and only in human mode: machine output stays raw.
+ */
+
+export const JOB_TABLE: Column[] = [
+  { key: "id", keep: true },
+  { key: "kind", drop: 2 },
+  { key: "status", keep: true, tint: (v) => statusTint(String(v)) },
+  { key: "age", keep: true },
+  { key: "took", keep: true },
+  { key: "model" },
+  { key: "label", drop: 1 },
+  { key: "reason_code", header: "REASON", drop: 3 },
+];
+
+/** Human rows for `jobs`: shortest unambiguous ids, ages and durations as of `now`. */
+type Timed = Pick<JobView, "id" | "created_at" | "started_at" | "ended_at">;
+
+export function jobRows(store: Store, jobs: Timed[], now = Date.now()) {
+  const short = shortIds(store.db, jobs.map((j) => j.id));
+  return jobs.map((j) => ({ ...j, id: short.get(j.id) ?? j.id, age: ago(j.created_at, now), took: took(j.started_at, j.ended_at, now) }));
+}
+
+/** A table of jobs, rendered later from rows made now. */
+export function jobTable(store: Store, jobs: (Timed & Record<string, unknown>)[], columns: Column[] = JOB_TABLE): () => string {
+  const rows = jobRows(store, jobs);
+  return () => table(rows, columns);
+}
+
+const TIMES = ["created_at", "started_at", "ended_at", "updated_at"];
+
+/** One job as key: value lines, its times local (with their age) and the zone said once. */
+export function jobDetail(record: Record<string, unknown>, now = Date.now()): string {
+  const shown: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(record)) {
+    shown[k] = TIMES.includes(k) && typeof v === "string" ? `${localTime(v)} (${ago(v, now)})` : v;
+    if (k === "ended_at" && typeof record.started_at === "string") shown.took = took(record.started_at, (v as string | null) ?? null, now);
+  }
+  shown.zone = zoneNote();
+  return keyValues(shown);
+}

@@ -1,0 +1,139 @@
+/**
+ * Human output (issue 13, item 2): relative ages and durations, local times with the zone said
+ * once, tables fitted to the terminal, colour only for a terminal without NO_COLOR, the
+ * shortest unambiguous id prefix (which resolves), @last, and the id shape in the hint.
+ */
+import { table } from "../src/cli/format.js";
+import { ago, duration, localTime, zoneNote } from "../src/cli/human-time.js";
+import { MIN_SHORT_ID, shortIds } from "../src/lifecycle/short-ids.js";
+import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
+import { li, liData } from "./helpers/li.js";
+import { liInPty } from "./helpers/pty.js";
+
+const home = useHomes({ stopRuns: true });
+const ESC = /\x1b\[/;
+
+describe("times for people", () => {
+  test("durations and ages are short; old times become dates; the zone is named with its offset", () => {
+    expect([0.04, 3.27, 42, 184, 7500, 3 * 86400 + 4 * 3600].map(duration)).toEqual(["0.0s", "3.2s", "42s", "3m04s", "2h05m", "3d04h"]);
+    const now = Date.parse("2026-08-01T12:00:00Z");
+    const at = (s: number) => new Date(now - s * 1000).toISOString();
+    expect([0, 42, 300, 3 * 3600, 2 * 86400, -90].map((s) => ago(at(s), now))).toEqual(["just now", "42s ago", "5m ago", "3h ago", "2d ago", "in 1m"]);
+    expect(ago(at(40 * 86400), now)).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    // (Conversion to a named zone is checked end to end below, with TZ set for the CLI.)
+    expect(localTime("2026-08-01T12:00:00.000Z")).toMatch(/^2026-0[78]-\d{2} \d{2}:\d{2}:00$/);
+    expect(zoneNote()).toMatch(/UTC[+-]\d{2}:\d{2}\)?$/);
+  });
+});
+
+describe("tables", () => {
+  const rows = [
+    { id: "inv_01k3aaaa", status: "running", model: "openai/some-very-long-model-name-indeed", label: "nightly-report-generation", reason: "x".repeat(30) },
+    { id: "inv_01k3bbbb", status: "failed", model: "mock/echo", label: null, reason: "invocation.failed.exit_nonzero" },
+  ];
+  const cols = [{ key: "id", keep: true }, { key: "status", keep: true }, { key: "model" }, { key: "label", drop: 1 }, { key: "reason", drop: 2 }];
+
+  test("fit the width: long cells are cut with an ellipsis, then low-value columns go; ids are never cut", () => {
+    const wide = table(rows, cols, { width: 500, colour: false });
+    expect(wide.split("\n")[1]).toContain("openai/some-very-long-model-name-indeed");
+    for (const width of [100, 60, 40]) {
+      const lines = table(rows, cols, { width, colour: false }).split("\n");
+      for (const l of lines) expect(l.length).toBeLessThanOrEqual(width);
+      expect(lines[1].startsWith("inv_01k3aaaa")).toBe(true);
+    }
+    expect(table(rows, cols, { width: 60, colour: false })).toMatch(/…/);
+    expect(table(rows, cols, { width: 40, colour: false }).split("\n")[0]).toMatch(/^ID\s+STATUS\s+MODEL$/);
+  });
+
+  test("colour is added after fitting and only when asked", () => {
+    const plain = table(rows, [...cols.slice(0, 2)], { width: 80, colour: false });
+    const tinted = table(rows, [cols[0], { key: "status", tint: (v: unknown) => (v === "failed" ? "red" : undefined) }], { width: 80, colour: true });
+    expect(plain).not.toMatch(ESC);
+    expect(tinted).toContain("\x1b[31mfailed\x1b[0m");
+    expect(tinted.replace(/\x1b\[[0-9;]*m/g, "")).toBe(plain);
+  });
+});
+
+describe("ids a person types", () => {
+  test("the shortest unambiguous prefix: never under the minimum, long enough to split near neighbours, and it resolves", async () => {
+    const h = home();
+    // Real-length ids: a and b share 19 characters, c shares only the kind and a few of time.
+    const [a, b, c] = ["inv_01k3f0x9q8aaaaaaaaaaaaaaaa", "inv_01k3f0x9q8aaaaabcccccccccc", "inv_01k3zzzzzzzzzzzzzzzzzzzzzz"];
+    withStore(h, (s) => [a, b, c].forEach((id) => s.insert({ kind: "invocation", id })));
+    const short = withStore(h, (s) => shortIds(s.db, [a, b, c]));
+    expect(short.get(a)).toBe(a.slice(0, 20));
+    expect(short.get(b)).toBe(b.slice(0, 20));
+    expect(short.get(c)).toBe(c.slice(0, MIN_SHORT_ID + 1));
+    // The human list shows those prefixes, and each one works as an argument.
+    const list = await li(["job", "list"], { env: h.env });
+    const shown = list.stdout.split("\n").slice(1).map((l) => l.split(/\s+/)[0]).filter((w) => w.startsWith("inv_"));
+    expect(shown.sort()).toEqual([...short.values()].sort());
+    for (const [id, prefix] of short) expect((await liData(["job", "status", prefix], { env: h.env })).jobs[0].id).toBe(id);
+  });
+
+  test("@last and - name the newest top-level run, never one of its steps", async () => {
+    const h = home();
+    const first = await liData(["agent", "--detach", "mock/echo", "one"], { env: h.env });
+    const flow = await liData(["o", "flow", "--detach", "--model", "mock/echo", "goal\n- a\n- b"], { env: h.env });
+    await terminal(h.env, first.id);
+    await terminal(h.env, flow.id);
+    for (const alias of ["@last", "-", "@LAST"]) expect((await liData(["job", "status", alias], { env: h.env })).jobs[0].id).toBe(flow.id);
+    expect((await liData(["state", "show", "@last"], { env: h.env })).record.id).toBe(flow.id);
+    const none = await li(["--machine", "job", "status", "@last"], { env: home().env });
+    expect([none.code, none.json.error.kind]).toEqual([1, "not_found"]);
+    expect(none.json.error.message).toMatch(/there is none yet/);
+  });
+
+  test("the malformed-id hint shows the real id shape", async () => {
+    const h = home();
+    const r = await li(["job", "status", "Not-An-Id!"], { env: h.env });
+    expect(r.code).toBe(2);
+    const example = /e\.g\. (inv_[0-9a-z]{26});/.exec(r.stderr);
+    expect(example).not.toBeNull();
+    // The example is the shape li mints: its time part is now.
+    const real = await liData(["agent", "--detach", "mock/echo", "x"], { env: h.env });
+    expect(example![1].length).toBe(real.id.length);
+    expect(example![1].slice(0, 8)).toBe(real.id.slice(0, 8));
+    expect(r.stderr).toMatch(/@last/);
+    await terminal(h.env, real.id);
+  });
+});
+
+describe("on a terminal and off it", () => {
+  test("piped output has no escape codes; COLUMNS fits it; a status shows local times and the zone once", async () => {
+    const h = home();
+    const id = (await liData(["agent", "--detach", "--label", "a-rather-long-label-for-a-narrow-terminal", "mock/echo", "x"], { env: h.env })).id;
+    await terminal(h.env, id);
+    const piped = await li(["job", "list"], { env: h.env });
+    expect(piped.stdout).not.toMatch(ESC);
+    expect(piped.stdout).toMatch(/^ID\s+KIND\s+STATUS\s+AGE\s+TOOK\s+MODEL\s+LABEL\s+REASON\n/);
+    expect(piped.stdout).toMatch(/ago|just now/);
+    const narrow = await li(["job", "list"], { env: { ...h.env, COLUMNS: "50" } });
+    for (const l of narrow.stdout.trim().split("\n").slice(0, -1)) expect(l.length).toBeLessThanOrEqual(50);
+    const one = await li(["job", "status", id], { env: { ...h.env, TZ: "Asia/Kolkata" } });
+    expect(one.stdout).toMatch(/^created_at\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \((just now|\d+s ago)\)$/m);
+    expect(one.stdout.match(/UTC\+05:30/g)).toHaveLength(1);
+    const raw0 = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    const kolkata = new Date(Date.parse(raw0.created_at) + 5.5 * 3600 * 1000).toISOString().replace("T", " ").slice(0, 19);
+    expect(one.stdout).toContain(`created_at         ${kolkata}`);
+    // Machine output stays raw: ISO times, no ages.
+    const raw = (await liData(["job", "status", id], { env: h.env })).jobs[0];
+    expect(raw.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(raw).not.toHaveProperty("age");
+  });
+
+  test("in a terminal, statuses are coloured and the table fits its width; NO_COLOR turns colour off", async () => {
+    const h = home();
+    const id = (await liData(["agent", "--detach", "--label", "x".repeat(60), "mock/echo", "x"], { env: h.env })).id;
+    await terminal(h.env, id);
+    const coloured = liInPty(["job", "list"], { env: h.env, cols: 70 });
+    expect(await coloured.exit).toBe(0);
+    expect(coloured.output()).toContain("\x1b[32mcompleted\x1b[0m");
+    const visible = coloured.output().replace(/\x1b\[[0-9;]*m/g, "").split("\r\n").filter(Boolean);
+    for (const l of visible) expect(l.length).toBeLessThanOrEqual(70);
+    const plain = liInPty(["job", "list"], { env: { ...h.env, NO_COLOR: "1" }, cols: 70 });
+    expect(await plain.exit).toBe(0);
+    expect(plain.output()).not.toMatch(ESC);
+    expect(plain.output()).toContain("completed");
+  });
+});
