@@ -7,6 +7,7 @@ import type { Store } from "../../lifecycle/store.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } from "../../lifecycle/wait.js";
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
+import { needsOneOf } from "../builders/mcp-hints.js";
 import { duration } from "../human-time.js";
 import { statusTint } from "../terminal.js";
 import { LIMITS, numberArg } from "../parsers.js";
@@ -23,7 +24,7 @@ interface WaitOptions {
 }
 
 export function register(root: Command, ctx: CliContext): void {
-  root
+  const wait = root
     .command("wait")
     .description("wait, bounded, for entities to reach a terminal status; reports what it learned")
     .argument("[ids...]", "entity ids or unambiguous prefixes (invocation, session, play); @last is the newest run")
@@ -71,6 +72,8 @@ Examples:
         return { data: result, human: (r: WaitResult) => humanWait(r, short), exitCode: waitExitCode(result) };
       });
     });
+  // Something to wait for is required in practice: ids, a label or every active run.
+  needsOneOf(wait, ["ids", "--label", "--all-active"]);
 }
 
 /**
