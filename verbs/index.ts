@@ -15,6 +15,8 @@ import { JobOutput } from "./job/output.js";
 import { JobStatus } from "./job/status.js";
 import { JobWait } from "./job/wait.js";
 import { PlaySubmit } from "./play/submit.js";
+import { ProfileList } from "./profile/list.js";
+import { ProfileShow } from "./profile/show.js";
 import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
 import { StateShow } from "./state/show.js";
@@ -38,6 +40,7 @@ export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStat
   // Never schedule tick or daemon: unattended, long-running machinery is not an MCP operation.
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
   TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
+  ProfileList, ProfileShow,
   Monitor, Stats];
 
 export function composeRegistry(): VerbRegistry {

@@ -110,6 +110,12 @@ export const MIGRATIONS: readonly string[] = [
      created_at TEXT NOT NULL
    );
    CREATE INDEX messages_team ON messages(team_id, seq);`,
+  // 5: what a provider reported about a run: its final answer, token usage (JSON) and cost, the
+  // provider's own session id (what --resume continues) and its turn count.
+  `ALTER TABLE entities ADD COLUMN result_text TEXT;
+   ALTER TABLE entities ADD COLUMN usage TEXT;
+   ALTER TABLE entities ADD COLUMN provider_session_id TEXT;
+   ALTER TABLE entities ADD COLUMN num_turns INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

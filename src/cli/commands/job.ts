@@ -30,21 +30,32 @@ export function register(root: Command, ctx: CliContext): void {
 
   job
     .command("output")
-    .description("the console output of a job (stdout and stderr as the provider wrote them)")
+    .description("a job's final answer when its provider reported one, else (or with --console) its whole console")
     .argument("<id>", "entity id or unambiguous prefix")
+    .option("--console", "the whole console (stdout and stderr as rendered while it ran), even when there is a final answer")
     .option("--tail-bytes <n>", "only the last N bytes", intIn(0, Number.MAX_SAFE_INTEGER))
-    .action((id: string, opts: { tailBytes?: number }) =>
+    .addHelpText(
+      "after",
+      `
+claude, codex, gemini and openai runs record their final answer apart from the console,
+which shows what they did as it happened; source says which one output is ("result" or
+"console"). A run with no recorded answer (mock runs, one still running, one that failed
+before answering) gives its console.`,
+    )
+    .action((id: string, opts: { tailBytes?: number; console?: boolean }) =>
       renderWithStore(ctx, (store) => {
         const e = resolve(store, id);
         const file = e.run_dir ? `${e.run_dir}/console.log` : null;
-        if (!file || !fs.existsSync(file))
+        const fromResult = !opts.console && e.result_text !== null;
+        if (!fromResult && (!file || !fs.existsSync(file)))
           throw new LiError("not_found", `${e.id} has no console output yet (status ${e.status})`, { id: e.id, status: e.status });
-        const buf = readTail(file, opts.tailBytes);
+        const buf = fromResult ? tailOf(Buffer.from(e.result_text!), opts.tailBytes) : readTail(file!, opts.tailBytes);
         return {
           data: {
             id: e.id,
             kind: e.kind,
             status: e.status,
+            source: fromResult ? "result" : "console",
             output: buf.text.toString("utf8"),
             bytes: buf.text.length,
             total_bytes: buf.total,
@@ -71,6 +82,10 @@ export function register(root: Command, ctx: CliContext): void {
         return { data: { jobs, count: jobs.length }, human: (d: { jobs: any[] }) => table(d.jobs, JOB_COLUMNS) };
       }),
     );
+}
+
+function tailOf(all: Buffer, tail?: number): { text: Buffer; total: number } {
+  return { text: tail === undefined || tail >= all.length ? all : all.subarray(all.length - tail), total: all.length };
 }
 
 function readTail(file: string, tail?: number): { text: Buffer; total: number } {
