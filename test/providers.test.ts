@@ -14,12 +14,13 @@ async function output(env: NodeJS.ProcessEnv, id: string): Promise<string> {
 }
 
 describe("CLI agent providers run the real binary found on PATH", () => {
+  // Each in its machine-readable mode (provider-results.test.ts reads what they stream).
   const cases: [string, string[]][] = [
-    ["claude", ["-p", "--model", "sonnet"]],
-    ["codex", ["exec", "--model", "sonnet", "-"]],
-    ["gemini", ["--model", "sonnet"]],
+    ["claude", ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet"]],
+    ["codex", ["exec", "--json", "--model", "sonnet", "-"]],
+    ["gemini", ["--model", "sonnet", "--output-format", "stream-json"]],
   ];
-  test.each(cases)("%s gets the prompt on stdin and its model flags", async (name, argv) => {
+  test.each(cases)("%s gets the prompt on stdin and its model flags; lines that are not events reach the console as they came", async (name, argv) => {
     const bin = path.join(h.home, "bin");
     fs.mkdirSync(bin);
     // A stand-in agent: prints its argv, then echoes stdin.
@@ -88,12 +89,12 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
     expect(seen.at(-1)!.auth).toBeUndefined();
   });
 
-  test("an HTTP error fails the run with the status in its console", async () => {
+  test("an HTTP error fails the run with the status in its console, its class in the reason code", async () => {
     mode = "error";
     const r = await li(["--machine", "agent", "openai/gpt-test", "x"], { env: { ...h.env, OPENAI_BASE_URL: base } });
     // --machine exits 0 on every ok result; the envelope says the run failed.
     expect([r.code, r.json.ok]).toEqual([0, true]);
-    expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.exit_nonzero" });
+    expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.provider_rate_limit", exit_code: 1 });
     expect(await output(h.env, r.json.data.id)).toMatch(/429/);
   });
 

@@ -23,8 +23,10 @@ export function pipeProviderStream(stdout: Readable, parser: StreamParser, fds: 
       /* a full disk loses console text, never the run */
     }
   };
-  const take = (line: string) => {
-    const shown = parser.line(line);
+  const take = (line: string, final: boolean) => {
+    let shown = parser.line(line);
+    // A last line that had no newline gets none on the console either.
+    if (final && shown.endsWith("\n") && !shown.slice(0, -1).includes("\n")) shown = shown.slice(0, -1);
     if (shown) write(fds.console, shown);
     if (parser.sessionId && parser.sessionId !== session) {
       session = parser.sessionId;
@@ -37,7 +39,7 @@ export function pipeProviderStream(stdout: Readable, parser: StreamParser, fds: 
     pending = [];
     pendingBytes = 0;
     if (overlong) write(fds.console, text + (final ? "" : "\n"));
-    else take(text);
+    else take(text, final);
   };
   return new Promise((resolve) => {
     stdout.on("data", (chunk: Buffer) => {

@@ -9,7 +9,7 @@ export function register(root: Command, ctx: CliContext): void {
   const agent = root
     .command("agent")
     .description("run one agent on a prompt; streams its output, or returns at once with --detach")
-    .argument("[model]", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini (optional with --profile or --resume)")
+    .argument("[model]", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini (optional when a profile or a resumed run supplies it)")
     .argument("[prompt...]", "the prompt; put it after -- when it begins with -");
   addAgentRunOptions(agent, "this run")
     .option("--resume <run>", "continue the provider session recorded on that run (claude, codex), in its directory; linked to it as `resumes`")
