@@ -8,14 +8,16 @@ const MAX_LINE_BYTES = 8 * 1024 * 1024;
 /**
  * Reads a provider's machine-readable stdout as it streams: every byte goes to the raw log
  * (events.jsonl, the provider's own record), each line through the parser to the console, and
- * the session id, the moment it is reported, to `onSession`. Resolves when stdout ends.
+ * the session id, the moment it is reported, to `onSession`. Resolves when stdout ends. A null
+ * fd is not written (a foreground planning call keeps neither).
  */
-export function pipeProviderStream(stdout: Readable, parser: StreamParser, fds: { console: number; raw: number }, onSession: (id: string) => void): Promise<void> {
+export function pipeProviderStream(stdout: Readable, parser: StreamParser, fds: { console: number | null; raw: number | null }, onSession: (id: string) => void): Promise<void> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let overlong = false;
   let session: string | null = null;
-  const write = (fd: number, data: string | Buffer) => {
+  const write = (fd: number | null, data: string | Buffer) => {
+    if (fd === null) return;
     try {
       if (typeof data === "string") fs.writeSync(fd, data);
       else fs.writeSync(fd, data);

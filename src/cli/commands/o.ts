@@ -1,7 +1,7 @@
 import { Command } from "../commander.js";
 import type { Plan } from "../../runtime/flow/plan.js";
+import { planInForeground } from "../../runtime/flow/foreground-plan.js";
 import {
-  planInForeground,
   prepareSession,
   readPlanFile,
   splitModels,

@@ -4,12 +4,9 @@
  * step) and the plan itself. What survives becomes the session's spec, which the session
  * worker executes without re-deciding anything.
  */
-import { spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { yaml } from "../../packages.js";
-import { invalid, LiError } from "../../errors.js";
+import { invalid } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
@@ -18,7 +15,6 @@ import type { Endpoint } from "../../endpoints.js";
 import { createRecord, startWorker } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
-import { plannerPrompt } from "./prompts.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../profiles.js";
@@ -98,7 +94,7 @@ function checkModels(models: Iterable<string>, endpoint: () => Endpoint, seen: S
 }
 
 /** The endpoint of a recorded session, resolved from the settings where it was submitted; only called when a model uses one. */
-async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_dir">): Promise<() => Endpoint> {
+export async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_dir">): Promise<() => Endpoint> {
   const { resolveEndpoint } = await settingsBridge();
   return () => resolveEndpoint(spec.endpoint ?? undefined, spec.settings_dir);
 }
@@ -251,49 +247,6 @@ export function readPlanFile(file: string): unknown {
       plan_file: file,
       ...(at ?? {}),
     });
-  }
-}
-
-/**
- * --dry-run with a real orchestrator: one planning call in the foreground, with no record
- * (a dry run writes nothing to the store). The provider runs exactly as a step would.
- */
-export async function planInForeground(spec: SessionSpec, goal: string, timeoutMs = 600_000): Promise<Plan> {
-  const model = spec.model!;
-  const parsed = parseModelSpec(model);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-plan-"));
-  try {
-    const promptFile = path.join(dir, "prompt.txt");
-    fs.writeFileSync(promptFile, plannerPrompt(goal, plannerPool(spec)), { mode: 0o600 });
-    const launch = parsed.provider.launch(parsed.model, promptFile, parsed.provider.usesEndpoint ? { endpoint: (await sessionEndpoint(spec))() } : {});
-    const text = await new Promise<string>((resolve, reject) => {
-      const child = spawn(launch.argv[0], launch.argv.slice(1), {
-        cwd: spec.cwd,
-        stdio: [launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore", "pipe", "pipe"],
-        env: { ...process.env, ...launch.env },
-      });
-      const out: Buffer[] = [];
-      let size = 0;
-      let err = "";
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-      child.stdout!.on("data", (d: Buffer) => {
-        size += d.length;
-        if (size <= PLAN_LIMITS.max_plan_bytes + 1) out.push(d);
-      });
-      child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
-      child.on("error", (e) => {
-        clearTimeout(timer);
-        reject(new LiError("unavailable", `could not start the planner ${model}: ${e.message}`, { model }));
-      });
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
-        else reject(new LiError("unavailable", `the planner ${model} exited ${code}: ${err.trim()}`, { model, exit_code: code }));
-      });
-    });
-    return await finishModelPlan(text, spec, `plan from ${model}`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -42,7 +42,7 @@ export function geminiParser(): StreamParser {
       const e = jsonLine(line);
       if (!e) return line + "\n";
       if (typeof e.session_id === "string" && e.session_id) sessionId = e.session_id;
-      if (e.type === undefined && ("response" in e || "stats" in e || "error" in e)) {
+      if (e.type === undefined && (e.response !== undefined || e.stats !== undefined || e.error !== undefined)) {
         // The single-object JSON output.
         if (typeof e.response === "string") {
           text = e.response;
