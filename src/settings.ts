@@ -3,13 +3,19 @@ import os from "node:os";
 import path from "node:path";
 import { LiError } from "./errors.js";
 import { sha256Hex, yaml } from "./packages.js";
-import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
+import { liHome } from "./lifecycle/paths.js";
 import { ENTITY_KINDS } from "./lifecycle/vocab.js";
 import { isObject } from "./json.js";
 import { NAME_PATTERN } from "./lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
+import { parseProfiles, type Profile } from "./profiles.js";
+import { findProjectFile } from "./project-dirs.js";
+import { readProjectProfiles, type ProfileFile } from "./project-profiles.js";
+import { readTrustStore, trustKey, trustOf, type TrustState, type TrustStore } from "./trust-store.js";
+
+export type { TrustState };
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -41,13 +47,13 @@ export interface ParsedSettings {
   handlers: Handler[];
   endpoints: Endpoint[];
   default_endpoint: string | null;
+  /** Profiles of the user file (a project's live in .li/profiles/, see project-profiles.ts). */
+  profiles: Profile[];
   /** Extra directories file arguments may name over MCP; honoured from the user file only. */
   mcp_file_roots?: string[];
   /** mcp.policy: which verbs `li mcp` offers (a project file's only after trust). */
   mcp_policy: PolicySpec;
 }
-
-export type TrustState = "user" | "trusted" | "untrusted" | "changed";
 
 export interface SettingsFile {
   path: string;
@@ -69,6 +75,10 @@ export interface Settings {
   default_endpoint: string;
   /** The MCP policy of the files in force, merged most restrictive. */
   mcp_policy: Policy;
+  /** Profiles in force: the user file's, then the project's trusted ones. */
+  profiles: Profile[];
+  /** The project's profile files, trusted or not (li profile list shows what trusting would enable). */
+  profileFiles: ProfileFile[];
   warnings: string[];
 }
 
@@ -82,44 +92,9 @@ export function userSettingsPath(): string {
   return path.join(liHome(), "settings.yaml");
 }
 
-export function trustStorePath(): string {
-  return path.join(liHome(), "trust.json");
-}
-
 /** The nearest .li/settings.yaml from `from` up to the git root; without a git root, only `from` itself. */
 export function findProjectSettings(from = process.cwd()): string | null {
-  const dirs: string[] = [];
-  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
-    dirs.push(dir);
-    if (fs.existsSync(path.join(dir, ".git")) || path.dirname(dir) === dir) break;
-  }
-  // Walking past an unrelated tree could pick up a file planted in a shared parent such as /tmp.
-  const gitRoot = fs.existsSync(path.join(dirs[dirs.length - 1], ".git"));
-  for (const dir of gitRoot ? dirs : dirs.slice(0, 1)) {
-    const file = path.join(dir, ".li", "settings.yaml");
-    if (fs.existsSync(file)) return file;
-  }
-  return null;
-}
-
-type TrustStore = { version: 1; files: Record<string, { sha256: string; trusted_at: string }> };
-
-export function readTrustStore(): TrustStore {
-  try {
-    const raw = JSON.parse(fs.readFileSync(trustStorePath(), "utf8"));
-    if (raw && raw.version === 1 && raw.files && typeof raw.files === "object") return raw;
-  } catch {}
-  return { version: 1, files: {} };
-}
-
-export function writeTrustStore(store: TrustStore): void {
-  ensurePrivateDir(liHome());
-  writePrivateFile(trustStorePath(), JSON.stringify(store, null, 2) + "\n");
-}
-
-/** The key a file is trusted under: its real path, so a symlink cannot borrow another file's trust. */
-export function trustKey(file: string): string {
-  return fs.realpathSync(file);
+  return findProjectFile("settings.yaml", from);
 }
 
 function retry(file: string, key: string, v: unknown, base: RetryPolicy): RetryPolicy {
@@ -191,10 +166,12 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   } catch (err: any) {
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }
-  if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {} };
+  if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles"]);
+  if (source === "project" && top.profiles !== undefined)
+    fail(file, "profiles", "a project defines each profile in its own file, .li/profiles/NAME.yaml (trusted with li hooks trust); profiles: here is read from the user settings file only");
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
   const handlers: Handler[] = [];
   if (top.notify !== undefined && top.notify !== null) {
@@ -210,6 +187,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     handlers,
     endpoints: parseEndpoints(file, top.endpoints, source),
     default_endpoint: parseDefaultEndpoint(file, top.default_endpoint),
+    profiles: parseProfiles(file, top.profiles, source),
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
   };
 }
@@ -217,11 +195,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
 function readFile(file: string, source: Handler["source"], trust: TrustStore): SettingsFile {
   const bytes = fs.readFileSync(file);
   const hash = sha256Hex(bytes);
-  let state: TrustState = "user";
-  if (source === "project") {
-    const pinned = trust.files[trustKey(file)]?.sha256;
-    state = pinned === undefined ? "untrusted" : pinned === hash ? "trusted" : "changed";
-  }
+  const state: TrustState = source === "project" ? trustOf(trust, file, hash) : "user";
   // Parsed from the same bytes that were hashed, so what is trusted is what runs.
   try {
     return { path: file, source, sha256: hash, trust: state, parsed: parseSettings(bytes, file, source), error: null };
@@ -231,13 +205,35 @@ function readFile(file: string, source: Handler["source"], trust: TrustStore): S
   }
 }
 
-/** Both files, merged. Throws invalid_input for a file in force that does not validate. */
+/** The warning for a project file ignored for want of trust, naming what it would have enabled. */
+function ignoredWarning(file: string, trust: TrustState, unused: string[]): string {
+  return `li: ignoring ${file}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: it is ${trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${file}\``;
+}
+
+/** The user profiles, then the project's trusted ones; a name defined twice is an error naming both files. */
+function mergeProfiles(user: Profile[], project: ProfileFile[], warnings: string[]): Profile[] {
+  const out = [...user];
+  for (const f of project) {
+    if (f.trust !== "trusted") {
+      warnings.push(ignoredWarning(f.path, f.trust, [`profile ${f.name}${f.mcp_config && f.mcp_config.trust !== "trusted" ? ` and its mcp_config ${f.mcp_config.path}` : ""}`]));
+      continue;
+    }
+    if (!f.profile) throw new LiError("invalid_input", f.error ?? `${f.path}: not a valid profile`, { file: f.path });
+    const dup = out.find((o) => o.name === f.name);
+    if (dup) fail(f.path, "(file name)", `profile ${f.name} is also defined in ${dup.file}; profile names must be unique`);
+    out.push(f.profile);
+  }
+  return out;
+}
+
+/** Both files and the project's profiles, merged. Throws invalid_input for a file in force that does not validate. */
 export function loadSettings(cwd = process.cwd()): Settings {
   const files: SettingsFile[] = [];
   const user = userSettingsPath();
+  const trust: TrustStore = readTrustStore();
   if (fs.existsSync(user)) files.push(readFile(user, "user", { version: 1, files: {} }));
   const project = findProjectSettings(cwd);
-  if (project && !(fs.existsSync(user) && trustKey(project) === trustKey(user))) files.push(readFile(project, "project", readTrustStore()));
+  if (project && !(fs.existsSync(user) && trustKey(project) === trustKey(user))) files.push(readFile(project, "project", trust));
 
   const warnings: string[] = [];
   const handlers: Handler[] = [];
@@ -250,9 +246,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
         p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
       ].filter(Boolean);
-      warnings.push(
-        `li: ignoring ${f.path}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: it is ${f.trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${f.path}\``,
-      );
+      warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
     }
     for (const h of f.parsed!.handlers) {
@@ -264,53 +258,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
   }
   const endpoints = mergeEndpoints(inForce.map((f) => ({ path: f.path, endpoints: f.parsed!.endpoints, default_endpoint: f.parsed!.default_endpoint })));
   const mcp_policy = mergePolicies(inForce.map((f) => ({ source: f.path, spec: f.parsed!.mcp_policy })));
-  return { files, handlers, ...endpoints, mcp_policy, warnings };
-}
-
-/** The settings file `li hooks trust` acts on: a file, a directory holding .li/settings.yaml, or the one found from cwd. */
-export function resolveProjectFile(arg?: string): string {
-  if (arg === undefined) {
-    const found = findProjectSettings();
-    if (!found)
-      throw new LiError("not_found", `no project settings found: looked for .li/settings.yaml from ${process.cwd()} up to its git root (outside a git repository, only there); pass the file's path`, { cwd: process.cwd() });
-    return path.resolve(found);
-  }
-  const p = path.resolve(arg);
-  if (!fs.existsSync(p)) throw new LiError("not_found", `${p} does not exist`, { path: p });
-  if (!fs.statSync(p).isDirectory()) return p;
-  for (const candidate of [path.join(p, ".li", "settings.yaml"), path.join(p, "settings.yaml")]) if (fs.existsSync(candidate)) return candidate;
-  throw new LiError("not_found", `${p} holds neither .li/settings.yaml nor settings.yaml`, { path: p });
-}
-
-/** Validates the file and pins the hash of exactly the bytes validated. */
-export function trustProjectFile(file: string): {
-  path: string;
-  sha256: string;
-  previous_sha256: string | null;
-  handlers: { name: string; exec: string[] | null; url: string | null }[];
-  endpoints: { name: string; base_url: string; api_key_env: string | null }[];
-} {
-  const bytes = fs.readFileSync(file);
-  const parsed = parseSettings(bytes, file, "project");
-  const store = readTrustStore();
-  const key = trustKey(file);
-  const previous = store.files[key]?.sha256 ?? null;
-  store.files[key] = { sha256: sha256Hex(bytes), trusted_at: new Date().toISOString() };
-  writeTrustStore(store);
-  return {
-    path: key,
-    sha256: store.files[key].sha256,
-    previous_sha256: previous,
-    handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })),
-    endpoints: parsed.endpoints.map((e) => ({ name: e.name, base_url: e.base_url, api_key_env: e.api_key_env })),
-  };
-}
-
-export function untrustProjectFile(file: string): { path: string; was_trusted: boolean } {
-  const store = readTrustStore();
-  const key = fs.existsSync(file) ? trustKey(file) : path.resolve(file);
-  const was = key in store.files;
-  delete store.files[key];
-  if (was) writeTrustStore(store);
-  return { path: key, was_trusted: was };
+  const profileFiles = readProjectProfiles(cwd, trust);
+  const profiles = mergeProfiles(inForce.filter((f) => f.source === "user").flatMap((f) => f.parsed!.profiles), profileFiles, warnings);
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, warnings };
 }

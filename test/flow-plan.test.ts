@@ -21,7 +21,7 @@ const diamond = {
 describe("validatePlan", () => {
   test("accepts a diamond and normalises absent fields", () => {
     const plan = validatePlan(diamond);
-    expect(plan.steps[0]).toEqual({ id: "a", task: "first", role: null, model: null, depends_on: [] });
+    expect(plan.steps[0]).toEqual({ id: "a", task: "first", role: null, model: null, profile: null, depends_on: [] });
     expect(topologicalOrder(plan)).toEqual(["a", "b", "c", "d"]);
   });
 

@@ -94,6 +94,8 @@ notify:
           outcome: record.outcome,
           at: record.ended_at,
           artifacts: record.run_dir,
+          // mock runs report no usage; provider-results.test.ts checks a claude run's.
+          usage: null,
         });
       }
     }

@@ -49,7 +49,7 @@ describe("parsePlaybook", () => {
   });
 
   test("every refusal names the playbook, and the arg where there is one", () => {
-    expect(refusal(() => parsePlaybook("p", "promt: x"))).toBe('playbook p: unknown key "promt" (allowed: description, prompt, model, workers, max_concurrent, synthesis, plan, args)');
+    expect(refusal(() => parsePlaybook("p", "promt: x"))).toBe('playbook p: unknown key "promt" (allowed: description, prompt, model, workers, max_concurrent, synthesis, profile, plan, args)');
     expect(refusal(() => parsePlaybook("p", "args: {n: {type: integer}}"))).toMatch(/^playbook p: arg n: type must be one of str, int, float, bool/);
     expect(refusal(() => parsePlaybook("p", "args: {n: {type: int, choices: [1, 2]}}"))).toBe("playbook p: arg n: choices are only for str args");
     expect(refusal(() => parsePlaybook("p", "args: {n: {type: int, required: true, default: 3}}"))).toMatch(/^playbook p: arg n: a required arg cannot have a default/);

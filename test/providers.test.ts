@@ -14,12 +14,13 @@ async function output(env: NodeJS.ProcessEnv, id: string): Promise<string> {
 }
 
 describe("CLI agent providers run the real binary found on PATH", () => {
+  // Each in its machine-readable mode (provider-results.test.ts reads what they stream).
   const cases: [string, string[]][] = [
-    ["claude", ["-p", "--model", "sonnet"]],
-    ["codex", ["exec", "--model", "sonnet", "-"]],
-    ["gemini", ["--model", "sonnet"]],
+    ["claude", ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet"]],
+    ["codex", ["exec", "--json", "--model", "sonnet", "-"]],
+    ["gemini", ["--model", "sonnet", "--output-format", "stream-json"]],
   ];
-  test.each(cases)("%s gets the prompt on stdin and its model flags", async (name, argv) => {
+  test.each(cases)("%s gets the prompt on stdin and its model flags; lines that are not events reach the console as they came", async (name, argv) => {
     const bin = path.join(h.home, "bin");
     fs.mkdirSync(bin);
     // A stand-in agent: prints its argv, then echoes stdin.
@@ -41,7 +42,7 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
   let server: http.Server;
   let base: string;
   const seen: { auth?: string; body: any }[] = [];
-  let mode: "stream" | "json" | "error" = "stream";
+  let mode: "stream" | "json" | "error" | "auth" = "stream";
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
@@ -51,11 +52,15 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
         seen.push({ auth: req.headers.authorization, body: JSON.parse(body) });
         if (mode === "error") {
           res.writeHead(429, { "content-type": "application/json" }).end('{"error":"slow down"}');
+        } else if (mode === "auth") {
+          res.writeHead(401, { "content-type": "application/json" }).end('{"error":{"message":"Incorrect API key provided","code":"invalid_api_key"}}');
         } else if (mode === "json") {
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [{ message: { content: "whole answer" } }] }));
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [{ message: { content: "whole answer" } }], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } }));
         } else {
           res.writeHead(200, { "content-type": "text/event-stream" });
           for (const piece of ["Hel", "lo, ", "world"]) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: piece } }] })}\n\n`);
+          // With stream_options.include_usage, the last chunk has no choices and the whole completion's usage.
+          res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 42, completion_tokens: 3, total_tokens: 45, prompt_tokens_details: { cached_tokens: 32 } } })}\n\n`);
           res.end("data: [DONE]\n\n");
         }
       });
@@ -77,7 +82,29 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
     expect(await output(env, run.id)).toBe("Hello, world");
     const req = seen.at(-1)!;
     expect(req.auth).toBe("Bearer sk-test");
-    expect(req.body).toMatchObject({ model: "gpt-test", stream: true, messages: [{ role: "user", content: "say hello" }] });
+    expect(req.body).toMatchObject({ model: "gpt-test", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "say hello" }] });
+  });
+
+  test("the run records the final answer and the usage from the stream's last chunk (openai reports no cost)", async () => {
+    mode = "stream";
+    local();
+    const env = { ...h.env, MY_KEY: "sk-test" };
+    const run = await liData(["agent", "--endpoint", "local", "openai/gpt-test", "say hello"], { env });
+    expect(run).toMatchObject({ status: "completed", usage: { input_tokens: 42, output_tokens: 3, cached_tokens: 32, cost_usd: null }, num_turns: 1, provider_session_id: null });
+    expect(await liData(["job", "output", run.id], { env })).toMatchObject({ source: "result", output: "Hello, world" });
+    const stats = await liData(["stats"], { env });
+    expect(stats.by_model).toEqual([{ model: "openai/gpt-test", runs: 1, input_tokens: 42, output_tokens: 3, cached_tokens: 32, cost_usd: null, runs_with_cost: 0 }]);
+    // A non-streaming answer's usage is read from its body.
+    mode = "json";
+    const whole = await liData(["agent", "--endpoint", "local", "openai/gpt-test", "x"], { env });
+    expect(whole.usage).toEqual({ input_tokens: 9, output_tokens: 2, cached_tokens: 0, cost_usd: null });
+  });
+
+  test("a refused key fails the run invocation.failed.provider_auth", async () => {
+    mode = "auth";
+    const r = await liData(["agent", "openai/gpt-test", "x"], { env: { ...h.env, OPENAI_BASE_URL: base } });
+    expect(r).toMatchObject({ status: "failed", reason_code: "invocation.failed.provider_auth" });
+    expect(await output(h.env, r.id)).toMatch(/401.*Incorrect API key/);
   });
 
   test("a non-streaming JSON answer is printed whole; an endpoint without api_key_env sends no key", async () => {
@@ -88,12 +115,12 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
     expect(seen.at(-1)!.auth).toBeUndefined();
   });
 
-  test("an HTTP error fails the run with the status in its console", async () => {
+  test("an HTTP error fails the run with the status in its console, its class in the reason code", async () => {
     mode = "error";
     const r = await li(["--machine", "agent", "openai/gpt-test", "x"], { env: { ...h.env, OPENAI_BASE_URL: base } });
     // --machine exits 0 on every ok result; the envelope says the run failed.
     expect([r.code, r.json.ok]).toEqual([0, true]);
-    expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.exit_nonzero" });
+    expect(r.json.data).toMatchObject({ status: "failed", reason_code: "invocation.failed.provider_rate_limit", exit_code: 1 });
     expect(await output(h.env, r.json.data.id)).toMatch(/429/);
   });
 

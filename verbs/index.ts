@@ -19,6 +19,8 @@ import { JobWait } from "./job/wait.js";
 import { PlayList } from "./play/list.js";
 import { PlayShow } from "./play/show.js";
 import { PlaySubmit } from "./play/submit.js";
+import { ProfileList } from "./profile/list.js";
+import { ProfileShow } from "./profile/show.js";
 import { ServerInfo } from "./server/info.js";
 import { StateEvents } from "./state/events.js";
 import { StateList } from "./state/list.js";
@@ -44,6 +46,7 @@ export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStat
   // Never schedule tick or daemon: unattended, long-running machinery is not an MCP operation.
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
   TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
+  ProfileList, ProfileShow,
   Monitor, Stats];
 
 export function composeRegistry(): VerbRegistry {

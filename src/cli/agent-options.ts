@@ -1,7 +1,9 @@
+import type { Store } from "../lifecycle/store.js";
 import type { AgentRequest } from "../runtime/submit.js";
 import { readPrompt } from "../runtime/prompt.js";
 import type { Command } from "./commander.js";
 import { addEndpointOption } from "./builders/endpoint-option.js";
+import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
 import { runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 
@@ -13,6 +15,10 @@ export interface AgentRunOptions {
   label?: string;
   notify?: string;
   endpoint?: string;
+  profile?: string;
+  maxTurns?: number;
+  maxBudgetUsd?: number;
+  resume?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -22,19 +28,49 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
     .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`);
+  addProfileOption(cmd, scope);
+  addRunLimitOptions(cmd, scope);
   return addEndpointOption(cmd);
 }
 
-/** The run request those options describe; settings supply notify handlers and the endpoint. */
-export async function agentRequest(model: string, words: string[], opts: AgentRunOptions, label: string | null = null): Promise<AgentRequest> {
-  const { loadNotifySelection, runEndpoint } = await import("../runtime/settings-bridge.js");
+/**
+ * The run request those options describe; settings supply notify handlers, the endpoint and the
+ * profile, and `store` the run a --resume continues. `model` may be absent when a profile or the
+ * resumed run supplies it.
+ */
+export async function agentRequest(model: string | undefined, words: string[], opts: AgentRunOptions, label: string | null = null, store?: Store): Promise<AgentRequest> {
+  const { loadNotifySelection, resolveProfile, runEndpoint } = await import("../runtime/settings-bridge.js");
+  const { modelWithProfile } = await import("../runtime/run-settings.js");
+  const resume = opts.resume !== undefined && store ? (await import("../runtime/resume.js")).resumeTarget(store, opts.resume) : null;
+  const profileName = opts.profile ?? resume?.profile ?? undefined;
+  const profile = profileName !== undefined ? resolveProfile(profileName) : null;
+  const resolved = modelWithProfile(model ?? resume?.model, profile).spec;
+  const noPrompt = resume && opts.promptFile === undefined && words.length === 0;
   return {
-    model,
-    prompt: readPrompt(words, opts.promptFile),
+    model: resolved,
+    prompt: noPrompt ? (await import("../runtime/resume.js")).RESUME_PROMPT : readPrompt(words, opts.promptFile),
     cwd: opts.cwd,
     timeout_seconds: opts.timeout,
     label: opts.label ?? label,
     notify: loadNotifySelection(opts.notify),
-    endpoint: runEndpoint([model], opts.endpoint),
+    endpoint: runEndpoint([resolved], opts.endpoint),
+    profile,
+    max_turns: opts.maxTurns,
+    max_budget_usd: opts.maxBudgetUsd,
+    resume,
   };
+}
+
+/**
+ * `li agent [model] [prompt...]`: the first word is the model unless a profile or a resumed run
+ * supplies one and it is not `<known provider>/…`; then every word is the prompt. An empty first
+ * word (how an MCP call that names no model renders) is no model.
+ */
+export async function splitModelWord(first: string | undefined, words: string[], supplied: boolean): Promise<{ model: string | undefined; words: string[] }> {
+  if (first === undefined || first === "") return { model: undefined, words };
+  if (!supplied) return { model: first, words };
+  const { PROVIDERS } = await import("../runtime/providers/index.js");
+  const slash = first.indexOf("/");
+  const isModel = slash > 0 && !/\s/.test(first) && PROVIDERS.some((p) => p.name === first.slice(0, slash));
+  return isModel ? { model: first, words } : { model: undefined, words: [first, ...words] };
 }

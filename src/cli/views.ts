@@ -3,6 +3,7 @@ import type { Observed } from "../lifecycle/observe.js";
 import { openStore } from "../lifecycle/open.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Entity, Store } from "../lifecycle/store.js";
+import { usageOf } from "../lifecycle/usage.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
 
@@ -50,6 +51,13 @@ export function jobView(o: Observed) {
     ended_at: e.ended_at,
     run_dir: e.run_dir,
     console_log: e.run_dir ? path.join(e.run_dir, "console.log") : null,
+    profile: (e.spec.profile as string | undefined) ?? null,
+    resumes: (e.spec.resumes as string | undefined) ?? null,
+    // What the provider reported (null for providers that report nothing, e.g. mock).
+    usage: usageOf(e),
+    provider_session_id: e.provider_session_id,
+    num_turns: e.num_turns,
+    has_result: e.result_text !== null,
   };
 }
 

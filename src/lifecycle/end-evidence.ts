@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { Entity, TransitionRequest } from "./records.js";
+import type { Entity, TransitionPatch, TransitionRequest } from "./records.js";
+import { resultPatch, usage, type RunResult } from "./usage.js";
 
 /*
  * runs/<id>/end.json: how a worker says its run ended when it could not say so in state.db
@@ -10,6 +11,8 @@ import type { Entity, TransitionRequest } from "./records.js";
  */
 
 export const END_FILE = "end.json";
+/** The provider's structured result, written by the worker before its end (it may outgrow end.json's one block). */
+export const PROVIDER_RESULT_FILE = "provider-result.json";
 
 /** One block on common file systems; rewriting within it needs no new space. */
 const SLOT_BYTES = 4096;
@@ -71,6 +74,25 @@ export function readEnd(e: Entity): EndEvidence | null {
   return v as EndEvidence;
 }
 
+/** The structured result `e`'s worker left beside its end, as transition columns; {} when there is none. */
+function providerResult(e: Entity): TransitionPatch {
+  let v: any;
+  try {
+    v = JSON.parse(fs.readFileSync(path.join(e.run_dir!, PROVIDER_RESULT_FILE), "utf8"));
+  } catch {
+    return {};
+  }
+  if (!v || typeof v !== "object") return {};
+  const str = (x: unknown) => (typeof x === "string" ? x : null);
+  const r: RunResult = {
+    result_text: str(v.result_text),
+    usage: v.usage && typeof v.usage === "object" ? usage(v.usage.input_tokens, v.usage.output_tokens, v.usage.cached_tokens, v.usage.cost_usd) : null,
+    provider_session_id: str(v.provider_session_id),
+    num_turns: Number.isInteger(v.num_turns) ? v.num_turns : null,
+  };
+  return resultPatch(r);
+}
+
 /** The reaper's transition publishing `e`'s recorded end, or null when there is no evidence. */
 export function endFromEvidence(e: Entity): TransitionRequest | null {
   const end = readEnd(e);
@@ -81,7 +103,7 @@ export function endFromEvidence(e: Entity): TransitionRequest | null {
     reason: end.reason,
     source: "reaper",
     expect: { status: e.status, version: e.version },
-    patch: { exit_code: end.exit_code, ...(typeof end.current_phase === "string" ? { current_phase: end.current_phase } : {}) },
+    patch: { exit_code: end.exit_code, ...(typeof end.current_phase === "string" ? { current_phase: end.current_phase } : {}), ...providerResult(e) },
     detail: {
       from: "worker_evidence",
       evidence: path.join(e.run_dir!, END_FILE),

@@ -22,6 +22,13 @@ export interface Entity {
   exit_code: number | null;
   current_phase: string | null;
   run_dir: string | null;
+  /** The provider's final answer, when it reports one apart from its console stream. */
+  result_text: string | null;
+  /** JSON text of a Usage (lifecycle/usage.ts); parse it with usageOf. */
+  usage: string | null;
+  /** The provider's own session or thread id: what a resumed run continues. */
+  provider_session_id: string | null;
+  num_turns: number | null;
 }
 
 export interface AuditEvent {
@@ -36,7 +43,9 @@ export interface AuditEvent {
 }
 
 /** Fields a transition may set beside the status. */
-export type TransitionPatch = Partial<Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase">>;
+export type TransitionPatch = Partial<
+  Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase" | "result_text" | "usage" | "provider_session_id" | "num_turns">
+>;
 
 export interface TransitionRequest {
   id: string;

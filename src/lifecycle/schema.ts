@@ -119,6 +119,12 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX entities_top_recent ON entities(parent_id, created_at, id);
    CREATE INDEX entities_label ON entities(label, created_at, id);
    CREATE INDEX deliveries_recent ON deliveries(created_at, id);`,
+  // 6: what a provider reported about a run: its final answer, token usage (JSON) and cost, the
+  // provider's own session id (what --resume continues) and its turn count.
+  `ALTER TABLE entities ADD COLUMN result_text TEXT;
+   ALTER TABLE entities ADD COLUMN usage TEXT;
+   ALTER TABLE entities ADD COLUMN provider_session_id TEXT;
+   ALTER TABLE entities ADD COLUMN num_turns INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

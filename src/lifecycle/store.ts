@@ -230,15 +230,15 @@ export class Store {
     return this.db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(entityId) as AuditEvent[];
   }
 
-  /** Non-status bookkeeping (phase, spec additions). Status never moves here; a terminal record is left alone. */
-  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown> }): boolean {
+  /** Non-status bookkeeping (phase, spec additions, the provider's session id). Status never moves here; a terminal record is left alone. */
+  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown>; provider_session_id?: string }): boolean {
     return this.tx(() => {
       const e = this.get(id);
       if (!e || isTerminal(e.status)) return false;
       const spec = patch.spec ? JSON.stringify({ ...e.spec, ...patch.spec }) : JSON.stringify(e.spec);
       this.db
-        .prepare("UPDATE entities SET current_phase = coalesce(?, current_phase), spec = ?, updated_at = ? WHERE id = ?")
-        .run(patch.current_phase ?? null, spec, now(), id);
+        .prepare("UPDATE entities SET current_phase = coalesce(?, current_phase), provider_session_id = coalesce(?, provider_session_id), spec = ?, updated_at = ? WHERE id = ?")
+        .run(patch.current_phase ?? null, patch.provider_session_id ?? null, spec, now(), id);
       return true;
     });
   }

@@ -3,20 +3,23 @@ import type { Binding } from "./projector.js";
 /**
  * Renders validated args to argv: every option as one `--flag=value` token, booleans as the
  * bare flag or its --no- form, server-owned flags, then a literal `--` and the positionals,
- * so no caller value can land in an option position or name another command.
+ * so no caller value can land in an option position or name another command. An optional
+ * positional left out before one that is given renders as an empty argument, never shifting
+ * the later value into its place; a command with such a positional reads "" as absent
+ * (`li agent [model] [prompt...]`).
  */
 export function renderArgv(bindings: Binding[], args: Record<string, unknown>, fixedFlags: readonly string[] = []): string[] {
   const argv: string[] = [];
   const positionals: string[] = [];
-  let gap: string | undefined;
+  let gaps = 0;
   for (const b of bindings) {
     const v = args[b.prop];
     if (b.kind === "positional") {
       if (v === undefined || (Array.isArray(v) && v.length === 0)) {
-        gap ??= b.prop;
+        gaps++;
         continue;
       }
-      if (gap) throw new Error(`${b.prop} was given but the earlier positional ${gap} was not`);
+      for (; gaps > 0; gaps--) positionals.push("");
       for (const x of Array.isArray(v) ? v : [v]) positionals.push(String(x));
     } else if (v === undefined) {
       continue;

@@ -11,3 +11,30 @@ export function isFenced(cliPath: readonly string[]): boolean {
   if (FENCED_PATHS.some((f) => f.every((seg, i) => lower[i] === seg))) return true;
   return lower.some((seg) => seg === "trust" || seg === "migrate");
 }
+
+/**
+ * Options no projected schema may carry: they grant a run permissions, tools or servers, which
+ * only a profile in settings may do (ADR-0066 D8's principle, applied to parameters). li has no
+ * such option; if one is ever added to a command a verb projects, that verb is unavailable
+ * rather than a way around the profiles.
+ */
+export const FENCED_OPTIONS: readonly string[] = [
+  "--permission-mode",
+  "--allowed-tools",
+  "--allowedTools",
+  "--disallowed-tools",
+  "--disallowedTools",
+  "--tools",
+  "--mcp-config",
+  "--strict-mcp-config",
+  "--dangerously-skip-permissions",
+  "--sandbox",
+  "--approval-mode",
+  "--system-prompt",
+  "--append-system-prompt",
+  "--env",
+];
+
+export function isFencedOption(long: string): boolean {
+  return FENCED_OPTIONS.includes(long);
+}

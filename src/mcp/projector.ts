@@ -1,6 +1,7 @@
 import type { Argument, Command, Option } from "../cli/commander.js";
 import { mcpDescription, oneOfGroups } from "../cli/builders/mcp-hints.js";
 import { parserSchema, variadicSchema } from "../cli/parsers.js";
+import { isFencedOption } from "./fence.js";
 import type { JsonSchema } from "./verb.js";
 
 /** How one schema property becomes argv. */
@@ -66,6 +67,7 @@ export function project(cmd: Command, fixedFlags: readonly string[] = []): Proje
     const name = opt.long ?? opt.flags;
     if (opt.long && fixedFlags.includes(opt.long)) continue;
     if (!opt.long) throw new ProjectionError(`option ${opt.flags} has no long form`);
+    if (isFencedOption(opt.long)) throw new ProjectionError(`option ${opt.long} grants a run permissions, tools or servers; only a profile may (name one with --profile)`);
     if (opt.optional) throw new ProjectionError(`option ${name} takes an optional value ([value])`);
     if (opt.hidden) throw new ProjectionError(`option ${name} is hidden`);
     if (opt.envVar !== undefined) throw new ProjectionError(`option ${name} reads the environment variable ${opt.envVar}`);

@@ -1,14 +1,24 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
+import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Store } from "../lifecycle/store.js";
+import { resultPatch } from "../lifecycle/usage.js";
+import { pipeProviderStream } from "./provider-stream.js";
 import { parseModelSpec } from "./providers/index.js";
+import { parserFor } from "./providers/streams/index.js";
+import type { StreamEnd } from "./providers/streams/parser.js";
+import type { LaunchSpec } from "./providers/types.js";
 import { RunEnd } from "./run-end.js";
+import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
+/** After the provider exits, how long its stdout may stay open (a tool it started holding the pipe) before the end is decided. */
+const DRAIN_MS = 2000;
 
 /** Node fires a setTimeout delay above 2^31-1 ms after 1 ms; longer deadlines are chained. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -19,6 +29,14 @@ function deadline(ms: number, fn: () => void): { clear(): void } {
   };
   arm(ms);
   return { clear: () => clearTimeout(t) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The reason a provider's own report gives a failed run (invocation.failed.<cause>). */
+function errorCause(end: StreamEnd): string {
+  const c = end.error!.class;
+  return c === "max_turns" ? "max_turns" : c === "budget" ? "budget_exceeded" : `provider_${c}`;
 }
 
 /** Runs one invocation's provider process and records how it ended. */
@@ -32,15 +50,18 @@ export async function run(store: Store, id: string): Promise<void> {
   const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
   const end = new RunEnd(store, e);
 
-  const finish = (to: "completed" | "failed" | "timed_out", cause: string, exit_code: number | null, detail?: Record<string, unknown>) =>
-    end.finish(to, cause, { patch: { exit_code }, detail });
+  const finish = (to: "completed" | "failed" | "timed_out", cause: string, exit_code: number | null, detail?: Record<string, unknown>, result?: StreamEnd) =>
+    end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail });
 
-  let launch;
+  let launch: LaunchSpec;
+  let profileEnv: Record<string, string> = {};
   try {
     const spec = parseModelSpec(e.spec.model);
-    // Resolved now, from the settings where the run was submitted: the record holds only the name.
-    const options = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
-    launch = spec.provider.launch(spec.model, promptFile, options);
+    // Resolved now, from the settings where the run was submitted: the record holds only names.
+    const { run, env } = runSettingsFor(e.spec, e.spec.settings_dir);
+    profileEnv = env;
+    const endpoint = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
+    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, run });
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);
@@ -52,13 +73,26 @@ export async function run(store: Store, id: string): Promise<void> {
   // A kill that landed after `running` was published: do not start the provider at all.
   if (store.get(id)?.status !== "running") return;
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
+  const structured = launch.stream !== "text";
+  const raw = structured ? fs.openSync(path.join(dir, "events.jsonl"), "a", 0o600) : -1;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
       cwd: e.spec.cwd,
-      stdio: [stdin, out, out],
-      env: { ...process.env, ...launch.env },
+      // A plain-text provider writes its console itself; a structured one is read and rendered.
+      stdio: [stdin, structured ? "pipe" : out, out],
+      env: { ...process.env, ...profileEnv, ...launch.env },
     });
+    const parser = launch.stream === "text" ? null : parserFor(launch.stream);
+    const streamed = parser
+      ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
+          try {
+            store.annotate(id, { provider_session_id: session });
+          } catch (err: any) {
+            end.log(`could not record the provider session id ${session} (${err?.message ?? err})`);
+          }
+        })
+      : Promise.resolve();
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) {
       timer = deadline(e.spec.timeout_seconds * 1000, () => {
@@ -84,9 +118,23 @@ export async function run(store: Store, id: string): Promise<void> {
     });
     child.on("exit", (code, signal) => {
       timer?.clear();
-      if (code === 0) settle(finish("completed", "exit_zero", 0));
-      else if (signal) settle(finish("failed", "signal", null, { signal }));
-      else settle(finish("failed", "exit_nonzero", code));
+      settle(
+        (async () => {
+          await Promise.race([streamed, sleep(DRAIN_MS)]);
+          const result = parser ? parser.end({ code, signal }) : undefined;
+          if (result) {
+            try {
+              writePrivateFile(path.join(dir, PROVIDER_RESULT_FILE), JSON.stringify(result));
+            } catch (err: any) {
+              end.log(`could not write ${PROVIDER_RESULT_FILE} (${err?.message ?? err})`);
+            }
+          }
+          if (result?.error) return finish("failed", errorCause(result), code, { error_class: result.error.class, error: result.error.message }, result);
+          if (code === 0) return finish("completed", "exit_zero", 0, undefined, result);
+          if (signal) return finish("failed", "signal", null, { signal }, result);
+          return finish("failed", "exit_nonzero", code, undefined, result);
+        })(),
+      );
     });
   });
 }

@@ -62,7 +62,9 @@ export async function run(store: Store, id: string): Promise<void> {
     const evidence = isTerminal(session.status) ? null : readEnd(session);
     const status = evidence?.to ?? session.status;
     if (isTerminal(status)) {
-      await end.finish(status, `session_${status}`, { patch: { current_phase: "done" }, detail: { session: sessionId, session_reason: evidence?.reason ?? session.reason_code } });
+      // The play answers and costs what its session did.
+      const mirrored = { ...(session.usage ? { usage: session.usage } : {}), ...(session.result_text !== null ? { result_text: session.result_text } : {}) };
+      await end.finish(status, `session_${status}`, { patch: { current_phase: "done", ...mirrored }, detail: { session: sessionId, session_reason: evidence?.reason ?? session.reason_code } });
     } else {
       // The session's supervisor returned without ending it (its start was refused yet it is
       // not terminal): not expected, but the play must still end.

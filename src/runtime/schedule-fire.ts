@@ -17,7 +17,7 @@ import {
 } from "../lifecycle/schedules/store.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { invalid } from "../errors.js";
-import { resolveEndpoint, usesEndpoint } from "./settings-bridge.js";
+import { resolveEndpoint, resolveProfile, usesEndpoint } from "./settings-bridge.js";
 import { createRecord, startWorker } from "./spawn.js";
 import { agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
 
@@ -53,12 +53,16 @@ export function prepareRun(row: ScheduleRow): Prepared {
     label,
     notify: stored.notify ?? [],
     endpoint: usesEndpoint(row.model) ? resolveEndpoint(stored.endpoint ?? undefined, settingsDir) : null,
+    // By name, as settings define it at this fire.
+    profile: typeof stored.profile === "string" ? resolveProfile(stored.profile, settingsDir) : null,
+    max_turns: stored.max_turns ?? undefined,
+    max_budget_usd: stored.max_budget_usd ?? undefined,
   };
-  const { prompt, cwd } = validateAgentRequest(req);
+  const v = validateAgentRequest(req);
   return {
-    prompt,
+    prompt: v.prompt,
     label,
-    spec: { ...agentSpec(req, cwd), settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
+    spec: { ...agentSpec(req, v), settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
   };
 }
 

@@ -26,14 +26,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../errors.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
-import { ensurePrivateDir, writePrivateFile } from "../lifecycle/paths.js";
+import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Entity, Store } from "../lifecycle/store.js";
+import { totalUsage } from "../lifecycle/usage.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import type { Plan, PlanStep } from "./flow/plan.js";
 import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./flow/prompts.js";
 import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
 import { nextActions, stepState, type StepState } from "./flow/schedule.js";
 import { RunEnd } from "./run-end.js";
+import { answerOf, keepAnswer, readHead as readFileHead } from "./run-output.js";
 import { usesEndpoint } from "./settings-bridge.js";
 import { createRecord, publishRunning, startWorker } from "./spawn.js";
 
@@ -77,23 +79,7 @@ export async function run(store: Store, id: string): Promise<void> {
   }
 }
 
-function readHead(file: string, max = READ_CAP): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch {
-    return "";
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    const buf = Buffer.alloc(Math.min(size, max));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString("utf8");
-    return size > max ? `${text}\n[… ${size - max} more bytes in ${file}]` : text;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
+const readHead = (file: string) => readFileHead(file, READ_CAP);
 
 class Supervisor {
   private readonly spec: SessionSpec;
@@ -139,8 +125,11 @@ class Supervisor {
     this.store.annotate(this.session.id, { current_phase: p });
   }
 
-  async finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>): Promise<void> {
-    await this.end.finish(to, cause, { patch: { current_phase: "done" }, detail });
+  async finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>, synthesis?: Entity | null): Promise<void> {
+    // What its runs cost together, and the synthesis's answer as the session's own.
+    const used = totalUsage(this.store.children(this.session.id));
+    const answer = synthesis?.status === "completed" ? synthesis.result_text : null;
+    await this.end.finish(to, cause, { patch: { current_phase: "done", ...(used ? { usage: JSON.stringify(used) } : {}), ...(answer !== null ? { result_text: answer } : {}) }, detail });
   }
 
   async run(): Promise<void> {
@@ -174,7 +163,7 @@ class Supervisor {
     writePrivateFile(path.join(this.dir, "result.json"), JSON.stringify(result, null, 2) + "\n");
     this.log(`${to}: ${completed.length} of ${plan.steps.length} steps completed${synthesis ? `, synthesis ${synthesis.status}` : ""}`);
     this.finalOutput(plan, steps, synthesis);
-    await this.finish(to, cause, { steps: plan.steps.length, completed: completed.length });
+    await this.finish(to, cause, { steps: plan.steps.length, completed: completed.length }, synthesis);
   }
 
   private summary(e: Entity, output: string | null) {
@@ -213,7 +202,7 @@ class Supervisor {
     }
     const model = this.spec.model!;
     this.log(`planning with ${model}`);
-    const planner = this.child({ label: "planner", model, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
+    const planner = this.child({ label: "planner", model, profile: this.spec.profile ?? null, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
     this.launch(planner);
     const end = await this.waitFor(planner);
     if (end.status !== "completed") {
@@ -223,7 +212,7 @@ class Supervisor {
     }
     let plan: Plan;
     try {
-      plan = await finishModelPlan(readHead(path.join(end.run_dir!, "console.log"), READ_CAP), this.spec, `plan from ${model}`);
+      plan = await finishModelPlan(answerOf(end, READ_CAP), this.spec, `plan from ${model}`);
     } catch (err: any) {
       if (!(err instanceof LiError)) throw err;
       this.log(`the planner's answer is not a usable plan: ${err.message}`);
@@ -237,7 +226,7 @@ class Supervisor {
 
   // ---- children ----------------------------------------------------------------------------
 
-  private child(opts: { label: string; model: string; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Entity {
+  private child(opts: { label: string; model: string; profile: string | null; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Entity {
     this.check();
     try {
       return createRecord(this.store, {
@@ -253,6 +242,8 @@ class Supervisor {
           notify: [],
           // A name, resolved from the session's settings when the step's worker starts it.
           endpoint: usesEndpoint(opts.model) ? this.spec.endpoint : null,
+          // By name too: the step's worker resolves it from the session's settings.
+          profile: opts.profile,
           settings_dir: this.spec.settings_dir,
           prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
           role: opts.role,
@@ -325,14 +316,11 @@ class Supervisor {
     }
   }
 
-  /** Keeps a copy of a finished child's console output among the session's artifacts. */
+  /** Keeps a copy of a finished child's answer (its result, else its console) among the session's artifacts. */
   private keepOutput(e: Entity, name: string): void {
     if (!e.started_at) return;
-    const dest = path.join(this.dir, name);
-    ensurePrivateDir(path.dirname(dest));
     try {
-      fs.copyFileSync(path.join(e.run_dir!, "console.log"), dest);
-      fs.chmodSync(dest, 0o600);
+      keepAnswer(e, path.join(this.dir, name));
     } catch (err: any) {
       this.log(`could not keep the output of ${e.id}: ${err?.message ?? err}`);
     }
@@ -342,7 +330,7 @@ class Supervisor {
 
   private async execute(plan: Plan): Promise<Map<string, Entity>> {
     const records = new Map<string, Entity>();
-    for (const s of plan.steps) records.set(s.id, this.child({ label: s.id, model: s.model!, status: "queued", role: s.role, step: s }));
+    for (const s of plan.steps) records.set(s.id, this.child({ label: s.id, model: s.model!, profile: s.profile ?? null, status: "queued", role: s.role, step: s }));
     const byId = new Map(plan.steps.map((s) => [s.id, s]));
     this.log(`executing ${plan.steps.length} steps, at most ${this.spec.max_concurrent} at a time`);
     const ended = new Set<string>();
@@ -398,7 +386,7 @@ class Supervisor {
     const syn = this.spec.synthesis!;
     const outputs = completed.map((s): PriorOutput => ({ id: s.id, role: s.role, text: readHead(path.join(this.dir, "outputs", `${s.id}.txt`)) }));
     this.log(`synthesizing ${completed.length} of ${plan.steps.length} outputs with ${syn.model}`);
-    const e = this.child({ label: "synthesis", model: syn.model, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
+    const e = this.child({ label: "synthesis", model: syn.model, profile: syn.profile ?? this.spec.profile ?? null, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
     this.launch(e);
     const end = await this.waitFor(e);
     this.keepOutput(end, "synthesis.txt");

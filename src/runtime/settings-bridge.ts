@@ -3,6 +3,7 @@ import { ENDPOINT_EXAMPLE } from "../endpoints.js";
 import { invalid } from "../errors.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { loadSettings, userSettingsPath, type Settings } from "../settings.js";
+import { PROFILE_EXAMPLE, type Profile } from "../profiles.js";
 import { parseModelSpec } from "./providers/index.js";
 
 /** The seam between spawn commands and settings.yaml; this process's own settings load once. */
@@ -63,6 +64,25 @@ export function resolveEndpoint(name: string | undefined, dir?: string): Endpoin
     ? `; it is declared in ${ignored.join(", ")}, which is not trusted, so li ignores it: review it, then run \`li hooks trust\``
     : `; define it under endpoints in ${userSettingsPath()} (or in a project's .li/settings.yaml, then \`li hooks trust\`), ${ENDPOINT_EXAMPLE.replace("local", wanted)}`;
   throw invalid(`endpoint ${wanted} is not defined (defined: ${known.join(", ")})${hint}`, { field: "endpoint", endpoint: wanted, known });
+}
+
+/**
+ * The profile `name` names in the settings that apply in `dir` (default: here). An unknown one
+ * is refused naming the profiles in force, and the file that declares it if it is ignored for
+ * want of trust: a profile grants permissions, so an unreviewed file never defines one.
+ */
+export function resolveProfile(name: string, dir?: string): Profile {
+  if (!NAME_PATTERN.test(name))
+    throw invalid(`--profile ${JSON.stringify(name)} is not a profile name: a run names a profile defined in settings (see \`li profile list\`)`, { field: "profile", profile: name });
+  const s = settingsIn(dir);
+  const found = s.profiles.find((p) => p.name === name);
+  if (found) return found;
+  const known = s.profiles.map((p) => p.name);
+  const ignored = s.profileFiles.filter((f) => f.name === name && f.trust !== "trusted");
+  const hint = ignored.length
+    ? `; it is declared in ${ignored.map((f) => f.path).join(", ")}, which is ${ignored[0].trust === "changed" ? "changed since it was trusted" : "not trusted"}, so li ignores it: review it, then run \`li hooks trust\``
+    : `; define it under profiles in ${userSettingsPath()} (${PROFILE_EXAMPLE}), or in a project's .li/profiles/${name}.yaml, then \`li hooks trust\``;
+  throw invalid(`profile ${name} is not defined (defined: ${known.length ? known.join(", ") : "none"})${hint}`, { field: "profile", profile: name, known });
 }
 
 /** Whether runs of `model` send to an endpoint. */

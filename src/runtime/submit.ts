@@ -1,12 +1,18 @@
 import path from "node:path";
 import type { Entity, Store } from "../lifecycle/store.js";
+import type { Profile } from "../profiles.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
-import { parseModelSpec, requireAvailable } from "./providers/index.js";
+import { checkRunSettings } from "./providers/capabilities.js";
+import { requireAvailable, type ModelSpec } from "./providers/index.js";
 import type { Endpoint } from "../endpoints.js";
+import { invalid } from "../errors.js";
+import type { ResumeTarget } from "./resume.js";
+import { effectiveLimits, modelWithProfile } from "./run-settings.js";
 import { createRecord, startWorker } from "./spawn.js";
 
 export interface AgentRequest {
-  model: string;
+  /** provider/model; may be left out when a profile or a resumed run supplies it. */
+  model?: string | null;
   prompt: string;
   cwd?: string;
   timeout_seconds?: number;
@@ -15,25 +21,54 @@ export interface AgentRequest {
   /** Resolved from settings by name (see settings-bridge runEndpoint); null for models that use none. */
   endpoint?: Endpoint | null;
   parent_id?: string | null;
+  /** Resolved from settings by name (settings-bridge resolveProfile). */
+  profile?: Profile | null;
+  max_turns?: number;
+  max_budget_usd?: number;
+  resume?: ResumeTarget | null;
+}
+
+export interface ValidatedAgent {
+  spec: ModelSpec;
+  prompt: string;
+  cwd: string;
+  limits: ReturnType<typeof effectiveLimits>;
 }
 
 /** Everything that can be refused is checked here, before any record or directory exists. */
-export function validateAgentRequest(req: AgentRequest) {
-  const spec = parseModelSpec(req.model);
+export function validateAgentRequest(req: AgentRequest): ValidatedAgent {
+  const profile = req.profile ?? null;
+  const resume = req.resume ?? null;
+  const spec = modelWithProfile(req.model ?? resume?.model, profile);
+  if (resume && parseProvider(resume.model) !== spec.provider.name)
+    throw invalid(`--resume ${resume.run_id} continues a ${parseProvider(resume.model)} session; give a ${parseProvider(resume.model)}/… model or none`, { field: "model", resume: resume.run_id });
   const prompt = checkPrompt(req.prompt);
-  const cwd = checkCwd(req.cwd);
+  if (resume && req.cwd !== undefined && checkCwd(req.cwd) !== resume.cwd)
+    throw invalid(`--resume ${resume.run_id} continues in that run's directory, ${resume.cwd}; leave out --cwd`, { field: "cwd", resume: resume.run_id });
+  const cwd = checkCwd(resume ? resume.cwd : req.cwd);
+  const limits = effectiveLimits(profile, { timeout_seconds: req.timeout_seconds, max_turns: req.max_turns, max_budget_usd: req.max_budget_usd });
+  // The run's own limits, refused by name where its provider has none (a profile's were checked when it loaded).
+  checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
   requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
-  return { spec, prompt, cwd };
+  return { spec, prompt, cwd, limits };
 }
 
-export function agentSpec(req: AgentRequest, cwd: string) {
+const parseProvider = (model: string) => model.slice(0, model.indexOf("/"));
+
+export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
   return {
-    model: req.model,
-    cwd,
-    timeout_seconds: req.timeout_seconds ?? null,
+    model: v.spec.spec,
+    cwd: v.cwd,
+    timeout_seconds: v.limits.timeout_seconds,
     notify: req.notify ?? [],
     // The name only: the worker resolves it from settings, so no URL or key variable is recorded.
     endpoint: req.endpoint?.name ?? null,
+    // A name too, resolved again by the worker: the record never holds a profile's env values.
+    profile: req.profile?.name ?? null,
+    max_turns: v.limits.max_turns,
+    max_budget_usd: v.limits.max_budget_usd,
+    resumes: req.resume?.run_id ?? null,
+    resume_session: req.resume?.session_id ?? null,
     prompt_bytes: Buffer.byteLength(req.prompt),
     // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
@@ -42,13 +77,13 @@ export function agentSpec(req: AgentRequest, cwd: string) {
 
 /** Validates, records `preparing`, snapshots the prompt and starts the detached worker. */
 export function submitAgent(store: Store, req: AgentRequest): { entity: Entity; pid: number; console_log: string } {
-  const { prompt, cwd } = validateAgentRequest(req);
+  const v = validateAgentRequest(req);
   const entity = createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,
     label: req.label ?? null,
-    spec: agentSpec(req, cwd),
-    prompt,
+    spec: agentSpec(req, v),
+    prompt: v.prompt,
   });
   const pid = startWorker(store, entity);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };

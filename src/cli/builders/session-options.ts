@@ -3,6 +3,7 @@ import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
+import { addProfileOption } from "./profile-options.js";
 
 /*
  * A parser builder: what `li o flow`, `li o fanout` and `li play` share, importable by the MCP
@@ -23,15 +24,16 @@ export interface SessionOptions {
   detach?: boolean;
   notify?: string;
   endpoint?: string;
+  profile?: string;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
 export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: string }): Command {
   cmd
     .addOption(textFileOption("--prompt-file", "read the prompt from a file"))
-    .option("--workers <models>", "comma-separated worker models, assigned to steps round-robin (e.g. mock/echo,claude/sonnet)")
+    .option("--workers <models>", "comma-separated worker models or profile:NAME entries, assigned to steps round-robin (e.g. mock/echo,claude/sonnet,profile:reviewer)")
     .option("--max-concurrent <n>", `at most N steps run at once (1–${PLAN_LIMITS.max_concurrent}; default ${defaults.maxConcurrent})`, intIn(1, PLAN_LIMITS.max_concurrent))
-    .option("--synthesis-model <model>", "after the steps, one more run combines their outputs")
+    .option("--synthesis-model <model>", "after the steps, one more run combines their outputs (a model, or profile:NAME)")
     .option("--synthesis-prompt <text>", "the synthesis instruction (default: combine the outputs into one answer)")
     .option("--cwd <dir>", "working directory of every step (default: here)")
     .option("--timeout <seconds>", "per step: a step running longer is stopped (timed_out)", runTimeoutArg)
@@ -39,6 +41,7 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")
     .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
+  addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   return addEndpointOption(cmd);
 }
 

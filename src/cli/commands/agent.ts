@@ -1,7 +1,7 @@
 import type { Command } from "../commander.js";
 import { submitAgent } from "../../runtime/submit.js";
 import type { CliContext } from "../adapter.js";
-import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
+import { addAgentRunOptions, agentRequest, splitModelWord, type AgentRunOptions } from "../agent-options.js";
 import { detachOrFollow } from "../follow-run.js";
 import { renderWithStore } from "../views.js";
 import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
@@ -10,9 +10,10 @@ export function register(root: Command, ctx: CliContext): void {
   const agent = root
     .command("agent")
     .description("run one agent on a prompt; streams its output, or returns at once with --detach")
-    .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini")
+    .argument("[model]", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini (optional when a profile or a resumed run supplies it)")
     .addArgument(textArgument("prompt", "the prompt"));
-  needsOneOf(addAgentRunOptions(agent, "this run"), ["prompt", "--prompt-file"])
+  needsOneOf(addAgentRunOptions(agent, "this run"), ["prompt", "--prompt-file"], ["model", "--profile", "--resume"])
+    .option("--resume <run>", "continue the provider session recorded on that run (claude, codex), in its directory; linked to it as `resumes`")
     .option("--detach", "start in the background and print the job id at once")
     .addHelpText(
       "after",
@@ -20,8 +21,28 @@ export function register(root: Command, ctx: CliContext): void {
 Examples:
   li agent mock/echo hello world
   li agent --detach claude/sonnet --prompt-file task.md
+  li agent --profile reviewer "review the diff on this branch"
+  li agent --resume inv_01j… "now fix what you found"
   li agent mock/echo -- --this-starts-with-a-dash
   li agent --endpoint local openai/qwen2.5 "summarise README.md"
+
+claude, codex and gemini run in their machine-readable modes: the console shows what they
+do as it happens, and the run records the final answer (li job output), its usage
+(tokens, and cost where the provider reports it), the provider's session id and the
+number of turns (li job status). A provider that reports an error inside a zero exit
+ends the run failed with invocation.failed.provider_auth, provider_rate_limit,
+provider_context_length or provider_other; a limit reached ends it max_turns or
+budget_exceeded.
+
+--profile NAME applies a profile from settings (li profile list): its model (the model
+argument is then optional; one given must be of the profile's provider), prompts,
+permission mode, tools, limits, MCP servers, environment and timeout. With a profile or
+--resume, a first word that is not provider/model begins the prompt. --timeout,
+--max-turns and --max-budget-usd may lower a profile's limits, never raise them.
+
+--resume RUN continues RUN's recorded provider session (claude --resume, codex exec
+resume) in RUN's directory, with RUN's model and profile unless others are named; without
+a prompt it sends "continue". RUN must have ended and have recorded a session id.
 
 openai/… runs send to an endpoint named in settings.yaml (endpoints: {NAME: {base_url,
 api_key_env}}); --endpoint picks one, else default_endpoint, else the built-in openai
@@ -30,9 +51,10 @@ api_key_env}}); --endpoint picks one, else default_endpoint, else the built-in o
 A detached run returns {id, kind, pid, console_log}; follow it with li wait, li job output.
 Foreground exit status: 0 completed, 1 otherwise.`,
     )
-    .action((model: string, words: string[], opts: AgentRunOptions & { detach?: boolean }) =>
+    .action((first: string | undefined, rest: string[], opts: AgentRunOptions & { detach?: boolean }) =>
       renderWithStore(ctx, async (store) => {
-        const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts));
+        const { model, words } = await splitModelWord(first, rest, opts.profile !== undefined || opts.resume !== undefined);
+        const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts, null, store));
         // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
         return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
       }),

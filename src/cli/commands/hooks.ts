@@ -1,5 +1,6 @@
 import { Command } from "../commander.js";
-import { loadSettings, resolveProjectFile, trustProjectFile, untrustProjectFile, type Handler, type SettingsFile } from "../../settings.js";
+import { resolveTrustTargets, trustProject, untrustProject } from "../../project-trust.js";
+import { loadSettings, type Handler, type SettingsFile } from "../../settings.js";
 import { render, type CliContext } from "../adapter.js";
 import { table } from "../format.js";
 
@@ -42,7 +43,12 @@ runs started with --notify NAME (or whose parent was).
 
 A project file may also define openai endpoints (endpoints: {NAME: {base_url, api_key_env}},
 default_endpoint: NAME). They too apply only while the file is trusted: trusting it lets the
-file decide where the named key variables' values are sent.`,
+file decide where the named key variables' values are sent.
+
+A project's profiles (.li/profiles/NAME.yaml, see li profile --help) are trusted the same
+way, each file with the mcp_config file it names: a profile grants its runs permissions,
+tools and MCP servers. li hooks trust with no path trusts the settings file and every
+profile found from here; a path names one file, or a project directory.`,
     );
 
   hooks
@@ -51,7 +57,10 @@ file decide where the named key variables' values are sent.`,
     .action(() =>
       render(ctx, () => {
         const s = loadSettings();
-        const files = s.files.map((f) => ({ path: f.path, source: f.source, trust: f.trust, sha256: f.sha256, error: f.error }));
+        const files = [
+          ...s.files.map((f) => ({ path: f.path, source: f.source, trust: f.trust, sha256: f.sha256, error: f.error })),
+          ...s.profileFiles.map((f) => ({ path: f.path, source: "project" as const, trust: f.trust, sha256: f.sha256, error: f.error })),
+        ];
         const handlers = s.files.flatMap((f) => (f.parsed?.handlers ?? []).map((h) => handlerView(h, f)));
         const endpoints = s.files.flatMap((f) =>
           (f.parsed?.endpoints ?? []).map((e) => ({ name: e.name, base_url: e.base_url, api_key_env: e.api_key_env, source: e.source, file: f.path, active: f.trust === "user" || f.trust === "trusted" })),
@@ -68,20 +77,28 @@ file decide where the named key variables' values are sent.`,
 
   hooks
     .command("trust")
-    .description("review-then-pin: let a project's .li/settings.yaml take effect (human-only: never reachable from MCP)")
-    .argument("[path]", "the settings file, or a directory holding .li/settings.yaml (default: the one found from here)")
+    .description("review-then-pin: let a project's .li/settings.yaml and .li/profiles/*.yaml take effect (human-only: never reachable from MCP)")
+    .argument("[path]", "a settings or profile file, or a project directory (default: the project's files found from here)")
     .action((file: string | undefined) =>
       render(ctx, () => {
-        const data = trustProjectFile(resolveProjectFile(file));
+        const data = trustProject(resolveTrustTargets(file));
         return {
           data,
           human: (d: typeof data) =>
             [
-              `trusted ${d.path} (sha256 ${d.sha256.slice(0, 12)}…); its handlers now run:`,
-              ...(d.handlers.length ? d.handlers.map((h) => `  ${h.name}: ${h.exec ? JSON.stringify(h.exec) : `POST ${h.url}`}`) : ["  (none)"]),
+              ...(d.path
+                ? [
+                    `trusted ${d.path} (sha256 ${d.sha256!.slice(0, 12)}…); its handlers now run:`,
+                    ...(d.handlers.length ? d.handlers.map((h) => `  ${h.name}: ${h.exec ? JSON.stringify(h.exec) : `POST ${h.url}`}`) : ["  (none)"]),
+                  ]
+                : []),
               ...(d.endpoints.length
                 ? ["and its endpoints apply:", ...d.endpoints.map((e) => `  ${e.name}: ${e.base_url} (key from ${e.api_key_env ?? "none"})`)]
                 : []),
+              ...d.profiles.map(
+                (p) =>
+                  `trusted profile ${p.name} (${p.path}): ${p.model}, permission_mode ${p.permission_mode ?? "(provider default)"}, allowed_tools ${p.allowed_tools?.join(" ") ?? "(provider default)"}${p.mcp_config ? `, MCP servers from ${p.mcp_config}` : ""}`,
+              ),
             ].join("\n"),
         };
       }),
@@ -89,12 +106,13 @@ file decide where the named key variables' values are sent.`,
 
   hooks
     .command("untrust")
-    .description("withdraw trust from a project settings file; its handlers stop firing")
-    .argument("[path]", "the settings file, or a directory holding .li/settings.yaml (default: the one found from here)")
+    .description("withdraw trust from a project's settings file and profiles; its handlers stop firing, its profiles stop applying")
+    .argument("[path]", "a settings or profile file, or a project directory (default: the project's files found from here)")
     .action((file: string | undefined) =>
       render(ctx, () => {
-        const data = untrustProjectFile(resolveProjectFile(file));
-        return { data, human: (d: typeof data) => (d.was_trusted ? `${d.path} is no longer trusted` : `${d.path} was not trusted`) };
+        const data = untrustProject(resolveTrustTargets(file));
+        const line = (f: { path: string; was_trusted: boolean }) => (f.was_trusted ? `${f.path} is no longer trusted` : `${f.path} was not trusted`);
+        return { data, human: (d: typeof data) => [...(d.path ? [line(d as { path: string; was_trusted: boolean })] : []), ...d.profiles.map(line)].join("\n") };
       }),
     );
 }

@@ -30,13 +30,26 @@ export function register(root: Command, ctx: CliContext): void {
 
   job
     .command("output")
-    .description("the console output of a job (stdout and stderr as the provider wrote them)")
+    .description("a job's final answer when its provider reported one, else (or with --console) its console")
     .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
+    .option("--console", "the whole console (stdout and stderr as rendered while it ran), even when there is a final answer")
     .option("--tail-bytes <n>", "only the last N bytes", intIn(0, Number.MAX_SAFE_INTEGER))
+    .option("--offset <n>", "start at this byte (a previous result's end pages on, for a running job too)", intIn(0, Number.MAX_SAFE_INTEGER))
+    .option("--max-bytes <n>", `at most N bytes (1–${MAX_PAGE_BYTES})`, intIn(1, MAX_PAGE_BYTES))
     .option("--follow", "stream the output until the job ends, then print its final status on stderr")
     .addHelpText(
       "after",
       `
+claude, codex, gemini and openai runs record their final answer apart from the console,
+which shows what they did as it happened; source says which one output is ("result" or
+"console"). A run with no recorded answer (mock runs, one still running, one that failed
+before answering) gives its console.
+
+The result says which bytes it holds: offset and end of total_bytes, and truncated when
+that is not all of it. With --machine the default is the last ${DEFAULT_MACHINE_BYTES / 1024} KiB (programs and
+MCP clients cut large results silently); page with --offset and --max-bytes. A person
+gets the whole output by default.
+
 Without --follow this is the output so far; a job still running says so on stderr.
 With --follow the output streams to stdout as it is written (after --tail-bytes, if
 given) and the final status goes to stderr; the exit status is then 0 when the job
@@ -44,26 +57,32 @@ completed and 1 otherwise. Ctrl-C stops following and leaves the job running.
 
 Examples:
   li job output @last
-  li job output --follow --tail-bytes 2000 @last`,
+  li job output --follow --tail-bytes 2000 @last
+  li --machine job output --offset 16384 --max-bytes 16384 @last`,
     )
-    .action((id: string, opts: { tailBytes?: number; follow?: boolean }) =>
+    .action((id: string, opts: { tailBytes?: number; offset?: number; maxBytes?: number; console?: boolean; follow?: boolean }) =>
       renderWithStore(ctx, async (store) => {
         const e = resolve(store, id);
         if (opts.follow) await followOutput(ctx, store, e, opts.tailBytes);
         const now = store.get(e.id)!;
         const file = now.run_dir ? `${now.run_dir}/console.log` : null;
-        if (!file || !fs.existsSync(file))
+        const fromResult = !opts.console && now.result_text !== null;
+        if (!fromResult && (!file || !fs.existsSync(file)))
           throw new LiError("not_found", `${e.id} has no console output yet (status ${now.status})${isTerminal(now.status) ? "" : `; li job output --follow ${e.id} waits for it`}`, { id: e.id, status: now.status });
-        const buf = readTail(file, opts.tailBytes);
+        const range = rangeOf(opts, ctx.machine && !opts.follow);
+        const buf = fromResult ? sliceOf(Buffer.from(now.result_text!), range) : readRange(file!, range);
         const streamed = opts.follow && !ctx.machine;
         return {
           data: {
             id: e.id,
             kind: e.kind,
             status: now.status,
+            source: fromResult ? "result" : "console",
             output: buf.text.toString("utf8"),
             bytes: buf.text.length,
             total_bytes: buf.total,
+            offset: buf.start,
+            end: buf.start + buf.text.length,
             truncated: buf.text.length < buf.total,
             console_log: file,
           },
@@ -111,14 +130,40 @@ const JOB_PAGE = 20;
 
 const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
 
-function readTail(file: string, tail?: number): { text: Buffer; total: number } {
+/** The most one page of output holds, and what --machine returns when no range is asked for. */
+const MAX_PAGE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MACHINE_BYTES = 16 * 1024;
+
+/** Which bytes to return: from an offset, the tail, or (by default) all, or the last 16 KiB for a program. */
+type Range = { from: "offset"; offset: number; max?: number } | { from: "tail"; bytes?: number };
+
+function rangeOf(o: { tailBytes?: number; offset?: number; maxBytes?: number }, bounded: boolean): Range {
+  if (o.offset !== undefined) return { from: "offset", offset: o.offset, max: o.maxBytes ?? (bounded ? DEFAULT_MACHINE_BYTES : undefined) };
+  return { from: "tail", bytes: o.tailBytes ?? o.maxBytes ?? (bounded ? DEFAULT_MACHINE_BYTES : undefined) };
+}
+
+function window(total: number, r: Range): { start: number; len: number } {
+  if (r.from === "offset") {
+    const start = Math.min(r.offset, total);
+    return { start, len: Math.min(r.max ?? total, total - start) };
+  }
+  const len = r.bytes === undefined ? total : Math.min(r.bytes, total);
+  return { start: total - len, len };
+}
+
+function sliceOf(all: Buffer, r: Range): { text: Buffer; total: number; start: number } {
+  const { start, len } = window(all.length, r);
+  return { text: all.subarray(start, start + len), total: all.length, start };
+}
+
+function readRange(file: string, r: Range): { text: Buffer; total: number; start: number } {
   const fd = fs.openSync(file, "r");
   try {
     const total = fs.fstatSync(fd).size;
-    const len = tail === undefined ? total : Math.min(tail, total);
+    const { start, len } = window(total, r);
     const text = Buffer.alloc(len);
-    fs.readSync(fd, text, 0, len, total - len);
-    return { text, total };
+    fs.readSync(fd, text, 0, len, start);
+    return { text, total, start };
   } finally {
     fs.closeSync(fd);
   }

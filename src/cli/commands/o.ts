@@ -1,7 +1,7 @@
 import { Command, Option } from "../commander.js";
 import type { Plan } from "../../runtime/flow/plan.js";
+import { planInForeground } from "../../runtime/flow/foreground-plan.js";
 import {
-  planInForeground,
   prepareSession,
   readPlanFile,
   splitModels,
@@ -35,7 +35,12 @@ synthesis.txt, result.json (per-step status and times), console.log (progress, t
 the synthesis or the step outputs). Put a prompt that begins with - after --.
 
 Every openai/… model of the run (orchestrator, workers, synthesis) sends to one endpoint:
---endpoint NAME, defined in settings.yaml, else the default (li doctor lists them).`;
+--endpoint NAME, defined in settings.yaml, else the default (li doctor lists them).
+
+Profiles (li profile list): --profile NAME applies to every run of the session that names
+none of its own, and its model is the default orchestrator and worker; a --workers entry
+profile:NAME gives the steps it is assigned that profile; a plan step may say profile: NAME.
+Every model a profile run gets must be of the profile's provider.`;
 
 export function register(root: Command, ctx: CliContext): void {
   const o = root.command("o").description("orchestrate agents: multi-step flows (a DAG) and parallel fan-outs");
@@ -134,6 +139,7 @@ async function runSessionCommand(
     timeout_seconds: opts.timeout ?? null,
     notify: loadNotifySelection(opts.notify),
     endpoint: opts.endpoint,
+    profile: opts.profile ?? null,
   });
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {

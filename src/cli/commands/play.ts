@@ -52,6 +52,7 @@ export function register(root: Command, ctx: CliContext): void {
           workers: pb.spec.workers,
           max_concurrent: pb.spec.max_concurrent,
           synthesis: pb.spec.synthesis,
+          profile: pb.spec.profile,
           plan: pb.spec.plan ?? null,
           args: pb.spec.args.map((d, i) => ({ ...d, flag: options[i].flags })),
           searched: pb.searched,
@@ -123,6 +124,7 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
     // The play carries the notify selection: it fires when the play ends, not per session or step.
     notify: [],
     endpoint: opts.endpoint,
+    profile: opts.profile ?? pb.spec.profile,
   }));
   const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.

@@ -103,7 +103,8 @@ Each fire is an ordinary invocation (li wait, li kill, li job apply); li schedul
 lists them. The request is checked again when it fires; a fire that no longer validates
 (the cwd is gone, say) is recorded as a run with an error. An openai/… schedule stores the
 endpoint's name (--endpoint, else the default at creation); each fire looks its URL and key
-variable up in settings again.
+variable up in settings again. Likewise --profile NAME is stored by name and resolved at
+every fire (the model must be of the profile's provider).
 ${UNATTENDED}`,
     )
     .action((name: string, model: string, words: string[], opts: CreateOptions) =>
@@ -116,9 +117,10 @@ ${UNATTENDED}`,
         const next = firstAtOrAfter(expr, timezone, startAt).toISOString();
         const { agentSpec, validateAgentRequest } = await import("../../runtime/submit.js");
         const req = await agentRequest(model, words, opts);
-        const { cwd } = validateAgentRequest(req);
+        const v = validateAgentRequest(req);
         const prompt = req.prompt;
-        const spec = agentSpec(req, cwd);
+        // The limits as asked, not as in force now: each fire applies them to the profile as it is then.
+        const spec = { ...agentSpec(req, v), timeout_seconds: req.timeout_seconds ?? null, max_turns: req.max_turns ?? null, max_budget_usd: req.max_budget_usd ?? null };
         return withStore((store) => {
           const row = insertSchedule(store, { name, cron: expr, timezone, model, prompt, label: opts.label ?? null, spec, next_run_at: next, enabled: !opts.disabled });
           const data = { schedule: scheduleView(row, { runs: 0 }) };

@@ -61,22 +61,59 @@ export function stats(store: Store, since: Date | null, now = new Date()) {
       },
     };
   });
-  return { since: since?.toISOString() ?? null, now: now.toISOString(), total: kinds.reduce((n, k) => n + k.total, 0), kinds };
+  return { since: since?.toISOString() ?? null, now: now.toISOString(), total: kinds.reduce((n, k) => n + k.total, 0), kinds, ...usageStats(store, where, params) };
 }
+
+/**
+ * Token usage and cost over the agent runs that reported any, in total and per model (sessions
+ * and plays carry their steps' sum, so they are left out here, not counted twice). cost_usd adds up
+ * only what providers reported (claude does; codex, gemini and openai report tokens only), and
+ * runs_with_cost says how many runs that is.
+ */
+function usageStats(store: Store, where: string, params: unknown[]) {
+  const rows = store.db
+    .prepare(
+      `SELECT json_extract(spec, '$.model') AS model, count(*) AS runs,
+         sum(coalesce(json_extract(usage, '$.input_tokens'), 0)) AS input_tokens,
+         sum(coalesce(json_extract(usage, '$.output_tokens'), 0)) AS output_tokens,
+         sum(coalesce(json_extract(usage, '$.cached_tokens'), 0)) AS cached_tokens,
+         sum(json_extract(usage, '$.cost_usd')) AS cost_usd,
+         count(json_extract(usage, '$.cost_usd')) AS runs_with_cost
+       FROM entities ${where ? `${where} AND` : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
+    )
+    .all(...params) as { model: string | null; runs: number; input_tokens: number; output_tokens: number; cached_tokens: number; cost_usd: number | null; runs_with_cost: number }[];
+  const by_model = rows.map((r) => ({ ...r, model: r.model ?? "(none)", cost_usd: r.runs_with_cost ? round6(r.cost_usd ?? 0) : null }));
+  const sum = (k: "runs" | "input_tokens" | "output_tokens" | "cached_tokens" | "runs_with_cost") => by_model.reduce((n, r) => n + r[k], 0);
+  const costs = by_model.filter((r) => r.cost_usd !== null);
+  return {
+    usage: {
+      runs: sum("runs"),
+      input_tokens: sum("input_tokens"),
+      output_tokens: sum("output_tokens"),
+      cached_tokens: sum("cached_tokens"),
+      cost_usd: costs.length ? round6(costs.reduce((n, r) => n + r.cost_usd!, 0)) : null,
+      runs_with_cost: sum("runs_with_cost"),
+    },
+    by_model,
+  };
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export type Stats = ReturnType<typeof stats>;
 
 export function register(root: Command, ctx: CliContext): void {
   root
     .command("stats")
-    .description("counts by kind, status and outcome, and run durations (p50, p90, max) per kind")
+    .description("counts by kind, status and outcome, run durations (p50, p90, max) per kind, and token usage and cost per model")
     .option("--since <time>", "only records created since: an ISO 8601 time, or seconds ago (e.g. 3600)")
     .addHelpText(
       "after",
       `
 Durations are ended_at - started_at in seconds, over records that recorded both (a run
 cancelled before it started has none). Percentiles are nearest-rank; null when count is 0.
-Outcome "none" counts records still running.
+Outcome "none" counts records still running. usage and by_model add up what providers
+reported (tokens; cost_usd only where the provider reports one, counted in runs_with_cost).
 
 Examples:
   li stats
@@ -101,5 +138,6 @@ function humanStats(d: Stats): string {
     max_s: k.duration_seconds.max,
   }));
   const statusCols = STATUSES.filter((s) => d.kinds.some((k) => k.by_status[s] > 0));
-  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}`;
+  const usage = d.by_model.length ? `\n\n${table(d.by_model, ["model", "runs", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"])}` : "";
+  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}`;
 }

@@ -1,4 +1,5 @@
 import type { Entity } from "../store.js";
+import { usageOf, type Usage } from "../usage.js";
 
 /** What an exec handler reads on stdin and a webhook receives as its POST body. */
 export interface TerminalEnvelope {
@@ -13,6 +14,8 @@ export interface TerminalEnvelope {
   outcome: string | null;
   at: string;
   artifacts: string | null;
+  /** What the provider reported the run cost; null when it reported nothing (or for sessions and plays). */
+  usage: Usage | null;
 }
 
 export function terminalEnvelope(entity: Entity, from: string, eventId: number): TerminalEnvelope {
@@ -27,5 +30,6 @@ export function terminalEnvelope(entity: Entity, from: string, eventId: number):
     outcome: entity.outcome,
     at: entity.ended_at ?? entity.updated_at,
     artifacts: entity.run_dir,
+    usage: usageOf(entity),
   };
 }

@@ -24,6 +24,8 @@ export interface PlanStep {
   role: string | null;
   /** provider/model; null means "assign from the worker pool". */
   model: string | null;
+  /** A profile from settings (its model is the step's default); null means the session's --profile, if any. */
+  profile: string | null;
   depends_on: string[];
 }
 
@@ -31,7 +33,7 @@ export interface Plan {
   steps: PlanStep[];
 }
 
-const STEP_KEYS = new Set(["id", "task", "role", "model", "depends_on"]);
+const STEP_KEYS = new Set(["id", "task", "role", "model", "profile", "depends_on"]);
 const PLAN_KEYS = new Set(["steps", "description"]);
 
 
@@ -67,12 +69,21 @@ export function validatePlan(raw: unknown, where = "plan"): Plan {
     if (s.role !== undefined && s.role !== null && typeof s.role !== "string") throw fail(`step ${s.id}: role must be a string`, { step: s.id });
     if (s.model !== undefined && s.model !== null && (typeof s.model !== "string" || s.model === ""))
       throw fail(`step ${s.id}: model must be a provider/model string`, { step: s.id });
+    if (s.profile !== undefined && s.profile !== null && (typeof s.profile !== "string" || s.profile === ""))
+      throw fail(`step ${s.id}: profile must be the name of a profile from settings`, { step: s.id });
     const deps = s.depends_on ?? [];
     if (!Array.isArray(deps) || deps.some((d) => typeof d !== "string"))
       throw fail(`step ${s.id}: depends_on must be an array of step ids`, { step: s.id });
     if (new Set(deps).size !== deps.length) throw fail(`step ${s.id}: depends_on lists a step twice`, { step: s.id });
     if (deps.includes(s.id)) throw fail(`step ${s.id} depends on itself`, { step: s.id, cycle: [s.id, s.id] });
-    steps.push({ id: s.id, task: s.task, role: (s.role as string | undefined) ?? null, model: (s.model as string | undefined) ?? null, depends_on: [...deps] });
+    steps.push({
+      id: s.id,
+      task: s.task,
+      role: (s.role as string | undefined) ?? null,
+      model: (s.model as string | undefined) ?? null,
+      profile: (s.profile as string | undefined) ?? null,
+      depends_on: [...deps],
+    });
   });
 
   for (const s of steps)

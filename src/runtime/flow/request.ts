@@ -4,12 +4,9 @@
  * step) and the plan itself. What survives becomes the session's spec, which the session
  * worker executes without re-deciding anything.
  */
-import { spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { yaml } from "../../packages.js";
-import { invalid, LiError } from "../../errors.js";
+import { invalid } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
@@ -18,7 +15,9 @@ import type { Endpoint } from "../../endpoints.js";
 import { createRecord, startWorker } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
-import { plannerPrompt } from "./prompts.js";
+import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
+import { modelWithProfile } from "../run-settings.js";
+import type { Profile } from "../../profiles.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
 
@@ -44,6 +43,8 @@ export interface SessionRequest {
   notify?: string[];
   /** --endpoint: a name defined in settings; unset means the default endpoint. */
   endpoint?: string;
+  /** --profile: applies to every run of the session that names no profile of its own. */
+  profile?: string | null;
 }
 
 export interface SessionSpec {
@@ -51,7 +52,9 @@ export interface SessionSpec {
   model: string | null;
   workers: string[];
   max_concurrent: number;
-  synthesis: { model: string; prompt: string | null } | null;
+  synthesis: { model: string; prompt: string | null; profile: string | null } | null;
+  /** The session's --profile (by name; each run's worker resolves it again). */
+  profile: string | null;
   /** Steps with their models assigned; null until the orchestrator has planned (planned_by "model"). */
   plan: Plan | null;
   planned_by: PlannedBy;
@@ -83,7 +86,7 @@ async function settingsBridge() {
 /** Parses and checks the availability of each model not in `seen` yet (openai ones against `endpoint`), adding it to `seen`. */
 function checkModels(models: Iterable<string>, endpoint: () => Endpoint, seen: Set<string>): void {
   for (const m of models) {
-    if (seen.has(m)) continue;
+    if (seen.has(m) || profileRef(m) !== null) continue;
     const spec = parseModelSpec(m);
     requireAvailable(spec, spec.provider.usesEndpoint ? { endpoint: endpoint() } : {});
     seen.add(m);
@@ -91,7 +94,7 @@ function checkModels(models: Iterable<string>, endpoint: () => Endpoint, seen: S
 }
 
 /** The endpoint of a recorded session, resolved from the settings where it was submitted; only called when a model uses one. */
-async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_dir">): Promise<() => Endpoint> {
+export async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_dir">): Promise<() => Endpoint> {
   const { resolveEndpoint } = await settingsBridge();
   return () => resolveEndpoint(spec.endpoint ?? undefined, spec.settings_dir);
 }
@@ -104,10 +107,13 @@ async function sessionEndpoint(spec: Pick<SessionSpec, "endpoint" | "settings_di
 export function assignModels(plan: Plan, pool: string[], fallback: string | null, allowed?: Set<string>): Plan {
   return {
     steps: plan.steps.map((s, i) => {
-      const model = s.model ?? (pool.length ? pool[i % pool.length] : fallback);
-      if (!model) throw invalid(`step ${s.id} has no model: name one in the plan, or give --model or --workers`, { step: s.id });
+      // A step with its own profile runs that profile's model unless it names one.
+      const model = s.model ?? (s.profile ? null : pool.length ? pool[i % pool.length] : fallback);
+      if (!model && !s.profile) throw invalid(`step ${s.id} has no model: name one in the plan, or give --model, --workers or --profile`, { step: s.id });
       if (s.model && allowed && !allowed.has(s.model))
         throw invalid(`step ${s.id} asks for ${s.model}, which is not in the worker pool (${[...allowed].join(", ")})`, { step: s.id, model: s.model });
+      if (s.profile && allowed && !allowed.has(PROFILE_PREFIX + s.profile))
+        throw invalid(`step ${s.id} asks for profile ${s.profile}, which is not in the worker pool (${[...allowed].join(", ")})`, { step: s.id, profile: s.profile });
       return { ...s, model };
     }),
   };
@@ -120,6 +126,7 @@ export function fanoutPlan(n: number, pool: string[], fallback: string | null): 
     task: `worker ${i + 1} of ${n}`,
     role: "worker",
     model: null,
+    profile: null,
     depends_on: [],
   }));
   return assignModels({ steps }, pool, fallback);
@@ -132,18 +139,31 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   if (!Number.isInteger(max_concurrent) || max_concurrent < 1 || max_concurrent > MAX_CONCURRENT_LIMIT)
     throw invalid(`--max-concurrent must be an integer from 1 to ${MAX_CONCURRENT_LIMIT}, got ${max_concurrent}`, { field: "max_concurrent" });
   const workers = splitModels(req.workers);
-  const model = req.model ?? null;
   const bridge = await settingsBridge();
   // Resolved first, so an unknown --endpoint is refused before anything else is judged by it.
   const endpoint = bridge.resolveEndpoint(req.endpoint);
+  const profiles = new Map<string, Profile>();
+  const profileOf = (name: string): Profile => {
+    if (!profiles.has(name)) profiles.set(name, bridge.resolveProfile(name));
+    return profiles.get(name)!;
+  };
+  const profile = req.profile ?? null;
+  const fallbackProfile = profile === null ? null : profileOf(profile);
+  // The orchestrator (and default worker): --model, else the profile's.
+  const model = req.model ? modelWithProfile(req.model, fallbackProfile).spec : (fallbackProfile?.model ?? null);
+  for (const w of workers) {
+    const ref = profileRef(w);
+    if (ref !== null) profileOf(ref);
+  }
+  const synthesis = req.synthesis_model ? synthesisTarget(req.synthesis_model, req.synthesis_prompt ?? null, profile, profileOf) : null;
   const seen = new Set<string>();
-  checkModels([...(model ? [model] : []), ...workers, ...(req.synthesis_model ? [req.synthesis_model] : [])], () => endpoint, seen);
+  checkModels([...(model ? [model] : []), ...workers, ...(synthesis ? [synthesis.model] : []), ...[...profiles.values()].map((p) => p.model)], () => endpoint, seen);
 
   let plan: Plan | null;
   let planned_by: PlannedBy;
   if (req.mode === "fanout") {
     if (req.plan !== undefined) throw invalid("a fan-out has no plan; use li o flow --plan-file", { field: "plan" });
-    if (!model && workers.length === 0) throw invalid("give --model or --workers: the models the workers run", { field: "model" });
+    if (!model && workers.length === 0) throw invalid("give --model, --workers or --profile: what the workers run", { field: "model" });
     const n = req.num_workers ?? (workers.length || 3);
     if (!Number.isInteger(n) || n < 1 || n > PLAN_LIMITS.max_steps)
       throw invalid(`--num-workers must be an integer from 1 to ${PLAN_LIMITS.max_steps}, got ${n}`, { field: "num_workers" });
@@ -153,7 +173,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
     plan = assignModels(validatePlan(req.plan, req.plan_source ?? "plan"), workers, model);
     planned_by = "fixed";
   } else if (!model) {
-    throw invalid("give --model (the orchestrator that plans the steps) or --plan-file PATH", { field: "model" });
+    throw invalid("give --model (the orchestrator that plans the steps), --profile, or --plan-file PATH", { field: "model" });
   } else if (parseModelSpec(model).provider.name === "mock") {
     plan = assignModels(validatePlan(mockPlan(prompt), `mock plan of the prompt (${model})`), workers, model);
     planned_by = "mock";
@@ -161,7 +181,10 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
     plan = null;
     planned_by = "model";
   }
-  if (plan) checkModels(plan.steps.map((s) => s.model!), () => endpoint, seen);
+  if (plan) {
+    plan = resolveStepTargets(splitTargets(plan), profile, profileOf);
+    checkModels(plan.steps.map((s) => s.model!), () => endpoint, seen);
+  }
   // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
   const used = bridge.endpointUsed([...seen], req.endpoint);
 
@@ -172,7 +195,8 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       model,
       workers,
       max_concurrent,
-      synthesis: req.synthesis_model ? { model: req.synthesis_model, prompt: req.synthesis_prompt ?? null } : null,
+      synthesis,
+      profile,
       plan,
       planned_by,
       cwd,
@@ -186,15 +210,25 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   };
 }
 
+/** --synthesis-model: a model (under the session's profile, if any) or `profile:NAME`. */
+function synthesisTarget(entry: string, prompt: string | null, profile: string | null, profileOf: (name: string) => Profile): NonNullable<SessionSpec["synthesis"]> {
+  const ref = profileRef(entry);
+  if (ref !== null) return { model: profileOf(ref).model, prompt, profile: ref };
+  return { model: modelWithProfile(entry, profile === null ? null : profileOf(profile)).spec, prompt, profile };
+}
+
 /** The models a planning orchestrator may assign. */
 export function plannerPool(spec: Pick<SessionSpec, "model" | "workers">): string[] {
   return spec.workers.length ? spec.workers : spec.model ? [spec.model] : [];
 }
 
-/** A model-planned flow's plan, validated and with models assigned exactly as at run time. */
+/** A model-planned flow's plan, validated and with models (and profiles) assigned exactly as at run time. */
 export async function finishModelPlan(text: string, spec: SessionSpec, where: string): Promise<Plan> {
   const pool = plannerPool(spec);
-  const plan = assignModels(parsePlanText(text, where), spec.workers, spec.model, new Set([...pool, ...(spec.model ? [spec.model] : [])]));
+  const allowed = new Set([...pool, ...(spec.model ? [spec.model] : []), ...(spec.profile ? [PROFILE_PREFIX + spec.profile] : [])]);
+  const { resolveProfile } = await settingsBridge();
+  const assigned = assignModels(parsePlanText(text, where), spec.workers, spec.model, allowed);
+  const plan = resolveStepTargets(splitTargets(assigned), spec.profile ?? null, (name) => resolveProfile(name, spec.settings_dir));
   checkModels(plan.steps.map((s) => s.model!), await sessionEndpoint(spec), new Set());
   return plan;
 }
@@ -213,49 +247,6 @@ export function readPlanFile(file: string): unknown {
       plan_file: file,
       ...(at ?? {}),
     });
-  }
-}
-
-/**
- * --dry-run with a real orchestrator: one planning call in the foreground, with no record
- * (a dry run writes nothing to the store). The provider runs exactly as a step would.
- */
-export async function planInForeground(spec: SessionSpec, goal: string, timeoutMs = 600_000): Promise<Plan> {
-  const model = spec.model!;
-  const parsed = parseModelSpec(model);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-plan-"));
-  try {
-    const promptFile = path.join(dir, "prompt.txt");
-    fs.writeFileSync(promptFile, plannerPrompt(goal, plannerPool(spec)), { mode: 0o600 });
-    const launch = parsed.provider.launch(parsed.model, promptFile, parsed.provider.usesEndpoint ? { endpoint: (await sessionEndpoint(spec))() } : {});
-    const text = await new Promise<string>((resolve, reject) => {
-      const child = spawn(launch.argv[0], launch.argv.slice(1), {
-        cwd: spec.cwd,
-        stdio: [launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore", "pipe", "pipe"],
-        env: { ...process.env, ...launch.env },
-      });
-      const out: Buffer[] = [];
-      let size = 0;
-      let err = "";
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-      child.stdout!.on("data", (d: Buffer) => {
-        size += d.length;
-        if (size <= PLAN_LIMITS.max_plan_bytes + 1) out.push(d);
-      });
-      child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
-      child.on("error", (e) => {
-        clearTimeout(timer);
-        reject(new LiError("unavailable", `could not start the planner ${model}: ${e.message}`, { model }));
-      });
-      child.on("close", (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
-        else reject(new LiError("unavailable", `the planner ${model} exited ${code}: ${err.trim()}`, { model, exit_code: code }));
-      });
-    });
-    return await finishModelPlan(text, spec, `plan from ${model}`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

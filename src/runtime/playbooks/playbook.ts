@@ -7,6 +7,7 @@
  *   workers: [mock/echo, mock/sleep:0.1]         # pool steps are assigned from (or "m1,m2")
  *   max_concurrent: 2
  *   synthesis: mock/echo                         # or {model: …, prompt: …}
+ *   profile: reviewer                            # a profile from settings for every run (li profile list)
  *   plan: {steps: [...]}                         # optional fixed DAG; tasks may use placeholders
  *   args:
  *     depth: {type: int, default: 2, help: "how deep"}
@@ -42,6 +43,8 @@ export interface PlaybookSpec {
   workers: string[];
   max_concurrent: number | null;
   synthesis: { model: string; prompt: string | null } | null;
+  /** The default profile of the play's runs (a name; settings define it). */
+  profile: string | null;
   plan: unknown;
   args: ArgDecl[];
 }
@@ -52,7 +55,7 @@ export const ARG_NAME = /^[a-z][a-z0-9_]{0,31}$/;
 /** Placeholder names in the prompt and in fixed-plan tasks. */
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-const TOP_KEYS = ["description", "prompt", "model", "workers", "max_concurrent", "synthesis", "plan", "args"];
+const TOP_KEYS = ["description", "prompt", "model", "workers", "max_concurrent", "synthesis", "profile", "plan", "args"];
 const ARG_KEYS = ["type", "required", "default", "choices", "help"];
 
 /** Refuses a name that is not a plain file stem: no separators, no dot-dot, not a reserved word. */
@@ -139,7 +142,8 @@ export function parsePlaybook(name: string, text: string): PlaybookSpec {
     for (const m of t.matchAll(PLACEHOLDER))
       if (!known.has(m[1])) throw fail(`${where} uses {${m[1]}}, which is neither {input} nor a declared arg`, { placeholder: m[1] });
 
-  return { description, prompt, model, workers, max_concurrent: (mc as number | undefined) ?? null, synthesis, plan, args };
+  const profile = str("profile");
+  return { description, prompt, model, workers, max_concurrent: (mc as number | undefined) ?? null, synthesis, profile, plan, args };
 }
 
 function parseArgs(playbook: string, raw: unknown): ArgDecl[] {

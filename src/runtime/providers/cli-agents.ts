@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { invalid } from "../../errors.js";
-import type { Provider } from "./types.js";
+import type { Capabilities, LaunchSpec, Provider, RunSettings, StreamFormat } from "./types.js";
 
 /** The first executable named `bin` on PATH. */
 export function which(bin: string): string | null {
@@ -20,26 +20,38 @@ export function which(bin: string): string | null {
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
-/** A real agent CLI found on PATH, given the prompt on stdin. */
-function cliAgent(name: string, bin: string, install: string, args: (model: string) => string[]): Provider {
+export interface CliAgentDef {
+  name: string;
+  bin: string;
+  install: string;
+  stream: StreamFormat;
+  capabilities: Capabilities;
+  /** The argv after the binary: the machine-readable mode, the model and what `run` asks for. */
+  args(model: string, run: RunSettings): string[];
+}
+
+/** A real agent CLI found on PATH, given the prompt on stdin, read in its machine-readable mode. */
+export function cliAgent(def: CliAgentDef): Provider {
   return {
-    name,
-    summary: `the ${bin} CLI agent (${install})`,
+    name: def.name,
+    summary: `the ${def.bin} CLI agent (${def.install})`,
+    capabilities: def.capabilities,
     validateModel(model) {
-      if (!MODEL.test(model)) throw invalid(`${JSON.stringify(model)} is not a valid ${name} model name`, { model });
+      if (!MODEL.test(model)) throw invalid(`${JSON.stringify(model)} is not a valid ${def.name} model name`, { model });
     },
     availability() {
-      const found = which(bin);
+      const found = which(def.bin);
       return found
         ? { available: true, detail: found }
-        : { available: false, detail: `${bin} not found on PATH`, remedy: `install it: ${install}` };
+        : { available: false, detail: `${def.bin} not found on PATH`, remedy: `install it: ${def.install}` };
     },
-    launch(model) {
-      return { argv: [bin, ...args(model)], stdin: "prompt" };
+    launch(model, _promptFile, options): LaunchSpec {
+      return { argv: [def.bin, ...def.args(model, options.run ?? {})], stdin: "prompt", stream: def.stream };
     },
   };
 }
 
-export const claudeProvider = cliAgent("claude", "claude", "npm install -g @anthropic-ai/claude-code", (m) => ["-p", "--model", m]);
-export const codexProvider = cliAgent("codex", "codex", "npm install -g @openai/codex", (m) => ["exec", "--model", m, "-"]);
-export const geminiProvider = cliAgent("gemini", "gemini", "npm install -g @google/gemini-cli", (m) => ["--model", m]);
+/** `[flag, value]` when the value is set, else nothing. */
+export function opt(flag: string, value: string | number | undefined): string[] {
+  return value === undefined ? [] : [flag, String(value)];
+}

@@ -1,5 +1,7 @@
 import { LiError, invalid } from "../../errors.js";
-import { claudeProvider, codexProvider, geminiProvider } from "./cli-agents.js";
+import { claudeProvider } from "./claude.js";
+import { codexProvider } from "./codex.js";
+import { geminiProvider } from "./gemini.js";
 import { mockProvider } from "./mock.js";
 import { openaiProvider } from "./openai.js";
 import type { Provider, ProviderOptions } from "./types.js";

@@ -10,6 +10,8 @@ const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9]
 export const mockProvider: Provider = {
   name: "mock",
   summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N",
+  // Plain text on stdout: no structured result, so li job output shows its console.
+  capabilities: { supports: {} },
   validateModel(model) {
     if (!PATTERNS.some((p) => p.test(model)))
       throw invalid(`unknown mock model ${JSON.stringify(model)}; mock models are ${MOCK_MODELS.map((m) => "mock/" + m).join(", ")}`, {
@@ -18,6 +20,6 @@ export const mockProvider: Provider = {
   },
   availability: () => ({ available: true, detail: "built in" }),
   launch(model, promptFile) {
-    return { argv: [process.execPath, entryScript("mock-agent"), model, promptFile], stdin: "ignore" };
+    return { argv: [process.execPath, entryScript("mock-agent"), model, promptFile], stdin: "ignore", stream: "text" };
   },
 };

@@ -8,6 +8,10 @@ export const openaiProvider: Provider = {
   name: "openai",
   summary: "an OpenAI-compatible chat-completions endpoint, named in settings (--endpoint NAME; see li doctor)",
   usesEndpoint: true,
+  capabilities: {
+    supports: { system_prompt: "a system message", append_system_prompt: "a system message", effort: "reasoning_effort" },
+    efforts: ["minimal", "low", "medium", "high"],
+  },
   validateModel(model) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/.test(model)) throw invalid(`${JSON.stringify(model)} is not a valid model name`, { model });
   },
@@ -28,11 +32,15 @@ export const openaiProvider: Provider = {
   },
   launch(model, promptFile, options) {
     const e = options.endpoint ?? builtinEndpoint();
+    const run = options.run ?? {};
+    const system = [run.system_prompt, run.append_system_prompt].filter((s) => s !== undefined).join("\n\n");
     return {
       argv: [process.execPath, entryScript("openai-agent"), model, promptFile],
       stdin: "ignore",
       // The agent reads the key from the env var the endpoint names; "" means it sends none.
-      env: { LI_OPENAI_BASE_URL: e.base_url, LI_OPENAI_KEY_ENV: e.api_key_env ?? "" },
+      env: { LI_OPENAI_BASE_URL: e.base_url, LI_OPENAI_KEY_ENV: e.api_key_env ?? "", LI_OPENAI_SYSTEM: system, LI_OPENAI_EFFORT: run.effort ?? "" },
+      // openai-agent.js speaks li's own JSONL (streams/li.ts): text deltas, then the result.
+      stream: "li",
     };
   },
 };

@@ -1,10 +1,36 @@
 import type { Endpoint } from "../../endpoints.js";
 
-/** Per-run provider settings, resolved from settings.yaml, never taken from a caller. */
+/**
+ * What a run may ask of its provider beyond model and prompt. Everything but the two limits and
+ * the resumed session comes from a profile, never from a caller (see profiles.ts): these grant
+ * permissions, so only whoever writes settings decides them.
+ */
+export interface RunSettings {
+  system_prompt?: string;
+  append_system_prompt?: string;
+  permission_mode?: string;
+  allowed_tools?: string[];
+  disallowed_tools?: string[];
+  effort?: string;
+  max_turns?: number;
+  max_budget_usd?: number;
+  /** An absolute path to an MCP servers file for this run alone. */
+  mcp_config?: string;
+  /** The provider session (or thread) a resumed run continues. */
+  resume_session?: string;
+}
+
+export type RunField = keyof RunSettings;
+
+/** Per-run provider settings, resolved from settings.yaml (endpoint, profile) when the worker starts the run. */
 export interface ProviderOptions {
   /** Where a provider that sends to an endpoint sends; the built-in default when absent. */
   endpoint?: Endpoint;
+  run?: RunSettings;
 }
+
+/** How a provider's stdout is read: plain text, or the machine-readable stream of one CLI. */
+export type StreamFormat = "text" | "claude" | "codex" | "gemini" | "li";
 
 /** How the worker starts the provider's process. */
 export interface LaunchSpec {
@@ -12,6 +38,7 @@ export interface LaunchSpec {
   /** `prompt` feeds the prompt snapshot on stdin. */
   stdin: "prompt" | "ignore";
   env?: Record<string, string>;
+  stream: StreamFormat;
 }
 
 export interface Availability {
@@ -21,11 +48,20 @@ export interface Availability {
   remedy?: string;
 }
 
+/** Which RunSettings a provider can honour, and how (the text goes into refusals and docs). */
+export interface Capabilities {
+  supports: Partial<Record<RunField, string>>;
+  /** The permission modes it accepts, when it supports permission_mode. */
+  permission_modes?: readonly string[];
+  efforts?: readonly string[];
+}
+
 export interface Provider {
   name: string;
   summary: string;
   /** True when runs send to a named endpoint from settings (and so take --endpoint). */
   usesEndpoint?: boolean;
+  capabilities: Capabilities;
   /** Throws LiError(invalid_input) for a model this provider cannot run. */
   validateModel(model: string): void;
   availability(options: ProviderOptions): Availability;

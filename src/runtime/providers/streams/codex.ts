@@ -1,0 +1,83 @@
+import { addUsage, usage, type Usage } from "../../../lifecycle/usage.js";
+import { capText, classify, jsonLine, preview, type StreamEnd, type StreamParser } from "./parser.js";
+
+/*
+ * `codex exec --json`: `thread.started` (thread_id, what `exec resume` takes), `turn.started`,
+ * `item.started`/`item.updated`/`item.completed` (items typed agent_message, reasoning,
+ * command_execution, file_change, mcp_tool_call, web_search, todo_list, error),
+ * `turn.completed` with usage {input_tokens, cached_input_tokens, output_tokens}, `turn.failed`
+ * with error.message, and `error` events. An `error` event can be a retry notice, so it fails the
+ * run only when no turn completed after it.
+ */
+export function codexParser(): StreamParser {
+  let sessionId: string | null = null;
+  let answer: string | null = null;
+  let total: Usage | null = null;
+  let turns = 0;
+  let failed: string | null = null;
+  let pendingError: string | null = null;
+
+  function item(it: any): string {
+    switch (it?.type) {
+      case "agent_message":
+        if (typeof it.text === "string") answer = it.text;
+        return typeof it.text === "string" ? (it.text.endsWith("\n") ? it.text : it.text + "\n") : "";
+      case "reasoning":
+        return `[reasoning] ${preview(it.text)}\n`;
+      case "command_execution":
+        return `[command] ${preview(it.command)}${it.exit_code !== undefined && it.exit_code !== null ? ` (exit ${it.exit_code})` : ""}\n`;
+      case "file_change":
+        return `[files] ${(Array.isArray(it.changes) ? it.changes : []).map((c: any) => `${c?.kind ?? "?"} ${c?.path ?? "?"}`).join(", ")}\n`;
+      case "mcp_tool_call":
+        return `[mcp ${it.server ?? "?"}.${it.tool ?? "?"}] ${it.status ?? ""}\n`;
+      case "web_search":
+        return `[search] ${preview(it.query)}\n`;
+      case "error":
+        return `[codex error] ${preview(it.message)}\n`;
+      default:
+        return "";
+    }
+  }
+
+  return {
+    get sessionId() {
+      return sessionId;
+    },
+    line(text) {
+      const e = jsonLine(text);
+      if (!e) return text + "\n";
+      switch (e.type) {
+        case "thread.started":
+          if (typeof e.thread_id === "string" && e.thread_id) sessionId = e.thread_id;
+          return `[codex thread ${e.thread_id ?? "?"}]\n`;
+        case "item.completed":
+          return item(e.item);
+        case "turn.completed": {
+          turns++;
+          pendingError = null;
+          const u = e.usage ?? {};
+          total = addUsage(total, usage(u.input_tokens, u.output_tokens, u.cached_input_tokens));
+          return `[codex turn completed: ${u.input_tokens ?? 0} in (${u.cached_input_tokens ?? 0} cached), ${u.output_tokens ?? 0} out]\n`;
+        }
+        case "turn.failed":
+          failed = String(e.error?.message ?? "the turn failed");
+          return `[codex turn failed] ${failed}\n`;
+        case "error":
+          pendingError = String(e.message ?? "error");
+          return `[codex error] ${pendingError}\n`;
+        default:
+          return "";
+      }
+    },
+    end(): StreamEnd {
+      const message = failed ?? pendingError;
+      return {
+        result_text: message || answer === null ? null : capText(answer),
+        usage: total,
+        provider_session_id: sessionId,
+        num_turns: turns || null,
+        error: message ? { class: classify(message), message } : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { StreamFormat } from "../types.js";
+import { claudeParser } from "./claude.js";
+import { codexParser } from "./codex.js";
+import { geminiParser } from "./gemini.js";
+import { liParser } from "./li.js";
+import type { StreamParser } from "./parser.js";
+
+/** The reader of a structured stream; "text" has none (the console is the stream itself). */
+export function parserFor(format: Exclude<StreamFormat, "text">): StreamParser {
+  switch (format) {
+    case "claude":
+      return claudeParser();
+    case "codex":
+      return codexParser();
+    case "gemini":
+      return geminiParser();
+    case "li":
+      return liParser();
+  }
+}

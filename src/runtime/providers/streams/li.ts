@@ -1,0 +1,35 @@
+import { usage } from "../../../lifecycle/usage.js";
+import { capText, classify, jsonLine, type StreamEnd, type StreamParser } from "./parser.js";
+
+/** openai-agent.js's own JSONL: `text` deltas, then a `result` ({text, usage, num_turns}) or an `error` ({status, message}). */
+export function liParser(): StreamParser {
+  let result: Record<string, any> | null = null;
+  let error: { message: string; status: number | null } | null = null;
+  return {
+    sessionId: null,
+    line(line) {
+      const e = jsonLine(line);
+      if (!e) return line + "\n";
+      if (e.type === "text") return typeof e.text === "string" ? e.text : "";
+      if (e.type === "result") {
+        result = e;
+        return typeof e.text === "string" && e.text && !e.text.endsWith("\n") ? "\n" : "";
+      }
+      if (e.type === "error") {
+        error = { message: String(e.message ?? "error"), status: typeof e.status === "number" ? e.status : null };
+        return `openai: ${error.message}\n`;
+      }
+      return "";
+    },
+    end(): StreamEnd {
+      const u = result?.usage;
+      return {
+        result_text: !error && typeof result?.text === "string" ? capText(result.text) : null,
+        usage: u ? usage(u.input_tokens, u.output_tokens, u.cached_tokens) : null,
+        provider_session_id: null,
+        num_turns: Number.isInteger(result?.num_turns) ? result!.num_turns : null,
+        error: error ? { class: classify(error.message, error.status), message: error.message } : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import type { RunResult } from "../../../lifecycle/usage.js";
+
+/** The provider error classes a failed run's reason code names (invocation.failed.provider_<class>). */
+export type ErrorClass = "auth" | "rate_limit" | "context_length" | "other";
+
+/** Why a provider said a run failed; max_turns and budget are li's own limits reached. */
+export interface ProviderError {
+  class: ErrorClass | "max_turns" | "budget";
+  message: string;
+}
+
+export interface StreamEnd extends RunResult {
+  error: ProviderError | null;
+}
+
+/**
+ * Reads one provider's stdout as it streams, line by line, and says at the end what the run
+ * produced. It never throws on input: a line it cannot parse is shown as it came.
+ */
+export interface StreamParser {
+  /** One line of stdout without its newline; returns what the console shows for it ("" for nothing). */
+  line(text: string): string;
+  /** The provider's session id once reported (recorded at once, so even a killed run can be resumed). */
+  readonly sessionId: string | null;
+  end(exit: { code: number | null; signal: string | null }): StreamEnd;
+}
+
+/** The most of a final answer kept on the record (the prompt cap: what one answer can feed the next). */
+export const RESULT_CAP_BYTES = 4 * 1024 * 1024;
+
+export function capText(text: string): string {
+  if (Buffer.byteLength(text) <= RESULT_CAP_BYTES) return text;
+  return Buffer.from(text).subarray(0, RESULT_CAP_BYTES).toString("utf8").replace(/\uFFFD$/, "");
+}
+
+/** A JSON object line, or null for anything else. */
+export function jsonLine(text: string): Record<string, any> | null {
+  const t = text.trim();
+  if (!t.startsWith("{")) return null;
+  try {
+    const v = JSON.parse(t);
+    return v && typeof v === "object" && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+const PATTERNS: [ErrorClass, RegExp][] = [
+  ["context_length", /context[ _-]?(length|window)|prompt is too long|input is too long|too many (input )?tokens|maximum context|exceeds? the (model'?s )?(maximum|context)|token limit/i],
+  ["rate_limit", /\b429\b|rate[ _-]?limit|too many requests|usage limit|quota|resource[ _]exhausted|overloaded|\b529\b/i],
+  ["auth", /\b40[13]\b|unauthori[sz]ed|authenticat|api[ _-]?key|not logged in|log ?in again|\/login|credential|forbidden|permission denied/i],
+];
+
+/** The class of a provider's error message (and HTTP status, when it has one). */
+export function classify(message: string, status?: number | null): ErrorClass {
+  if (status === 401 || status === 403) return "auth";
+  if (status === 429) return "rate_limit";
+  for (const [cls, re] of PATTERNS) if (re.test(message)) return cls;
+  return "other";
+}
+
+/** A one-line preview of a long value for the console. */
+export function preview(v: unknown, max = 160): string {
+  const s = (typeof v === "string" ? v : JSON.stringify(v) ?? "").replace(/\s+/g, " ").trim();
+  return s.length > max ? s.slice(0, max - 1) + "…" : s;
+}

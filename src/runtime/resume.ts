@@ -1,0 +1,36 @@
+import { invalid } from "../errors.js";
+import { resolve } from "../lifecycle/resolver.js";
+import type { Store } from "../lifecycle/store.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+import { checkRunSettings } from "./providers/capabilities.js";
+import { parseModelSpec } from "./providers/index.js";
+
+/**
+ * A run `li agent --resume RUN_ID` continues: the provider session recorded on RUN_ID, in its
+ * cwd, with its model and profile unless the new run names others.
+ */
+export interface ResumeTarget {
+  run_id: string;
+  session_id: string;
+  model: string;
+  cwd: string;
+  profile: string | null;
+}
+
+/** What a resumed run sends when it is given no prompt. */
+export const RESUME_PROMPT = "continue";
+
+export function resumeTarget(store: Store, text: string): ResumeTarget {
+  const e = resolve(store, text);
+  const field = { field: "resume", resume: e.id };
+  if (e.kind !== "invocation") throw invalid(`--resume ${e.id}: only an agent run (an invocation) has a provider session to continue; ${e.id} is a ${e.kind}`, field);
+  const model = String(e.spec.model ?? "");
+  const provider = parseModelSpec(model).provider;
+  // A provider without resume is refused by name before anything else is judged.
+  checkRunSettings(provider, { resume_session: "?" }, "this run");
+  if (!isTerminal(e.status))
+    throw invalid(`--resume ${e.id}: it is still ${e.status}; two runs must not drive one ${provider.name} session at once, so wait for it (li wait ${e.id}) and resume it then`, { ...field, status: e.status });
+  if (!e.provider_session_id)
+    throw invalid(`--resume ${e.id}: it recorded no ${provider.name} session id (it ended ${e.status} before ${provider.name} reported one), so there is nothing to continue`, { ...field, status: e.status });
+  return { run_id: e.id, session_id: e.provider_session_id, model, cwd: String(e.spec.cwd), profile: typeof e.spec.profile === "string" ? e.spec.profile : null };
+}
