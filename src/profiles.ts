@@ -6,6 +6,7 @@ import type { RunSettings } from "./runtime/providers/types.js";
 import { closed, fail, number } from "./settings-fields.js";
 import { isObject } from "./json.js";
 import { LiError } from "./errors.js";
+import { PROFILE_LIMITS } from "./profile-limits.js";
 
 /*
  * Profiles: named presets of a run (model, prompts, permissions, tools, limits, MCP servers,
@@ -42,7 +43,7 @@ export const PROFILE_KEYS = [
 ] as const;
 
 /** The most turns and dollars a profile or a run may ask for (bounds, like every numeric option). */
-export const PROFILE_LIMITS = { max_turns: 10_000, max_budget_usd: 100_000, timeout_seconds: 30 * 24 * 3600 } as const;
+export { PROFILE_LIMITS };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const PROFILE_EXAMPLE = 'e.g. profiles: {reviewer: {model: claude/sonnet, permission_mode: plan, allowed_tools: [Read, Grep]}}';

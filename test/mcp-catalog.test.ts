@@ -65,7 +65,7 @@ describe("fluent calls", () => {
   test("signatures name what is required in practice, one-of groups included", async () => {
     const c = (await srv.m.call({ help: true })).catalog;
     const sig = (v: string) => c.find((e: any) => e.verb === v).signature;
-    expect(sig("agent.submit")).toMatch(/^agent\.submit\(model, prompt \| prompt_file, …\)/);
+    expect(sig("agent.submit")).toMatch(/^agent\.submit\(model \| profile \| resume, prompt \| prompt_file, …\)/);
     expect(sig("team.send")).toMatch(/body \| body_file/);
     expect(sig("flow.submit")).toMatch(/prompt \| prompt_file, model \| plan_file/);
     // A playbook whose template uses {input} says, once named, that it needs one.

@@ -107,11 +107,28 @@ describe("argv injection: prompts come back byte-exactly through job.output", ()
   test.each(prompts)("%s", async (_name, prompt) => {
     const sub = await srv.m.submit("agent.submit", { model: "mock/echo", prompt: [prompt] });
     await srv.m.waitTerminal(sub.id);
-    const out = await srv.m.op("job.output", { id: sub.id });
+    // Past the default 16 KiB page, the whole output is one page away.
+    const out = await srv.m.op("job.output", { id: sub.id, offset: 0, max_bytes: 16 * 1024 * 1024 });
     expect(out.ok).toBe(true);
     expect(out.result.output.length).toBe(prompt.length);
     expect(out.result.output === prompt).toBe(true);
   });
+});
+
+test("job.output is bounded by default: the last 16 KiB, with the byte range; offset and max_bytes page through all of it", async () => {
+  const run = await srv.m.submit("agent.submit", { model: "mock/flood:300000", prompt: "x" });
+  await srv.m.waitTerminal(run.id);
+  const last = (await srv.m.op("job.output", { id: run.id })).result;
+  expect(last).toMatchObject({ bytes: 16384, total_bytes: 300000, offset: 300000 - 16384, end: 300000, truncated: true });
+  let offset = 0;
+  let all = "";
+  for (let pages = 0; offset < 300000 && pages < 10; pages++) {
+    const page = (await srv.m.op("job.output", { id: run.id, offset, max_bytes: 65536 })).result;
+    expect(page.offset).toBe(offset);
+    all += page.output;
+    offset = page.end;
+  }
+  expect(all.length).toBe(300000);
 });
 
 describe("error codes", () => {

@@ -11,7 +11,7 @@ const START_AND_LAST_POLL_SECONDS = 3;
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["wait"],
-  summary: "bounded wait for jobs to end; partial results",
+  summary: "bounded wait; partial results",
   result: {
     type: "object",
     required: ["entries", "all_terminal", "timed_out", "terminal", "pending", "stopped_without_end", "unresolved_spawn", "errors", "max_wait_seconds", "poll_interval_seconds", "unresolved_spawn_after_seconds"],

@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["monitor"],
-  summary: "snapshot: counts, active jobs, failures, outbox",
+  summary: "counts, active jobs, failures, outbox",
   terminalFlags: ["--watch", "--interval"],
   result: {
     type: "object",

@@ -6,7 +6,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["profile", "list"],
-  summary: "the profiles runs can name (model, permissions, tools, limits); env values are never shown",
+  summary: "profiles runs can name",
   result: { type: "object", required: ["profiles", "ignored"], properties: { profiles: { type: "array" }, ignored: { type: "array" } } },
 })
 export class ProfileList implements Verb {}

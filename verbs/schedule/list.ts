@@ -6,7 +6,7 @@ import { SCHEDULE } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["schedule", "list"],
-  summary: "every schedule with its next fire time",
+  summary: "schedules and next fire times",
   result: { type: "object", required: ["schedules", "count"], properties: { schedules: { type: "array", items: SCHEDULE }, count: { type: "integer" } } },
 })
 export class ScheduleList implements Verb {}

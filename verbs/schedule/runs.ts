@@ -6,7 +6,7 @@ import { nullable } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["schedule", "runs"],
-  summary: "a schedule's fired runs and their statuses",
+  summary: "a schedule's fired runs",
   result: {
     type: "object",
     required: ["schedule", "runs", "count"],

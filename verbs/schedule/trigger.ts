@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: ["spawns", "writes_records"],
   requiresFingerprint: true,
   cliPath: ["schedule", "trigger"],
-  summary: "fire a schedule now; returns the run id",
+  summary: "fire a schedule now",
   result: {
     type: "object",
     required: ["id", "kind", "status", "schedule_id", "run_id"],

@@ -6,7 +6,7 @@ import { JOB } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["state", "show"],
-  summary: "one record with its spec and children",
+  summary: "a record, its spec and children",
   result: { type: "object", required: ["record", "children"], properties: { record: JOB, children: { type: "array", items: JOB } } },
 })
 export class StateShow implements Verb {}

@@ -7,7 +7,7 @@ import { nullable } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["stats"],
-  summary: "counts by kind/status/outcome; durations",
+  summary: "counts, durations, usage",
   result: {
     type: "object",
     required: ["since", "now", "total", "kinds"],
