@@ -31,7 +31,6 @@ function deadline(ms: number, fn: () => void): { clear(): void } {
   return { clear: () => clearTimeout(t) };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The reason a provider's own report gives a failed run (invocation.failed.<cause>). */
 function errorCause(end: StreamEnd): string {
@@ -120,7 +119,11 @@ export async function run(store: Store, id: string): Promise<void> {
       timer?.clear();
       settle(
         (async () => {
-          await Promise.race([streamed, sleep(DRAIN_MS)]);
+          // A pending drain timer would keep this worker alive after its end is written, and a
+          // reader would then see a finished run with a live process (possibly_orphaned).
+          let drain: NodeJS.Timeout | undefined;
+          await Promise.race([streamed, new Promise((r) => (drain = setTimeout(r, DRAIN_MS)))]);
+          clearTimeout(drain);
           const result = parser ? parser.end({ code, signal }) : undefined;
           if (result) {
             try {

@@ -151,7 +151,7 @@ export async function submit(env: NodeJS.ProcessEnv, model: string, prompt = "p"
   return (await detach(env, [model, prompt])).id;
 }
 
-/** `li job output <id>`. */
+/** `li job output <id>`, all of it (under --machine the default page is the last 16 KiB). */
 export async function output(env: NodeJS.ProcessEnv, id: string): Promise<any> {
-  return liData(["job", "output", id], { env });
+  return liData(["job", "output", id, "--offset", "0", "--max-bytes", String(16 * 1024 * 1024)], { env });
 }
