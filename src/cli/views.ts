@@ -27,9 +27,8 @@ export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandRe
   return render(ctx, () => withStore(fn));
 }
 
-/** The machine view of one job, as observed (a run whose process is gone is reaped first); raw values only (ADR-0066 D7). */
-export function jobView(o: Observed) {
-  const e = o.entity;
+/** What every machine view of a record starts with; raw values only (ADR-0066 D7). */
+function recordFields(e: Entity) {
   return {
     id: e.id,
     kind: e.kind,
@@ -39,14 +38,29 @@ export function jobView(o: Observed) {
     terminal: isTerminal(e.status),
     outcome: e.outcome,
     reason_code: e.reason_code,
-    placement: o.placement,
-    possibly_orphaned: o.possibly_orphaned,
+  };
+}
+
+/** The process and timing fields, in the order both views show them. */
+function runFields(e: Entity) {
+  return {
     model: (e.spec.model as string | undefined) ?? null,
     current_phase: e.current_phase,
     pid: e.pid,
     pgid: e.pgid,
     exit_code: e.exit_code,
     created_at: e.created_at,
+  };
+}
+
+/** The machine view of one job, as observed (a run whose process is gone is reaped first). */
+export function jobView(o: Observed) {
+  const e = o.entity;
+  return {
+    ...recordFields(e),
+    placement: o.placement,
+    possibly_orphaned: o.possibly_orphaned,
+    ...runFields(e),
     started_at: e.started_at,
     ended_at: e.ended_at,
     run_dir: e.run_dir,
@@ -69,21 +83,9 @@ export type JobView = ReturnType<typeof jobView>;
  */
 export function recordView(e: Entity) {
   return {
-    id: e.id,
-    kind: e.kind,
-    parent_id: e.parent_id,
-    label: e.label,
-    status: e.status,
-    terminal: isTerminal(e.status),
-    outcome: e.outcome,
-    reason_code: e.reason_code,
+    ...recordFields(e),
     version: e.version,
-    model: (e.spec.model as string | undefined) ?? null,
-    current_phase: e.current_phase,
-    pid: e.pid,
-    pgid: e.pgid,
-    exit_code: e.exit_code,
-    created_at: e.created_at,
+    ...runFields(e),
     updated_at: e.updated_at,
     started_at: e.started_at,
     ended_at: e.ended_at,
