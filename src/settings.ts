@@ -9,6 +9,7 @@ import { isObject } from "./json.js";
 import { NAME_PATTERN } from "./lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
+import { parseQueueSettings, type QueueSettings } from "./queue-settings.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -42,6 +43,8 @@ export interface ParsedSettings {
   default_endpoint: string | null;
   /** Extra directories file arguments may name over MCP; honoured from the user file only. */
   mcp_file_roots?: string[];
+  /** max_parallel and queues; honoured from the user file only. */
+  queue?: QueueSettings;
 }
 
 export type TrustState = "user" | "trusted" | "untrusted" | "changed";
@@ -189,7 +192,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "max_parallel", "queues"]);
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
   const handlers: Handler[] = [];
   if (top.notify !== undefined && top.notify !== null) {
@@ -199,11 +202,13 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ((n.on_terminal as unknown[]) ?? []).forEach((h, i) => handlers.push(handler(file, `notify.on_terminal[${i}]`, h, base, source, cwd)));
   }
   const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
+  const queue = parseQueueSettings(file, top, source);
   return {
     handlers,
     endpoints: parseEndpoints(file, top.endpoints, source),
     default_endpoint: parseDefaultEndpoint(file, top.default_endpoint),
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
+    ...(queue ? { queue } : {}),
   };
 }
 

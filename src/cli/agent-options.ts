@@ -12,6 +12,7 @@ export interface AgentRunOptions {
   label?: string;
   notify?: string;
   endpoint?: string;
+  queue?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -20,7 +21,8 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--cwd <dir>", `working directory of ${scope} (default: here)`)
     .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
-    .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`);
+    .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`)
+    .option("--queue <name>", `under parallelism limits: ${scope === "this run" ? "wait" : "each run waits"} in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})`);
   return addEndpointOption(cmd);
 }
 
@@ -35,5 +37,6 @@ export async function agentRequest(model: string, words: string[], opts: AgentRu
     label: opts.label ?? label,
     notify: loadNotifySelection(opts.notify),
     endpoint: runEndpoint([model], opts.endpoint),
+    ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
   };
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { killTree } from "../lifecycle/kill.js";
 import { observe } from "../lifecycle/observe.js";
+import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { follow } from "../runtime/follow.js";
 import type { CliContext, CommandResult } from "./adapter.js";
@@ -26,6 +27,11 @@ export function sessionSummary(store: Store, session: Entity) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A run that waits under a parallelism limit says where it is in line. */
+function queued(store: Store, root: Entity): { queue?: string | null; queue_position?: number } {
+  return root.status === "queued" && root.queue_seq !== null ? { queue: root.queue, queue_position: queuePosition(store, root) } : {};
+}
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 /**
@@ -37,11 +43,11 @@ export async function detachOrFollow(
   ctx: CliContext,
   store: Store,
   root: Entity,
-  started: { pid: number; console_log: string },
+  started: { pid: number | null; console_log: string },
   detach: boolean,
   extra: Record<string, unknown>,
 ): Promise<CommandResult> {
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...extra };
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...queued(store, root), ...extra };
   if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
 
   const abort = new AbortController();

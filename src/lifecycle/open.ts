@@ -1,5 +1,6 @@
 import { notifyHook } from "./notify/hook.js";
-import { statePath } from "./paths.js";
+import fs from "node:fs";
+import { checkHome, statePath } from "./paths.js";
 import { openReadOnly } from "./read-only.js";
 import { asStorageError, isDiskFull } from "./storage-faults.js";
 import { Store } from "./store.js";
@@ -16,6 +17,16 @@ export interface OpenOptions {
    * are then refused as SQLITE_READONLY). For commands; a worker must be able to write.
    */
   readOnlyFallback?: boolean;
+}
+
+/**
+ * For a command that only reads: the store, or where no state.db exists yet, an empty
+ * placeholder (nothing is created). LI_HOME is checked either way.
+ */
+export function openStoreForRead(opts: OpenOptions = {}): Store {
+  checkHome();
+  if (!fs.existsSync(statePath())) return Store.placeholder();
+  return openStore(opts);
 }
 
 export function openStore(opts: OpenOptions = {}): Store {

@@ -22,6 +22,9 @@ export interface Entity {
   exit_code: number | null;
   current_phase: string | null;
   run_dir: string | null;
+  /** The queue a run was submitted to under a parallelism limit (null: the default line), and its place in submission order. */
+  queue: string | null;
+  queue_seq: number | null;
 }
 
 export interface AuditEvent {

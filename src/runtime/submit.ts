@@ -3,7 +3,8 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
 import { parseModelSpec, requireAvailable } from "./providers/index.js";
 import type { Endpoint } from "../endpoints.js";
-import { createRecord, startWorker } from "./spawn.js";
+import { admission, launch } from "./queue.js";
+import { createRecord } from "./spawn.js";
 
 export interface AgentRequest {
   model: string;
@@ -15,6 +16,8 @@ export interface AgentRequest {
   /** Resolved from settings by name (see settings-bridge runEndpoint); null for models that use none. */
   endpoint?: Endpoint | null;
   parent_id?: string | null;
+  /** --queue: a named queue from settings (a top-level run joins the default line under max_parallel without one). */
+  queue?: string;
 }
 
 /** Everything that can be refused is checked here, before any record or directory exists. */
@@ -40,16 +43,21 @@ export function agentSpec(req: AgentRequest, cwd: string) {
   };
 }
 
-/** Validates, records `preparing`, snapshots the prompt and starts the detached worker. */
-export function submitAgent(store: Store, req: AgentRequest): { entity: Entity; pid: number; console_log: string } {
+/**
+ * Validates, records `preparing` (or `queued` under a parallelism limit), snapshots the prompt
+ * and starts the detached worker (a queued run's starts when its turn comes: pid null).
+ */
+export function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): { entity: Entity; pid: number | null; console_log: string } {
   const { prompt, cwd } = validateAgentRequest(req);
-  const entity = createRecord(store, {
+  const queue = req.parent_id ? undefined : admission(req.queue);
+  const recorded = createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,
     label: req.label ?? null,
-    spec: agentSpec(req, cwd),
+    spec: { ...agentSpec(req, cwd), ...extraSpec },
     prompt,
+    queue,
   });
-  const pid = startWorker(store, entity);
+  const { entity, pid } = launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }

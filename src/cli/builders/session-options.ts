@@ -22,6 +22,7 @@ export interface SessionOptions {
   detach?: boolean;
   notify?: string;
   endpoint?: string;
+  queue?: string;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
@@ -37,7 +38,8 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--label <text>", "a label shown in job lists")
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")
-    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
+    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends")
+    .option("--queue <name>", "under parallelism limits: wait in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})");
   return addEndpointOption(cmd);
 }
 

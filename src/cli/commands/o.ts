@@ -128,9 +128,9 @@ async function runSessionCommand(
   });
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {
-    const { entity, pid, console_log } = submitSession(store, prepared, { label: opts.label ?? null });
+    const { entity, pid, console_log } = submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
-  });
+  }, { write: true });
 }
 
 /** The plan a run would execute, resolved exactly as the run would resolve it; writes nothing. */

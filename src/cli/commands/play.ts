@@ -5,7 +5,7 @@ import { readPrompt } from "../../runtime/prompt.js";
 import { renderPlan, renderPrompt, renderTemplate } from "../../runtime/playbooks/playbook.js";
 import { listPlaybooks, resolvePlaybook, type ResolvedPlaybook } from "../../runtime/playbooks/resolve.js";
 import { buildRun, collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../builders/play-run.js";
-import { createRecord, startWorker } from "../../runtime/spawn.js";
+import { submitPlay } from "../../runtime/play-submit.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { withStore } from "../views.js";
@@ -137,13 +137,12 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
   };
   if (opts.dryRun) return dryRun(prepared, identity);
   return withStore(async (store) => {
-    const entity = createRecord(store, {
-      kind: "play",
+    const { entity, pid, console_log } = submitPlay(store, {
       label: opts.label ?? pb.name,
       spec: { ...identity, input_bytes: Buffer.byteLength(input), notify, settings_dir: process.cwd(), session: prepared.spec },
       prompt: prepared.prompt,
+      queue: opts.queue,
     });
-    const pid = startWorker(store, entity);
-    return detachOrFollow(ctx, store, entity, { pid, console_log: `${entity.run_dir}/console.log` }, !!opts.detach, identity);
-  });
+    return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);
+  }, { write: true });
 }

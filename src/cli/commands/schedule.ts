@@ -122,7 +122,7 @@ ${UNATTENDED}`,
           const row = insertSchedule(store, { name, cron: expr, timezone, model, prompt, label: opts.label ?? null, spec, next_run_at: next, enabled: !opts.disabled });
           const data = { schedule: scheduleView(row, { runs: 0 }) };
           return { data, human: oneSchedule };
-        });
+        }, { write: true });
       }),
     );
 
@@ -171,7 +171,7 @@ ${UNATTENDED}`,
               data,
               human: (d: typeof data) => `${d.schedule.name} is ${d.schedule.enabled ? "enabled" : "disabled"}${d.changed ? "" : " (no change)"}${d.schedule.next_run_at ? `; next fire ${d.schedule.next_run_at}` : ""}`,
             };
-          });
+          }, { write: true });
         }),
       );
 
@@ -185,7 +185,7 @@ ${UNATTENDED}`,
         const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
         const data = { deleted: scheduleView(row), runs_deleted };
         return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
-      }),
+      }, { write: true }),
     );
 
   schedule
@@ -219,7 +219,7 @@ Example:
             run_id: run.id,
           };
           return { data, human: (d: typeof data) => keyValues(d) };
-        });
+        }, { write: true });
       }),
     );
 
@@ -254,7 +254,7 @@ ${UNATTENDED}`,
         return withStore((store) => {
           const data = tick(store);
           return { data, human: humanTick };
-        });
+        }, { write: true });
       }),
     );
 
@@ -299,7 +299,7 @@ async function daemon(ctx: CliContext, intervalSeconds: number) {
     while (!stoppedBy) {
       let waitMs = intervalSeconds * 1000;
       try {
-        const r = await withStore((store) => tick(store));
+        const r = await withStore((store) => tick(store), { write: true });
         ticks++;
         fired += r.fired.length;
         errors += r.errors.length;

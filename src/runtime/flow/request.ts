@@ -15,7 +15,8 @@ import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../endpoints.js";
-import { createRecord, startWorker } from "../spawn.js";
+import { admission, launch } from "../queue.js";
+import { createRecord } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { plannerPrompt } from "./prompts.js";
@@ -259,19 +260,24 @@ export async function planInForeground(spec: SessionSpec, goal: string, timeoutM
   }
 }
 
-/** Records the session `preparing` under `parent_id` (if any) and starts its detached supervisor. */
+/**
+ * Records the session `preparing` under `parent_id` (if any; a top-level one may be `queued`
+ * under a parallelism limit) and starts its detached supervisor.
+ */
 export function submitSession(
   store: Store,
   prepared: PreparedSession,
-  opts: { label?: string | null; parent_id?: string | null } = {},
-): { entity: Entity; pid: number; console_log: string } {
-  const entity = createRecord(store, {
+  opts: { label?: string | null; parent_id?: string | null; queue?: string; extraSpec?: Record<string, unknown> } = {},
+): { entity: Entity; pid: number | null; console_log: string } {
+  const queue = opts.parent_id ? undefined : admission(opts.queue);
+  const recorded = createRecord(store, {
     kind: "session",
     parent_id: opts.parent_id ?? null,
     label: opts.label ?? null,
-    spec: prepared.spec as unknown as Record<string, unknown>,
+    spec: { ...(prepared.spec as unknown as Record<string, unknown>), ...opts.extraSpec },
     prompt: prepared.prompt,
+    queue,
   });
-  const pid = startWorker(store, entity);
+  const { entity, pid } = launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }
