@@ -8,7 +8,9 @@
  * Promotion is the compare-and-set queued → preparing, under the write lock that also counts
  * the slots, so two promoters never start one run, and never more than the limit. Its audit row
  * names the promoting process; a promoted record whose promoter died before starting a worker
- * is put back in line (preparing → queued, keeping its place) by the next promoter.
+ * (no live promoter, no live worker process for it) is put back in line (preparing → queued,
+ * keeping its place) by the next promoter. Were a worker missed, it and the next would still
+ * race for preparing → running, a compare-and-set only one wins.
  *
  * A slot is a top-level run (an agent run, or a flow, fan-out or play with all its steps) that
  * is preparing or running.
@@ -16,7 +18,7 @@
 import fs from "node:fs";
 import { invalid } from "../errors.js";
 import { unresolvedSpawnAfterSeconds } from "../lifecycle/observe.js";
-import { isSameProcess, selfStat } from "../lifecycle/procfs.js";
+import { isSameProcess, readProcStat, selfStat } from "../lifecycle/procfs.js";
 import { queueActive } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { NO_LIMITS, type QueueSettings } from "../queue-settings.js";
@@ -80,6 +82,21 @@ export interface Promotion {
   requeued: string[];
 }
 
+/** Whether a worker process for `id` exists (`node …/worker-main.js <id>`): one /proc scan. */
+function workerRunning(id: string): boolean {
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    if (argv.includes(id) && argv.some((a) => a.endsWith("worker-main.js")) && readProcStat(Number(name))) return true;
+  }
+  return false;
+}
+
 /** How many times a record goes back in line for a lost promotion before it is failed instead. */
 const MAX_REQUEUES = 3;
 
@@ -95,7 +112,8 @@ function recover(store: Store): string[] {
   for (const row of stale) {
     const events = store.db.prepare("SELECT detail FROM events WHERE entity_id = ? AND to_status = 'preparing' ORDER BY id DESC").all(row.id) as { detail: string | null }[];
     const promoter = events[0]?.detail ? JSON.parse(events[0].detail).promoter : undefined;
-    if (!promoter || isSameProcess(promoter.pid, promoter.proc_start)) continue;
+    // A live promoter is still starting it; a live worker was started and will publish.
+    if (!promoter || isSameProcess(promoter.pid, promoter.proc_start) || workerRunning(row.id)) continue;
     const lostBefore = events.length;
     const r =
       lostBefore > MAX_REQUEUES
