@@ -7,6 +7,7 @@ import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { pageLimitArg } from "../parsers.js";
 import { JOB_COLUMNS, jobView, renderWithStore, withStore } from "../views.js";
+import { storedRequest } from "../request-view.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const state = root.command("state").description("the lifecycle store (state.db): records, audit events, schema");
@@ -32,16 +33,18 @@ export function register(root: Command, ctx: CliContext): void {
     .command("show")
     .description("one record, its spec and its direct children")
     .argument("<id>", "entity id or unambiguous prefix")
-    .action((id: string) =>
+    .option("--request", "also the stored request: the spec and the prompt it was submitted with")
+    .action((id: string, opts: { request?: boolean }) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();
         const e = resolve(store, id);
         const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
         const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
+        const request = opts.request ? { request: storedRequest(e) } : {};
         return {
-          data: { record, children },
-          human: (d: { record: any; children: any[] }) =>
-            `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}`,
+          data: { record, children, ...request },
+          human: (d: { record: any; children: any[]; request?: ReturnType<typeof storedRequest> }) =>
+            `${keyValues(d.record)}\n\nchildren:\n${table(d.children, JOB_COLUMNS)}${d.request ? `\n\nprompt (${d.request.prompt_file ?? "none"}):\n${d.request.prompt ?? "(not stored)"}` : ""}`,
         };
       }),
     );
