@@ -6,6 +6,7 @@
  * its record exist together or not at all; the worker starts after that commits.
  */
 import { nextAfter } from "../lifecycle/schedules/cron.js";
+import { recordTick } from "../lifecycle/schedules/ticks.js";
 import {
   claimDue,
   dueSchedules,
@@ -122,6 +123,7 @@ export interface TickResult {
 
 /** Fires every enabled schedule whose next fire time has passed. Safe to run concurrently. */
 export function tick(store: Store, now: Date = new Date()): TickResult {
+  recordTick(store, now);
   const fired: TickFire[] = [];
   const errors: TickResult["errors"] = [];
   for (const row of dueSchedules(store, now)) {
