@@ -12,7 +12,7 @@ import { withStore } from "../views.js";
 import { detachOrFollow } from "../follow-run.js";
 import { dryRun, type SessionOptions } from "./o.js";
 
-interface PlayOptions extends SessionOptions {
+export interface PlayOptions extends SessionOptions {
   model?: string;
 }
 
@@ -101,7 +101,8 @@ async function named<T>(playbook: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
+/** A play request, validated whole (the playbook's args, the session it will run), nothing recorded. */
+export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
   const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
   const args = collectPlaybookArgs(opts, pb);
   const input = opts.promptFile !== undefined || words.length > 0 ? readPrompt(words, opts.promptFile) : "";
@@ -135,14 +136,20 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
     expected_playbook_fingerprint: expected,
     args,
   };
+  return {
+    prepared,
+    identity,
+    input,
+    label: opts.label ?? pb.name,
+    spec: { ...identity, input_bytes: Buffer.byteLength(input), notify, settings_dir: process.cwd(), session: prepared.spec },
+  };
+}
+
+async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
+  const { prepared, identity, label, spec } = await preparePlay(pb, words, opts);
   if (opts.dryRun) return dryRun(prepared, identity);
   return withStore(async (store) => {
-    const { entity, pid, console_log } = submitPlay(store, {
-      label: opts.label ?? pb.name,
-      spec: { ...identity, input_bytes: Buffer.byteLength(input), notify, settings_dir: process.cwd(), session: prepared.spec },
-      prompt: prepared.prompt,
-      queue: opts.queue,
-    });
+    const { entity, pid, console_log } = submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);
   }, { write: true });
 }

@@ -45,6 +45,8 @@ export interface SessionRequest {
   notify?: string[];
   /** --endpoint: a name defined in settings; unset means the default endpoint. */
   endpoint?: string;
+  /** Where settings (endpoints, notify handlers) resolve from: here, unless a schedule fires a request stored elsewhere. */
+  settings_dir?: string;
 }
 
 export interface SessionSpec {
@@ -136,7 +138,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   const model = req.model ?? null;
   const bridge = await settingsBridge();
   // Resolved first, so an unknown --endpoint is refused before anything else is judged by it.
-  const endpoint = bridge.resolveEndpoint(req.endpoint);
+  const endpoint = bridge.resolveEndpoint(req.endpoint, req.settings_dir);
   const seen = new Set<string>();
   checkModels([...(model ? [model] : []), ...workers, ...(req.synthesis_model ? [req.synthesis_model] : [])], () => endpoint, seen);
 
@@ -180,7 +182,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       timeout_seconds: req.timeout_seconds ?? null,
       notify: req.notify ?? [],
       // Terminal-notify resolves project settings from here, whoever ends the run.
-      settings_dir: process.cwd(),
+      settings_dir: req.settings_dir ?? process.cwd(),
       endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
     },
