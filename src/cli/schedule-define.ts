@@ -224,7 +224,7 @@ Examples:
   li schedule create nightly --cron "0 2 * * *" --timezone Europe/Paris claude/sonnet --prompt-file nightly.md
   li schedule create ping --every 5m mock/echo ping
   li schedule create digest --cron @daily --on-failure pause -- flow --model mock/echo -- "- gather"
-  li schedule create review --cron "0 9 * * 1-5" --max-runs 10 -- play review --focus tests
+  li schedule create review --cron "0 9 * * 1-5" --max-runs 10 -- play review --focus tests "the parser"
   li schedule create once-more --every 1h --once -- fanout -n 2 --model mock/echo "name a colour"
   li schedule create backfill --cron "0 * * * *" --start-at 2026-08-01T00:00:00Z mock/echo -- --catch-up
 

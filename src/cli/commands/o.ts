@@ -67,7 +67,7 @@ ${SESSION_HELP}
 
 Examples:
   li o flow --model mock/echo "write a haiku about rivers"
-  li o flow --model mock/echo --max-concurrent 2 $'- gather\\n- draft (after s1)\\n- check (after s1)'
+  li o flow --model mock/echo --max-concurrent 2 -- $'- gather\\n- draft (after s1)\\n- check (after s1)'
   li o flow --plan-file plan.yaml --workers mock/echo --synthesis-model mock/echo -- "the goal"
   li o flow --model claude/sonnet --workers claude/haiku --dry-run "refactor the parser"`,
     )

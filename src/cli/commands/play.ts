@@ -81,6 +81,8 @@ export function register(root: Command, ctx: CliContext): void {
     if (name === undefined) return;
     resolved = resolvePlaybook(name, process.cwd());
     injectPlaybookArgs(run, resolved);
+    // `li play NAME --help` leads with what the playbook is for.
+    run.addHelpText("before", `playbook ${resolved.name} (${resolved.path}):\n  ${resolved.spec.description ?? "(no description)"}\n`);
     // Parse errors from here on (a bad choice, a missing required arg) name the playbook.
     const pbName = resolved.name;
     const error = run.error.bind(run);
