@@ -98,6 +98,10 @@ onTiny("a LI_HOME that is not writable fails doctor with the fix", async () => {
     const d = await doctor(h.env);
     expectFailure(d, "li_home", /writable/);
     expect(d.check("li_home").detail).toMatch(/not writable \(EROFS\)/);
+    // A write says so too, rather than SQLite's "unable to open database file".
+    const w = await li(["--machine", "agent", "--detach", "mock/echo", "x"], { env: h.env });
+    expect(w.json.error).toMatchObject({ kind: "unavailable", detail: { field: "LI_HOME" } });
+    expect(w.json.error.message).toMatch(/is not writable \(EROFS\): make it writable by this user, or set LI_HOME/);
   } finally {
     execFileSync("mount", ["-o", "remount,rw", tiny.dir]);
   }

@@ -78,6 +78,37 @@ export function checkHome(): string {
   return home;
 }
 
+/**
+ * When LI_HOME (or the directory li would create it in) cannot be written, the error that says
+ * so, in place of what mkdir or SQLite report (ENOENT from a read-only mkdir, "unable to open
+ * database file"). Null when it is writable, and the cause lies elsewhere.
+ */
+export function unwritableHome(cause: unknown): LiError | null {
+  let home: string;
+  try {
+    home = liHome();
+  } catch {
+    return null;
+  }
+  let dir = home;
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  const probe = path.join(dir, `.li-probe-${process.pid}`);
+  try {
+    fs.writeFileSync(probe, "");
+    fs.rmSync(probe);
+    return null;
+  } catch (err: any) {
+    // A full disk has its own error (storage-faults.ts).
+    if (err?.code === "ENOSPC") return null;
+    return new LiError("unavailable", `LI_HOME ${home} is not writable (${err?.code ?? err}${dir === home ? "" : ` creating it in ${dir}`}): make it writable by this user, or set LI_HOME to a writable directory`, {
+      field: "LI_HOME",
+      li_home: home,
+      directory: dir,
+      cause: String((cause as Error)?.message ?? cause),
+    });
+  }
+}
+
 export function statePath(): string {
   return path.join(liHome(), "state.db");
 }

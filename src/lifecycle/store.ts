@@ -3,7 +3,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
-import { checkHome, ensurePrivateDir, statePath } from "./paths.js";
+import { checkHome, ensurePrivateDir, statePath, unwritableHome } from "./paths.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { openDatabase, retryBusy } from "./sqlite.js";
@@ -64,7 +64,11 @@ export class Store {
   static open(opts: { migrating?: boolean } = {}): Store {
     checkHome();
     const file = statePath();
-    ensurePrivateDir(path.dirname(file));
+    try {
+      ensurePrivateDir(path.dirname(file));
+    } catch (err) {
+      throw unwritableHome(err) ?? err;
+    }
     const fresh = !fs.existsSync(file);
     let db: Database.Database | undefined;
     try {
@@ -98,6 +102,7 @@ export class Store {
       // an empty database that a later open would take for an existing one. (Only then: a
       // concurrent opener may be initialising the same new file.)
       if (fresh && isDiskFull(err)) removeUninitialised(file);
+      if (fresh && (err as { code?: string })?.code === "SQLITE_CANTOPEN") throw unwritableHome(err) ?? err;
       throw err;
     }
   }
