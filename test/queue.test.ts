@@ -198,7 +198,7 @@ test("named queues: --queue must name one settings define; each caps its own run
   expect(bad.json.error).toMatchObject({ kind: "invalid_input", detail: { field: "queue", queue: "tpu", known: ["gpu"] } });
   expect(bad.json.error.message).toMatch(/queues: \{tpu: \{max_parallel: 2\}\}/);
   expect(rows(h)).toEqual([]);
-  const gpu = [];
+  const gpu: string[] = [];
   for (let i = 0; i < 3; i++) gpu.push((await liData(["agent", "--detach", "--queue", "gpu", "mock/sleep:0.5", `g${i}`], { env: h.env })).id);
   const other = (await liData(["agent", "--detach", "mock/echo", "not in gpu"], { env: h.env })).id;
   // The ungated run does not wait behind the gpu line.

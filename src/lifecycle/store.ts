@@ -38,24 +38,11 @@ function hydrate(row: any): Entity | undefined {
 
 export class Store {
   terminalHook: TerminalHook | null = null;
-  /** True for the empty stand-in a read gets where no state.db exists yet (see placeholder). */
+  /** True for the empty stand-in a read gets where no state.db exists yet (open.ts openStoreForRead). */
   placeholder = false;
 
   constructor(readonly db: Database.Database) {}
 
-  /**
-   * An empty store in memory with the current schema, that refuses writes: what a read command
-   * answers from when nothing has run yet, so reading never creates LI_HOME or state.db.
-   */
-  static placeholder(): Store {
-    const db = openDatabase(":memory:");
-    for (const step of MIGRATIONS) db.exec(step);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    db.pragma("query_only = ON");
-    const store = new Store(db);
-    store.placeholder = true;
-    return store;
-  }
 
   /**
    * Opens $LI_HOME/state.db for reading and writing; refuses an older or newer schema unless
