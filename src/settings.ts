@@ -16,6 +16,7 @@ import { readProjectProfiles, type ProfileFile } from "./project-profiles.js";
 import { readTrustStore, trustKey, trustOf, type TrustState, type TrustStore } from "./trust-store.js";
 
 export type { TrustState };
+import { parseQueueSettings, type QueueSettings } from "./queue-settings.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -53,6 +54,8 @@ export interface ParsedSettings {
   mcp_file_roots?: string[];
   /** mcp.policy: which verbs `li mcp` offers (a project file's only after trust). */
   mcp_policy: PolicySpec;
+  /** max_parallel and queues; honoured from the user file only. */
+  queue?: QueueSettings;
 }
 
 export interface SettingsFile {
@@ -169,7 +172,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues"]);
   if (source === "project" && top.profiles !== undefined)
     fail(file, "profiles", "a project defines each profile in its own file, .li/profiles/NAME.yaml (trusted with li hooks trust); profiles: here is read from the user settings file only");
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();
@@ -182,6 +185,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   }
   const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
   const mcp_policy = isObject(top.mcp) ? parsePolicySpec(file, top.mcp.policy) : {};
+  const queue = parseQueueSettings(file, top, source);
   return {
     mcp_policy,
     handlers,
@@ -189,6 +193,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     default_endpoint: parseDefaultEndpoint(file, top.default_endpoint),
     profiles: parseProfiles(file, top.profiles, source),
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
+    ...(queue ? { queue } : {}),
   };
 }
 

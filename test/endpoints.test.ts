@@ -73,7 +73,7 @@ const SPAWN_VERBS: [string, Record<string, unknown>][] = [
   ["flow.submit", { model: MODEL, prompt: ["hi"] }],
   ["fanout.submit", { model: MODEL, num_workers: 1, prompt: ["hi"] }],
   ["play.submit", { playbook: "ask", prompt: ["hi"] }],
-  ["schedule.create", { name: "hostile", model: MODEL, cron: "0 0 1 1 *", prompt: ["hi"] }],
+  ["schedule.create", { name: "hostile", cron: "0 0 1 1 *", action: [MODEL, "hi"] }],
   ["schedule.trigger", { schedule: "hostile" }],
 ];
 
@@ -150,7 +150,10 @@ describe("a settings endpoint delivers its own key, and only that", () => {
 
   test("a schedule stores the name and resolves it when it fires", async () => {
     fresh();
-    const created = await m.op("schedule.create", { name: "nightly", model: MODEL, cron: "0 0 1 1 *", prompt: ["hi"], endpoint: "local" }, await m.fingerprint("schedule.create"));
+    const created = await m.op("schedule.create", { name: "nightly", cron: "0 0 1 1 *", action: [MODEL, "hi"], endpoint: "local" }, await m.fingerprint("schedule.create"));
+    // Nor can the action carry a route: it is judged by li agent's own parser, which has no such option.
+    const routed = await m.op("schedule.create", { name: "routed", cron: "0 0 1 1 *", action: ["agent", "--base-url", attacker, MODEL, "hi"] }, await m.fingerprint("schedule.create"));
+    expect(routed.error.message).toMatch(/the agent action: unknown option '--base-url'/);
     expect(created.result.schedule.name).toBe("nightly");
     const stored = (await m.op("schedule.get", { schedule: "nightly" })).result.schedule;
     expect(stored.endpoint).toBe("local");

@@ -142,6 +142,8 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
 
 test("li doctor lists every provider, the endpoints, the store's health and schema version", async () => {
   fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints: {local: {base_url: "http://127.0.0.1:9/v1", api_key_env: LI_TEST_LOCAL_KEY}}\n`);
+  // doctor creates no state; a run does, so the store has something to check.
+  await liData(["agent", "mock/echo", "state"], { env: h.env });
   const d = await liData(["doctor"], { env: { ...h.env, LI_TEST_LOCAL_KEY: "sk-never-shown", OPENAI_API_KEY: "" } });
   expect(d.providers.map((p: any) => p.name)).toEqual(["mock", "claude", "codex", "gemini", "openai"]);
   expect(d.endpoints).toEqual([

@@ -37,14 +37,19 @@ test("the catalog lists every long-tail verb with its category and fingerprint r
 });
 
 test("schedules: fingerprints, create, trigger, wait, runs, enable/disable, delete", async () => {
-  const args = { name: "mcp-sched", cron: "*/10 * * * *", timezone: "UTC", model: "mock/echo", prompt: ["--not-a-flag", "and more"] };
+  // The older action form: a model and prompt words, which are never taken for options.
+  const args = { name: "mcp-sched", cron: "*/10 * * * *", timezone: "UTC", action: ["mock/echo", "--not-a-flag", "and more"] };
   const missing = await srv.m.op("schedule.create", args);
   expect(missing.error).toMatchObject({ code: "fingerprint_required", help_call: { help: "schedule.create" } });
-  expect(missing.error.schema.required).toEqual(["cron", "name", "model"]);
+  expect(missing.error.schema.properties.action).toMatchObject({ type: "array", items: { type: "string" } });
 
   const fp = await srv.m.fingerprint("schedule.create");
   const badCron = await srv.m.op("schedule.create", { ...args, cron: "*/10 * * *" }, fp);
   expect(badCron.error).toMatchObject({ code: "invalid_args", params: ["cron"], kind: "invalid_input", detail: { field: "cron" } });
+  // An action of another kind is judged by that command's own parser.
+  const badFlow = await srv.m.op("schedule.create", { ...args, action: ["flow", "--max-concurrent", "99", "--model", "mock/echo", "goal"] }, fp);
+  expect(badFlow.error).toMatchObject({ kind: "invalid_input", detail: { field: "action" } });
+  expect(badFlow.error.message).toMatch(/the flow action: .*--max-concurrent.*expected an integer from 1 to 32/);
   const typo = await srv.m.op("schedule.create", { ...args, crn: "* * * * *" }, fp);
   expect(typo.error).toMatchObject({ code: "invalid_args", params: ["crn"] });
   expect((await ok("schedule.list")).schedules).toEqual([]);

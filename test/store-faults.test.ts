@@ -117,12 +117,15 @@ describe("10: a full disk is a clear error, and reads keep working", () => {
     expectFloor(h);
   });
 
-  maybe("a fresh LI_HOME on a full disk: the error, and no empty state.db left behind", async () => {
+  maybe("a fresh LI_HOME on a full disk: a write is the error, and no empty state.db is left behind; a read says there is nothing yet", async () => {
     const h = tiny.home();
     fs.mkdirSync(h.home);
     tiny.fill();
-    expectDiskFull(await li(["--machine", "job", "list"], { env: h.env }), h);
+    expectDiskFull(await li(["--machine", "agent", "--detach", "mock/echo", "hi"], { env: h.env }), h);
     expect(fs.readdirSync(h.home).filter((f) => f.startsWith("state.db"))).toEqual([]);
+    // A read creates nothing, so the full disk does not stop it.
+    expect(expectOk(await li(["--machine", "job", "list"], { env: h.env })).jobs).toEqual([]);
+    expect(fs.readdirSync(h.home)).toEqual([]);
   });
 });
 

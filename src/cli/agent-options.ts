@@ -19,6 +19,7 @@ export interface AgentRunOptions {
   maxTurns?: number;
   maxBudgetUsd?: number;
   resume?: string;
+  queue?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -27,7 +28,8 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--cwd <dir>", `working directory of ${scope} (default: here)`)
     .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
-    .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`);
+    .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`)
+    .option("--queue <name>", `under parallelism limits: ${scope === "this run" ? "wait" : "each run waits"} in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})`);
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   return addEndpointOption(cmd);
@@ -58,6 +60,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     max_turns: opts.maxTurns,
     max_budget_usd: opts.maxBudgetUsd,
     resume,
+    ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { killTree } from "../lifecycle/kill.js";
 import { observe } from "../lifecycle/observe.js";
+import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { follow, type Sink } from "../runtime/follow.js";
 import type { CliContext, CommandResult } from "./adapter.js";
@@ -28,6 +29,11 @@ export function sessionSummary(store: Store, session: Entity) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sink = (): Sink => ({ write: () => true });
+
+/** A run that waits under a parallelism limit says where it is in line. */
+function queued(store: Store, root: Entity): { queue?: string | null; queue_position?: number } {
+  return root.status === "queued" && root.queue_seq !== null ? { queue: root.queue, queue_position: queuePosition(store, root) } : {};
+}
 
 /**
  * Streams a run's console to `out` until waiting cannot change the run (or `signal` aborts);
@@ -58,11 +64,11 @@ export async function detachOrFollow(
   ctx: CliContext,
   store: Store,
   root: Entity,
-  started: { pid: number; console_log: string },
+  started: { pid: number | null; console_log: string },
   detach: boolean,
   extra: Record<string, unknown>,
 ): Promise<CommandResult> {
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...extra };
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...queued(store, root), ...extra };
   if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
 
   const abort = new AbortController();

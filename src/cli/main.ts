@@ -37,7 +37,13 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   program.exitOverride();
+  // In machine mode help is the data of the one JSON object, not text on stdout.
+  let helpText = "";
   program.configureOutput({
+    writeOut: (s) => {
+      if (machine) helpText += s;
+      else process.stdout.write(s);
+    },
     // In machine mode the parse error becomes the one JSON object instead.
     writeErr: (s) => {
       if (!machine) process.stderr.write(s);
@@ -50,6 +56,10 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0 || err.code === "commander.helpDisplayed" || err.code === "commander.version") {
+        if (machine) {
+          const data = err.code === "commander.version" ? { version: helpText.trim() } : { command: helpPath(argv), help: helpText };
+          process.stdout.write(JSON.stringify({ contract: "li.result", version: 1, ok: true, data }) + "\n");
+        }
         process.exitCode = 0;
         return;
       }
@@ -66,6 +76,12 @@ export async function main(argv: string[]): Promise<void> {
     }
     renderError(ctx, err);
   }
+}
+
+/** The command words of a help request: `li --machine job list --help` → "job list". */
+function helpPath(argv: string[]): string {
+  const end = argv.indexOf("--");
+  return ["li", ...(end < 0 ? argv : argv.slice(0, end)).filter((a) => !a.startsWith("-") && a !== "help")].join(" ");
 }
 
 /** exitOverride and output settings are copied at creation; commands made earlier need them too. */

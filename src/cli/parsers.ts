@@ -80,3 +80,23 @@ const VARIADIC = new Map<Function, Record<string, unknown>>([[textWords, { anyOf
 
 /** The schema of a variadic value whose parser keeps every value, or undefined. */
 export const variadicSchema = (fn: Function): Record<string, unknown> | undefined => VARIADIC.get(fn);
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 7 * 86400 };
+const DURATION = /^(\d+(?:\.\d+)?)(s|m|h|d|w)?$/;
+
+/**
+ * A duration such as 90s, 10m, 12h, 7d or 2w (a bare number is seconds), in seconds, from `min`
+ * to `max` seconds. Declared as a string with its pattern: that is what a caller writes.
+ */
+export function durationIn(min: number, max: number): (value: string) => number {
+  return declare(
+    (value: string) => {
+      const m = DURATION.exec(value.trim());
+      if (!m) throw new InvalidArgumentError(`expected a duration such as 90s, 10m, 12h, 7d or 2w, got ${JSON.stringify(value)}`);
+      const n = Number(m[1]) * UNIT_SECONDS[m[2] ?? "s"];
+      if (n < min || n > max) throw new InvalidArgumentError(`expected a duration from ${min}s to ${max}s, got ${value} (${n}s)`);
+      return n;
+    },
+    { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?(s|m|h|d|w)?$" },
+  );
+}

@@ -1,20 +1,42 @@
 import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
-import { openStore } from "../lifecycle/open.js";
+import { openStore, openStoreForRead } from "../lifecycle/open.js";
+import { liHome } from "../lifecycle/paths.js";
+import { queueActive } from "../lifecycle/queued.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { usageOf } from "../lifecycle/usage.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
 
+export interface StoreOptions {
+  migrating?: boolean;
+  /** The command writes: state.db (and LI_HOME) are created if missing. Otherwise, with nothing there yet, it reads an empty placeholder. */
+  write?: boolean;
+}
+
+/** Starts queued runs a free slot can take; loads the queue code only when something waits. */
+async function promoteIfQueued(store: Store): Promise<void> {
+  if (store.placeholder || !store.db.open || store.db.readonly || !queueActive(store)) return;
+  (await import("../runtime/queue.js")).promoteQuietly(store);
+}
+
 /**
  * Opens the store for one command and always closes it. On a full disk reads still answer
- * (read-only), and any write the command attempts fails as the contract's disk_full error.
+ * (read-only), and any write the command attempts fails as the contract's disk_full error. A
+ * command that only reads creates nothing: where no state.db exists it reads an empty store.
+ * Every command is also a promoter of the run queue, before (so a queue a crash left is picked
+ * up) and after (so slots it freed are used).
  */
-export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: { migrating?: boolean } = {}): Promise<T> {
-  const store = openStore({ ...opts, readOnlyFallback: true });
+export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: StoreOptions = {}): Promise<T> {
+  const open = { migrating: opts.migrating, readOnlyFallback: true };
+  const store = opts.write ? openStore(open) : openStoreForRead(open);
   try {
-    return await fn(store);
+    // A store being migrated may not have the queue's columns yet.
+    if (!opts.migrating) await promoteIfQueued(store);
+    const result = await fn(store);
+    if (!opts.migrating) await promoteIfQueued(store);
+    return result;
   } catch (err) {
     throw asStorageError(err);
   } finally {
@@ -23,8 +45,14 @@ export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: {
 }
 
 /** The usual command body: one store for the handler, its result rendered. */
-export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandResult | Promise<CommandResult>): Promise<void> {
-  return render(ctx, () => withStore(fn));
+export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandResult | Promise<CommandResult>, opts: StoreOptions = {}): Promise<void> {
+  return render(ctx, () =>
+    withStore((store) => {
+      // A person reading an empty list should know it is empty because nothing has run yet.
+      if (store.placeholder && !ctx.machine) process.stderr.write(`li: nothing yet: no state in ${liHome()} (it is created by the first run)\n`);
+      return fn(store);
+    }, opts),
+  );
 }
 
 /** What every machine view of a record starts with; raw values only (ADR-0066 D7). */
@@ -72,6 +100,8 @@ export function jobView(o: Observed) {
     provider_session_id: e.provider_session_id,
     num_turns: e.num_turns,
     has_result: e.result_text !== null,
+    queue: e.queue ?? null,
+    queue_position: o.queue_position ?? null,
   };
 }
 

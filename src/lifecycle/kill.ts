@@ -125,3 +125,38 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
     entities,
   };
 }
+
+export interface KillPlanEntry {
+  id: string;
+  kind: string;
+  status: string;
+  /** What li kill would write: cancel (to cancelled, reason <kind>.cancelled.killed), or leave (already terminal). */
+  transition: "cancel" | "leave";
+  reason_code: string | null;
+  pgid: number | null;
+  /** SIGTERM, then SIGKILL after the grace, for a recorded group that still runs; none otherwise. */
+  signals: string[];
+}
+
+/**
+ * What killTree would do to `root`'s tree, read only: no transition, no signal, no reaping. The
+ * same rules decide: every non-terminal record is cancelled, and every recorded group that still
+ * runs is signalled, a terminal record's included.
+ */
+export function planKill(store: Store, root: Entity): KillPlanEntry[] {
+  const procs = new ProcSnapshot();
+  const self = selfStat().pgrp;
+  return store.tree(root.id).map((e) => {
+    const cancel = !isTerminal(e.status);
+    const stoppable = e.pgid !== null && e.proc_start !== null && e.pgid > 1 && e.pgid !== self;
+    return {
+      id: e.id,
+      kind: e.kind,
+      status: e.status,
+      transition: cancel ? "cancel" : "leave",
+      reason_code: cancel ? `${e.kind}.cancelled.killed` : e.reason_code,
+      pgid: e.pgid,
+      signals: stoppable && runAlive(e, procs) ? ["SIGTERM", "SIGKILL"] : [],
+    };
+  });
+}

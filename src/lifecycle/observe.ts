@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
+import { queuePosition } from "./queued.js";
 import { isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
 import type { Entity, Store } from "./store.js";
@@ -12,6 +13,8 @@ export interface Observed {
   entity: Entity;
   placement: Placement;
   possibly_orphaned: boolean;
+  /** A run waiting under a parallelism limit: 1 for the next to start. */
+  queue_position?: number;
 }
 
 export function unresolvedSpawnAfterSeconds(): number {
@@ -72,6 +75,9 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
   const procs = opts.procs ?? new ProcSnapshot();
   let e = entity;
   if (isTerminal(e.status)) return terminal(e, procs);
+
+  // Waiting its turn under a parallelism limit: progressing, as long as something promotes.
+  if (e.status === "queued" && e.queue_seq !== null) return { entity: e, placement: "pending", possibly_orphaned: false, queue_position: queuePosition(store, e) };
 
   if (e.status === "preparing" && !started(e)) {
     const age = (Date.now() - Date.parse(e.updated_at)) / 1000;

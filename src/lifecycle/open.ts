@@ -1,6 +1,9 @@
 import { notifyHook } from "./notify/hook.js";
-import { statePath } from "./paths.js";
+import fs from "node:fs";
+import { checkHome, statePath } from "./paths.js";
 import { openReadOnly } from "./read-only.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { openDatabase } from "./sqlite.js";
 import { asStorageError, isDiskFull } from "./storage-faults.js";
 import { Store } from "./store.js";
 
@@ -16,6 +19,30 @@ export interface OpenOptions {
    * are then refused as SQLITE_READONLY). For commands; a worker must be able to write.
    */
   readOnlyFallback?: boolean;
+}
+
+/**
+ * An empty store in memory with the current schema, that refuses writes: what a read command
+ * answers from when nothing has run yet, so reading never creates LI_HOME or state.db.
+ */
+function placeholder(): Store {
+  const db = openDatabase(":memory:");
+  for (const step of MIGRATIONS) db.exec(step);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  db.pragma("query_only = ON");
+  const store = new Store(db);
+  store.placeholder = true;
+  return store;
+}
+
+/**
+ * For a command that only reads: the store, or where no state.db exists yet, an empty
+ * placeholder (nothing is created). LI_HOME is checked either way.
+ */
+export function openStoreForRead(opts: OpenOptions = {}): Store {
+  checkHome();
+  if (!fs.existsSync(statePath())) return placeholder();
+  return openStore(opts);
 }
 
 export function openStore(opts: OpenOptions = {}): Store {

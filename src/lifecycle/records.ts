@@ -29,6 +29,9 @@ export interface Entity {
   /** The provider's own session or thread id: what a resumed run continues. */
   provider_session_id: string | null;
   num_turns: number | null;
+  /** The queue a run was submitted to under a parallelism limit (null: the default line), and its place in submission order. */
+  queue: string | null;
+  queue_seq: number | null;
 }
 
 export interface AuditEvent {

@@ -125,6 +125,59 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE entities ADD COLUMN usage TEXT;
    ALTER TABLE entities ADD COLUMN provider_session_id TEXT;
    ALTER TABLE entities ADD COLUMN num_turns INTEGER;`,
+  // 7: the run queue; indexes and maintained counters (the list indexes are 5's) so that lists and aggregates cost what
+  // they show, not the whole history; schedules of any spawn kind with limits; the tick heartbeat.
+  `ALTER TABLE entities ADD COLUMN queue TEXT;
+   ALTER TABLE entities ADD COLUMN queue_seq INTEGER;
+   CREATE INDEX entities_queue ON entities(queue_seq) WHERE queue_seq IS NOT NULL;
+   CREATE INDEX entities_failures ON entities(ended_at, id) WHERE outcome IN ('failed', 'indeterminate');
+   CREATE INDEX entities_duration ON entities(kind, (unixepoch(ended_at, 'subsec') - unixepoch(started_at, 'subsec')))
+     WHERE started_at IS NOT NULL AND ended_at IS NOT NULL;
+   CREATE INDEX entities_grouping ON entities(kind, status, outcome, json_extract(spec, '$.model'));
+   -- Counted by triggers, so every writer (the transition, an insert, a clean) keeps them exact
+   -- in its own transaction.
+   CREATE TABLE entity_counts (
+     kind TEXT NOT NULL,
+     status TEXT NOT NULL,
+     outcome TEXT NOT NULL,
+     n INTEGER NOT NULL,
+     PRIMARY KEY (kind, status, outcome)
+   ) WITHOUT ROWID;
+   INSERT INTO entity_counts SELECT kind, status, coalesce(outcome, 'none'), count(*) FROM entities GROUP BY 1, 2, 3;
+   CREATE TRIGGER entity_counts_insert AFTER INSERT ON entities BEGIN
+     INSERT INTO entity_counts VALUES (NEW.kind, NEW.status, coalesce(NEW.outcome, 'none'), 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER entity_counts_update AFTER UPDATE OF kind, status, outcome ON entities
+     WHEN OLD.kind IS NOT NEW.kind OR OLD.status IS NOT NEW.status OR OLD.outcome IS NOT NEW.outcome BEGIN
+     UPDATE entity_counts SET n = n - 1 WHERE kind = OLD.kind AND status = OLD.status AND outcome = coalesce(OLD.outcome, 'none');
+     INSERT INTO entity_counts VALUES (NEW.kind, NEW.status, coalesce(NEW.outcome, 'none'), 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER entity_counts_delete AFTER DELETE ON entities BEGIN
+     UPDATE entity_counts SET n = n - 1 WHERE kind = OLD.kind AND status = OLD.status AND outcome = coalesce(OLD.outcome, 'none');
+   END;
+   -- How many records of each kind have a duration (started, ended, not negative): the ranks
+   -- of the percentiles read from entities_duration.
+   CREATE TABLE duration_counts (kind TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO duration_counts SELECT kind, count(*) FROM entities WHERE started_at IS NOT NULL AND ended_at IS NOT NULL
+     AND unixepoch(ended_at, 'subsec') - unixepoch(started_at, 'subsec') >= 0 GROUP BY kind;
+   CREATE TRIGGER duration_counts_insert AFTER INSERT ON entities WHEN (NEW.started_at IS NOT NULL AND NEW.ended_at IS NOT NULL AND unixepoch(NEW.ended_at, 'subsec') - unixepoch(NEW.started_at, 'subsec') >= 0) BEGIN
+     INSERT INTO duration_counts VALUES (NEW.kind, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER duration_counts_update AFTER UPDATE OF kind, started_at, ended_at ON entities BEGIN
+     UPDATE duration_counts SET n = n - 1 WHERE kind = OLD.kind AND (OLD.started_at IS NOT NULL AND OLD.ended_at IS NOT NULL AND unixepoch(OLD.ended_at, 'subsec') - unixepoch(OLD.started_at, 'subsec') >= 0);
+     INSERT INTO duration_counts SELECT NEW.kind, 1 WHERE (NEW.started_at IS NOT NULL AND NEW.ended_at IS NOT NULL AND unixepoch(NEW.ended_at, 'subsec') - unixepoch(NEW.started_at, 'subsec') >= 0) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER duration_counts_delete AFTER DELETE ON entities WHEN (OLD.started_at IS NOT NULL AND OLD.ended_at IS NOT NULL AND unixepoch(OLD.ended_at, 'subsec') - unixepoch(OLD.started_at, 'subsec') >= 0) BEGIN
+     UPDATE duration_counts SET n = n - 1 WHERE kind = OLD.kind;
+   END;
+   ALTER TABLE schedules ADD COLUMN action TEXT;
+   ALTER TABLE schedules ADD COLUMN every_seconds INTEGER;
+   ALTER TABLE schedules ADD COLUMN max_runs INTEGER;
+   ALTER TABLE schedules ADD COLUMN fired_count INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE schedules ADD COLUMN on_failure TEXT NOT NULL DEFAULT 'continue';
+   ALTER TABLE schedules ADD COLUMN disabled_reason TEXT;
+   UPDATE schedules SET fired_count = (SELECT count(*) FROM schedule_runs r WHERE r.schedule_id = schedules.id AND r.trigger = 'tick');
+   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

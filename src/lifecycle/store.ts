@@ -3,7 +3,7 @@ import path from "node:path";
 import type Database from "better-sqlite3";
 import { LiError } from "../errors.js";
 import { newId, type IdKind } from "./ids.js";
-import { ensurePrivateDir, statePath } from "./paths.js";
+import { checkHome, ensurePrivateDir, statePath, unwritableHome } from "./paths.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { openDatabase, retryBusy } from "./sqlite.js";
@@ -38,16 +38,24 @@ function hydrate(row: any): Entity | undefined {
 
 export class Store {
   terminalHook: TerminalHook | null = null;
+  /** True for the empty stand-in a read gets where no state.db exists yet (open.ts openStoreForRead). */
+  placeholder = false;
 
   constructor(readonly db: Database.Database) {}
+
 
   /**
    * Opens $LI_HOME/state.db for reading and writing; refuses an older or newer schema unless
    * migrating. No terminal hook is installed here: lifecycle/open.ts hands the store its hook.
    */
   static open(opts: { migrating?: boolean } = {}): Store {
+    checkHome();
     const file = statePath();
-    ensurePrivateDir(path.dirname(file));
+    try {
+      ensurePrivateDir(path.dirname(file));
+    } catch (err) {
+      throw unwritableHome(err) ?? err;
+    }
     const fresh = !fs.existsSync(file);
     let db: Database.Database | undefined;
     try {
@@ -81,6 +89,7 @@ export class Store {
       // an empty database that a later open would take for an existing one. (Only then: a
       // concurrent opener may be initialising the same new file.)
       if (fresh && isDiskFull(err)) removeUninitialised(file);
+      if (fresh && (err as { code?: string })?.code === "SQLITE_CANTOPEN") throw unwritableHome(err) ?? err;
       throw err;
     }
   }
@@ -146,6 +155,8 @@ export class Store {
     spec?: Record<string, unknown>;
     run_dir?: (id: string) => string;
     id?: string;
+    /** Enqueue under a parallelism limit: recorded `queued` with the next submission sequence number. */
+    queue?: { name: string | null };
   }): Entity {
     const id = input.id ?? newId(input.kind as IdKind);
     const at = now();
@@ -157,21 +168,25 @@ export class Store {
         if (isTerminal(parent.status))
           throw new LiError("conflict", `parent ${parent.id} is already ${parent.status}`, { parent: parent.id });
       }
+      // Under the write lock, so two submitters never draw the same place in the line.
+      const seq = input.queue ? ((this.db.prepare("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL").get() as { m: number | null }).m ?? 0) + 1 : null;
       this.db
         .prepare(
-          `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           id,
           input.kind,
           input.parent_id ?? null,
           input.label ?? null,
-          input.status ?? "preparing",
+          input.queue ? "queued" : (input.status ?? "preparing"),
           JSON.stringify(input.spec ?? {}),
           at,
           at,
           input.run_dir ? input.run_dir(id) : null,
+          input.queue?.name ?? null,
+          seq,
         );
       return this.get(id)!;
     });

@@ -1,38 +1,50 @@
 /**
- * Turning a schedule into runs. A fired run is an ordinary invocation, built from the same
- * pieces as submitAgent (validateAgentRequest, agentSpec, createRecord, startWorker), so li
+ * Turning a schedule into runs. A fired run is an ordinary run of its action's kind (an agent
+ * run, a flow, a fan-out or a play), built from the same pieces as the direct command, so li
  * wait, li kill and li job apply to it unchanged. The one difference is ordering: the run's
  * record is written inside the transaction that claims the due time, so a claimed fire and
- * its record exist together or not at all; the worker starts after that commits.
+ * its record exist together or not at all; the worker starts (or the run queues) after that
+ * commits.
  */
-import { nextAfter } from "../lifecycle/schedules/cron.js";
+import { nextFire } from "../lifecycle/schedules/cron.js";
 import {
   claimDue,
   dueSchedules,
+  lastRun,
   nextDueAt,
+  pauseSchedule,
   recordManualRun,
   type FireRecord,
   type ScheduleRow,
   type ScheduleRunRow,
 } from "../lifecycle/schedules/store.js";
+import { recordTick } from "../lifecycle/schedules/ticks.js";
 import type { Entity, Store } from "../lifecycle/store.js";
+import { isTerminal, type EntityKind } from "../lifecycle/vocab.js";
 import { invalid } from "../errors.js";
+import { admission, launch } from "./queue.js";
 import { resolveEndpoint, resolveProfile, usesEndpoint } from "./settings-bridge.js";
-import { createRecord, startWorker } from "./spawn.js";
+import { createRecord } from "./spawn.js";
 import { agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-interface Prepared {
+/** One fire's record, validated now: what createRecord writes. */
+export interface Prepared {
+  kind: EntityKind;
   prompt: string;
   label: string;
   spec: Record<string, unknown>;
+  /** The queue a fire joins (--queue in its action), if any. */
+  queue?: string;
 }
 
+/** Validates a schedule's stored request now (the cwd, the provider, the endpoint may have gone). */
+export type Preparer = (row: ScheduleRow) => Promise<Prepared> | Prepared;
+
 /**
- * Re-validates the stored request exactly as li agent would, now: the cwd, the provider or
- * the endpoint may have gone. The endpoint is stored by name and resolved here, so a fire
- * sends where settings say today.
+ * The agent run of a schedule: re-validated exactly as li agent would, now. The endpoint is
+ * stored by name and resolved here, so a fire sends where settings say today.
  */
 export function prepareRun(row: ScheduleRow): Prepared {
   const stored = JSON.parse(row.spec);
@@ -59,21 +71,25 @@ export function prepareRun(row: ScheduleRow): Prepared {
     max_budget_usd: stored.max_budget_usd ?? undefined,
   };
   const v = validateAgentRequest(req);
+  const { queue: _q, ...rest } = agentSpec(req, v) as Record<string, unknown>;
   return {
+    kind: "invocation",
     prompt: v.prompt,
     label,
-    spec: { ...agentSpec(req, v), settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
+    spec: { ...rest, settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
+    ...(stored.queue ? { queue: stored.queue } : {}),
   };
 }
 
-function record(store: Store, p: Prepared): Entity {
-  return createRecord(store, { kind: "invocation", label: p.label, spec: p.spec, prompt: p.prompt });
+/** The record, written inside the claiming transaction; queued when a parallelism limit applies. */
+function record(store: Store, p: Prepared, queue: { name: string | null } | undefined): Entity {
+  return createRecord(store, { kind: p.kind, label: p.label, spec: p.spec, prompt: p.prompt, queue });
 }
 
-/** Starts the worker; a failure is already recorded on the entity (failed, spawn_error), so it is reported, not thrown. */
+/** Starts the worker (or lets the queue); a failure is already recorded on the entity (failed, spawn_error), so it is reported, not thrown. */
 function start(store: Store, entity: Entity): { pid: number | null; error: string | null } {
   try {
-    return { pid: startWorker(store, entity), error: null };
+    return { pid: launch(store, entity).pid, error: null };
   } catch (err) {
     return { pid: null, error: errorMessage(err) };
   }
@@ -85,9 +101,21 @@ export interface TickFire {
   run_id: string;
   due_at: string;
   fired_at: string;
-  next_run_at: string;
+  next_run_at: string | null;
   entity_id: string | null;
   error: string | null;
+  /** This fire reached max_runs: the schedule disabled itself. */
+  last_run: boolean;
+}
+
+/** A request that no longer validates is refused before the claim, with the reason kept for the run record. */
+async function prepared(row: ScheduleRow, prepare: Preparer): Promise<{ p?: Prepared; queue?: { name: string | null }; refused?: string }> {
+  try {
+    const p = await prepare(row);
+    return { p, queue: admission(p.queue) };
+  } catch (err) {
+    return { refused: errorMessage(err) };
+  }
 }
 
 /**
@@ -96,57 +124,83 @@ export interface TickFire {
  * longer validates still consumes the due time and is recorded as a run with an error, so an
  * unattended ticker does not retry a broken schedule every minute.
  */
-export function fireDue(store: Store, row: ScheduleRow, now: Date): TickFire | null {
-  const next = nextAfter(row.cron, row.timezone, now).toISOString();
-  let prepared: Prepared | undefined;
-  let refused: string | undefined;
-  try {
-    prepared = prepareRun(row);
-  } catch (err) {
-    refused = errorMessage(err);
-  }
+export async function fireDue(store: Store, row: ScheduleRow, now: Date, prepare: Preparer = prepareRun): Promise<TickFire | null> {
+  const next = nextFire(row, now, new Date(row.next_run_at!)).toISOString();
+  const { p, queue, refused } = await prepared(row, prepare);
   let entity: Entity | undefined;
   const run = claimDue(store, row.id, row.next_run_at!, next, now, (): FireRecord => {
-    if (!prepared) return { error: refused! };
-    entity = record(store, prepared);
+    if (!p) return { error: refused! };
+    entity = record(store, p, queue);
     return { entity_id: entity.id };
   });
   if (!run) return null;
   const started = entity ? start(store, entity) : { error: refused ?? null };
-  return { schedule_id: row.id, name: row.name, run_id: run.id, due_at: run.due_at!, fired_at: run.fired_at, next_run_at: next, entity_id: run.entity_id, error: started.error };
+  return {
+    schedule_id: row.id,
+    name: row.name,
+    run_id: run.id,
+    due_at: run.due_at!,
+    fired_at: run.fired_at,
+    next_run_at: run.last ? null : next,
+    entity_id: run.entity_id,
+    error: started.error,
+    last_run: run.last,
+  };
 }
 
 export interface TickResult {
   now: string;
   fired: TickFire[];
+  /** Schedules with on_failure pause that li disabled this tick, and why. */
+  paused: { schedule_id: string; name: string; reason: string }[];
   /** Schedules that were due but could not be fired at all (nothing was recorded; retried next tick). */
   errors: { schedule_id: string; name: string; error: string }[];
   next_due_at: string | null;
 }
 
-/** Fires every enabled schedule whose next fire time has passed. Safe to run concurrently. */
-export function tick(store: Store, now: Date = new Date()): TickResult {
+/** Why an on_failure pause schedule must stop: its last run could not start, or ended other than succeeded. */
+function failedLastRun(store: Store, row: ScheduleRow): string | null {
+  const run = lastRun(store, row.id);
+  if (!run) return null;
+  if (run.error) return `paused: its last fire (${run.id}) could not start: ${run.error}`;
+  const e = run.entity_id ? store.get(run.entity_id) : undefined;
+  if (!e || !isTerminal(e.status) || e.outcome === "succeeded") return null;
+  return `paused: its last run ${e.id} ended ${e.status} (${e.reason_code})`;
+}
+
+/**
+ * Pauses failed on_failure-pause schedules, then fires every enabled schedule whose next fire
+ * time has passed. Safe to run concurrently.
+ */
+export async function tick(store: Store, now: Date = new Date(), prepare: Preparer = prepareRun): Promise<TickResult> {
+  recordTick(store, now);
+  const paused: TickResult["paused"] = [];
+  for (const row of store.db.prepare("SELECT * FROM schedules WHERE enabled = 1 AND on_failure = 'pause'").all() as ScheduleRow[]) {
+    const reason = failedLastRun(store, row);
+    if (reason && pauseSchedule(store, row.id, reason)) paused.push({ schedule_id: row.id, name: row.name, reason });
+  }
   const fired: TickFire[] = [];
   const errors: TickResult["errors"] = [];
   for (const row of dueSchedules(store, now)) {
     try {
-      const f = fireDue(store, row, now);
+      const f = await fireDue(store, row, now, prepare);
       if (f) fired.push(f);
     } catch (err) {
       errors.push({ schedule_id: row.id, name: row.name, error: errorMessage(err) });
     }
   }
-  return { now: now.toISOString(), fired, errors, next_due_at: nextDueAt(store) };
+  return { now: now.toISOString(), fired, paused, errors, next_due_at: nextDueAt(store) };
 }
 
 /** Fires now, whatever the cron says and even while disabled; a request that no longer validates is refused with nothing recorded. */
-export function triggerNow(store: Store, row: ScheduleRow): { run: ScheduleRunRow; entity: Entity; pid: number } {
-  const prepared = prepareRun(row);
+export async function triggerNow(store: Store, row: ScheduleRow, prepare: Preparer = prepareRun): Promise<{ run: ScheduleRunRow; entity: Entity; pid: number | null }> {
+  const p = await prepare(row);
+  const queue = admission(p.queue);
   let entity: Entity | undefined;
   const run = recordManualRun(store, row.id, () => {
-    entity = record(store, prepared);
+    entity = record(store, p, queue);
     return { entity_id: entity.id };
   });
-  const pid = startWorker(store, entity!);
+  const { pid } = launch(store, entity!);
   return { run, entity: store.get(entity!.id) ?? entity!, pid };
 }

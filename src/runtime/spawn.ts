@@ -17,7 +17,16 @@ import { errorText, workerLog } from "./worker-log.js";
  */
 export function createRecord(
   store: Store,
-  input: { kind: EntityKind; parent_id?: string | null; label?: string | null; status?: "preparing" | "queued"; spec: Record<string, unknown>; prompt?: string },
+  input: {
+    kind: EntityKind;
+    parent_id?: string | null;
+    label?: string | null;
+    status?: "preparing" | "queued";
+    spec: Record<string, unknown>;
+    prompt?: string;
+    /** Join the run queue (see runtime/queue.ts admission) instead of starting at once. */
+    queue?: { name: string | null };
+  },
 ): Entity {
   const entity = store.insert({ ...input, run_dir: runDir });
   try {

@@ -8,7 +8,8 @@ import type { Endpoint } from "../endpoints.js";
 import { invalid } from "../errors.js";
 import type { ResumeTarget } from "./resume.js";
 import { effectiveLimits, modelWithProfile } from "./run-settings.js";
-import { createRecord, startWorker } from "./spawn.js";
+import { admission, launch } from "./queue.js";
+import { createRecord } from "./spawn.js";
 
 export interface AgentRequest {
   /** provider/model; may be left out when a profile or a resumed run supplies it. */
@@ -26,6 +27,8 @@ export interface AgentRequest {
   max_turns?: number;
   max_budget_usd?: number;
   resume?: ResumeTarget | null;
+  /** --queue: a named queue from settings (a top-level run joins the default line under max_parallel without one). */
+  queue?: string;
 }
 
 export interface ValidatedAgent {
@@ -75,16 +78,21 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
   };
 }
 
-/** Validates, records `preparing`, snapshots the prompt and starts the detached worker. */
-export function submitAgent(store: Store, req: AgentRequest): { entity: Entity; pid: number; console_log: string } {
+/**
+ * Validates, records `preparing` (or `queued` under a parallelism limit), snapshots the prompt
+ * and starts the detached worker (a queued run's starts when its turn comes: pid null).
+ */
+export function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): { entity: Entity; pid: number | null; console_log: string } {
   const v = validateAgentRequest(req);
-  const entity = createRecord(store, {
+  const queue = req.parent_id ? undefined : admission(req.queue);
+  const recorded = createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,
     label: req.label ?? null,
-    spec: agentSpec(req, v),
+    spec: { ...agentSpec(req, v), ...extraSpec },
     prompt: v.prompt,
+    queue,
   });
-  const pid = startWorker(store, entity);
+  const { entity, pid } = launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }

@@ -4,6 +4,7 @@
  * nowhere: what it has to say about itself goes to runs/<id>/worker.log.
  */
 import { openStore } from "../lifecycle/open.js";
+import { queueActive } from "../lifecycle/queued.js";
 import type { Store } from "../lifecycle/store.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
     const load = WORKERS[entity.kind];
     if (!load) throw new Error(`no worker for kind ${entity.kind}`);
     await (await load()).run(store, entity.id);
+    // The slot this run held is free now: start whatever waits in line for it.
+    if (queueActive(store)) (await import("./queue.js")).promoteQuietly(store);
   } finally {
     store.close();
   }

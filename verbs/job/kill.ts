@@ -11,12 +11,13 @@ import { v1 } from "../schemas.js";
   effects: ["signals", "runs_handlers", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["kill"],
-  summary: "cancel a job and everything under it",
+  summary: "cancel jobs (ids, or a label) and everything under them; dry_run shows what would happen",
   synonyms: v1("job_kill"),
+  // One id also carries id and kind; several ids or a label only the lists; a dry run has no partial.
   result: {
     type: "object",
-    required: ["id", "kind", "partial", "entities"],
-    properties: { id: { type: "string" }, kind: { type: "string" }, partial: { type: "boolean" }, entities: { type: "array" } },
+    required: ["targets", "entities"],
+    properties: { id: { type: "string" }, kind: { type: "string" }, targets: { type: "array", items: { type: "string" } }, partial: { type: "boolean" }, entities: { type: "array" } },
   },
 })
 export class JobKill implements Verb {

@@ -135,7 +135,12 @@ step. li play list shows the playbooks found; li play show NAME its args and
 playbook_fingerprint ("sha256:" + hex of the file's bytes).
 
 Search order: .li/playbooks/ here and in each parent up to the git root, then
-$LI_HOME/playbooks/.`,
+$LI_HOME/playbooks/.
+
+Commands:
+  li play NAME [prompt...]   run the playbook NAME (li play run NAME … is the same)
+  li play list               every playbook li can find, nearest first
+  li play show NAME          a playbook's definition, its args and playbook_fingerprint`,
   );
 }
 

@@ -25,6 +25,7 @@ export interface SessionOptions {
   notify?: string;
   endpoint?: string;
   profile?: string;
+  queue?: string;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
@@ -40,7 +41,8 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--label <text>", "a label shown in job lists")
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")
-    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends");
+    .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends")
+    .option("--queue <name>", "under parallelism limits: wait in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})");
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   return addEndpointOption(cmd);
 }

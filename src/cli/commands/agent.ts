@@ -57,6 +57,6 @@ Foreground exit status: 0 completed, 1 otherwise.`,
         const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts, null, store));
         // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
         return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
-      }),
+      }, { write: true }),
     );
 }

@@ -79,7 +79,7 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
         const drainer_started = startDrainer();
         const data = { delivery: deliveryView(row), drainer_started };
         return { data, human: (d: typeof data) => `${d.delivery.id} is pending again${d.drainer_started ? "; a drainer is sending it" : ""}` };
-      }),
+      }, { write: true }),
     );
 
   dispatch
@@ -91,7 +91,7 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
         const { row, previous } = ackDelivery(store.db, resolveDelivery(store.db, id).id);
         const data = { delivery: deliveryView(row), previous_status: previous };
         return { data, human: (d: typeof data) => `${d.delivery.id}: ${d.previous_status} → acked` };
-      }),
+      }, { write: true }),
     );
 
   dispatch
@@ -106,6 +106,6 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
         const purged = purgeDeliveries(store.db, statuses, opts.olderThan);
         const data = { purged, count: purged.length, statuses, older_than_seconds: opts.olderThan };
         return { data, human: (d: typeof data) => `purged ${d.count} deliver${d.count === 1 ? "y" : "ies"} (${d.statuses.join(", ")})` };
-      }),
+      }, { write: true }),
     );
 }

@@ -1,38 +1,13 @@
 import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
-import { liHome, statePath } from "../../lifecycle/paths.js";
-import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
+import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
-import { asStorageError } from "../../lifecycle/storage-faults.js";
+import { diskCheck, homeCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../endpoints.js";
 import { loadSettings, type Settings } from "../../settings.js";
 import { render, type CliContext } from "../adapter.js";
-import { keyValues, table } from "../format.js";
-
-function storeHealth(): Record<string, unknown> {
-  try {
-    // No read-only fallback: a full disk is exactly what a health check must report.
-    const s = openStore();
-    try {
-      const integrity = s.db.pragma("quick_check", { simple: true });
-      return {
-        ok: integrity === "ok",
-        path: statePath(),
-        schema_version: s.schemaVersion(),
-        required_version: SCHEMA_VERSION,
-        journal_mode: s.db.pragma("journal_mode", { simple: true }),
-        integrity,
-        entities: (s.db.prepare("SELECT count(*) AS n FROM entities").get() as { n: number }).n,
-      };
-    } finally {
-      s.close();
-    }
-  } catch (caught) {
-    const err = asStorageError(caught);
-    return { ok: false, path: statePath(), error: err instanceof LiError ? err.message : String(err), ...(err instanceof LiError ? err.detail : {}) };
-  }
-}
+import { table } from "../format.js";
 
 /** An endpoint as doctor shows it: whether its key variable is set, never the key. */
 function endpointView(e: Endpoint, defaultName: string) {
@@ -51,16 +26,28 @@ function endpointView(e: Endpoint, defaultName: string) {
 export function register(root: Command, ctx: CliContext): void {
   root
     .command("doctor")
-    .description("check the providers, the openai endpoints, the state store's health and its schema version")
+    .description("check LI_HOME, its disk, the state store, settings, trust and schedule ticks; list providers and endpoints")
     .addHelpText(
       "after",
       `
+Checks, each passing or failing with the fix: li_home (a writable directory on a disk),
+disk (free space), store (state.db's integrity and schema; none yet is fine), settings
+(every settings file in force parses), trust (no trusted project file changed since
+li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes).
+li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
+check fails. Providers and endpoints are listed, not judged.
+
 Endpoints come from settings.yaml (endpoints: {NAME: {base_url, api_key_env}}), in
 $LI_HOME/settings.yaml or a trusted project .li/settings.yaml, plus the built-in openai.
-key_set says whether each endpoint's key variable is set here; the key itself is never shown.`,
+key_set says whether each endpoint's key variable is set here; the key itself is never shown.
+
+Examples:
+  li doctor
+  li --machine doctor | jq '.data // .error.detail | .checks[] | select(.ok | not)'`,
     )
     .action(() =>
       render(ctx, () => {
+        const home = homeCheck();
         let settings: Settings | null = null;
         let settingsError: string | null = null;
         try {
@@ -72,26 +59,44 @@ key_set says whether each endpoint's key variable is set here; the key itself is
         const endpoints = (settings?.endpoints ?? [builtinEndpoint()]).map((e) => endpointView(e, defaultName));
         const fallback = settings?.endpoints.find((e) => e.name === defaultName);
         const providers = PROVIDERS.map((p) => ({ name: p.name, ...p.availability(p.usesEndpoint && fallback ? { endpoint: fallback } : {}) }));
-        const store = storeHealth();
+        // No read-only fallback: a full disk is exactly what a health check must report.
+        const healthy = home.ok;
+        const { check: storeResult, store } = healthy ? storeCheck(() => openStore()) : { check: null, store: { ok: false, error: "not checked: see li_home" } };
+        const checks = [
+          home,
+          ...(healthy ? [diskCheck(), storeResult!] : []),
+          ...settingsCheck(settings, settingsError),
+          ...(healthy && storeResult!.ok ? [ticksCheck(() => openStore())] : []),
+        ];
+        const problems = checks.filter((c) => !c.ok);
+        let liHomePath: string | null = null;
+        try {
+          liHomePath = liHome();
+        } catch {}
         const data = {
-          li_home: liHome(),
+          ok: problems.length === 0,
+          li_home: liHomePath,
+          checks,
           store,
           providers,
           endpoints,
           settings: { ok: settingsError === null, error: settingsError, warnings: settings?.warnings ?? [] },
         };
+        const summary = `li doctor: ${problems.length} problem(s): ${problems.map((p) => `${p.check}: ${p.detail}; fix: ${p.fix}`).join(" | ")}`;
+        // With --machine a failed check is a failed command: ok:false, exit 1, every check in the detail.
+        if (problems.length && ctx.machine) throw new LiError("unavailable", summary, data);
         return {
           data,
           human: (d: typeof data) =>
             [
-              `li_home  ${d.li_home}`,
-              `state store:\n${keyValues(d.store)}`,
+              `li_home  ${d.li_home ?? "(unset)"}`,
+              `checks:\n${d.checks.map((c) => `  ${c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
               `providers:\n${table(d.providers as any[], ["name", "available", "detail", "remedy"])}`,
               `endpoints:\n${table(d.endpoints, ["name", "default", "base_url", "api_key_env", "key_set", "source"])}`,
-              ...(d.settings.error ? [`settings: ${d.settings.error}`] : []),
               ...d.settings.warnings,
+              d.ok ? "no problems found" : `${problems.length} problem(s) found`,
             ].join("\n\n"),
-          exitCode: store.ok && settingsError === null ? 0 : 1,
+          exitCode: problems.length ? 1 : 0,
         };
       }),
     );

@@ -1,4 +1,5 @@
 import { Command } from "../commander.js";
+import { statusCounts } from "../../lifecycle/aggregates.js";
 import { DELIVERY_STATUSES } from "../../lifecycle/notify/outbox.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { dueSchedules, nextDueAt } from "../../lifecycle/schedules/store.js";
@@ -42,7 +43,7 @@ export function snapshot(store: Store, opts: { limit: number; failures: number }
       started_at: e.started_at,
     }));
 
-  const counts = countBy(STATUSES, store.db.prepare("SELECT status AS key, count(*) AS n FROM entities GROUP BY status").all() as any[]);
+  const counts = countBy(STATUSES, statusCounts(store));
   const failures = (
     store.db
       .prepare("SELECT * FROM entities WHERE outcome IN ('failed', 'indeterminate') ORDER BY ended_at DESC, id DESC LIMIT ?")

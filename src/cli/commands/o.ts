@@ -8,6 +8,7 @@ import {
   submitSession,
   type PreparedSession,
   type SessionMode,
+  type SessionRequest,
 } from "../../runtime/flow/request.js";
 import { readPrompt } from "../../runtime/prompt.js";
 import { render, type CliContext, type CommandResult } from "../adapter.js";
@@ -76,19 +77,11 @@ ${SESSION_HELP}
 
 Examples:
   li o flow --model mock/echo "write a haiku about rivers"
-  li o flow --model mock/echo --max-concurrent 2 $'- gather\\n- draft (after s1)\\n- check (after s1)'
+  li o flow --model mock/echo --max-concurrent 2 -- $'- gather\\n- draft (after s1)\\n- check (after s1)'
   li o flow --plan-file plan.yaml --workers mock/echo --synthesis-model mock/echo -- "the goal"
   li o flow --model claude/sonnet --workers claude/haiku --dry-run "refactor the parser"`,
     )
-    .action((words: string[], opts: SessionOptions & { model?: string; planFile?: string }) =>
-      render(ctx, () =>
-        runSessionCommand(ctx, "flow", words, opts, {
-          model: opts.model ?? null,
-          plan: opts.planFile !== undefined ? readPlanFile(opts.planFile) : undefined,
-          plan_source: opts.planFile !== undefined ? `plan file ${opts.planFile}` : undefined,
-        }),
-      ),
-    );
+    .action((words: string[], opts: SessionCommandOptions) => render(ctx, () => runSessionCommand(ctx, "flow", words, opts)));
 
   needsOneOf(
     addSessionOptions(
@@ -114,23 +107,27 @@ Examples:
   li o fanout -n 3 --model mock/echo "name a colour"
   li o fanout --workers claude/sonnet,codex/gpt-5 --synthesis-model claude/sonnet "review this design"`,
     )
-    .action((words: string[], opts: SessionOptions & { model?: string; numWorkers?: number }) =>
-      render(ctx, () => runSessionCommand(ctx, "fanout", words, opts, { model: opts.model ?? null, num_workers: opts.numWorkers })),
-    );
+    .action((words: string[], opts: SessionCommandOptions) => render(ctx, () => runSessionCommand(ctx, "fanout", words, opts)));
 }
 
-async function runSessionCommand(
-  ctx: CliContext,
-  mode: SessionMode,
-  words: string[],
-  opts: SessionOptions,
-  extra: { model: string | null; plan?: unknown; plan_source?: string; num_workers?: number },
-): Promise<CommandResult> {
+/** What li o flow and li o fanout parse: the shared session options plus their own. */
+export type SessionCommandOptions = SessionOptions & { model?: string; planFile?: string; numWorkers?: number };
+
+/** The request those options describe, files read and settings consulted (notify handlers); not yet validated. */
+export async function sessionRequest(mode: SessionMode, words: string[], opts: SessionCommandOptions): Promise<SessionRequest> {
   const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
-  const prepared = await prepareSession({
+  const own =
+    mode === "flow"
+      ? {
+          model: opts.model ?? null,
+          plan: opts.planFile !== undefined ? readPlanFile(opts.planFile) : undefined,
+          plan_source: opts.planFile !== undefined ? `plan file ${opts.planFile}` : undefined,
+        }
+      : { model: opts.model ?? null, num_workers: opts.numWorkers };
+  return {
     mode,
     prompt: readPrompt(words, opts.promptFile),
-    ...extra,
+    ...own,
     workers: splitModels(opts.workers),
     max_concurrent: opts.maxConcurrent,
     synthesis_model: opts.synthesisModel ?? null,
@@ -140,12 +137,16 @@ async function runSessionCommand(
     notify: loadNotifySelection(opts.notify),
     endpoint: opts.endpoint,
     profile: opts.profile ?? null,
-  });
+  };
+}
+
+async function runSessionCommand(ctx: CliContext, mode: SessionMode, words: string[], opts: SessionCommandOptions): Promise<CommandResult> {
+  const prepared = await prepareSession(await sessionRequest(mode, words, opts));
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {
-    const { entity, pid, console_log } = submitSession(store, prepared, { label: opts.label ?? null });
+    const { entity, pid, console_log } = submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
-  });
+  }, { write: true });
 }
 
 /** The plan a run would execute, resolved exactly as the run would resolve it; writes nothing. */

@@ -5,14 +5,14 @@ import { readPrompt } from "../../runtime/prompt.js";
 import { renderPlan, renderPrompt, renderTemplate } from "../../runtime/playbooks/playbook.js";
 import { listPlaybooks, resolvePlaybook, type ResolvedPlaybook } from "../../runtime/playbooks/resolve.js";
 import { buildRun, collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../builders/play-run.js";
-import { createRecord, startWorker } from "../../runtime/spawn.js";
+import { submitPlay } from "../../runtime/play-submit.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { withStore } from "../views.js";
 import { detachOrFollow } from "../follow-run.js";
 import { dryRun, type SessionOptions } from "./o.js";
 
-interface PlayOptions extends SessionOptions {
+export interface PlayOptions extends SessionOptions {
   model?: string;
 }
 
@@ -82,6 +82,8 @@ export function register(root: Command, ctx: CliContext): void {
     if (name === undefined) return;
     resolved = resolvePlaybook(name, process.cwd());
     injectPlaybookArgs(run, resolved);
+    // `li play NAME --help` leads with what the playbook is for.
+    run.addHelpText("before", `playbook ${resolved.name} (${resolved.path}):\n  ${resolved.spec.description ?? "(no description)"}\n`);
     // Parse errors from here on (a bad choice, a missing required arg) name the playbook.
     const pbName = resolved.name;
     const error = run.error.bind(run);
@@ -102,7 +104,8 @@ async function named<T>(playbook: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
+/** A play request, validated whole (the playbook's args, the session it will run), nothing recorded. */
+export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
   const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
   const args = collectPlaybookArgs(opts, pb);
   const input = opts.promptFile !== undefined || words.length > 0 ? readPrompt(words, opts.promptFile) : "";
@@ -137,15 +140,20 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
     expected_playbook_fingerprint: expected,
     args,
   };
+  return {
+    prepared,
+    identity,
+    input,
+    label: opts.label ?? pb.name,
+    spec: { ...identity, input_bytes: Buffer.byteLength(input), notify, settings_dir: process.cwd(), session: prepared.spec },
+  };
+}
+
+async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
+  const { prepared, identity, label, spec } = await preparePlay(pb, words, opts);
   if (opts.dryRun) return dryRun(prepared, identity);
   return withStore(async (store) => {
-    const entity = createRecord(store, {
-      kind: "play",
-      label: opts.label ?? pb.name,
-      spec: { ...identity, input_bytes: Buffer.byteLength(input), notify, settings_dir: process.cwd(), session: prepared.spec },
-      prompt: prepared.prompt,
-    });
-    const pid = startWorker(store, entity);
-    return detachOrFollow(ctx, store, entity, { pid, console_log: `${entity.run_dir}/console.log` }, !!opts.detach, identity);
-  });
+    const { entity, pid, console_log } = submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue });
+    return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);
+  }, { write: true });
 }

@@ -1,10 +1,8 @@
 import type { Command } from "../commander.js";
-import { invalid, LiError } from "../../errors.js";
+import { LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
-import { checkName } from "../../lifecycle/names.js";
 import {
   deleteSchedule,
-  insertSchedule,
   listRuns,
   listSchedules,
   resolveSchedule,
@@ -14,43 +12,22 @@ import {
   type ScheduleView,
 } from "../../lifecycle/schedules/store.js";
 import type { Store } from "../../lifecycle/store.js";
+import type { TickFire, TickResult } from "../../runtime/schedule-fire.js";
 import { isTerminal } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
-import { addAgentRunOptions, agentRequest, type AgentRunOptions } from "../agent-options.js";
-import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
+import { registerDefine, UNATTENDED } from "../schedule-define.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
 const cron = () => import("../../lifecycle/schedules/cron.js");
 const fire = () => import("../../runtime/schedule-fire.js");
+const action = () => import("../schedule-action.js");
 
-interface CreateOptions extends AgentRunOptions {
-  cron: string;
-  timezone?: string;
-  startAt?: string;
-  disabled?: boolean;
-}
-
-const LIST_COLUMNS = ["name", "id", "enabled", "cron", "timezone", "model", "next_run_at", "last_fired_at"];
+const LIST_COLUMNS = ["name", "id", "enabled", "kind", "cron", "timezone", "model", "next_run_at", "last_fired_at", "disabled_reason"];
 const RUN_COLUMNS = ["id", "trigger", "due_at", "fired_at", "entity_id", "status", "outcome", "error"];
 const oneSchedule = (d: { schedule: ScheduleView }) => keyValues(d.schedule as unknown as Record<string, unknown>);
-
-const UNATTENDED = `
-Schedules fire only when something ticks them. Either keep a daemon running:
-  li schedule daemon
-or add one crontab line (crontab -e) that ticks every minute:
-  * * * * * LI_HOME=$HOME/.local/state/li li schedule tick >/dev/null 2>&1
-Cron runs commands with a minimal PATH: set PATH in that line if runs use claude, codex or gemini.
-Any number of tickers may run at once: each due time fires exactly once (the firing
-transaction claims it by compare-and-set), and missed due times coalesce into one run.`;
-
-function parseStartAt(text: string): Date {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(ms)) throw invalid(`--start-at ${JSON.stringify(text)} is not an ISO 8601 time (e.g. 2026-08-01T09:00:00Z)`, { field: "start_at", start_at: text });
-  return new Date(ms);
-}
 
 /** The schedule's runs, each with its entity's current status (read as every reader does, reaping a gone run). */
 function runsView(store: Store, scheduleId: string, limit: number) {
@@ -77,57 +54,10 @@ function runsView(store: Store, scheduleId: string, limit: number) {
 export function register(root: Command, ctx: CliContext): void {
   const schedule = root
     .command("schedule")
-    .description("cron schedules that start agent runs unattended")
+    .description("schedules that start agent runs, flows, fan-outs or plays unattended, on a cron or an interval")
     .addHelpText("after", UNATTENDED);
 
-  const create = schedule
-    .command("create")
-    .description("create a schedule that runs an agent on a cron; everything is validated now, as li agent would")
-    .argument("<name>", "a unique name (letters, digits, . _ -)")
-    .argument("<model>", "provider/model, e.g. mock/echo, claude/sonnet")
-    .addArgument(textArgument("prompt", "the prompt"))
-    .requiredOption("--cron <expr>", 'five cron fields: minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5"')
-    .option("--timezone <tz>", "IANA zone the cron is read in (default: this machine's zone, recorded)")
-    .option("--start-at <time>", "no fire before this ISO 8601 time; one in the past makes its first slot due now")
-    .option("--disabled", "create it disabled (li schedule enable starts it)");
-  needsOneOf(addAgentRunOptions(create, "each run"), ["prompt", "--prompt-file"])
-    .addHelpText(
-      "after",
-      `
-Examples:
-  li schedule create nightly --cron "0 2 * * *" --timezone Europe/Paris claude/sonnet --prompt-file nightly.md
-  li schedule create ping --cron "*/5 * * * *" mock/echo ping
-  li schedule create backfill --cron "0 * * * *" --start-at 2026-08-01T00:00:00Z mock/echo -- --catch-up
-
-Each fire is an ordinary invocation (li wait, li kill, li job apply); li schedule runs NAME
-lists them. The request is checked again when it fires; a fire that no longer validates
-(the cwd is gone, say) is recorded as a run with an error. An openai/… schedule stores the
-endpoint's name (--endpoint, else the default at creation); each fire looks its URL and key
-variable up in settings again. Likewise --profile NAME is stored by name and resolved at
-every fire (the model must be of the profile's provider).
-${UNATTENDED}`,
-    )
-    .action((name: string, model: string, words: string[], opts: CreateOptions) =>
-      render(ctx, async () => {
-        checkName("schedule", name, "sch_");
-        const { checkCron, checkTimezone, firstAtOrAfter, localTimezone } = await cron();
-        const timezone = checkTimezone(opts.timezone ?? localTimezone());
-        const expr = checkCron(opts.cron, timezone);
-        const startAt = opts.startAt !== undefined ? parseStartAt(opts.startAt) : new Date();
-        const next = firstAtOrAfter(expr, timezone, startAt).toISOString();
-        const { agentSpec, validateAgentRequest } = await import("../../runtime/submit.js");
-        const req = await agentRequest(model, words, opts);
-        const v = validateAgentRequest(req);
-        const prompt = req.prompt;
-        // The limits as asked, not as in force now: each fire applies them to the profile as it is then.
-        const spec = { ...agentSpec(req, v), timeout_seconds: req.timeout_seconds ?? null, max_turns: req.max_turns ?? null, max_budget_usd: req.max_budget_usd ?? null };
-        return withStore((store) => {
-          const row = insertSchedule(store, { name, cron: expr, timezone, model, prompt, label: opts.label ?? null, spec, next_run_at: next, enabled: !opts.disabled });
-          const data = { schedule: scheduleView(row, { runs: 0 }) };
-          return { data, human: oneSchedule };
-        });
-      }),
-    );
+  registerDefine(schedule, ctx);
 
   schedule
     .command("list")
@@ -165,16 +95,16 @@ ${UNATTENDED}`,
       .addHelpText("after", `\nExample:\n  li schedule ${verb} nightly`)
       .action((text: string) =>
         render(ctx, async () => {
-          const { nextAfter } = await cron();
+          const { nextFire } = await cron();
           return withStore((store) => {
             const found = resolveSchedule(store, text);
-            const { row, changed } = setEnabled(store, found.id, enabled, () => nextAfter(found.cron, found.timezone, new Date()).toISOString());
+            const { row, changed } = setEnabled(store, found.id, enabled, () => nextFire(found, new Date()).toISOString());
             const data = { schedule: scheduleView(row, { runs: runCount(store, row.id) }), changed };
             return {
               data,
               human: (d: typeof data) => `${d.schedule.name} is ${d.schedule.enabled ? "enabled" : "disabled"}${d.changed ? "" : " (no change)"}${d.schedule.next_run_at ? `; next fire ${d.schedule.next_run_at}` : ""}`,
             };
-          });
+          }, { write: true });
         }),
       );
 
@@ -188,7 +118,7 @@ ${UNATTENDED}`,
         const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
         const data = { deleted: scheduleView(row), runs_deleted };
         return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
-      }),
+      }, { write: true }),
     );
 
   schedule
@@ -208,9 +138,10 @@ Example:
     .action((text: string) =>
       render(ctx, async () => {
         const { triggerNow } = await fire();
-        return withStore((store) => {
+        const { prepareAction } = await action();
+        return withStore(async (store) => {
           const row = resolveSchedule(store, text);
-          const { run, entity, pid } = triggerNow(store, row);
+          const { run, entity, pid } = await triggerNow(store, row, prepareAction);
           const data = {
             id: entity.id,
             kind: entity.kind,
@@ -222,7 +153,7 @@ Example:
             run_id: run.id,
           };
           return { data, human: (d: typeof data) => keyValues(d) };
-        });
+        }, { write: true });
       }),
     );
 
@@ -254,10 +185,11 @@ ${UNATTENDED}`,
     .action(() =>
       render(ctx, async () => {
         const { tick } = await fire();
-        return withStore((store) => {
-          const data = tick(store);
+        const { prepareAction } = await action();
+        return withStore(async (store) => {
+          const data = await tick(store, new Date(), prepareAction);
           return { data, human: humanTick };
-        });
+        }, { write: true });
       }),
     );
 
@@ -275,8 +207,13 @@ ${UNATTENDED}`,
     .action((opts: { intervalSeconds: number }) => render(ctx, () => daemon(ctx, opts.intervalSeconds)));
 }
 
-function humanTick(d: { fired: { name: string; entity_id: string | null; due_at: string; error: string | null }[]; errors: { name: string; error: string }[]; next_due_at: string | null }): string {
-  const lines = d.fired.map((f) => `fired ${f.name} (due ${f.due_at}) → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
+function fireLine(f: TickFire): string {
+  return `fired ${f.name} (due ${f.due_at}) → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}${f.last_run ? "; that was its last run (max_runs): the schedule is now disabled" : ""}`;
+}
+
+function humanTick(d: TickResult): string {
+  const lines = d.fired.map(fireLine);
+  lines.push(...d.paused.map((p) => `${p.name} ${p.reason}; li schedule enable ${p.name} resumes it`));
   lines.push(...d.errors.map((e) => `could not fire ${e.name}: ${e.error}`));
   if (!lines.length) lines.push("nothing due");
   lines.push(`next due: ${d.next_due_at ?? "(no enabled schedule)"}`);
@@ -285,6 +222,7 @@ function humanTick(d: { fired: { name: string; entity_id: string | null; due_at:
 
 async function daemon(ctx: CliContext, intervalSeconds: number) {
   const { tick } = await fire();
+  const { prepareAction } = await action();
   let stoppedBy: string | null = null;
   let wake: () => void = () => {};
   const onSignal = (sig: NodeJS.Signals) => {
@@ -302,11 +240,12 @@ async function daemon(ctx: CliContext, intervalSeconds: number) {
     while (!stoppedBy) {
       let waitMs = intervalSeconds * 1000;
       try {
-        const r = await withStore((store) => tick(store));
+        const r = await withStore((store) => tick(store, new Date(), prepareAction), { write: true });
         ticks++;
         fired += r.fired.length;
         errors += r.errors.length;
-        for (const f of r.fired) log(`fired ${f.name} (due ${f.due_at}) → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
+        for (const f of r.fired) log(fireLine(f));
+        for (const p of r.paused) log(`${p.name} ${p.reason}`);
         for (const e of r.errors) log(`could not fire ${e.name}: ${e.error}`);
         // Wake for the next due time rather than a fixed beat, unless something keeps failing.
         if (r.next_due_at && !r.errors.length) waitMs = Math.min(waitMs, Math.max(50, Date.parse(r.next_due_at) - Date.now() + 5));

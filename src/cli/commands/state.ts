@@ -9,6 +9,7 @@ import { localTime, zoneNote } from "../human-time.js";
 import { JOB_TABLE, jobDetail, jobTable } from "../job-table.js";
 import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
 import { jobView, recordView, renderWithStore, withStore } from "../views.js";
+import { storedRequest } from "../request-view.js";
 
 const STATE_PAGE = 50;
 
@@ -49,16 +50,19 @@ Examples:
     .command("show")
     .description("one record, its spec and its direct children")
     .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
-    .action((id: string) =>
+    .option("--request", "also the stored request: the spec and the prompt it was submitted with")
+    .action((id: string, opts: { request?: boolean }) =>
       renderWithStore(ctx, (store) => {
         const procs = new ProcSnapshot();
         const e = resolve(store, id);
         const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
         const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
         const kids = ctx.machine ? undefined : jobTable(store, children);
+        const request = opts.request ? { request: storedRequest(e) } : {};
         return {
-          data: { record, children },
-          human: (d: { record: any }) => `${jobDetail(d.record)}\n\nchildren:\n${kids!()}`,
+          data: { record, children, ...request },
+          human: (d: { record: any; request?: ReturnType<typeof storedRequest> }) =>
+            `${jobDetail(d.record)}\n\nchildren:\n${kids!()}${d.request ? `\n\nprompt (${d.request.prompt_file ?? "none"}):\n${d.request.prompt ?? "(not stored)"}` : ""}`,
         };
       }),
     );

@@ -1,5 +1,6 @@
 import { Command } from "../commander.js";
 import { invalid } from "../../errors.js";
+import { countRows, durations, GROUP_KEYS, groupCounts, type GroupKey } from "../../lifecycle/aggregates.js";
 import type { Store } from "../../lifecycle/store.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
@@ -17,24 +18,8 @@ export function parseSince(text: string, now = new Date()): Date {
   return new Date(ms);
 }
 
-/** Nearest-rank percentile of sorted values. */
-function percentile(sorted: number[], p: number): number | null {
-  if (!sorted.length) return null;
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
-}
-
-const round = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
-
-export function stats(store: Store, since: Date | null, now = new Date()) {
-  const where = since ? "WHERE created_at >= ?" : "";
-  const params = since ? [since.toISOString()] : [];
-  const rows = store.db
-    .prepare(`SELECT kind, status, coalesce(outcome, 'none') AS outcome, count(*) AS n FROM entities ${where} GROUP BY kind, status, outcome`)
-    .all(...params) as { kind: string; status: string; outcome: string; n: number }[];
-  const spans = store.db
-    .prepare(`SELECT kind, started_at, ended_at FROM entities ${where ? `${where} AND` : "WHERE"} started_at IS NOT NULL AND ended_at IS NOT NULL`)
-    .all(...params) as { kind: string; started_at: string; ended_at: string }[];
-
+export function stats(store: Store, since: Date | null, now = new Date(), groupBy: readonly GroupKey[] = []) {
+  const rows = countRows(store, since);
   const kinds = ENTITY_KINDS.map((kind) => {
     const mine = rows.filter((r) => r.kind === kind);
     const by_status = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<string, number>;
@@ -43,25 +28,25 @@ export function stats(store: Store, since: Date | null, now = new Date()) {
       by_status[r.status] = (by_status[r.status] ?? 0) + r.n;
       by_outcome[r.outcome] = (by_outcome[r.outcome] ?? 0) + r.n;
     }
-    const durations = spans
-      .filter((s) => s.kind === kind)
-      .map((s) => (Date.parse(s.ended_at) - Date.parse(s.started_at)) / 1000)
-      .filter((x) => Number.isFinite(x) && x >= 0)
-      .sort((a, b) => a - b);
-    return {
-      kind,
-      total: mine.reduce((n, r) => n + r.n, 0),
-      by_status,
-      by_outcome,
-      duration_seconds: {
-        count: durations.length,
-        p50: round(percentile(durations, 0.5)),
-        p90: round(percentile(durations, 0.9)),
-        max: round(durations.length ? durations[durations.length - 1] : null),
-      },
-    };
+    return { kind, total: mine.reduce((n, r) => n + r.n, 0), by_status, by_outcome, duration_seconds: durations(store, kind, since) };
   });
-  return { since: since?.toISOString() ?? null, now: now.toISOString(), total: kinds.reduce((n, k) => n + k.total, 0), kinds, ...usageStats(store, where, params) };
+  return {
+    since: since?.toISOString() ?? null,
+    now: now.toISOString(),
+    total: kinds.reduce((n, k) => n + k.total, 0),
+    kinds,
+    ...usageStats(store, since ? "WHERE created_at >= ?" : "", since ? [since.toISOString()] : []),
+    ...(groupBy.length ? { group_by: [...groupBy], groups: groupCounts(store, groupBy, since) } : {}),
+  };
+}
+
+/** `--group-by kind,status,model`: a comma-separated subset of the group keys, each once. */
+export function parseGroupBy(text: string): GroupKey[] {
+  const keys = text.split(",").map((k) => k.trim()).filter(Boolean);
+  const bad = keys.filter((k) => !(GROUP_KEYS as readonly string[]).includes(k));
+  if (!keys.length || bad.length || new Set(keys).size !== keys.length)
+    throw invalid(`--group-by ${JSON.stringify(text)}: give a comma-separated list of distinct keys from ${GROUP_KEYS.join(", ")} (e.g. kind,status,model)`, { field: "group_by", group_by: text });
+  return keys as GroupKey[];
 }
 
 /**
@@ -107,6 +92,7 @@ export function register(root: Command, ctx: CliContext): void {
     .command("stats")
     .description("counts by kind, status and outcome, run durations (p50, p90, max) per kind, and token usage and cost per model")
     .option("--since <time>", "only records created since: an ISO 8601 time, or seconds ago (e.g. 3600)")
+    .option("--group-by <keys>", `also count records grouped by these keys, largest group first: a comma-separated list of ${GROUP_KEYS.join(", ")}`)
     .addHelpText(
       "after",
       `
@@ -114,16 +100,20 @@ Durations are ended_at - started_at in seconds, over records that recorded both 
 cancelled before it started has none). Percentiles are nearest-rank; null when count is 0.
 Outcome "none" counts records still running. usage and by_model add up what providers
 reported (tokens; cost_usd only where the provider reports one, counted in runs_with_cost).
+--group-by adds groups: [{<key>: value, ..., count}], e.g. which models fail most (model is
+null for records without one: sessions, plays).
 
 Examples:
   li stats
   li stats --since 86400
+  li stats --group-by kind,status,model
   li --machine stats --since 2026-08-01T00:00:00Z`,
     )
-    .action((opts: { since?: string }) =>
+    .action((opts: { since?: string; groupBy?: string }) =>
       render(ctx, () => {
         const since = opts.since !== undefined ? parseSince(opts.since) : null;
-        return withStore((store) => ({ data: stats(store, since), human: humanStats }));
+        const groupBy = opts.groupBy !== undefined ? parseGroupBy(opts.groupBy) : [];
+        return withStore((store) => ({ data: stats(store, since, new Date(), groupBy), human: humanStats }));
       }),
     );
 }
@@ -139,5 +129,6 @@ function humanStats(d: Stats): string {
   }));
   const statusCols = STATUSES.filter((s) => d.kinds.some((k) => k.by_status[s] > 0));
   const usage = d.by_model.length ? `\n\n${table(d.by_model, ["model", "runs", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"])}` : "";
-  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}`;
+  const groups = d.groups ? `\n\nby ${d.group_by!.join(", ")}:\n${table(d.groups, [...d.group_by!, "count"])}` : "";
+  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}${groups}`;
 }

@@ -59,7 +59,7 @@ Example session:
       renderWithStore(ctx, (store) => {
         const row = createTeam(store, name, opts.member);
         return { data: showTeam(store, row), human: humanShow };
-      }),
+      }, { write: true }),
     );
 
   team
@@ -110,7 +110,7 @@ Examples:
         return withStore((store) => {
           const data = sendMessage(store, resolveTeam(store, text), opts.from, opts.to, body);
           return { data, human: (d: typeof data) => `${d.message.id} sent to ${d.recipients.join(", ") || "(no other member)"}` };
-        });
+        }, { write: true });
       }),
     ),
     ["body", "--body-file"],
@@ -138,7 +138,7 @@ Examples:
       renderWithStore(ctx, (store) => {
         const data = receiveMessages(store, resolveTeam(store, text), opts.as, { since: opts.since, limit: opts.limit, peek: !!opts.peek });
         return { data, human: (d: typeof data) => `${humanMessages(d.messages)}\n${d.count} message(s) for ${d.member}; ${d.remaining} more waiting${d.peek ? " (peek: nothing marked read)" : ""}` };
-      }),
+      }, { write: true }),
     );
 }
 

@@ -27,8 +27,25 @@ export function checkTimezone(tz: string): string {
   }
 }
 
-/** Normalises and validates a 5-field expression in `tz`; also proves it has a next fire time. */
+/** The @-macros crontab accepts, as the five fields they stand for. */
+export const CRON_MACROS: Record<string, string> = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *",
+};
+
+/** Normalises and validates a 5-field expression (or an @daily-style macro) in `tz`; also proves it has a next fire time. */
 export function checkCron(expr: string, tz: string): string {
+  const macro = expr.trim().toLowerCase();
+  if (macro.startsWith("@")) {
+    if (!CRON_MACROS[macro])
+      throw invalid(`--cron ${JSON.stringify(expr)} is not a cron macro; known: ${Object.keys(CRON_MACROS).join(", ")} (for an interval, use --every 10m)`, { field: "cron", cron: expr });
+    return CRON_MACROS[macro];
+  }
   const fields = expr.trim().split(/\s+/).filter(Boolean);
   if (fields.length !== FIELDS.length)
     throw invalid(`--cron ${JSON.stringify(expr)} has ${fields.length} field${fields.length === 1 ? "" : "s"}; give exactly 5: ${FIELDS.join(" ")} (e.g. "*/15 * * * *")`, {
@@ -52,4 +69,30 @@ export function nextAfter(expr: string, tz: string, after: Date): Date {
 /** The first fire time at or after `at`. */
 export function firstAtOrAfter(expr: string, tz: string, at: Date): Date {
   return nextAfter(expr, tz, new Date(at.getTime() - 1));
+}
+
+/** When a schedule fires: a cron in a zone, or a fixed interval. */
+export interface When {
+  cron: string;
+  timezone: string;
+  every_seconds: number | null;
+}
+
+/**
+ * The next fire time strictly after `after`. An interval counts from the due time it replaces
+ * (`from`), skipping the slots already missed, so a late tick neither drifts nor bursts.
+ */
+export function nextFire(w: When, after: Date, from: Date = after): Date {
+  if (w.every_seconds === null) return nextAfter(w.cron, w.timezone, after);
+  const step = w.every_seconds * 1000;
+  const missed = Math.max(0, Math.floor((after.getTime() - from.getTime()) / step));
+  let t = from.getTime() + (missed + 1) * step;
+  if (t <= after.getTime()) t += step;
+  return new Date(t);
+}
+
+/** The display form of an interval: 600 → "@every 10m". */
+export function everyText(seconds: number): string {
+  for (const [unit, n] of [["w", 604800], ["d", 86400], ["h", 3600], ["m", 60]] as const) if (seconds % n === 0) return `@every ${seconds / n}${unit}`;
+  return `@every ${seconds}s`;
 }

@@ -24,6 +24,17 @@ export interface ScheduleRow {
   last_fired_at: string | null;
   created_at: string;
   updated_at: string;
+  /** JSON {kind, argv, request?}: what each fire submits (null: the agent run in model/prompt/spec, as before migration 5). */
+  action: string | null;
+  /** An interval instead of the cron (cron then holds its display form, "@every 10m"). */
+  every_seconds: number | null;
+  /** Tick fires after which the schedule disables itself; null: unbounded. */
+  max_runs: number | null;
+  fired_count: number;
+  /** pause: a failed run disables the schedule before its next fire. */
+  on_failure: "continue" | "pause";
+  /** Why it is disabled when li disabled it (max_runs, a failed run); null when a person did or it is enabled. */
+  disabled_reason: string | null;
 }
 
 export interface ScheduleRunRow {
@@ -42,20 +53,50 @@ export type FireRecord = { entity_id: string; error?: undefined } | { entity_id?
 
 const iso = (d: Date = new Date()) => d.toISOString();
 
-export function insertSchedule(
-  store: Store,
-  input: { name: string; cron: string; timezone: string; model: string; prompt: string; label: string | null; spec: Record<string, unknown>; next_run_at: string; enabled: boolean },
-): ScheduleRow {
+export interface NewSchedule {
+  name: string;
+  cron: string;
+  timezone: string;
+  model: string;
+  prompt: string;
+  label: string | null;
+  spec: Record<string, unknown>;
+  next_run_at: string;
+  enabled: boolean;
+  action?: Record<string, unknown> | null;
+  every_seconds?: number | null;
+  max_runs?: number | null;
+  on_failure?: "continue" | "pause";
+}
+
+export function insertSchedule(store: Store, input: NewSchedule): ScheduleRow {
   const id = newId("schedule");
   const at = iso();
   try {
     store.tx(() =>
       store.db
         .prepare(
-          `INSERT INTO schedules (id, name, cron, timezone, enabled, model, prompt, label, spec, next_run_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO schedules (id, name, cron, timezone, enabled, model, prompt, label, spec, next_run_at, created_at, updated_at, action, every_seconds, max_runs, on_failure)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(id, input.name, input.cron, input.timezone, input.enabled ? 1 : 0, input.model, input.prompt, input.label, JSON.stringify(input.spec), input.enabled ? input.next_run_at : null, at, at),
+        .run(
+          id,
+          input.name,
+          input.cron,
+          input.timezone,
+          input.enabled ? 1 : 0,
+          input.model,
+          input.prompt,
+          input.label,
+          JSON.stringify(input.spec),
+          input.enabled ? input.next_run_at : null,
+          at,
+          at,
+          input.action ? JSON.stringify(input.action) : null,
+          input.every_seconds ?? null,
+          input.max_runs ?? null,
+          input.on_failure ?? "continue",
+        ),
     );
   } catch (err: any) {
     if (err?.code === "SQLITE_CONSTRAINT_UNIQUE")
@@ -99,7 +140,7 @@ export function setEnabled(store: Store, id: string, enabled: boolean, nextRunAt
     if (!row) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
     if (Boolean(row.enabled) === enabled) return { row, changed: false };
     store.db
-      .prepare("UPDATE schedules SET enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ?")
+      .prepare("UPDATE schedules SET enabled = ?, next_run_at = ?, disabled_reason = NULL, updated_at = ? WHERE id = ?")
       .run(enabled ? 1 : 0, enabled ? nextRunAt() : null, iso(), id);
     return { row: getSchedule(store, id)!, changed: true };
   });
@@ -130,15 +171,33 @@ function insertRun(store: Store, scheduleId: string, trigger: "tick" | "manual",
  * `record` (which writes the run's entity) runs only for the winner. Null when another
  * ticker already fired this due time, or the schedule was disabled or deleted meanwhile.
  */
-export function claimDue(store: Store, id: string, expect: string, next: string, now: Date, record: () => FireRecord): ScheduleRunRow | null {
+export function claimDue(store: Store, id: string, expect: string, next: string, now: Date, record: () => FireRecord): (ScheduleRunRow & { last: boolean }) | null {
   const firedAt = iso(now);
   return store.tx(() => {
+    // The fire that reaches max_runs is the last: the same write disables the schedule.
     const won = store.db
-      .prepare("UPDATE schedules SET next_run_at = ?, last_fired_at = ?, updated_at = ? WHERE id = ? AND enabled = 1 AND next_run_at = ?")
-      .run(next, firedAt, firedAt, id, expect).changes;
+      .prepare(
+        `UPDATE schedules SET fired_count = fired_count + 1, last_fired_at = ?, updated_at = ?,
+           enabled = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN 0 ELSE 1 END,
+           next_run_at = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN NULL ELSE ? END,
+           disabled_reason = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN 'max_runs: fired ' || max_runs || ' of ' || max_runs ELSE NULL END
+         WHERE id = ? AND enabled = 1 AND next_run_at = ?`,
+      )
+      .run(firedAt, firedAt, next, id, expect).changes;
     if (won !== 1) return null;
-    return insertRun(store, id, "tick", expect, firedAt, record());
+    const last = getSchedule(store, id)!.enabled === 0;
+    return { ...insertRun(store, id, "tick", expect, firedAt, record()), last };
   });
+}
+
+/** Disables a schedule li stops on its own (on_failure pause), saying why; false when it was no longer enabled. */
+export function pauseSchedule(store: Store, id: string, reason: string): boolean {
+  return store.tx(() => store.db.prepare("UPDATE schedules SET enabled = 0, next_run_at = NULL, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1").run(reason, iso(), id).changes === 1);
+}
+
+/** The newest tick or manual run of a schedule. */
+export function lastRun(store: Store, scheduleId: string): ScheduleRunRow | undefined {
+  return store.db.prepare("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT 1").get(scheduleId) as ScheduleRunRow | undefined;
 }
 
 /** A manual fire: records the run beside its entity, in one transaction. */
@@ -161,14 +220,28 @@ export function runCount(store: Store, scheduleId: string): number {
 }
 
 /** The machine view of a schedule: raw values only (ADR-0066 D7); the prompt only on request. */
+/** The action a schedule fires, legacy rows included (an agent run of model and prompt). */
+export function scheduleAction(row: ScheduleRow): { kind: string; argv: string[]; request?: any } {
+  if (row.action) return JSON.parse(row.action);
+  return { kind: "agent", argv: [row.model] };
+}
+
 export function scheduleView(row: ScheduleRow, opts: { prompt?: boolean; runs?: number } = {}) {
   const spec = JSON.parse(row.spec);
+  const action = scheduleAction(row);
   return {
     id: row.id,
     name: row.name,
     cron: row.cron,
+    every_seconds: row.every_seconds ?? null,
     timezone: row.timezone,
     enabled: row.enabled === 1,
+    disabled_reason: row.disabled_reason ?? null,
+    kind: action.kind,
+    action: action.argv,
+    max_runs: row.max_runs ?? null,
+    fired_count: row.fired_count ?? 0,
+    on_failure: row.on_failure ?? "continue",
     model: row.model,
     label: row.label,
     cwd: spec.cwd as string,

@@ -12,7 +12,8 @@ import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../endpoints.js";
-import { createRecord, startWorker } from "../spawn.js";
+import { admission, launch } from "../queue.js";
+import { createRecord } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
@@ -45,6 +46,8 @@ export interface SessionRequest {
   endpoint?: string;
   /** --profile: applies to every run of the session that names no profile of its own. */
   profile?: string | null;
+  /** Where settings (endpoints, notify handlers) resolve from: here, unless a schedule fires a request stored elsewhere. */
+  settings_dir?: string;
 }
 
 export interface SessionSpec {
@@ -141,7 +144,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   const workers = splitModels(req.workers);
   const bridge = await settingsBridge();
   // Resolved first, so an unknown --endpoint is refused before anything else is judged by it.
-  const endpoint = bridge.resolveEndpoint(req.endpoint);
+  const endpoint = bridge.resolveEndpoint(req.endpoint, req.settings_dir);
   const profiles = new Map<string, Profile>();
   const profileOf = (name: string): Profile => {
     if (!profiles.has(name)) profiles.set(name, bridge.resolveProfile(name));
@@ -203,7 +206,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       timeout_seconds: req.timeout_seconds ?? null,
       notify: req.notify ?? [],
       // Terminal-notify resolves project settings from here, whoever ends the run.
-      settings_dir: process.cwd(),
+      settings_dir: req.settings_dir ?? process.cwd(),
       endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
     },
@@ -254,15 +257,17 @@ export function readPlanFile(file: string): unknown {
 export function submitSession(
   store: Store,
   prepared: PreparedSession,
-  opts: { label?: string | null; parent_id?: string | null } = {},
-): { entity: Entity; pid: number; console_log: string } {
-  const entity = createRecord(store, {
+  opts: { label?: string | null; parent_id?: string | null; queue?: string; extraSpec?: Record<string, unknown> } = {},
+): { entity: Entity; pid: number | null; console_log: string } {
+  const queue = opts.parent_id ? undefined : admission(opts.queue);
+  const recorded = createRecord(store, {
     kind: "session",
     parent_id: opts.parent_id ?? null,
     label: opts.label ?? null,
-    spec: prepared.spec as unknown as Record<string, unknown>,
+    spec: { ...(prepared.spec as unknown as Record<string, unknown>), ...opts.extraSpec },
     prompt: prepared.prompt,
+    queue,
   });
-  const pid = startWorker(store, entity);
+  const { entity, pid } = launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }

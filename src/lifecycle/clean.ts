@@ -1,0 +1,153 @@
+import fs from "node:fs";
+import path from "node:path";
+import { ProcSnapshot, runAlive } from "./observe.js";
+import { runDir } from "./paths.js";
+import type { Entity, Store } from "./store.js";
+import { isTerminal, TERMINAL } from "./vocab.js";
+
+/*
+ * `li clean`: removes finished runs, whole trees at a time (a play with its session and steps),
+ * their records, audit rows, delivered notifications and run directories. The policy of what
+ * is kept, whatever the filters say:
+ *   - a tree with any record not terminal (a finished step of a running flow is its supervisor's);
+ *   - a tree with a notification still to deliver (pending or delivering in the outbox);
+ *   - a tree with a recorded process group still alive (possibly orphaned: li kill must reach it);
+ *   - the newest --keep-last finished top-level runs.
+ */
+
+export interface CleanOptions {
+  /** Only runs that ended at least this many seconds ago. */
+  older_than_seconds: number;
+  /** Only top-level runs in these terminal statuses (default: every terminal status). */
+  statuses: readonly string[];
+  keep_last: number;
+  dry_run: boolean;
+}
+
+export interface CleanedRun {
+  id: string;
+  kind: string;
+  status: string;
+  label: string | null;
+  ended_at: string | null;
+  /** Records in its tree (itself included). */
+  records: number;
+  /** Bytes of run directories in its tree. */
+  bytes: number;
+}
+
+export interface CleanReport {
+  dry_run: boolean;
+  older_than_seconds: number;
+  statuses: string[];
+  keep_last: number;
+  removed: CleanedRun[];
+  count: number;
+  records: number;
+  events: number;
+  deliveries: number;
+  schedule_runs: number;
+  bytes_freed: number;
+  kept: { undelivered: number; process_alive: number; keep_last: number };
+}
+
+function dirBytes(dir: string | null): number {
+  if (!dir) return 0;
+  let total = 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += dirBytes(p);
+    else total += fs.lstatSync(p, { throwIfNoEntry: false })?.size ?? 0;
+  }
+  return total;
+}
+
+/** Only ever runs/<id> under this LI_HOME: a record naming any other directory does not get it removed. */
+function ownRunDir(e: Entity): boolean {
+  return path.resolve(e.run_dir!) === runDir(e.id);
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
+
+export function clean(store: Store, opts: CleanOptions, now = new Date()): CleanReport {
+  const statuses = opts.statuses.length ? opts.statuses.filter((s) => isTerminal(s)) : [...TERMINAL];
+  const cutoff = new Date(now.getTime() - opts.older_than_seconds * 1000).toISOString();
+  const candidates = (
+    store.db
+      .prepare(`SELECT id FROM entities WHERE parent_id IS NULL AND status IN (${placeholders(statuses.length)}) AND ended_at <= ? ORDER BY ended_at DESC, id DESC`)
+      .all(...statuses, cutoff) as { id: string }[]
+  ).map((r) => r.id);
+  // keep_last counts the newest finished runs whatever the filters, as a person reading it would.
+  const newest = new Set(
+    opts.keep_last > 0
+      ? (store.db.prepare(`SELECT id FROM entities WHERE parent_id IS NULL AND ended_at IS NOT NULL ORDER BY ended_at DESC, id DESC LIMIT ?`).all(opts.keep_last) as { id: string }[]).map((r) => r.id)
+      : [],
+  );
+  const procs = new ProcSnapshot();
+  const report: CleanReport = {
+    dry_run: opts.dry_run,
+    older_than_seconds: opts.older_than_seconds,
+    statuses,
+    keep_last: opts.keep_last,
+    removed: [],
+    count: 0,
+    records: 0,
+    events: 0,
+    deliveries: 0,
+    schedule_runs: 0,
+    bytes_freed: 0,
+    kept: { undelivered: 0, process_alive: 0, keep_last: 0 },
+  };
+  for (const id of candidates) {
+    if (newest.has(id)) {
+      report.kept.keep_last++;
+      continue;
+    }
+    // Judged and removed under one write lock: nothing can join or change the tree meanwhile.
+    const removed = store.tx((): { run: CleanedRun; tree: Entity[] } | null => {
+      const tree = store.tree(id);
+      if (!tree.length || !tree.every((e) => isTerminal(e.status))) return null;
+      const ids = tree.map((e) => e.id);
+      const inTree = `(${placeholders(ids.length)})`;
+      const undelivered = store.db.prepare(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree} AND status IN ('pending', 'delivering')`).get(...ids) as { n: number };
+      if (undelivered.n > 0) {
+        report.kept.undelivered++;
+        return null;
+      }
+      if (tree.some((e) => runAlive(e, procs))) {
+        report.kept.process_alive++;
+        return null;
+      }
+      const root = tree[0];
+      const run: CleanedRun = { id: root.id, kind: root.kind, status: root.status, label: root.label, ended_at: root.ended_at, records: tree.length, bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0) };
+      const count = (sql: string) => (store.db.prepare(sql).get(...ids) as { n: number }).n;
+      if (opts.dry_run) {
+        report.deliveries += count(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree}`);
+        report.events += count(`SELECT count(*) AS n FROM events WHERE entity_id IN ${inTree}`);
+        report.schedule_runs += count(`SELECT count(*) AS n FROM schedule_runs WHERE entity_id IN ${inTree}`);
+      } else {
+        report.deliveries += store.db.prepare(`DELETE FROM deliveries WHERE entity_id IN ${inTree}`).run(...ids).changes;
+        report.events += store.db.prepare(`DELETE FROM events WHERE entity_id IN ${inTree}`).run(...ids).changes;
+        report.schedule_runs += store.db.prepare(`DELETE FROM schedule_runs WHERE entity_id IN ${inTree}`).run(...ids).changes;
+        // Children before parents: parent_id is a foreign key.
+        const del = store.db.prepare("DELETE FROM entities WHERE id = ?");
+        for (const e of [...tree].reverse()) del.run(e.id);
+      }
+      return { run, tree };
+    });
+    if (!removed) continue;
+    // Directories go once their records are gone: a reader never finds a record without its files.
+    if (!opts.dry_run) for (const e of removed.tree) if (e.run_dir && ownRunDir(e)) fs.rmSync(e.run_dir, { recursive: true, force: true });
+    report.removed.push(removed.run);
+    report.count++;
+    report.records += removed.run.records;
+    report.bytes_freed += removed.run.bytes;
+  }
+  return report;
+}
