@@ -57,6 +57,9 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     ["--notify", opts.notify],
     ["--endpoint", opts.endpoint],
     ["--queue", opts.queue],
+    ["--profile", opts.profile],
+    ["--max-turns", opts.maxTurns],
+    ["--max-budget-usd", opts.maxBudgetUsd],
   ];
   const own = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
   const tokens: string[] = [];

@@ -22,7 +22,7 @@ Examples:
   li agent mock/echo hello world
   li agent --detach claude/sonnet --prompt-file task.md
   li agent --profile reviewer "review the diff on this branch"
-  li agent --resume inv_01j… "now fix what you found"
+  li agent --resume inv_01j9x4k2m3n5p6q7r8s9t0vw "now fix what you found"
   li agent mock/echo -- --this-starts-with-a-dash
   li agent --endpoint local openai/qwen2.5 "summarise README.md"
 
