@@ -79,12 +79,12 @@ describe("fluent calls", () => {
     await srv.m.waitTerminal(run.id);
     const team = await srv.m.op("team.create", { name: "crew", member: ["ann", "bob"] });
     expect(team.ok).toBe(true);
-    const sched = await srv.m.submit("schedule.create", { name: "nightly", cron: "0 0 1 1 *", model: "mock/echo", prompt: "x" });
+    const sched = await srv.m.submit("schedule.create", { name: "nightly", cron: "0 0 1 1 *", action: ["mock/echo", "x"] });
     expect(sched).toBeDefined();
     // The value a caller would put in each named parameter.
     const value: Record<string, unknown> = {
       model: "mock/echo", prompt: "a prompt", ids: [run.id], id: run.id, playbook: "tidy", name: "fresh-" + Date.now(),
-      cron: "0 0 1 1 *", schedule: "nightly", member: ["ann", "bob"], team: "crew", from: "ann", to: "bob", body: "hi", as: "bob",
+      cron: "0 0 1 1 *", action: ["mock/echo", "x"], schedule: "nightly", member: ["ann", "bob"], team: "crew", from: "ann", to: "bob", body: "hi", as: "bob",
     };
     const c = (await srv.m.call({ help: true })).catalog;
     const refused: string[] = [];

@@ -4,7 +4,7 @@
  * definition validated is one create accepts, and one exported is one create --from-file
  * accepts back.
  */
-import { Option, type Command } from "./commander.js";
+import { Argument, Option, type Command } from "./commander.js";
 import { invalid } from "../errors.js";
 import { isObject } from "../json.js";
 import { checkName } from "../lifecycle/names.js";
@@ -19,6 +19,7 @@ import { keyValues } from "./format.js";
 import { durationIn, intIn } from "./parsers.js";
 import { ACTION_KINDS, inheritedTokens, parseAction, splitAction } from "./schedule-action.js";
 import { renderWithStore, withStore } from "./views.js";
+import { forMcp, needsOneOf } from "./builders/mcp-hints.js";
 
 const cron = () => import("../lifecycle/schedules/cron.js");
 
@@ -58,7 +59,12 @@ function parseStartAt(text: string): Date {
 function addDefineOptions(cmd: Command): Command {
   cmd
     .argument("[name]", "a unique name (letters, digits, . _ -)")
-    .argument("[action...]", "what each fire runs: agent MODEL [prompt...], flow …, fanout …, play NAME … (or MODEL [prompt...]); options of the action go after --")
+    .addArgument(
+      forMcp(
+        new Argument("[action...]", "what each fire runs: agent MODEL [prompt...], flow …, fanout …, play NAME … (or MODEL [prompt...]); options of the action go after --"),
+        'what each fire runs, as words: ["agent", MODEL, PROMPT], ["flow", "--model", MODEL, GOAL], ["play", NAME, INPUT] (or [MODEL, PROMPT])',
+      ),
+    )
     .addOption(new Option("--cron <expr>", 'five cron fields (minute hour day-of-month month day-of-week, e.g. "0 9 * * 1-5") or a macro: @hourly, @daily, @weekly, @monthly, @yearly').conflicts("every"))
     .option("--every <duration>", "fire at this interval instead of a cron: 10m, 2h, 1d (at least 10s)", everyArg)
     .option("--timezone <tz>", "IANA zone the cron is read in (default: this machine's zone, recorded)")
@@ -68,7 +74,8 @@ function addDefineOptions(cmd: Command): Command {
     .option("--once", "fire once, then disable itself (--max-runs 1)")
     .addOption(new Option("--on-failure <what>", "after a fired run fails: continue, or pause (disable the schedule before its next fire)").choices(["continue", "pause"]).default("continue"))
     .option("--from-file <path>", "the whole definition from a file li schedule export wrote (YAML or JSON); nothing else may be given");
-  return addAgentRunOptions(cmd, "each run");
+  // In practice a definition needs a name, an action and a when, or a file holding all three.
+  return needsOneOf(addAgentRunOptions(cmd, "each run"), ["name", "--from-file"], ["action", "--from-file"], ["--cron", "--every", "--from-file"]);
 }
 
 /** A definition file's keys as the options they stand for. */

@@ -6,7 +6,7 @@ import { SCHEDULE } from "../schemas.js";
   effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["schedule", "delete"],
-  summary: "delete a schedule (its runs stay)",
+  summary: "delete a schedule (runs stay)",
   result: { type: "object", required: ["deleted", "runs_deleted"], properties: { deleted: SCHEDULE, runs_deleted: { type: "integer" } } },
 })
 export class ScheduleDelete implements Verb {}

@@ -6,7 +6,7 @@ import { TEAM_SHOW } from "../schemas.js";
   effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "create"],
-  summary: "create a team of named members",
+  summary: "a team of named members",
   result: TEAM_SHOW,
 })
 export class TeamCreate implements Verb {}

@@ -8,6 +8,7 @@ import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { LIMITS, numberIn } from "../parsers.js";
 import { renderWithStore } from "../views.js";
+import { needsOneOf } from "../builders/mcp-hints.js";
 
 /**
  * Runs `fn` with SIGINT and SIGTERM turned into a request to hurry: a kill stopped between its
@@ -49,7 +50,7 @@ function targets(store: Store, ids: string[], label: string | undefined): Entity
 type KillOptions = { grace: number; label?: string; dryRun?: boolean };
 
 export function register(root: Command, ctx: CliContext): void {
-  root
+  const kill = root
     .command("kill")
     .description("cancel entities and everything under them (play → session → invocations)")
     .argument("[id]", "entity id or unambiguous prefix")
@@ -113,6 +114,8 @@ Examples:
         { write: !opts.dryRun },
       ),
     );
+  // What to kill is required in practice: an id, or a label.
+  needsOneOf(kill, ["id", "--label"]);
 }
 
 function dryRun(store: Store, roots: Entity[], opts: KillOptions) {
