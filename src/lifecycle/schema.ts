@@ -134,6 +134,8 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX entities_duration ON entities(kind, (unixepoch(ended_at, 'subsec') - unixepoch(started_at, 'subsec')))
      WHERE started_at IS NOT NULL AND ended_at IS NOT NULL;
    CREATE INDEX entities_grouping ON entities(kind, status, outcome, json_extract(spec, '$.model'));
+   -- li stats' usage totals read only the runs that reported usage, not the whole history.
+   CREATE INDEX entities_usage ON entities(created_at) WHERE usage IS NOT NULL AND kind = 'invocation';
    -- Counted by triggers, so every writer (the transition, an insert, a clean) keeps them exact
    -- in its own transaction.
    CREATE TABLE entity_counts (

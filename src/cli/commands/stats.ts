@@ -55,6 +55,7 @@ export function parseGroupBy(text: string): GroupKey[] {
  * only what providers reported (claude does; codex, gemini and openai report tokens only), and
  * runs_with_cost says how many runs that is.
  */
+/** Usage totals over the runs that reported any: the partial index holds only those (the planner, without statistics, would scan by kind). */
 function usageStats(store: Store, where: string, params: unknown[]) {
   const rows = store.db
     .prepare(
@@ -64,7 +65,7 @@ function usageStats(store: Store, where: string, params: unknown[]) {
          sum(coalesce(json_extract(usage, '$.cached_tokens'), 0)) AS cached_tokens,
          sum(json_extract(usage, '$.cost_usd')) AS cost_usd,
          count(json_extract(usage, '$.cost_usd')) AS runs_with_cost
-       FROM entities ${where ? `${where} AND` : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
+       FROM entities INDEXED BY entities_usage ${where ? `${where} AND` : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
     )
     .all(...params) as { model: string | null; runs: number; input_tokens: number; output_tokens: number; cached_tokens: number; cost_usd: number | null; runs_with_cost: number }[];
   const by_model = rows.map((r) => ({ ...r, model: r.model ?? "(none)", cost_usd: r.runs_with_cost ? round6(r.cost_usd ?? 0) : null }));
