@@ -6,39 +6,25 @@
  */
 import { Argument, Option, type Command } from "./commander.js";
 import { invalid } from "../errors.js";
-import { isObject } from "../json.js";
 import { checkName } from "../lifecycle/names.js";
-import { insertSchedule, resolveSchedule, scheduleView, type NewSchedule, type ScheduleRow } from "../lifecycle/schedules/store.js";
+import { insertSchedule, resolveSchedule, scheduleView, type NewSchedule } from "../lifecycle/schedules/store.js";
 import { tickedRecently, TICK_STALE_SECONDS } from "../lifecycle/schedules/ticks.js";
 import { liHome } from "../lifecycle/paths.js";
 import { yaml } from "../packages.js";
-import { readTextFile } from "../runtime/file-args.js";
 import { render, type CliContext } from "./adapter.js";
-import { addAgentRunOptions, type AgentRunOptions } from "./agent-options.js";
+import { addAgentRunOptions } from "./agent-options.js";
 import { keyValues } from "./format.js";
-import { durationIn, intIn } from "./parsers.js";
+import { intIn } from "./parsers.js";
 import { ACTION_KINDS, inheritedTokens, parseAction, splitAction } from "./schedule-action.js";
 import { renderWithStore, withStore } from "./views.js";
+import { everyArg, exportDoc, fromFile, MAX_RUNS, type DefineOptions } from "./schedule-file.js";
+
+export type { DefineOptions };
 import { forMcp, needsOneOf } from "./builders/mcp-hints.js";
 
 const cron = () => import("../lifecycle/schedules/cron.js");
 
-export interface DefineOptions extends AgentRunOptions {
-  cron?: string;
-  every?: number;
-  timezone?: string;
-  startAt?: string;
-  disabled?: boolean;
-  maxRuns?: number;
-  once?: boolean;
-  onFailure?: "continue" | "pause";
-  fromFile?: string;
-}
 
-const MAX_RUNS = 1_000_000;
-const everyArg = durationIn(10, 366 * 86400);
-const FILE_KEYS = ["name", "cron", "every", "timezone", "start_at", "max_runs", "once", "on_failure", "enabled", "action"];
-const FILE_CAP = 8 * 1024 * 1024;
 
 export const UNATTENDED = `
 Schedules fire only when something ticks them. Either keep a daemon running:
@@ -79,46 +65,6 @@ function addDefineOptions(cmd: Command): Command {
 }
 
 /** A definition file's keys as the options they stand for. */
-function fromFile(file: string): { name: string; words: string[]; opts: DefineOptions } {
-  const text = readTextFile(file, "--from-file", FILE_CAP);
-  let doc: unknown;
-  try {
-    doc = yaml().parse(text, { logLevel: "error" });
-  } catch {
-    throw invalid(`--from-file ${file} is not valid YAML or JSON`, { field: "from_file", from_file: file });
-  }
-  const bad = (key: string, what: string) => invalid(`--from-file ${file}: ${key}: ${what}`, { field: "from_file", from_file: file, key });
-  if (!isObject(doc)) throw bad("(top)", "expected a mapping of name, cron or every, action, …");
-  for (const k of Object.keys(doc)) if (!FILE_KEYS.includes(k)) throw bad(k, `unknown key; known keys: ${FILE_KEYS.join(", ")}`);
-  if (typeof doc.name !== "string") throw bad("name", "required: the schedule's name");
-  if (!Array.isArray(doc.action) || !doc.action.length || doc.action.some((a) => typeof a !== "string")) throw bad("action", "required: the action as a list of words, e.g. [agent, mock/echo, --, hello]");
-  const str = (k: string) => (doc[k] === undefined || doc[k] === null ? undefined : String(doc[k]));
-  let every: number | undefined;
-  if (doc.every !== undefined && doc.every !== null) {
-    try {
-      every = everyArg(String(doc.every));
-    } catch (err) {
-      throw bad("every", (err as Error).message);
-    }
-  }
-  const maxRuns = doc.max_runs === undefined || doc.max_runs === null ? undefined : Number(doc.max_runs);
-  if (maxRuns !== undefined && !(Number.isInteger(maxRuns) && maxRuns >= 1 && maxRuns <= MAX_RUNS)) throw bad("max_runs", `expected an integer from 1 to ${MAX_RUNS}`);
-  if (doc.on_failure !== undefined && doc.on_failure !== "continue" && doc.on_failure !== "pause") throw bad("on_failure", "expected continue or pause");
-  return {
-    name: doc.name,
-    words: doc.action as string[],
-    opts: {
-      cron: str("cron"),
-      every,
-      timezone: str("timezone"),
-      startAt: str("start_at"),
-      maxRuns,
-      once: doc.once === true,
-      onFailure: (doc.on_failure as DefineOptions["onFailure"]) ?? "continue",
-      disabled: doc.enabled === false,
-    },
-  };
-}
 
 /** The schedule create would store, fully validated (its action as the direct command would judge it); writes nothing. */
 export async function define(nameArg: string | undefined, wordsArg: string[], optsArg: DefineOptions, opts2: { requireName: boolean }): Promise<NewSchedule> {
@@ -179,36 +125,6 @@ async function nextFires(d: NewSchedule, n: number): Promise<string[]> {
   return d.enabled ? out : [];
 }
 
-/** A definition as the file export writes and create --from-file reads. */
-export function exportDoc(row: ScheduleRow): Record<string, unknown> {
-  const v = scheduleView(row, { prompt: true });
-  const { everyText } = { everyText: (s: number) => row.cron.replace(/^@every /, "") || `${s}s` };
-  const legacy = !row.action;
-  const spec = JSON.parse(row.spec);
-  // Before migration 5 an agent schedule kept its options in the spec: spell them as flags.
-  const argv = legacy
-    ? [
-        "agent",
-        ...(spec.cwd ? [`--cwd=${spec.cwd}`] : []),
-        ...(spec.timeout_seconds ? [`--timeout=${spec.timeout_seconds}`] : []),
-        ...(row.label ? [`--label=${row.label}`] : []),
-        ...((spec.notify ?? []) as string[]).map((n) => `--notify=${n}`),
-        ...(spec.endpoint ? [`--endpoint=${spec.endpoint}`] : []),
-        row.model,
-        "--",
-        row.prompt,
-      ]
-    : [v.kind, ...v.action];
-  return {
-    name: row.name,
-    ...(row.every_seconds ? { every: everyText(row.every_seconds) } : { cron: row.cron }),
-    timezone: row.timezone,
-    ...(row.max_runs ? { max_runs: row.max_runs } : {}),
-    on_failure: row.on_failure ?? "continue",
-    enabled: row.enabled === 1,
-    action: argv,
-  };
-}
 
 const nothingTicks = (store: Parameters<typeof tickedRecently>[0]) =>
   tickedRecently(store)
