@@ -175,3 +175,11 @@ describe("plugging in", () => {
     expect(calls).toBeLessThanOrEqual(3);
   });
 });
+
+test("li mcp started on a terminal says it speaks MCP over stdio and how to configure a client", async () => {
+  const { liInPty } = await import("./helpers/pty.js");
+  const p = liInPty(["mcp"], { env: srv.h.env });
+  await p.waitFor(/speaks MCP over stdio[\s\S]*li mcp config claude-code/);
+  p.send("\x04"); // end of input: the server closes
+  expect(await p.exit).toBe(0);
+});
