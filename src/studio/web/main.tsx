@@ -1,0 +1,3 @@
+import { render } from "preact";
+
+render(<p>li studio</p>, document.getElementById("app")!);
