@@ -77,8 +77,9 @@ export function runDetail(store: Store, id: string) {
 }
 
 export function consoleOf(store: Store, id: string, q: URLSearchParams) {
-  const e = entityOf(store, id);
   const max = intParam(q, "max", 1, 1024 * 1024) ?? CONSOLE_DEFAULT_BYTES;
-  const slice = readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, intParam(q, "offset", 0, Number.MAX_SAFE_INTEGER), max);
+  const offset = intParam(q, "offset", 0, Number.MAX_SAFE_INTEGER);
+  const e = entityOf(store, id);
+  const slice = readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, offset, max);
   return { ...slice, truncated: slice.end - slice.offset < slice.total, status: e.status, terminal: isTerminal(e.status) };
 }

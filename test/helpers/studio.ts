@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import { LI_BIN, ROOT } from "./li.js";
+
+export interface StudioProc {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  token: string;
+  origin: string;
+  cookie: string;
+  stderr: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts the built `li --machine studio --port 0` and reads its one li.result line. */
+export function startStudio(env: NodeJS.ProcessEnv, args: string[] = []): Promise<StudioProc> {
+  const child = spawn(process.execPath, [LI_BIN, "--machine", "studio", "--port", "0", ...args], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`li studio did not start: ${out}${err}`)), 15000);
+    child.on("exit", (code) => reject(new Error(`li studio exited ${code}: ${out}${err}`)));
+    child.stdout!.on("data", (d) => {
+      out += d;
+      if (!out.includes("\n")) return;
+      clearTimeout(timer);
+      const data = JSON.parse(out.split("\n")[0]).data;
+      const token = new URL(data.url).searchParams.get("token")!;
+      resolve({
+        child,
+        url: data.url,
+        port: data.port,
+        token,
+        origin: `http://127.0.0.1:${data.port}`,
+        cookie: `li_studio_${data.port}=${token}`,
+        stderr: () => err,
+        stop: () =>
+          new Promise((r) => {
+            if (child.exitCode !== null || child.signalCode !== null) return r();
+            child.once("exit", () => r());
+            child.kill("SIGTERM");
+          }),
+      });
+    });
+  });
+}
+
+export interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  json?: any;
+}
+
+/** One raw HTTP request, with whatever headers a test wants (Host and Origin included). */
+export function request(port: number, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, path, method: opts.method ?? "GET", headers: { Host: `127.0.0.1:${port}`, ...opts.headers } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => (body += d));
+      res.on("end", () => {
+        let json: any;
+        try {
+          json = JSON.parse(body);
+        } catch {}
+        resolve({ status: res.statusCode!, headers: res.headers, body, json });
+      });
+    });
+    req.on("error", reject);
+    req.end(opts.body);
+  });
+}
+
+/** A GET of the API as the page makes it (the session cookie), returning `data`. */
+export async function apiGet(s: StudioProc, path: string): Promise<any> {
+  const r = await request(s.port, path, { headers: { Cookie: s.cookie } });
+  if (r.status !== 200 || !r.json?.ok) throw new Error(`GET ${path}: ${r.status} ${r.body}`);
+  return r.json.data;
+}
+
+/** POST /api/actions as the page makes it: same Origin, the CSRF header, JSON. */
+export async function postAction(s: StudioProc, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const csrf = (await apiGet(s, "/api/session")).csrf;
+  return request(s.port, "/api/actions", {
+    method: "POST",
+    headers: { Cookie: s.cookie, Origin: s.origin, "X-CSRF-Token": csrf, "Content-Type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
