@@ -18,6 +18,7 @@ export const DECLINED: Declined[] = [
   { cliPath: ["schedule", "validate"], reason: "for a person" },
   { cliPath: ["schedule", "export"], reason: "for a person" },
   { cliPath: ["doctor"], reason: "for a person" },
+  { cliPath: ["studio"], reason: "a web server for a person" },
   { cliPath: ["mcp"], reason: "this server itself" },
   { cliPath: ["mcp", "config"], reason: "for a person" },
   { cliPath: ["mcp", "classify"], reason: "a client hook" },
