@@ -38,6 +38,14 @@ export function Console({ runId, terminal }: { runId: string; terminal: boolean 
         es = null;
         setState("done");
       });
+      es.addEventListener("failure", (ev) => {
+        es?.close();
+        es = null;
+        let msg = "the console stream failed";
+        try { msg = JSON.parse((ev as MessageEvent).data).message ?? msg; } catch { /* keep the default */ }
+        reportError(key, msg);
+        setState("done");
+      });
       // Reopen from where we are rather than letting EventSource replay from the old offset.
       es.addEventListener("error", () => {
         es?.close();

@@ -47,7 +47,7 @@ export function Graph({ runId }: { runId: string }) {
                     <title>{tip}</title>
                     <rect x={x} y={y} width={NODE_W} height={NODE_H} rx="6" ry="6" />
                     <text x={p.x} y={p.y - 5} class="node-label" text-anchor="middle">{clip(name, 22)}</text>
-                    <text x={p.x} y={p.y + 13} class="node-status" text-anchor="middle">{n.status}{n.why ? " ⓘ" : ""}</text>
+                    <text x={p.x} y={p.y + 13} class="node-status" text-anchor="middle">{n.status}</text>
                   </a>
                 </g>
               );

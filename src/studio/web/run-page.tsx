@@ -62,7 +62,7 @@ export function RunPage({ id }: { id: string }) {
       {rerunId && <p class="rerun-link">New run: <a class="mono" href={runHref(rerunId)}>{rerunId}</a></p>}
       <RunFacts run={r} />
       {d.has_graph && <Graph runId={r.id} />}
-      <div class="two">
+      <div class={d.result_text !== null || r.usage ? "two" : "one"}>
         <Timeline events={d.events} />
         <div class="stack">
           {d.result_text !== null && (

@@ -6,6 +6,8 @@ import { hashFor, navigate } from "./router";
 import { JobTable, KINDS, Loading, STATUSES } from "./ui";
 
 const PAGE = 50;
+/** The most rows the server gives in one answer. */
+const MAX_LIMIT = 200;
 
 interface RunsAnswer { runs: Job[]; next_cursor: string | null; total: number }
 
@@ -48,8 +50,13 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
   useEffect(() => { setLabel(f.label); }, [f.label]);
 
   const live = useLive(async () => {
-    const a = await get<RunsAnswer>(apiPath(f, { limit: String(shown.current) }));
-    setMore(null);
+    const a = await get<RunsAnswer>(apiPath(f, { limit: String(Math.min(shown.current, MAX_LIMIT)) }));
+    // Rows past what one answer holds stay as they were loaded, minus any now on the first page.
+    if (shown.current <= MAX_LIMIT) setMore(null);
+    else {
+      const ids = new Set(a.runs.map((r) => r.id));
+      setMore((m) => (m ? { runs: m.runs.filter((r) => !ids.has(r.id)), next: m.next } : null));
+    }
     return a;
   }, [key]);
 
@@ -62,7 +69,8 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
     return () => clearTimeout(t);
   }, [label]);
 
-  const runs = live.data ? [...live.data.runs, ...(more?.runs ?? [])] : [];
+  const firstIds = new Set(live.data?.runs.map((r) => r.id) ?? []);
+  const runs = live.data ? [...live.data.runs, ...(more?.runs ?? []).filter((r) => !firstIds.has(r.id))] : [];
   const next = more ? more.next : live.data?.next_cursor ?? null;
 
   const loadMore = async () => {
@@ -84,7 +92,7 @@ export function RunsPage({ query }: { query: URLSearchParams }) {
     <section class="page runs">
       <div class="page-head">
         <h2>Runs</h2>
-        {live.data && <span class="muted count">{live.data.total} total</span>}
+        {live.data && <span class="muted total">{live.data.total} total</span>}
       </div>
       <form class="filters" id="filters" onSubmit={(e) => { e.preventDefault(); set({ label }); }}>
         <fieldset class="statuses">
