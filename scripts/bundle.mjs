@@ -57,6 +57,8 @@ await build({
     "drain-main": "src/runtime/drain-main.ts",
     // What `li mcp` loads per build: the registry, projector and dispatcher of the li on disk.
     "mcp-surface": "src/mcp/compose.ts",
+    // li studio's server, loaded only by that command.
+    studio: "src/studio/server.ts",
   },
 });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).

@@ -19,7 +19,7 @@ export function packageRoot(): string {
   }
 }
 
-export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface";
+export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio";
 
 /** A bundled entry script; a missing one means li was not built, which is said rather than left to hang. */
 export function entryScript(name: Entry): string {

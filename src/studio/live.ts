@@ -1,0 +1,150 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Store } from "../lifecycle/store.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+import { HttpError } from "./http-answer.js";
+import { completeUtf8, insideHome } from "./home-files.js";
+import { entityOf } from "./runs.js";
+import type { EventStream } from "./sse.js";
+import type { StoreSource } from "./store-source.js";
+
+/*
+ * Live updates: one poll of SQLite's data_version for the whole server (it moves on every
+ * commit any li process makes), fanned out to every open page as a `change` event carrying
+ * the new audit rows. Console streams tail one run's console.log each.
+ */
+
+export const MAX_STREAMS = 64;
+const KEEPALIVE_MS = 15_000;
+const CHUNK_BYTES = 64 * 1024;
+const EVENTS_PER_TICK = 500;
+
+export class ChangeFeed {
+  private readonly streams = new Set<EventStream>();
+  private version = -1;
+  private lastEvent = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private lastPing = Date.now();
+  private placeholder = false;
+
+  constructor(
+    private readonly source: StoreSource,
+    private readonly intervalMs: number,
+    /** Called after each change with the store: the reconciler looks for runs to hand to li. */
+    private readonly onChange: (store: Store) => void = () => {},
+  ) {}
+
+  get size(): number {
+    return this.streams.size;
+  }
+
+  add(stream: EventStream): void {
+    if (this.streams.size >= MAX_STREAMS) throw new HttpError(503, `li studio serves at most ${MAX_STREAMS} live streams at once; close some tabs`);
+    this.streams.add(stream);
+    stream.res.on("close", () => this.streams.delete(stream));
+    stream.send("hello", { last_event: this.lastEvent });
+  }
+
+  start(): void {
+    const store = this.source.get();
+    this.lastEvent = store.placeholder ? 0 : ((store.db.prepare("SELECT max(id) AS m FROM events").get() as { m: number | null }).m ?? 0);
+    this.version = this.source.dataVersion();
+    this.placeholder = store.placeholder;
+    this.timer = setInterval(() => this.poll(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    for (const s of this.streams) s.end();
+  }
+
+  /** One tick: a changed data_version (or a state.db that appeared) becomes one change event. */
+  poll(): void {
+    let store: Store;
+    let version: number;
+    try {
+      store = this.source.get();
+      version = this.source.dataVersion();
+    } catch {
+      // state.db being replaced or migrated: the next tick tries again.
+      return;
+    }
+    // A new connection (state.db just appeared) counts versions afresh: that is a change itself.
+    const appeared = this.placeholder && !store.placeholder;
+    this.placeholder = store.placeholder;
+    if (version === this.version && !appeared) return this.keepAlive();
+    this.version = version;
+    const events = store.placeholder
+      ? []
+      : (store.db.prepare(`SELECT id, entity_id, from_status, to_status, reason_code, at FROM events WHERE id > ? ORDER BY id LIMIT ${EVENTS_PER_TICK}`).all(this.lastEvent) as { id: number }[]);
+    if (events.length) this.lastEvent = events[events.length - 1].id;
+    // More rows than one event carries: the next tick sends the rest.
+    if (events.length === EVENTS_PER_TICK) this.version = -1;
+    for (const s of this.streams) s.send("change", { events, changed: true });
+    this.onChange(store);
+  }
+
+  private keepAlive(): void {
+    if (Date.now() - this.lastPing < KEEPALIVE_MS) return;
+    this.lastPing = Date.now();
+    for (const s of this.streams) s.ping();
+  }
+}
+
+/**
+ * Streams a run's console.log from `offset` as `chunk` events, then `end` once the run is
+ * terminal and every byte is out. Bytes are sent on whole UTF-8 sequences.
+ */
+let consoleStreams = 0;
+
+export function streamConsole(source: StoreSource, id: string, offset: number, open: () => EventStream, intervalMs: number): void {
+  const first = entityOf(source.get(), id);
+  if (consoleStreams >= MAX_STREAMS) throw new HttpError(503, `li studio streams at most ${MAX_STREAMS} consoles at once; close some tabs`);
+  const stream = open();
+  consoleStreams++;
+  stream.res.on("close", () => consoleStreams--);
+  const file = first.run_dir ? path.join(first.run_dir, "console.log") : null;
+  let at = offset;
+  let lastPing = Date.now();
+  const buf = Buffer.alloc(CHUNK_BYTES);
+  const pump = (): void => {
+    const real = file ? insideHome(file) : null;
+    if (!real) return;
+    const fd = fs.openSync(real, "r");
+    try {
+      for (let i = 0; i < 16; i++) {
+        const n = fs.readSync(fd, buf, 0, buf.length, at);
+        const len = completeUtf8(buf, n);
+        if (len <= 0) break;
+        stream.send("chunk", { offset: at, text: buf.subarray(0, len).toString("utf8") });
+        at += len;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  const tick = () => {
+    if (stream.closed) return clearInterval(timer);
+    try {
+      const e = source.get().get(id);
+      const done = !e || isTerminal(e.status);
+      pump();
+      if (done) {
+        stream.send("end", { status: e?.status ?? null, offset: at });
+        clearInterval(timer);
+        stream.end();
+      } else if (Date.now() - lastPing > KEEPALIVE_MS) {
+        lastPing = Date.now();
+        stream.ping();
+      }
+    } catch (err) {
+      stream.send("failure", { message: (err as Error).message });
+      clearInterval(timer);
+      stream.end();
+    }
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  tick();
+}

@@ -1,0 +1,84 @@
+import path from "node:path";
+import { listEntities } from "../lifecycle/listing.js";
+import { observe, ProcSnapshot } from "../lifecycle/observe.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import { ENTITY_KINDS, isTerminal, STATUSES } from "../lifecycle/vocab.js";
+import { jobView } from "../cli/views.js";
+import { HttpError } from "./http-answer.js";
+import { insideHome, readFileCapped, readSlice } from "./home-files.js";
+
+/*
+ * The runs pages' reads. Records are observed without reaping (this connection cannot write):
+ * a run whose process is gone shows as stopped_without_end until li reaps it (live.ts asks li).
+ */
+
+export const PAGE_LIMIT = 200;
+export const CONSOLE_DEFAULT_BYTES = 64 * 1024;
+const PROMPT_CAP = 64 * 1024;
+const RESULT_CAP = 256 * 1024;
+
+const observed = (store: Store, e: Entity, procs: ProcSnapshot) => jobView(observe(store, e, { reap: false, procs }));
+
+function listParam(q: URLSearchParams, name: string, allowed: readonly string[]): string[] | undefined {
+  const raw = q.get(name);
+  if (!raw) return undefined;
+  const values = raw.split(",").filter(Boolean);
+  const bad = values.find((v) => !allowed.includes(v));
+  if (bad) throw new HttpError(400, `${name}=${bad} is not one of ${allowed.join(", ")}`);
+  return values;
+}
+
+export function intParam(q: URLSearchParams, name: string, min: number, max: number): number | undefined {
+  const raw = q.get(name);
+  if (raw === null || raw === "") return undefined;
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}`);
+  return Number(raw);
+}
+
+export function listRuns(store: Store, q: URLSearchParams) {
+  const labels = q.get("label");
+  if (labels !== null && labels.length > 256) throw new HttpError(400, "label is over 256 characters");
+  const filter = {
+    status: listParam(q, "status", STATUSES),
+    kind: listParam(q, "kind", ENTITY_KINDS),
+    label: labels ? [labels] : undefined,
+    topLevel: q.get("steps") !== "1",
+  };
+  const cursor = q.get("cursor") ?? undefined;
+  const p = listEntities(store, filter, { cursor, limit: intParam(q, "limit", 1, PAGE_LIMIT) ?? 50 });
+  const procs = new ProcSnapshot();
+  return { runs: p.rows.map((e) => observed(store, e, procs)), next_cursor: p.next_cursor, total: p.total };
+}
+
+const ID = /^[a-z]{2,4}_[0-9a-z]{8,40}$/;
+
+export function entityOf(store: Store, id: string): Entity {
+  if (!ID.test(id)) throw new HttpError(400, `${JSON.stringify(id.slice(0, 80))} is not a run id (they look like inv_01j…)`);
+  const e = store.get(id);
+  if (!e) throw new HttpError(404, `no run ${id} in this LI_HOME`);
+  return e;
+}
+
+export function runDetail(store: Store, id: string) {
+  const e = entityOf(store, id);
+  const procs = new ProcSnapshot();
+  const events = store.events(id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
+  const prompt = e.run_dir ? readFileCapped(path.join(e.run_dir, "prompt.txt"), PROMPT_CAP) : null;
+  const consoleFile = e.run_dir ? insideHome(path.join(e.run_dir, "console.log")) : null;
+  return {
+    run: observed(store, e, procs),
+    events,
+    children: store.children(id).map((c) => observed(store, c, procs)),
+    request: { spec: e.spec, prompt: prompt?.text ?? null, prompt_truncated: prompt?.truncated ?? false },
+    result_text: e.result_text === null ? null : e.result_text.slice(0, RESULT_CAP),
+    console_bytes: consoleFile ? readSlice(consoleFile, 0, 0).total : 0,
+    has_graph: e.kind !== "invocation",
+  };
+}
+
+export function consoleOf(store: Store, id: string, q: URLSearchParams) {
+  const e = entityOf(store, id);
+  const max = intParam(q, "max", 1, 1024 * 1024) ?? CONSOLE_DEFAULT_BYTES;
+  const slice = readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, intParam(q, "offset", 0, Number.MAX_SAFE_INTEGER), max);
+  return { ...slice, truncated: slice.end - slice.offset < slice.total, status: e.status, terminal: isTerminal(e.status) };
+}
