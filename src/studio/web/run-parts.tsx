@@ -2,8 +2,8 @@
 import type { AuditEvent, Job } from "./api";
 import { Age, Duration } from "./ui";
 
-function Fact({ k, children }: { k: string; children: any }) {
-  return <div class="fact"><dt>{k}</dt><dd>{children}</dd></div>;
+function Fact({ k, children, wide }: { k: string; children: any; wide?: boolean }) {
+  return <div class={wide ? "fact wide" : "fact"}><dt>{k}</dt><dd>{children}</dd></div>;
 }
 
 const dash = <span class="muted">—</span>;
@@ -13,7 +13,7 @@ export function RunFacts({ run: r }: { run: Job }) {
     <section class="card facts">
       <dl>
         <Fact k="outcome"><span id="run-outcome">{r.outcome ?? "—"}</span></Fact>
-        <Fact k="reason"><span id="run-reason">{r.reason_code ?? "—"}</span></Fact>
+        <Fact k="reason" wide><span id="run-reason" class="mono">{r.reason_code ?? "—"}</span></Fact>
         <Fact k="phase">{r.current_phase ?? dash}</Fact>
         <Fact k="created"><Age at={r.created_at} /></Fact>
         <Fact k="started"><Age at={r.started_at} /></Fact>

@@ -7,7 +7,7 @@ const pad = (n: number) => String(n).padStart(2, "0");
 /** A span in milliseconds, short: 850ms, 1.2s, 3m 04s, 1h 02m, 2d 03h. */
 export function duration(ms: number): string {
   if (ms < 0) ms = 0;
-  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 100) return `${Math.round(ms)}ms`;
   const s = ms / 1000;
   if (s < 60) return `${s.toFixed(1)}s`;
   const total = Math.floor(s);
