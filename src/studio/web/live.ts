@@ -25,15 +25,23 @@ function fireChange() {
 /** Opens the stream once for the whole app; EventSource reconnects by itself. */
 export function startStream(): void {
   if (source) return;
-  source = new EventSource("/api/stream");
-  source.addEventListener("open", () => {
+  const es = new EventSource("/api/stream");
+  source = es;
+  es.addEventListener("open", () => {
     const wasDown = conn === "reconnecting";
     setConn("live");
     // Changes made while the stream was down were not seen: read again.
     if (wasDown) fireChange();
   });
-  source.addEventListener("error", () => setConn("reconnecting"));
-  source.addEventListener("change", () => fireChange());
+  es.addEventListener("error", () => {
+    setConn("reconnecting");
+    // An answer that is not a stream (a 401, a 503) closes an EventSource for good: open anew.
+    if (es.readyState === EventSource.CLOSED) {
+      source = null;
+      setTimeout(startStream, 3000);
+    }
+  });
+  es.addEventListener("change", () => fireChange());
 }
 
 export function onChange(l: Listener): () => void {
