@@ -1,0 +1,116 @@
+// The API's shapes (docs/studio-api.md) and the one way the page talks to the server.
+
+export interface Usage { input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cost_usd: number | null }
+
+export interface Job {
+  id: string; kind: string; parent_id: string | null; label: string | null; status: string; terminal: boolean;
+  outcome: string | null; reason_code: string | null; placement?: string; model: string | null; current_phase: string | null;
+  pid: number | null; exit_code: number | null; created_at: string; started_at: string | null; ended_at: string | null;
+  usage: Usage | null; num_turns: number | null; queue: string | null; queue_position: number | null;
+}
+
+export interface AuditEvent { id: number; from_status: string | null; to_status: string; reason_code: string | null; source: string | null; at: string; detail: unknown }
+
+export interface RunDetail {
+  run: Job; events: AuditEvent[]; children: Job[];
+  request: { spec: unknown; prompt: string | null; prompt_truncated: boolean } | null;
+  result_text: string | null; console_bytes: number | null; has_graph: boolean;
+}
+
+export interface GraphNode {
+  id: string; label: string | null; kind: string; role: string | null; step: string | null; status: string;
+  outcome: string | null; reason_code: string | null; model: string | null; started_at: string | null; ended_at: string | null; why: string | null;
+}
+export interface GraphEdge { from: string; to: string; kind: string }
+export interface GraphData { root: string; nodes: GraphNode[]; edges: GraphEdge[] }
+
+export interface ConsoleSlice { text: string; offset: number; end: number; total: number; truncated: boolean }
+
+export interface ScheduleRun { id: string; entity_id: string | null; trigger: string; fired_at: string; error: string | null; status?: string | null }
+export interface Schedule {
+  id: string; name: string; cron: string; every_seconds: number | null; timezone: string; enabled: boolean;
+  disabled_reason: string | null; kind: string; max_runs: number | null; fired_count: number; label: string | null;
+  next_run_at: string | null; last_fired_at: string | null; recent_runs: ScheduleRun[];
+}
+
+export interface Team { id: string; name: string; members: string[]; member_count: number; message_count: number; last_message_at: string | null; created_at: string }
+export interface Member { name: string; sent: number; received: number; unread: number; read_at: string | null }
+export interface Message { id: string; from: string; to: string; body: string; created_at: string }
+export interface TeamDetail { team: Team; members: Member[]; messages: Message[] }
+
+export interface Delivery {
+  id: string; status: string; handler: string; type: string; destination: string | string[] | null; entity_id: string;
+  entity_kind: string | null; attempts: number; max_attempts: number; next_attempt_at: string | null; last_error: string | null; created_at: string;
+}
+export interface Outbox { deliveries: Delivery[]; counts: Record<string, number> }
+
+export interface Session { csrf: string; version: string; li_home: string; now: string }
+
+export interface ActionAnswer {
+  action: string; argv: string[]; exit_code: number | null;
+  result: { ok: boolean; data?: any; error?: { kind: string; message: string; detail?: any } } | null;
+}
+
+export const UNAUTHORIZED = "session expired or no token: open the URL li studio printed";
+
+/** A failed answer: the server's own message, or what went wrong on the way. */
+export class ApiError extends Error {
+  constructor(message: string, readonly status: number, readonly kind: string | null) { super(message); }
+}
+
+async function answer<T>(res: Response): Promise<T> {
+  if (res.status === 401) throw new ApiError(UNAUTHORIZED, 401, "unauthorized");
+  let body: any;
+  try {
+    body = await res.json();
+  } catch {
+    throw new ApiError(`HTTP ${res.status}: the answer is not JSON`, res.status, null);
+  }
+  if (!body || body.ok !== true) {
+    const e = body?.error;
+    throw new ApiError(e?.message ?? `HTTP ${res.status}`, res.status, e?.kind ?? null);
+  }
+  return body.data as T;
+}
+
+export async function get<T>(path: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  } catch {
+    throw new ApiError("the studio server does not answer", 0, null);
+  }
+  return answer<T>(res);
+}
+
+let session: Session | null = null;
+let clockOffset = 0;
+
+export async function loadSession(): Promise<Session> {
+  const s = await get<Session>("/api/session");
+  session = s;
+  const server = Date.parse(s.now);
+  if (!Number.isNaN(server)) clockOffset = server - Date.now();
+  return s;
+}
+
+/** Now on the session's clock: the server's time when the page started, moved on by ours. */
+export const serverNow = (): number => Date.now() + clockOffset;
+
+export async function postAction(action: string, target: string): Promise<ActionAnswer> {
+  if (!session) await loadSession();
+  let res: Response;
+  try {
+    res = await fetch("/api/actions", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": session!.csrf, Accept: "application/json" },
+      body: JSON.stringify({ action, target }),
+    });
+  } catch {
+    throw new ApiError("the studio server does not answer", 0, null);
+  }
+  return answer<ActionAnswer>(res);
+}
+
+export const enc = encodeURIComponent;
