@@ -33,6 +33,8 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml nor n
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
     expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto/.test(u))).toEqual([]);
+    // Nor li studio: its server (node:http, preact's page) is a bundle only that command loads.
+    expect(loaded.filter((u) => /node:http\b|dist\/bundle\/studio\.js|dist\/studio\//.test(u))).toEqual([]);
   } finally {
     h.cleanup();
   }

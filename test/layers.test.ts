@@ -72,6 +72,36 @@ test("the server never loads the code that starts runs: no path of static import
   expect(reached).toEqual([]);
 });
 
+test("src/studio reads through lifecycle and the CLI's views, and never reaches the code that starts or changes runs", () => {
+  // Every change the studio makes is a li subprocess (src/studio/actions.ts): no second write path.
+  const starts = ["spawn", "submit", "queue", "rerun", "play-submit", "schedule-fire", "resume"].map((n) => `src/runtime/${n}.ts`);
+  const forbidden = (f: string) => starts.includes(f) || /-worker\.ts$/.test(f) || under(f, "src/cli/commands") || under(f, "src/mcp") || ["src/lifecycle/kill.ts", "src/lifecycle/clean.ts"].includes(f);
+  const seen = new Set<string>();
+  const reached: string[] = [];
+  const queue = SOURCES.filter((f) => under(f, "src/studio"));
+  while (queue.length) {
+    const f = queue.shift()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    if (forbidden(f)) reached.push(f);
+    for (const e of ALL) if (e.from === f && !e.typeOnly) queue.push(e.to);
+  }
+  expect(reached).toEqual([]);
+});
+
+test("li studio's server is a bundle of its own: the CLI reaches it only by type, and its page imports nothing outside src/studio/web", () => {
+  expect(ALL.filter((e) => !under(e.from, "src/studio") && under(e.to, "src/studio") && !e.typeOnly)).toEqual([]);
+  const web = fs.readdirSync(path.join(ROOT, "src/studio/web")).filter((f) => /\.tsx?$/.test(f));
+  expect(web.length).toBeGreaterThan(5);
+  const foreign = web.flatMap((f) =>
+    [...fs.readFileSync(path.join(ROOT, "src/studio/web", f), "utf8").matchAll(/^\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm)]
+      .map((m) => m[1] ?? m[2])
+      .filter((spec) => !spec.startsWith("./") && !/^(preact|@dagrejs\/dagre)(\/|$)/.test(spec))
+      .map((spec) => `${f}: ${spec}`),
+  );
+  expect(foreign).toEqual([]);
+});
+
 test("the core never imports verbs/ except through the composition root", () => {
   expect(ALL.filter((e) => under(e.from, "src") && under(e.to, "verbs") && !(e.from === "src/mcp/compose.ts" && e.to === "verbs/index.ts"))).toEqual([]);
 });

@@ -3,7 +3,7 @@ import { listEntities } from "../lifecycle/listing.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { ENTITY_KINDS, isTerminal, STATUSES } from "../lifecycle/vocab.js";
-import { jobView } from "../cli/views.js";
+import { jobView } from "../cli/job-view.js";
 import { HttpError } from "./http-answer.js";
 import { insideHome, readFileCapped, readSlice } from "./home-files.js";
 

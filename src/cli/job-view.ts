@@ -1,0 +1,75 @@
+import path from "node:path";
+import type { Observed } from "../lifecycle/observe.js";
+import type { Entity } from "../lifecycle/store.js";
+import { usageOf } from "../lifecycle/usage.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+
+/* The machine views of a record: what li job status and li state list print, and what li studio shows. */
+
+/** What every machine view of a record starts with; raw values only (ADR-0066 D7). */
+function recordFields(e: Entity) {
+  return {
+    id: e.id,
+    kind: e.kind,
+    parent_id: e.parent_id,
+    label: e.label,
+    status: e.status,
+    terminal: isTerminal(e.status),
+    outcome: e.outcome,
+    reason_code: e.reason_code,
+  };
+}
+
+/** The process and timing fields, in the order both views show them. */
+function runFields(e: Entity) {
+  return {
+    model: (e.spec.model as string | undefined) ?? null,
+    current_phase: e.current_phase,
+    pid: e.pid,
+    pgid: e.pgid,
+    exit_code: e.exit_code,
+    created_at: e.created_at,
+  };
+}
+
+/** The machine view of one job, as observed (a run whose process is gone is reaped first). */
+export function jobView(o: Observed) {
+  const e = o.entity;
+  return {
+    ...recordFields(e),
+    placement: o.placement,
+    possibly_orphaned: o.possibly_orphaned,
+    ...runFields(e),
+    started_at: e.started_at,
+    ended_at: e.ended_at,
+    run_dir: e.run_dir,
+    console_log: e.run_dir ? path.join(e.run_dir, "console.log") : null,
+    profile: (e.spec.profile as string | undefined) ?? null,
+    resumes: (e.spec.resumes as string | undefined) ?? null,
+    // What the provider reported (null for providers that report nothing, e.g. mock).
+    usage: usageOf(e),
+    provider_session_id: e.provider_session_id,
+    num_turns: e.num_turns,
+    has_result: e.result_text !== null,
+    queue: e.queue ?? null,
+    queue_position: o.queue_position ?? null,
+  };
+}
+
+export type JobView = ReturnType<typeof jobView>;
+
+/**
+ * The machine view of one record exactly as state.db holds it: no process is looked at, so
+ * nothing is reaped, and version and updated_at say which write it reflects.
+ */
+export function recordView(e: Entity) {
+  return {
+    ...recordFields(e),
+    version: e.version,
+    ...runFields(e),
+    updated_at: e.updated_at,
+    started_at: e.started_at,
+    ended_at: e.ended_at,
+    run_dir: e.run_dir,
+  };
+}

@@ -1,0 +1,175 @@
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { ARTIFACTS, launchChromium } from "./helpers/browser.js";
+import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { startStudio, type StudioProc } from "./helpers/studio.js";
+
+/*
+ * li studio in a real headless Chromium: the page as a person sees it, live. Screenshots of the
+ * runs page and a flow's graph go to test-artifacts/studio (the README shows copies).
+ */
+
+let h: Home;
+let s: StudioProc;
+let browser: Browser;
+let closeBrowser: () => Promise<void>;
+let page: Page;
+
+beforeAll(async () => {
+  h = tempHome();
+  s = await startStudio(h.env);
+  ({ browser, close: closeBrowser } = await launchChromium());
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  // The printed URL once: it becomes the session cookie and leaves the address bar.
+  await page.goto(s.url);
+  expect(new URL(page.url()).search).toBe("");
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  await closeBrowser?.();
+  await s?.stop();
+  await li(["kill", "--grace", "0", "--label", "studio-test"], { env: h.env });
+  h.cleanup();
+});
+
+function planFile(name: string, steps: string): string {
+  const file = path.join(h.home, `${name}.yaml`);
+  fs.writeFileSync(file, `steps:\n${steps}`);
+  return file;
+}
+
+async function flow(plan: string): Promise<string> {
+  const d = await liData(["o", "flow", "--detach", "--label", "studio-test", "--plan-file", plan, "the goal"], { env: h.env });
+  return d.id;
+}
+
+/** Sets a marker on the page's window: if it is still there later, the page never reloaded. */
+const mark = (p: Page) => p.evaluate(() => ((window as any).__liMarker = Math.random()));
+const marker = (p: Page) => p.evaluate(() => (window as any).__liMarker as number | undefined);
+
+const statusOf = (p: Page, step: string) => p.getAttribute(`svg#graph g.node[data-step="${step}"]`, "data-status");
+
+test("a flow's graph turns from running to completed without a reload", async () => {
+  const plan = planFile("diamond", [
+    "  - {id: a, task: first, model: 'mock/sleep:1.5'}",
+    "  - {id: b, task: left, model: 'mock/sleep:1', depends_on: [a]}",
+    "  - {id: c, task: right, model: 'mock/sleep:1', depends_on: [a]}",
+    "  - {id: d, task: join, model: 'mock/echo', depends_on: [b, c]}",
+  ].join("\n") + "\n");
+  const id = await flow(plan);
+  await page.goto(`${s.origin}/#/runs/${id}`);
+  const m = await mark(page);
+  await page.waitForSelector('svg#graph g.node[data-step="a"][data-status="running"]', { timeout: 20_000 });
+  expect(await statusOf(page, "d")).toBe("queued");
+  expect(await page.textContent("#run-status")).toBe("running");
+  await page.waitForSelector('#run-status[data-status="completed"]', { timeout: 30_000 });
+  await page.waitForSelector('svg#graph g.node[data-step="d"][data-status="completed"]', { timeout: 10_000 });
+  for (const step of ["a", "b", "c", "d"]) expect([step, await statusOf(page, step)]).toEqual([step, "completed"]);
+  // The edges are the plan's: a feeds b and c, both feed d.
+  const edges = await page.$$eval("svg#graph path.edge.depends", (els) => els.map((e) => `${e.getAttribute("data-from")}>${e.getAttribute("data-to")}`));
+  expect(edges).toHaveLength(4);
+  expect(await marker(page)).toBe(m);
+  await page.screenshot({ path: path.join(ARTIFACTS, "flow-graph.png"), fullPage: true });
+}, 60_000);
+
+test("a failed step's dependents show why they were cancelled", async () => {
+  const plan = planFile("broken", [
+    "  - {id: ok, task: fine, model: 'mock/echo'}",
+    "  - {id: broken, task: fails, model: 'mock/fail:3'}",
+    "  - {id: after, task: never runs, model: 'mock/echo', depends_on: [broken]}",
+  ].join("\n") + "\n");
+  const id = await flow(plan);
+  await page.goto(`${s.origin}/#/runs/${id}`);
+  await page.waitForSelector('svg#graph g.node[data-step="after"][data-status="cancelled"]', { timeout: 30_000 });
+  expect(await statusOf(page, "broken")).toBe("failed");
+  await page.waitForSelector("#graph-why li");
+  expect(await page.textContent("#graph-why")).toContain("after: cancelled: dependency broken failed");
+}, 60_000);
+
+test("kill a mock/hang run from its page: it shows cancelled and the kill's report", async () => {
+  const run = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
+  await page.goto(`${s.origin}/#/runs/${run.id}`);
+  await page.waitForSelector('#run-status[data-status="running"]', { timeout: 20_000 });
+  await page.click("#kill");
+  await page.click("#kill-confirm");
+  // mock/hang ignores SIGTERM: the kill waits out its grace, then SIGKILLs.
+  await page.waitForSelector('#run-status[data-status="cancelled"]', { timeout: 30_000 });
+  await page.waitForSelector("#action-result", { timeout: 30_000 });
+  const report = JSON.parse((await page.textContent("#action-result"))!);
+  expect(report.argv).toEqual(["li", "--machine", "kill", run.id]);
+  expect(report.result.ok).toBe(true);
+  expect(report.result.data.entities).toEqual([expect.objectContaining({ id: run.id, previous_status: "running", action: "cancelled", signals: ["SIGTERM", "SIGKILL"], process_gone: true })]);
+  expect(await page.textContent("#action-summary")).toMatch(/1 cancelled/);
+  expect(await page.$("#kill")).toBeNull();
+  const timeline = await page.textContent("#timeline");
+  expect(timeline).toContain("invocation.cancelled.killed");
+  expect((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status).toBe("cancelled");
+}, 60_000);
+
+test("a run's page streams its console while it runs", async () => {
+  const plan = planFile("chain", [
+    "  - {id: one, task: first, model: 'mock/sleep:1'}",
+    "  - {id: two, task: second, model: 'mock/sleep:1', depends_on: [one]}",
+    "  - {id: three, task: third, model: 'mock/sleep:1', depends_on: [two]}",
+  ].join("\n") + "\n");
+  const id = await flow(plan);
+  await page.goto(`${s.origin}/#/runs/${id}`);
+  const m = await mark(page);
+  await page.waitForFunction(() => /step one started/.test(document.querySelector("#console")?.textContent ?? ""), undefined, { timeout: 20_000 });
+  const early = (await page.textContent("#console"))!;
+  expect(early).not.toMatch(/step three/);
+  expect(await page.textContent("#run-status")).toBe("running");
+  await page.waitForFunction(() => /step three completed/.test(document.querySelector("#console")?.textContent ?? ""), undefined, { timeout: 30_000 });
+  await page.waitForSelector('#run-status[data-status="completed"]', { timeout: 20_000 });
+  expect(await marker(page)).toBe(m);
+  // What streamed is the console as li has it.
+  const full = await liData(["job", "output", "--console", "--max-bytes", "1000000", "--offset", "0", id], { env: h.env });
+  expect((await page.textContent("#console"))!.trim()).toBe(full.output.trim());
+}, 60_000);
+
+test("a page on another origin cannot make the browser kill a run", async () => {
+  const run = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
+  const target = `${s.origin}/api/actions`;
+  const evil = http.createServer((_req, res) => {
+    res.writeHead(200, { "Content-Type": "text/html" });
+    res.end(`<script>
+      const body = JSON.stringify({ action: "kill", target: ${JSON.stringify(run.id)} });
+      Promise.allSettled([
+        fetch(${JSON.stringify(target)}, { method: "POST", mode: "no-cors", credentials: "include", headers: { "Content-Type": "text/plain" }, body }),
+        fetch(${JSON.stringify(target)}, { method: "POST", credentials: "include", headers: { "Content-Type": "application/json" }, body }),
+      ]).then((r) => { document.title = "sent:" + r.map((x) => x.status).join(","); });
+    </script>`);
+  });
+  await new Promise<void>((r) => evil.listen(0, "127.0.0.1", () => r()));
+  const other = await browser.newPage();
+  try {
+    // The same browser, holding the studio's cookie: still refused.
+    await other.goto(`http://localhost:${(evil.address() as { port: number }).port}/`);
+    await other.waitForFunction(() => document.title.startsWith("sent:"), undefined, { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status).toBe("running");
+  } finally {
+    await other.close();
+    evil.close();
+    await li(["kill", "--grace", "0", run.id], { env: h.env });
+  }
+}, 60_000);
+
+test("the runs page lists runs newest first, filters by status, and picks up a new run live", async () => {
+  await page.goto(`${s.origin}/#/`);
+  await page.waitForSelector("tr[data-run-id]");
+  const m = await mark(page);
+  const before = await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-run-id")));
+  const fresh = await liData(["agent", "--label", "studio-test", "mock/echo", "newest"], { env: h.env });
+  await page.waitForSelector(`tr[data-run-id="${fresh.id}"][data-status="completed"]`, { timeout: 15_000 });
+  const after = await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-run-id")));
+  expect(after).toEqual([fresh.id, ...before]);
+  expect(await marker(page)).toBe(m);
+  await page.screenshot({ path: path.join(ARTIFACTS, "runs.png"), fullPage: true });
+  await page.check('input[name=status][value="cancelled"]');
+  await until(async () => (await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-status")))).every((x) => x === "cancelled"), 10_000);
+  expect(new URL(page.url()).hash).toContain("status=cancelled");
+}, 60_000);
