@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ARTIFACTS, launchChromium } from "./helpers/browser.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { startStudio, type StudioProc } from "./helpers/studio.js";
+import { readyHang, startStudio, type StudioProc } from "./helpers/studio.js";
 
 /*
  * li studio in a real headless Chromium: the page as a person sees it, live. Screenshots of the
@@ -90,7 +90,7 @@ test("a failed step's dependents show why they were cancelled", async () => {
 }, 60_000);
 
 test("kill a mock/hang run from its page: it shows cancelled and the kill's report", async () => {
-  const run = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
+  const run = await readyHang(h, "studio-test");
   await page.goto(`${s.origin}/#/runs/${run.id}`);
   await page.waitForSelector('#run-status[data-status="running"]', { timeout: 20_000 });
   await page.click("#kill");
@@ -121,7 +121,8 @@ test("a run's page streams its console while it runs", async () => {
   await page.waitForFunction(() => /step one started/.test(document.querySelector("#console")?.textContent ?? ""), undefined, { timeout: 20_000 });
   const early = (await page.textContent("#console"))!;
   expect(early).not.toMatch(/step three/);
-  expect(await page.textContent("#run-status")).toBe("running");
+  // The status follows the change stream, the console its own: either may be a moment ahead.
+  await page.waitForSelector('#run-status[data-status="running"]', { timeout: 10_000 });
   await page.waitForFunction(() => /step three completed/.test(document.querySelector("#console")?.textContent ?? ""), undefined, { timeout: 30_000 });
   await page.waitForSelector('#run-status[data-status="completed"]', { timeout: 20_000 });
   expect(await marker(page)).toBe(m);

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, postAction, request, startStudio, type StudioProc } from "./helpers/studio.js";
+import { apiGet, postAction, readyHang, request, startStudio, type StudioProc } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
 /*
@@ -174,7 +174,7 @@ describe("the store", () => {
     const e = tempHome();
     const t = await startStudio(e.env);
     try {
-      const run = await liData(["agent", "--detach", "mock/hang", "wait"], { env: e.env });
+      const run = await readyHang(e);
       // mock/hang ignores SIGTERM: the kill waits out its 5 s grace, so the studio dies inside it.
       const posting = postAction(t, { action: "kill", target: run.id }).catch((err) => err);
       await until(() => liData(["job", "status", run.id], { env: e.env }).then((d) => d.jobs[0].status === "cancelled"), 10000);
@@ -188,6 +188,48 @@ describe("the store", () => {
       await t.stop();
       e.cleanup();
     }
+  });
+});
+
+describe("graphs", () => {
+  const edgesOf = (g: any) => {
+    const label = new Map(g.nodes.map((n: any) => [n.id, n.label]));
+    return g.edges.map((e: any) => `${e.kind}: ${label.get(e.from)} -> ${label.get(e.to)}`).sort();
+  };
+
+  test("a fan-out: the session plans each worker, each worker feeds the synthesis", async () => {
+    const d = await liData(["o", "fanout", "-n", "2", "--model", "mock/echo", "--synthesis-model", "mock/echo", "--label", "fan", "x"], { env: h.env });
+    const g = await apiGet(s, `/api/runs/${d.id}/graph`);
+    expect(edgesOf(g)).toEqual(["feeds: w1 -> synthesis", "feeds: w2 -> synthesis", "plans: fan -> w1", "plans: fan -> w2"]);
+    expect(g.nodes.map((n: any) => n.status)).toEqual(["completed", "completed", "completed", "completed"]);
+  });
+
+  test("a play owns its session, whose plan's steps depend on each other; a single run has no graph", async () => {
+    fs.mkdirSync(path.join(h.home, "playbooks"), { recursive: true });
+    fs.writeFileSync(path.join(h.home, "playbooks", "review.playbook.yaml"), 'description: review\nprompt: "review {input}"\nmodel: mock/echo\n');
+    const d = await liData(["play", "review", "this"], { env: h.env });
+    const g = await apiGet(s, `/api/runs/${d.id}/graph`);
+    const kinds = g.edges.map((e: any) => e.kind).sort();
+    // The mock planner's diamond: s1 first, s2 and s3 after it, s4 after both.
+    expect(edgesOf(g).filter((e: string) => e.includes("depends"))).toEqual(["depends: s1 -> s2", "depends: s1 -> s3", "depends: s2 -> s4", "depends: s3 -> s4"]);
+    expect(kinds.filter((k: string) => k === "owns")).toHaveLength(1);
+    expect(g.edges.find((e: any) => e.kind === "owns").from).toBe(d.id);
+    const one = await liData(["agent", "mock/echo", "single"], { env: h.env });
+    const r = await request(s.port, `/api/runs/${one.id}/graph`, { headers: { Cookie: s.cookie } });
+    expect([r.status, r.json.error.message]).toEqual([404, expect.stringMatching(/single run, not a flow/)]);
+  });
+});
+
+describe("reconciling", () => {
+  test("a run whose processes were killed -9 (no end written) is handed to li, which reaps it to lost, and the stream says so", async () => {
+    const events = sseLines(s, "/api/stream");
+    const run = await liData(["agent", "--detach", "mock/hang", "doomed"], { env: h.env });
+    const job = await until(() => liData(["job", "status", run.id], { env: h.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
+    process.kill(-job.pgid, "SIGKILL");
+    await until(() => events.text().includes(`"entity_id":"${run.id}","from_status":"running","to_status":"lost"`), 15000);
+    const d = await apiGet(s, `/api/runs/${run.id}`);
+    expect([d.run.status, d.events.at(-1).source]).toEqual(["lost", "reaper"]);
+    events.close();
   });
 });
 
@@ -222,3 +264,4 @@ function sseLines(t: StudioProc, p: string) {
     .catch(() => {});
   return { text: () => text, close: () => ctrl.abort() };
 }
+

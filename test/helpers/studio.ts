@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
-import { LI_BIN, ROOT } from "./li.js";
+import fs from "node:fs";
+import path from "node:path";
+import { READY_BYTES, untilAgentReady } from "./fixtures.js";
+import { type Home, LI_BIN, liData, ROOT, until } from "./li.js";
 
 export interface StudioProc {
   child: ChildProcess;
@@ -89,4 +92,14 @@ export async function postAction(s: StudioProc, body: unknown, headers: Record<s
     headers: { Cookie: s.cookie, Origin: s.origin, "X-CSRF-Token": csrf, "Content-Type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
+}
+
+/** A detached mock/hang whose agent has installed its SIGTERM handler (so a kill must SIGKILL it). */
+export async function readyHang(home: Home, label?: string): Promise<{ id: string }> {
+  const prompt = path.join(home.home, `hang-${Date.now()}.txt`);
+  fs.writeFileSync(prompt, Buffer.alloc(READY_BYTES, "h"));
+  const run = await liData(["agent", "--detach", ...(label ? ["--label", label] : []), "--prompt-file", prompt, "mock/hang"], { env: home.env });
+  const job = await until(() => liData(["job", "status", run.id], { env: home.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
+  await untilAgentReady(job);
+  return run;
 }
