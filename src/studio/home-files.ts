@@ -28,7 +28,8 @@ export function readSlice(file: string | null, offset: number | undefined, max: 
     const start = offset === undefined ? Math.max(0, total - max) : Math.min(offset, total);
     const buf = Buffer.alloc(Math.min(max, total - start));
     const n = fs.readSync(fd, buf, 0, buf.length, start);
-    const len = completeUtf8(buf, n);
+    // A window narrower than one sequence still moves on (the page shows a replacement character).
+    const len = completeUtf8(buf, n) || n;
     return { text: buf.subarray(0, len).toString("utf8"), offset: start, end: start + len, total };
   } finally {
     fs.closeSync(fd);
