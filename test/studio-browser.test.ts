@@ -64,6 +64,7 @@ test("a flow's graph turns from running to completed without a reload", async ()
   const m = await mark(page);
   await page.waitForSelector('svg#graph g.node[data-step="a"][data-status="running"]', { timeout: 20_000 });
   expect(await statusOf(page, "d")).toBe("queued");
+  await page.screenshot({ path: path.join(ARTIFACTS, "flow-graph-running.png") });
   expect(await page.textContent("#run-status")).toBe("running");
   await page.waitForSelector('#run-status[data-status="completed"]', { timeout: 30_000 });
   await page.waitForSelector('svg#graph g.node[data-step="d"][data-status="completed"]', { timeout: 10_000 });
