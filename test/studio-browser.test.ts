@@ -175,3 +175,29 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   await until(async () => (await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-status")))).every((x) => x === "cancelled"), 10_000);
   expect(new URL(page.url()).hash).toContain("status=cancelled");
 }, 60_000);
+
+test("schedules and the outbox: disable a schedule and retry a failed delivery from their pages, through li", async () => {
+  await liData(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env });
+  await page.goto(`${s.origin}/#/schedules`);
+  await page.click('tr[data-enabled="1"] button.toggle[data-action="schedule-disable"]');
+  await page.waitForSelector('tr[data-enabled="0"]', { timeout: 15_000 });
+  const disabled = JSON.parse((await page.textContent("#action-result"))!);
+  expect([disabled.argv.slice(2, 4), disabled.result.data.changed, disabled.result.data.schedule.enabled]).toEqual([["schedule", "disable"], true, false]);
+  expect((await liData(["schedule", "get", "nightly"], { env: h.env })).schedule.enabled).toBe(false);
+
+  // A handler that always fails, tried once: its delivery ends failed.
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "notify:\n  on_terminal:\n    - {name: broken, exec: [/bin/false]}\n  retry: {max_attempts: 1, backoff_seconds: 1}\n");
+  try {
+    const run = await liData(["agent", "--label", "studio-test", "mock/echo", "notify me"], { env: h.env });
+    const failed = await until(async () => (await liData(["dispatch", "list", "--status", "failed"], { env: h.env })).deliveries.find((d: any) => d.entity_id === run.id));
+    await page.goto(`${s.origin}/#/outbox`);
+    await page.click(`tr[data-delivery-id="${failed.id}"] button.retry`);
+    await page.waitForSelector("#action-result", { timeout: 15_000 });
+    const retried = JSON.parse((await page.textContent("#action-result"))!);
+    expect([retried.argv.slice(2), retried.result.ok, retried.result.data.delivery.id]).toEqual([["dispatch", "retry", failed.id], true, failed.id]);
+    // li's drainer tries it again and it fails again: the page follows it there, live.
+    await page.waitForSelector(`tr[data-delivery-id="${failed.id}"][data-status="failed"]`, { timeout: 15_000 });
+  } finally {
+    fs.rmSync(path.join(h.home, "settings.yaml"));
+  }
+}, 60_000);

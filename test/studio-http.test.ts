@@ -103,6 +103,8 @@ describe("strange input", () => {
       ["/api/runs/" + "a".repeat(5000), 400, /is not a run id/],
       ["/api/runs/inv_00000000000000000000000000/console?offset=-1", 400, /offset/],
       ["/api/teams/nobody", 404, /nobody/],
+      ["/api/teams/%E0%A4%A", 400, /percent-encoding/],
+      ["/api/outbox?status=sent", 400, /status=sent is not one of pending/],
       ["/etc/passwd", 404, /no page/],
     ];
     for (const [p, status, message] of bad) {
@@ -113,7 +115,7 @@ describe("strange input", () => {
     const bodies: [string, number, RegExp][] = [
       ["not json", 400, /not JSON/],
       ["[]", 400, /JSON object/],
-      [JSON.stringify({ action: "state.migrate", target: "x" }), 400, /action must be one of kill, rerun, schedule.enable, schedule.disable, dispatch.retry/],
+      [JSON.stringify({ action: "state.migrate", target: "x" }), 400, /action must be one of kill, rerun, schedule-enable, schedule-disable, dispatch-retry/],
       [JSON.stringify({ action: "kill", target: "@last" }), 400, /needs target: a run id/],
       [JSON.stringify({ action: "kill", target: "--help" }), 400, /needs target/],
       [JSON.stringify({ action: "kill", target: "inv_x", argv: ["state", "migrate"] }), 400, /unknown field "argv"/],

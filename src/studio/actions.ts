@@ -19,9 +19,9 @@ interface ActionDef {
 export const ACTIONS: Record<string, ActionDef> = {
   kill: { target: RUN_ID, what: "a run id (inv_…, ses_… or ply_…)", argv: (t) => ["kill", t] },
   rerun: { target: RUN_ID, what: "a run id (inv_…, ses_… or ply_…)", argv: (t) => ["rerun", "--detach", t] },
-  "schedule.enable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "enable", t] },
-  "schedule.disable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "disable", t] },
-  "dispatch.retry": { target: /^dlv_[0-9a-z]{26}$/, what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
+  "schedule-enable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "enable", t] },
+  "schedule-disable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "disable", t] },
+  "dispatch-retry": { target: /^dlv_[0-9a-z]{26}$/, what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
 };
 
 const MAX_AT_ONCE = 4;

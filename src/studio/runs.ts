@@ -19,7 +19,7 @@ const RESULT_CAP = 256 * 1024;
 
 const observed = (store: Store, e: Entity, procs: ProcSnapshot) => jobView(observe(store, e, { reap: false, procs }));
 
-function listParam(q: URLSearchParams, name: string, allowed: readonly string[]): string[] | undefined {
+export function listParam(q: URLSearchParams, name: string, allowed: readonly string[]): string[] | undefined {
   const raw = q.get(name);
   if (!raw) return undefined;
   const values = raw.split(",").filter(Boolean);

@@ -9,7 +9,7 @@ import { HttpError, sendError, sendFailure, sendJson } from "./http-answer.js";
 import { outboxPage, schedulesPage, teamPage, teamsPage } from "./lists.js";
 import { ChangeFeed, streamConsole } from "./live.js";
 import { Reconciler } from "./reconcile.js";
-import { consoleOf, intParam, listRuns, runDetail } from "./runs.js";
+import { consoleOf, intParam, listParam, listRuns, runDetail } from "./runs.js";
 import { EventStream } from "./sse.js";
 import { StoreSource } from "./store-source.js";
 import { DELIVERY_STATUSES } from "../lifecycle/notify/outbox.js";
@@ -30,6 +30,15 @@ export interface Studio {
 const BODY_CAP = 4096;
 
 type Read = (q: URLSearchParams, m: RegExpMatchArray) => unknown;
+
+/** A decoded path segment; a malformed escape is the caller's mistake, not the studio's. */
+function pathWord(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, `the path segment ${JSON.stringify(raw.slice(0, 80))} is not valid percent-encoding`);
+  }
+}
 
 function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -72,8 +81,8 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     [/^\/api\/runs\/([^/]+)\/console$/, (q, m) => consoleOf(source.get(), m[1], q)],
     [/^\/api\/schedules$/, () => schedulesPage(source.get())],
     [/^\/api\/teams$/, () => teamsPage(source.get())],
-    [/^\/api\/teams\/([^/]+)$/, (_q, m) => teamPage(source.get(), decodeURIComponent(m[1]))],
-    [/^\/api\/outbox$/, (q) => outboxPage(source.get(), q.get("status")?.split(",").filter((s) => (DELIVERY_STATUSES as string[]).includes(s)))],
+    [/^\/api\/teams\/([^/]+)$/, (_q, m) => teamPage(source.get(), pathWord(m[1]))],
+    [/^\/api\/outbox$/, (q) => outboxPage(source.get(), listParam(q, "status", DELIVERY_STATUSES))],
   ];
 
   const serveAsset = (res: ServerResponse, asset: Asset, head: boolean) => {

@@ -31,13 +31,13 @@ export function summarize(a: ActionAnswer): string {
     }
     case "rerun":
       return `rerun: started ${d.id ?? d.job?.id ?? "a new run"}`;
-    case "schedule.enable":
-    case "schedule.disable": {
+    case "schedule-enable":
+    case "schedule-disable": {
       const s = d.schedule;
       return `${a.action}: ${s?.name ?? "schedule"} ${s ? (s.enabled ? "enabled" : "disabled") : "done"}${d.changed === false ? " (no change)" : ""}`;
     }
-    case "dispatch.retry":
-      return `dispatch.retry: ${d.id ?? d.delivery?.id ?? "delivery"} ${d.status ?? d.delivery?.status ?? "queued again"}`;
+    case "dispatch-retry":
+      return `dispatch-retry: ${d.id ?? d.delivery?.id ?? "delivery"} ${d.status ?? d.delivery?.status ?? "queued again"}`;
     default:
       return `${a.action}: ok`;
   }

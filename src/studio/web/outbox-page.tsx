@@ -16,7 +16,7 @@ export function OutboxPage() {
   const live = useLive(() => get<Outbox>("/api/outbox"), []);
   const [act, run] = useAction();
   const retry = async (d: Delivery) => {
-    await run("dispatch.retry", d.id);
+    await run("dispatch-retry", d.id);
     live.reload();
   };
   const o = live.data;

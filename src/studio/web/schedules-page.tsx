@@ -33,7 +33,7 @@ export function SchedulesPage() {
   const live = useLive(() => get<{ schedules: Schedule[] }>("/api/schedules"), []);
   const [act, run] = useAction();
   const toggle = async (s: Schedule) => {
-    await run(s.enabled ? "schedule.disable" : "schedule.enable", s.id);
+    await run(s.enabled ? "schedule-disable" : "schedule-enable", s.id);
     live.reload();
   };
   const list = live.data?.schedules;
@@ -60,7 +60,7 @@ export function SchedulesPage() {
                 <td>{s.disabled_reason ?? <span class="muted">—</span>}</td>
                 <td><Recent s={s} /></td>
                 <td>
-                  <button type="button" class="btn small toggle" data-action={s.enabled ? "schedule.disable" : "schedule.enable"} disabled={act.busy} onClick={() => toggle(s)}>
+                  <button type="button" class="btn small toggle" data-action={s.enabled ? "schedule-disable" : "schedule-enable"} disabled={act.busy} onClick={() => toggle(s)}>
                     {s.enabled ? "Disable" : "Enable"}
                   </button>
                 </td>
