@@ -267,3 +267,17 @@ function sseLines(t: StudioProc, p: string) {
   return { text: () => text, close: () => ctrl.abort() };
 }
 
+
+test("a flooding run's console stream skips to its last MiB instead of sending it all", async () => {
+  const run = await liData(["agent", "mock/flood:6000000", "x"], { env: h.env });
+  let text = "";
+  const ctrl = new AbortController();
+  const res = await fetch(`${s.origin}/api/runs/${run.id}/console/stream?offset=0`, { headers: { Cookie: s.cookie }, signal: ctrl.signal });
+  for await (const chunk of res.body as any) text += Buffer.from(chunk).toString("utf8");
+  const events = text.split("\n\n").filter((b) => b.startsWith("event: "));
+  const skip = events.find((e) => e.startsWith("event: skip"));
+  expect(JSON.parse(skip!.split("data: ")[1])).toEqual({ from: 0, to: 6000000 - 1024 * 1024 });
+  const sent = events.filter((e) => e.startsWith("event: chunk")).reduce((n, e) => n + JSON.parse(e.split("data: ")[1]).text.length, 0);
+  expect(sent).toBe(1024 * 1024);
+  expect(events.at(-1)).toMatch(/^event: end\ndata: \{"status":"completed","offset":6000000\}/);
+});

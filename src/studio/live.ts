@@ -17,6 +17,8 @@ import type { StoreSource } from "./store-source.js";
 export const MAX_STREAMS = 64;
 const KEEPALIVE_MS = 15_000;
 const CHUNK_BYTES = 64 * 1024;
+/** A live view further behind than this skips to the tail: a flooding run must not flood the page. */
+export const BEHIND_BYTES = 1024 * 1024;
 const EVENTS_PER_TICK = 500;
 
 export class ChangeFeed {
@@ -94,7 +96,8 @@ export class ChangeFeed {
 
 /**
  * Streams a run's console.log from `offset` as `chunk` events, then `end` once the run is
- * terminal and every byte is out. Bytes are sent on whole UTF-8 sequences.
+ * terminal and every byte is out. Bytes are sent on whole UTF-8 sequences; a `skip` event says
+ * which bytes were left out when the reader fell more than BEHIND_BYTES behind.
  */
 let consoleStreams = 0;
 
@@ -113,6 +116,11 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
     if (!real) return;
     const fd = fs.openSync(real, "r");
     try {
+      const size = fs.fstatSync(fd).size;
+      if (size - at > BEHIND_BYTES) {
+        stream.send("skip", { from: at, to: size - BEHIND_BYTES });
+        at = size - BEHIND_BYTES;
+      }
       for (let i = 0; i < 16; i++) {
         const n = fs.readSync(fd, buf, 0, buf.length, at);
         const len = completeUtf8(buf, n);

@@ -5,6 +5,9 @@ import { reportError } from "./errors";
 import { bytes } from "./ui";
 
 const byteLength = (s: string) => new TextEncoder().encode(s).length;
+/** The most console text the page keeps: a run that floods its console keeps only its tail here. */
+const KEEP_CHARS = 2 * 1024 * 1024;
+const keepTail = (t: string) => (t.length > KEEP_CHARS ? t.slice(-KEEP_CHARS) : t);
 
 export function Console({ runId, terminal }: { runId: string; terminal: boolean }) {
   const [text, setText] = useState("");
@@ -31,7 +34,12 @@ export function Console({ runId, terminal }: { runId: string; terminal: boolean 
         const len = byteLength(c.text);
         if (typeof c.offset === "number" && c.offset + len <= end) return; // already shown
         end = (typeof c.offset === "number" ? c.offset : end) + len;
-        setText((t) => t + c.text);
+        setText((t) => keepTail(t + c.text));
+      });
+      es.addEventListener("skip", (ev) => {
+        const k = JSON.parse((ev as MessageEvent).data) as { from: number; to: number };
+        end = k.to;
+        setText((t) => keepTail(`${t}\n[… ${bytes(k.to - k.from)} skipped: li job output --offset ${k.from} pages through them …]\n`));
       });
       es.addEventListener("end", () => {
         es?.close();
