@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ARTIFACTS, launchChromium } from "./helpers/browser.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { installStandins } from "./helpers/standins.js";
 import { readyHang, startStudio, type StudioProc } from "./helpers/studio.js";
 
 /*
@@ -200,4 +201,43 @@ test("schedules and the outbox: disable a schedule and retry a failed delivery f
   } finally {
     fs.rmSync(path.join(h.home, "settings.yaml"));
   }
+}, 60_000);
+
+test("a provider run's page shows its result and usage; queued runs show their place in line", async () => {
+  const stand = installStandins(h.home);
+  const run = await liData(["agent", "--label", "studio-test", "claude/sonnet", "success"], { env: { ...h.env, ...stand.env } });
+  await page.goto(`${s.origin}/#/runs/${run.id}`);
+  await page.waitForSelector("#result");
+  expect(await page.textContent("#result")).toContain("The test fails because the fixture path is relative.");
+  const usage = (await page.textContent("#usage"))!;
+  for (const want of ["1,512", "40", "1,200", "$0.0125"]) expect([want, usage.includes(want)]).toEqual([want, true]);
+
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 1\n");
+  try {
+    const hold = await readyHang(h, "studio-test");
+    const queued = [];
+    for (const word of ["first", "second"]) queued.push((await liData(["agent", "--detach", "--label", "studio-test", "mock/echo", word], { env: h.env })).id);
+    await page.goto(`${s.origin}/#/?status=queued`);
+    await page.waitForSelector(`tr[data-run-id="${queued[1]}"] td.queue`);
+    const line = await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => [r.getAttribute("data-run-id"), r.querySelector("td.queue")?.textContent]));
+    expect(line).toEqual([[queued[1], "#2 in line"], [queued[0], "#1 in line"]]);
+    await li(["kill", "--grace", "0", hold.id], { env: h.env });
+    // The kill frees the slot; the line moves on by itself, and the page follows it.
+    await page.goto(`${s.origin}/#/`);
+    await page.waitForSelector(`tr[data-run-id="${queued[1]}"][data-status="completed"]`, { timeout: 20_000 });
+  } finally {
+    fs.rmSync(path.join(h.home, "settings.yaml"));
+  }
+}, 60_000);
+
+test("a team's page shows its members and messages, and reading it moves nobody's read cursor", async () => {
+  await liData(["team", "create", "crew", "--member", "ana,bo"], { env: h.env });
+  await liData(["team", "send", "crew", "--from", "ana", "--to", "bo", "the build is green"], { env: h.env });
+  await page.goto(`${s.origin}/#/teams`);
+  await page.click('tr[data-team="crew"] a');
+  await page.waitForSelector("#messages li[data-message-id]");
+  expect(await page.textContent("#messages")).toContain("the build is green");
+  expect(await page.$$eval("#members tr[data-member]", (rows) => rows.map((r) => r.getAttribute("data-member")))).toEqual(["ana", "bo"]);
+  const bo = (await liData(["team", "show", "crew"], { env: h.env })).members.find((m: any) => m.name === "bo");
+  expect(bo.unread).toBe(1);
 }, 60_000);

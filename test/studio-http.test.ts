@@ -281,3 +281,34 @@ test("a flooding run's console stream skips to its last MiB instead of sending i
   expect(sent).toBe(1024 * 1024);
   expect(events.at(-1)).toMatch(/^event: end\ndata: \{"status":"completed","offset":6000000\}/);
 });
+
+describe("the command", () => {
+  test("--open hands the URL to $BROWSER; a port in use is a clear error; --help says what it is", async () => {
+    const e = tempHome();
+    try {
+      const opened = path.join(e.home, "opened");
+      const browser = path.join(e.home, "browser.sh");
+      fs.writeFileSync(browser, `#!/bin/sh\necho "$@" > ${JSON.stringify(opened)}\n`, { mode: 0o755 });
+      const t = await startStudio({ ...e.env, BROWSER: browser }, ["--open"]);
+      try {
+        await until(() => fs.existsSync(opened) && fs.readFileSync(opened, "utf8").trim());
+        expect(fs.readFileSync(opened, "utf8").trim()).toBe(t.url);
+        expect(t.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}$/);
+        const taken = await li(["studio", "--port", String(t.port)], { env: e.env });
+        expect([taken.code, taken.stderr]).toEqual([1, `li: port ${t.port} is in use; pick another with --port, or leave it out for a free one\n`]);
+        const bad = await li(["studio", "--port", "70000"], { env: e.env });
+        expect(bad.code).toBe(2);
+        expect(bad.stderr).toMatch(/--port/);
+      } finally {
+        await t.stop();
+      }
+      const help = await li(["studio", "--help"], { env: e.env });
+      expect(help.stdout).toMatch(/127\.0\.0\.1 only/);
+      expect(help.stdout).toMatch(/run the li\s+CLI as a subprocess/);
+      // It never created LI_HOME's state: it only read.
+      expect(fs.existsSync(path.join(e.home, "state.db"))).toBe(false);
+    } finally {
+      e.cleanup();
+    }
+  });
+});
