@@ -1,4 +1,5 @@
 import { tempHome } from "./helpers/li.js";
+import { prng } from "./helpers/prng.js";
 import { loggingLi, RawMcp } from "./helpers/raw-mcp.js";
 
 /*
@@ -9,17 +10,6 @@ import { loggingLi, RawMcp } from "./helpers/raw-mcp.js";
  */
 const SEED = Number(process.env.LI_FUZZ_SEED ?? Date.now() % 1e9);
 const COUNT = Number(process.env.LI_FUZZ_COUNT ?? 5000);
-
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const h = tempHome();
 const logged = loggingLi(h.home);

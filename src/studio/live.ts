@@ -40,8 +40,10 @@ export class ChangeFeed {
     return this.streams.size;
   }
 
-  add(stream: EventStream): void {
+  /** Opens a stream if there is room (checked before any byte is answered: a 200 then a close would be retried forever). */
+  open(make: () => EventStream): void {
     if (this.streams.size >= MAX_STREAMS) throw new HttpError(503, `li studio serves at most ${MAX_STREAMS} live streams at once; close some tabs`);
+    const stream = make();
     this.streams.add(stream);
     stream.res.on("close", () => this.streams.delete(stream));
     stream.send("hello", { last_event: this.lastEvent });

@@ -111,7 +111,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     if (method === "GET" || method === "HEAD") {
       const asset = assets.get(pathname);
       if (asset) return serveAsset(res, asset, method === "HEAD");
-      if (pathname === "/api/stream") return feed.add(new EventStream(req, res));
+      if (pathname === "/api/stream") return feed.open(() => new EventStream(req, res));
       const consoleStream = pathname.match(/^\/api\/runs\/([^/]+)\/console\/stream$/);
       if (consoleStream) {
         const offset = intParam(url.searchParams, "offset", 0, Number.MAX_SAFE_INTEGER) ?? 0;

@@ -16,9 +16,9 @@ export interface StudioProc {
   stop: () => Promise<void>;
 }
 
-/** Starts the built `li --machine studio --port 0` and reads its one li.result line. */
-export function startStudio(env: NodeJS.ProcessEnv, args: string[] = []): Promise<StudioProc> {
-  const child = spawn(process.execPath, [LI_BIN, "--machine", "studio", "--port", "0", ...args], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+/** Starts the built `li --machine studio --port 0` (or another install's li) and reads its one li.result line. */
+export function startStudio(env: NodeJS.ProcessEnv, args: string[] = [], bin = LI_BIN): Promise<StudioProc> {
+  const child = spawn(process.execPath, [bin, "--machine", "studio", "--port", "0", ...args], { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
@@ -60,7 +60,8 @@ export interface Answer {
 /** One raw HTTP request, with whatever headers a test wants (Host and Origin included). */
 export function request(port: number, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, method: opts.method ?? "GET", headers: { Host: `127.0.0.1:${port}`, ...opts.headers } }, (res) => {
+    // A fresh connection each time: a reused keep-alive socket the server just closed would fail the next request.
+    const req = http.request({ host: "127.0.0.1", port, path, method: opts.method ?? "GET", agent: false, headers: { Host: `127.0.0.1:${port}`, ...opts.headers } }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (d) => (body += d));
@@ -102,4 +103,16 @@ export async function readyHang(home: Home, label?: string): Promise<{ id: strin
   const job = await until(() => liData(["job", "status", run.id], { env: home.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
   await untilAgentReady(job);
   return run;
+}
+
+/** Reads a server-sent-event stream into a string, for a test to look at. */
+export function sseLines(t: StudioProc, p: string) {
+  let text = "";
+  const ctrl = new AbortController();
+  void fetch(`${t.origin}${p}`, { headers: { Cookie: t.cookie }, signal: ctrl.signal })
+    .then(async (res) => {
+      for await (const chunk of res.body as any) text += Buffer.from(chunk).toString("utf8");
+    })
+    .catch(() => {});
+  return { text: () => text, close: () => ctrl.abort() };
 }
