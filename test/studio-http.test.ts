@@ -142,7 +142,7 @@ test("a flooding run's console stream skips to its last MiB instead of sending i
 });
 
 describe("the command", () => {
-  test("--open hands the URL to $BROWSER; a port in use is a clear error; --help says what it is", async () => {
+  test("--open hands the URL to $BROWSER; a port in use is a clear error; Ctrl-C exits 0 and frees the port; --help says what it is", async () => {
     const e = tempHome();
     try {
       const opened = path.join(e.home, "opened");
@@ -161,6 +161,17 @@ describe("the command", () => {
       } finally {
         await t.stop();
       }
+      expect([t.child.exitCode, t.child.signalCode]).toEqual([0, null]);
+      // Ctrl-C: the server closes its streams and li exits 0, the port free again.
+      const u = await startStudio(e.env);
+      const stream = sseLines(u, "/api/stream");
+      await until(() => stream.text().includes("event: hello"));
+      const exited = new Promise<number | null>((r) => u.child.once("exit", (code) => r(code)));
+      u.child.kill("SIGINT");
+      expect(await exited).toBe(0);
+      const again = await startStudio(e.env, ["--port", String(u.port)]).catch((err) => err);
+      expect(again.port).toBe(u.port);
+      await again.stop();
       const help = await li(["studio", "--help"], { env: e.env });
       expect(help.stdout).toMatch(/127\.0\.0\.1 only/);
       expect(help.stdout).toMatch(/run the li\s+CLI as a subprocess/);
