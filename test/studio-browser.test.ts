@@ -109,6 +109,7 @@ test("kill a mock/hang run from its page: it shows cancelled and the kill's repo
   const timeline = await page.textContent("#timeline");
   expect(timeline).toContain("invocation.cancelled.killed");
   expect((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status).toBe("cancelled");
+  await page.screenshot({ path: path.join(ARTIFACTS, "kill.png"), fullPage: true });
 }, 60_000);
 
 test("a run's page streams its console while it runs", async () => {
