@@ -25,7 +25,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../errors.js";
-import { observe, ProcSnapshot } from "../lifecycle/observe.js";
+import { ProcSnapshot } from "../lifecycle/observe.js";
 import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { totalUsage } from "../lifecycle/usage.js";
@@ -35,20 +35,15 @@ import { plannerPrompt, stepPrompt, synthesisPrompt, type PriorOutput } from "./
 import { finishModelPlan, plannerPool, type SessionSpec } from "./flow/request.js";
 import { nextActions, stepState, type StepState } from "./flow/schedule.js";
 import { RunEnd } from "./run-end.js";
-import { answerOf, keepAnswer, readHead as readFileHead } from "./run-output.js";
-import { usesEndpoint } from "./settings-bridge.js";
-import { createRecord, publishRunning, startWorker } from "./spawn.js";
+import { answerOf, readHead as readFileHead } from "./run-output.js";
+import { POLL_MS, SessionChildren, Stopped } from "./session-children.js";
+import { publishRunning } from "./spawn.js";
 
-const POLL_MS = 100;
-/** A step whose worker has not published `running` by then is failed rather than waited on forever. */
-const SPAWN_DEADLINE_MS = 60_000;
 /** How much of one output is read back (into a prompt, or the final console). */
 const READ_CAP = 4 * 1024 * 1024;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The session record went terminal under us (killed, reaped): stop, write nothing more. */
-class Stopped extends Error {}
 /** The session has been finished by this supervisor already. */
 class Finished extends Error {}
 
@@ -86,6 +81,7 @@ class Supervisor {
   private readonly dir: string;
   private readonly goal: string;
   private readonly out: number;
+  private readonly kids: SessionChildren;
 
   constructor(
     private readonly store: Store,
@@ -96,6 +92,7 @@ class Supervisor {
     this.dir = session.run_dir!;
     this.goal = fs.readFileSync(path.join(this.dir, "prompt.txt"), "utf8");
     this.out = fs.openSync(path.join(this.dir, "console.log"), "a", 0o600);
+    this.kids = new SessionChildren(store, session, this.spec, this.dir, (line) => this.log(line));
   }
 
   log(line: string): void {
@@ -114,10 +111,8 @@ class Supervisor {
     } catch {}
   }
 
-  /** Throws Stopped once our own record is terminal. */
   private check(): void {
-    const e = this.store.get(this.session.id);
-    if (!e || isTerminal(e.status)) throw new Stopped();
+    this.kids.check();
   }
 
   private phase(p: "executing" | "synthesizing"): void {
@@ -202,9 +197,9 @@ class Supervisor {
     }
     const model = this.spec.model!;
     this.log(`planning with ${model}`);
-    const planner = this.child({ label: "planner", model, profile: this.spec.profile ?? null, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
-    this.launch(planner);
-    const end = await this.waitFor(planner);
+    const planner = this.kids.child({ label: "planner", model, profile: this.spec.profile ?? null, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
+    this.kids.launch(planner);
+    const end = await this.kids.waitFor(planner);
     if (end.status !== "completed") {
       this.log(`the planner ${end.id} ended ${end.status} (${end.reason_code})`);
       await this.finish("failed", "planner_failed", { planner: end.id, planner_status: end.status });
@@ -224,113 +219,11 @@ class Supervisor {
     return plan;
   }
 
-  // ---- children ----------------------------------------------------------------------------
-
-  private child(opts: { label: string; model: string; profile: string | null; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Entity {
-    this.check();
-    try {
-      return createRecord(this.store, {
-        kind: "invocation",
-        parent_id: this.session.id,
-        label: opts.label,
-        status: opts.status,
-        spec: {
-          model: opts.model,
-          cwd: this.spec.cwd,
-          timeout_seconds: this.spec.timeout_seconds,
-          // Notify selections belong to the session itself: a step's end fires nothing of its own.
-          notify: [],
-          // A name, resolved from the session's settings when the step's worker starts it.
-          endpoint: usesEndpoint(opts.model) ? this.spec.endpoint : null,
-          // By name too: the step's worker resolves it from the session's settings.
-          profile: opts.profile,
-          settings_dir: this.spec.settings_dir,
-          prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
-          role: opts.role,
-          step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,
-        },
-        prompt: opts.prompt,
-      });
-    } catch (err) {
-      // The store refuses a child under a terminal parent: we were killed in between.
-      if (err instanceof LiError && err.kind === "conflict") throw new Stopped();
-      throw err;
-    }
-  }
-
-  /** Starts a preparing child's worker; a start failure is recorded on the child by startWorker. */
-  private launch(e: Entity): void {
-    try {
-      startWorker(this.store, e);
-    } catch (err: any) {
-      this.log(`could not start ${e.label} (${e.id}): ${err?.message ?? err}`);
-    }
-  }
-
-  /** A queued step becomes preparing with its prompt in place, then its worker starts. */
-  private promote(e: Entity, prompt: string): void {
-    writePrivateFile(path.join(e.run_dir!, "prompt.txt"), prompt);
-    this.check();
-    const r = this.store.transition({
-      id: e.id,
-      to: "preparing",
-      reason: "invocation.preparing.dependencies_met",
-      source: "runtime",
-      expect: { status: "queued", version: e.version },
-    });
-    if (!r.ok) return;
-    this.store.annotate(e.id, { spec: { prompt_bytes: Buffer.byteLength(prompt) } });
-    this.log(`step ${e.label} started: ${e.id} (${e.spec.model})`);
-    this.launch(r.entity);
-  }
-
-  /**
-   * The child as it is now. A started child whose process is conclusively gone is reaped to
-   * lost (the fenced observation every reader may do); one whose worker never published
-   * running in time is failed, so the session cannot wait forever on a spawn that died.
-   */
-  private refresh(e: Entity, procs: ProcSnapshot): Entity {
-    let cur = this.store.get(e.id) ?? e;
-    if (isTerminal(cur.status)) return cur;
-    if (cur.pid !== null) return observe(this.store, cur, { reap: true, procs }).entity;
-    if (cur.status === "preparing" && Date.now() - Date.parse(cur.updated_at) > SPAWN_DEADLINE_MS) {
-      const r = this.store.transition({
-        id: cur.id,
-        to: "failed",
-        reason: "invocation.failed.spawn_timeout",
-        source: "runtime",
-        expect: { status: "preparing", version: cur.version },
-        detail: { waited_ms: SPAWN_DEADLINE_MS },
-      });
-      cur = r.ok ? r.entity : (this.store.get(e.id) ?? cur);
-    }
-    return cur;
-  }
-
-  private async waitFor(e: Entity): Promise<Entity> {
-    for (;;) {
-      this.check();
-      const cur = this.refresh(e, new ProcSnapshot());
-      if (isTerminal(cur.status)) return cur;
-      await sleep(POLL_MS);
-    }
-  }
-
-  /** Keeps a copy of a finished child's answer (its result, else its console) among the session's artifacts. */
-  private keepOutput(e: Entity, name: string): void {
-    if (!e.started_at) return;
-    try {
-      keepAnswer(e, path.join(this.dir, name));
-    } catch (err: any) {
-      this.log(`could not keep the output of ${e.id}: ${err?.message ?? err}`);
-    }
-  }
-
   // ---- execution -------------------------------------------------------------------------
 
   private async execute(plan: Plan): Promise<Map<string, Entity>> {
     const records = new Map<string, Entity>();
-    for (const s of plan.steps) records.set(s.id, this.child({ label: s.id, model: s.model!, profile: s.profile ?? null, status: "queued", role: s.role, step: s }));
+    for (const s of plan.steps) records.set(s.id, this.kids.child({ label: s.id, model: s.model!, profile: s.profile ?? null, status: "queued", role: s.role, step: s }));
     const byId = new Map(plan.steps.map((s) => [s.id, s]));
     this.log(`executing ${plan.steps.length} steps, at most ${this.spec.max_concurrent} at a time`);
     const ended = new Set<string>();
@@ -340,12 +233,12 @@ class Supervisor {
       const procs = new ProcSnapshot();
       const states = new Map<string, StepState>();
       for (const [sid, e] of records) {
-        const cur = this.refresh(e, procs);
+        const cur = this.kids.refresh(e, procs);
         records.set(sid, cur);
         states.set(sid, stepState(cur.status));
         if (isTerminal(cur.status) && !ended.has(sid)) {
           ended.add(sid);
-          this.keepOutput(cur, path.join("outputs", `${sid}.txt`));
+          this.kids.keepOutput(cur, path.join("outputs", `${sid}.txt`));
           this.log(`step ${sid} ${cur.status} (${cur.reason_code})`);
         }
       }
@@ -376,7 +269,7 @@ class Supervisor {
                 this.goal,
                 step.depends_on.map((d): PriorOutput => ({ id: d, role: byId.get(d)!.role, text: readHead(path.join(this.dir, "outputs", `${d}.txt`)) })),
               );
-        this.promote(records.get(sid)!, prompt);
+        this.kids.promote(records.get(sid)!, prompt);
       }
       await sleep(POLL_MS);
     }
@@ -386,10 +279,10 @@ class Supervisor {
     const syn = this.spec.synthesis!;
     const outputs = completed.map((s): PriorOutput => ({ id: s.id, role: s.role, text: readHead(path.join(this.dir, "outputs", `${s.id}.txt`)) }));
     this.log(`synthesizing ${completed.length} of ${plan.steps.length} outputs with ${syn.model}`);
-    const e = this.child({ label: "synthesis", model: syn.model, profile: syn.profile ?? this.spec.profile ?? null, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
-    this.launch(e);
-    const end = await this.waitFor(e);
-    this.keepOutput(end, "synthesis.txt");
+    const e = this.kids.child({ label: "synthesis", model: syn.model, profile: syn.profile ?? this.spec.profile ?? null, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
+    this.kids.launch(e);
+    const end = await this.kids.waitFor(e);
+    this.kids.keepOutput(end, "synthesis.txt");
     this.log(`synthesis ${end.status} (${end.reason_code})`);
     return end;
   }
