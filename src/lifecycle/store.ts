@@ -220,27 +220,6 @@ export class Store {
     return out;
   }
 
-  list(filter: { status?: string[]; kind?: string[]; parent?: string | null; limit?: number } = {}): Entity[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.status?.length) {
-      where.push(`status IN (${filter.status.map(() => "?").join(",")})`);
-      params.push(...filter.status);
-    }
-    if (filter.kind?.length) {
-      where.push(`kind IN (${filter.kind.map(() => "?").join(",")})`);
-      params.push(...filter.kind);
-    }
-    if (filter.parent === null) where.push("parent_id IS NULL");
-    else if (filter.parent) {
-      where.push("parent_id = ?");
-      params.push(filter.parent);
-    }
-    const sql = `SELECT * FROM entities ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
-    params.push(filter.limit ?? 50);
-    return (this.db.prepare(sql).all(...params) as any[]).map((r) => hydrate(r)!);
-  }
-
   events(entityId: string): AuditEvent[] {
     return this.db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(entityId) as AuditEvent[];
   }
