@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ARTIFACTS, launchChromium } from "./helpers/browser.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { openStore } from "./helpers/fixtures.js";
 import { installStandins } from "./helpers/standins.js";
 import { readyHang, startStudio, type StudioProc } from "./helpers/studio.js";
 
@@ -241,4 +242,26 @@ test("a team's page shows its members and messages, and reading it moves nobody'
   expect(await page.$$eval("#members tr[data-member]", (rows) => rows.map((r) => r.getAttribute("data-member")))).toEqual(["ana", "bo"]);
   const bo = (await liData(["team", "show", "crew"], { env: h.env })).members.find((m: any) => m.name === "bo");
   expect(bo.unread).toBe(1);
+}, 60_000);
+
+test("a partial reap is shown as li reports it: the page says what did not stop", async () => {
+  const store = openStore(h);
+  const e = store.insert({ kind: "invocation", label: "frozen" });
+  // Every UPDATE of this row is silently dropped, so li kill's compare-and-set is refused each time.
+  store.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+  store.close();
+  try {
+    await page.goto(`${s.origin}/#/runs/${e.id}`);
+    await page.click("#kill");
+    await page.click("#kill-confirm");
+    await page.waitForSelector("#action-result", { timeout: 20_000 });
+    const answer = JSON.parse((await page.textContent("#action-result"))!);
+    expect([answer.exit_code, answer.result.ok, answer.result.error.kind, answer.result.error.detail.partial]).toEqual([1, false, "conflict", true]);
+    expect(await page.textContent("#action-summary")).toContain(`partial reap: ${e.id}`);
+    expect(await page.getAttribute("#run-status", "data-status")).toBe("preparing");
+  } finally {
+    const again = openStore(h);
+    again.db.exec("DROP TRIGGER freeze");
+    again.close();
+  }
 }, 60_000);
