@@ -1,6 +1,7 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { li, LI_BIN, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { apiGet, postAction, readyHang, request, sseLines, startStudio, type StudioProc } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
@@ -172,6 +173,13 @@ describe("the command", () => {
       const again = await startStudio(e.env, ["--port", String(u.port)]).catch((err) => err);
       expect(again.port).toBe(u.port);
       await again.stop();
+      // A person gets the URL on its own line, under what it serves.
+      const person = spawn(process.execPath, [LI_BIN, "studio"], { env: e.env, stdio: ["ignore", "pipe", "pipe"] });
+      let said = "";
+      person.stdout!.on("data", (d) => (said += d));
+      await until(() => said.includes("Ctrl-C stops it."));
+      expect(said).toMatch(new RegExp(`^li studio is serving ${e.home} at\\n  http://127\\.0\\.0\\.1:\\d+/\\?token=\\S+\\nOpen that URL`));
+      person.kill("SIGINT");
       const help = await li(["studio", "--help"], { env: e.env });
       expect(help.stdout).toMatch(/127\.0\.0\.1 only/);
       expect(help.stdout).toMatch(/run the li\s+CLI as a subprocess/);
