@@ -33,10 +33,9 @@ test("hostile requests get clear 4xx answers, the server survives, and nothing c
   const rnd = prng(SEED);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
   const junk = () => pick(["", "%00", "%ff%fe", "..", "%2e%2e%2f", "😀", "\u202e", "a".repeat(Math.floor(rnd() * 3000)), "inv_" + "z".repeat(26), hang.id.slice(0, -1), "@last", "-", "--help", "'; DROP TABLE entities; --", "%E0%A4%A", "null", "[]", "{}"]);
-  const csrf = (await apiGet(s, "/api/session")).csrf;
   const events = (await apiGet(s, `/api/runs/${hang.id}`)).events.length;
   const ROUTES = ["/", "/app.js", "/app.css", "/api/session", "/api/runs", "/api/runs/X", "/api/runs/X/graph", "/api/runs/X/console", "/api/schedules", "/api/teams", "/api/teams/X", "/api/outbox", "/api/actions", "/X", "/api/X", "//api/runs", "/api/runs/X/X/X"];
-  const QUERY = ["status", "kind", "label", "steps", "cursor", "limit", "offset", "max", "token"];
+  const QUERY = ["status", "kind", "label", "steps", "cursor", "limit", "offset", "max", "token", "key"];
   const bodies = () =>
     pick([
       junk(),
@@ -58,7 +57,7 @@ test("hostile requests get clear 4xx answers, the server survives, and nothing c
     const headers: Record<string, string> = { Host: rnd() < 0.85 ? `127.0.0.1:${s.port}` : pick([`localhost:${s.port}`, "evil.example", `127.0.0.1:${s.port}.evil.example`, `127.0.0.1:${s.port + 1}`]) };
     if (rnd() < 0.9) headers.Cookie = rnd() < 0.9 ? s.cookie : pick([`${s.cookie}x`, "li_studio_1=" + s.token, `${s.cookie}; ${s.cookie}x`]);
     if (rnd() < 0.8) headers.Origin = rnd() < 0.8 ? s.origin : pick(["null", "http://evil.example", `${s.origin}.evil.example`]);
-    if (rnd() < 0.8) headers["X-CSRF-Token"] = rnd() < 0.8 ? csrf : pick([csrf.slice(1), "", csrf + csrf]);
+    if (rnd() < 0.8) headers["X-Li-Key"] = rnd() < 0.8 ? s.key : pick([s.key.slice(1), "", s.key + s.key]);
     if (rnd() < 0.8) headers["Content-Type"] = pick(["application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded"]);
     const path = (route + (query ? `?${query}` : "")).replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c));
     const body = method === "GET" || method === "HEAD" ? undefined : bodies();

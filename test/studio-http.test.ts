@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { li, LI_BIN, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, postAction, readyHang, request, sseLines, startStudio, type StudioProc } from "./helpers/studio.js";
+import { apiGet, authHeaders, postAction, readyHang, request, sseLines, startStudio, type StudioProc } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
 /*
@@ -64,6 +66,71 @@ describe("the store", () => {
   });
 });
 
+test("a console reader that stops reading is not queued for: the server's memory stays bounded while the log grows fast", async () => {
+  const run = await readyHang(h);
+  const file = path.join(h.home, "runs", run.id, "console.log");
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${s.child.pid}/status`, "utf8"))![1]) * 1024;
+  const before = rss();
+  // Four readers that never read, on a log growing by 2 MiB of NULs (6 bytes each as JSON) every 50 ms.
+  const socks = Array.from({ length: 4 }, () => {
+    const sock = net.connect(s.port, "127.0.0.1", () => {
+      sock.write(`GET /api/runs/${run.id}/console/stream HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\nCookie: ${s.cookie}\r\nX-Li-Key: ${s.key}\r\n\r\n`);
+      sock.pause();
+    });
+    return sock;
+  });
+  const chunk = Buffer.alloc(2 << 20, 0);
+  const fd = fs.openSync(file, "a");
+  let peak = before;
+  try {
+    for (let i = 0; i < 60; i++) {
+      fs.writeSync(fd, chunk);
+      await new Promise((r) => setTimeout(r, 50));
+      peak = Math.max(peak, rss());
+    }
+    // The server still answers at once.
+    expect((await apiGet(s, `/api/runs/${run.id}`)).run.id).toBe(run.id);
+  } finally {
+    fs.closeSync(fd);
+    for (const sock of socks) sock.destroy();
+    await li(["kill", "--grace", "0", run.id], { env: h.env });
+  }
+  // 120 MiB written, four streams: each may hold about 1 MiB queued, plus socket buffers.
+  expect(peak - before).toBeLessThan(96 * 1024 * 1024);
+});
+
+test("it never writes state.db: an empty file stays empty and a rollback-journal store keeps its mode", async () => {
+  const e = tempHome();
+  try {
+    fs.writeFileSync(path.join(e.home, "state.db"), "");
+    const t = await startStudio(e.env);
+    try {
+      expect(await apiGet(t, "/api/runs")).toEqual({ runs: [], next_cursor: null, total: 0 });
+      expect(fs.statSync(path.join(e.home, "state.db")).size).toBe(0);
+    } finally {
+      await t.stop();
+    }
+    fs.rmSync(path.join(e.home, "state.db"));
+    await liData(["agent", "mock/echo", "one"], { env: e.env });
+    const db = new Database(path.join(e.home, "state.db"));
+    db.pragma("journal_mode = DELETE");
+    db.close();
+    const bytes = fs.readFileSync(path.join(e.home, "state.db"));
+    const u = await startStudio(e.env);
+    try {
+      expect((await apiGet(u, "/api/runs")).total).toBe(1);
+    } finally {
+      await u.stop();
+    }
+    expect(fs.readFileSync(path.join(e.home, "state.db")).equals(bytes)).toBe(true);
+    const again = new Database(path.join(e.home, "state.db"), { readonly: true });
+    expect(again.pragma("journal_mode", { simple: true })).toBe("delete");
+    again.close();
+  } finally {
+    e.cleanup();
+  }
+});
+
 describe("graphs", () => {
   const edgesOf = (g: any) => {
     const label = new Map(g.nodes.map((n: any) => [n.id, n.label]));
@@ -88,7 +155,7 @@ describe("graphs", () => {
     expect(kinds.filter((k: string) => k === "owns")).toHaveLength(1);
     expect(g.edges.find((e: any) => e.kind === "owns").from).toBe(d.id);
     const one = await liData(["agent", "mock/echo", "single"], { env: h.env });
-    const r = await request(s.port, `/api/runs/${one.id}/graph`, { headers: { Cookie: s.cookie } });
+    const r = await request(s.port, `/api/runs/${one.id}/graph`, { headers: authHeaders(s) });
     expect([r.status, r.json.error.message]).toEqual([404, expect.stringMatching(/single run, not a flow/)]);
   });
 });
@@ -132,7 +199,7 @@ test("a flooding run's console stream skips to its last MiB instead of sending i
   const run = await liData(["agent", "mock/flood:6000000", "x"], { env: h.env });
   let text = "";
   const ctrl = new AbortController();
-  const res = await fetch(`${s.origin}/api/runs/${run.id}/console/stream?offset=0`, { headers: { Cookie: s.cookie }, signal: ctrl.signal });
+  const res = await fetch(`${s.origin}/api/runs/${run.id}/console/stream?offset=0`, { headers: authHeaders(s), signal: ctrl.signal });
   for await (const chunk of res.body as any) text += Buffer.from(chunk).toString("utf8");
   const events = text.split("\n\n").filter((b) => b.startsWith("event: "));
   const skip = events.find((e) => e.startsWith("event: skip"));
@@ -152,8 +219,13 @@ describe("the command", () => {
       const t = await startStudio({ ...e.env, BROWSER: browser }, ["--open"]);
       try {
         await until(() => fs.existsSync(opened) && fs.readFileSync(opened, "utf8").trim());
-        expect(fs.readFileSync(opened, "utf8").trim()).toBe(t.url);
-        expect(t.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}$/);
+        // The browser is handed a private page that redirects, never the token on a command line.
+        const handed = fs.readFileSync(opened, "utf8").trim();
+        expect(handed).toBe(`file://${path.join(e.home, `studio-open-${t.port}.html`)}`);
+        const redirect = new URL(handed).pathname;
+        expect(fs.statSync(redirect).mode & 0o777).toBe(0o600);
+        expect(fs.readFileSync(redirect, "utf8")).toContain(`<meta http-equiv="refresh" content="0;url=${t.url}">`);
+        expect(t.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{32}#key=[A-Za-z0-9_-]{32}$/);
         const taken = await li(["studio", "--port", String(t.port)], { env: e.env });
         expect([taken.code, taken.stderr]).toEqual([1, `li: port ${t.port} is in use; pick another with --port, or leave it out for a free one\n`]);
         const bad = await li(["studio", "--port", "70000"], { env: e.env });
@@ -163,6 +235,7 @@ describe("the command", () => {
         await t.stop();
       }
       expect([t.child.exitCode, t.child.signalCode]).toEqual([0, null]);
+      expect(fs.existsSync(path.join(e.home, `studio-open-${t.port}.html`))).toBe(false);
       // Ctrl-C: the server closes its streams and li exits 0, the port free again.
       const u = await startStudio(e.env);
       const stream = sseLines(u, "/api/stream");
@@ -178,7 +251,7 @@ describe("the command", () => {
       let said = "";
       person.stdout!.on("data", (d) => (said += d));
       await until(() => said.includes("Ctrl-C stops it."));
-      expect(said).toMatch(new RegExp(`^li studio is serving ${e.home} at\\n  http://127\\.0\\.0\\.1:\\d+/\\?token=\\S+\\nOpen that URL`));
+      expect(said).toMatch(new RegExp(`^li studio is serving ${e.home} at\\n  http://127\\.0\\.0\\.1:\\d+/\\?token=\\S+#key=\\S+\\nOpen that URL`));
       person.kill("SIGINT");
       const help = await li(["studio", "--help"], { env: e.env });
       expect(help.stdout).toMatch(/127\.0\.0\.1 only/);

@@ -1,11 +1,13 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, postAction, request, startStudio, type StudioProc } from "./helpers/studio.js";
+import { apiGet, authHeaders, postAction, request, startStudio, type StudioProc } from "./helpers/studio.js";
 
 /*
- * Who may talk to li studio (the token, Host, Origin, the CSRF header, no CORS) and what it
+ * Who may talk to li studio (the token, the page key, Host, Origin, no CORS) and what it
  * answers strange input with. The page itself is test/studio-browser; the fuzz is test/studio-fuzz.
  */
 
@@ -49,42 +51,75 @@ describe("security", () => {
 
   test("a Host other than this studio's loopback name and port is refused, token or not (DNS rebinding)", async () => {
     for (const host of ["evil.example:" + s.port, `127.0.0.1:${s.port + 1}`, "127.0.0.1", `localhost.evil.example:${s.port}`, `10.0.0.1:${s.port}`]) {
-      const r = await request(s.port, "/api/runs", { headers: { Host: host, Cookie: s.cookie } });
+      const r = await request(s.port, "/api/runs", { headers: { ...authHeaders(s), Host: host } });
       expect([host, r.status]).toEqual([host, 421]);
     }
     for (const host of [`localhost:${s.port}`, `[::1]:${s.port}`, `127.0.0.1:${s.port}`])
-      expect([host, (await request(s.port, "/api/runs", { headers: { Host: host, Cookie: s.cookie } })).status]).toEqual([host, 200]);
+      expect([host, (await request(s.port, "/api/runs", { headers: { ...authHeaders(s), Host: host } })).status]).toEqual([host, 200]);
   });
 
-  test("a cross-origin POST, one with no Origin and one without the CSRF header are refused before any li runs", async () => {
+  test("a cross-origin POST, one with no Origin and one without the page key header are refused before any li runs", async () => {
     const run = await liData(["agent", "--detach", "mock/hang", "wait"], { env: h.env });
     try {
       const body = JSON.stringify({ action: "kill", target: run.id });
-      const csrf = (await apiGet(s, "/api/session")).csrf;
       const base = { Cookie: s.cookie, "Content-Type": "application/json" };
-      const cases: [string, Record<string, string>][] = [
-        ["foreign origin", { ...base, Origin: "http://evil.example", "X-CSRF-Token": csrf }],
-        ["other port", { ...base, Origin: `http://127.0.0.1:${s.port + 1}`, "X-CSRF-Token": csrf }],
-        ["no origin", { ...base, "X-CSRF-Token": csrf }],
-        ["no csrf", { ...base, Origin: s.origin }],
-        ["wrong csrf", { ...base, Origin: s.origin, "X-CSRF-Token": csrf.slice(1) + "x" }],
+      const cases: [string, Record<string, string>, string, number][] = [
+        ["foreign origin", { ...base, Origin: "http://evil.example", "X-Li-Key": s.key }, "", 403],
+        ["other port", { ...base, Origin: `http://127.0.0.1:${s.port + 1}`, "X-Li-Key": s.key }, "", 403],
+        ["no origin", { ...base, "X-Li-Key": s.key }, "", 403],
+        ["no key", { ...base, Origin: s.origin }, "", 401],
+        ["wrong key", { ...base, Origin: s.origin, "X-Li-Key": s.key.slice(1) + "x" }, "", 401],
+        // The query form is for an EventSource's GET only.
+        ["key only in the query", { ...base, Origin: s.origin }, `?key=${s.key}`, 401],
       ];
-      for (const [name, headers] of cases) {
-        const r = await request(s.port, "/api/actions", { method: "POST", headers, body });
-        expect([name, r.status, r.json.error.kind]).toEqual([name, 403, "forbidden"]);
+      for (const [name, headers, query, status] of cases) {
+        const r = await request(s.port, `/api/actions${query}`, { method: "POST", headers, body });
+        expect([name, r.status, r.json.error.kind]).toEqual([name, status, status === 401 ? "unauthorized" : "forbidden"]);
       }
       const form = await postAction(s, `target=${run.id}`, { "Content-Type": "application/x-www-form-urlencoded" });
       expect(form.status).toBe(415);
       // Nothing was killed.
-      expect((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status).toBe("running");
+      expect(["preparing", "running"]).toContain((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status);
     } finally {
       await li(["kill", "--grace", "0", run.id], { env: h.env });
     }
   });
 
+  test("the cookie alone (what another local server the browser visits would be sent) opens the page shell and nothing of the API", async () => {
+    expect((await request(s.port, "/", { headers: { Cookie: s.cookie } })).status).toBe(200);
+    for (const p of ["/api/session", "/api/runs", "/api/stream", "/api/outbox", `/api/runs?key=${s.key.slice(0, -1)}`]) {
+      const r = await request(s.port, p, { headers: { Cookie: s.cookie } });
+      expect([p, r.status, r.json.error.message]).toEqual([p, 401, expect.stringMatching(/no valid page key/)]);
+    }
+    // An EventSource may carry the key as a query parameter (it cannot send headers).
+    const head = await request(s.port, `/api/stream?key=${s.key}`, { method: "HEAD", headers: { Cookie: s.cookie } });
+    expect([head.status, head.headers["content-type"]]).toEqual([200, "text/event-stream; charset=utf-8"]);
+    // The key without the cookie is not enough either.
+    expect((await request(s.port, "/api/runs", { headers: { "X-Li-Key": s.key } })).status).toBe(401);
+  });
+
+  test("a cookie of the same name planted by a page on another port does not lock the user out", async () => {
+    const r = await request(s.port, "/api/runs", { headers: { Cookie: `${s.cookie.split("=")[0]}=planted; ${s.cookie}`, "X-Li-Key": s.key } });
+    expect(r.status).toBe(200);
+  });
+
+  test("two Host headers, or an absolute-form target, are refused", async () => {
+    const raw = (text: string) =>
+      new Promise<string>((resolve) => {
+        const sock = net.connect(s.port, "127.0.0.1", () => sock.end(text));
+        let got = "";
+        sock.on("data", (d) => (got += d));
+        sock.on("close", () => resolve(got));
+      });
+    const auth = `Cookie: ${s.cookie}\r\nX-Li-Key: ${s.key}\r\nConnection: close\r\n`;
+    expect(await raw(`GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\n${auth}\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+    expect(await raw(`GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\nHost: evil.example\r\n${auth}\r\n`)).toMatch(/^HTTP\/1\.1 4\d\d/);
+    expect(await raw(`GET http://evil.example/api/session HTTP/1.1\r\nHost: 127.0.0.1:${s.port}\r\n${auth}\r\n`)).toMatch(/^HTTP\/1\.1 421/);
+  });
+
   test("no CORS: a preflight is not offered and no answer carries an Access-Control header", async () => {
     const pre = await request(s.port, "/api/actions", { method: "OPTIONS", headers: { Cookie: s.cookie, Origin: "http://evil.example", "Access-Control-Request-Method": "POST" } });
-    expect(pre.status).toBe(403);
+    expect([401, 403]).toContain(pre.status);
     const get = await request(s.port, "/api/runs", { headers: { Cookie: s.cookie, Origin: "http://evil.example" } });
     for (const r of [pre, get]) expect(Object.keys(r.headers).filter((k) => k.startsWith("access-control"))).toEqual([]);
   });
@@ -107,7 +142,7 @@ describe("strange input", () => {
       ["/etc/passwd", 404, /no page/],
     ];
     for (const [p, status, message] of bad) {
-      const r = await request(s.port, p, { headers: { Cookie: s.cookie } });
+      const r = await request(s.port, p, { headers: authHeaders(s) });
       expect([p.slice(0, 60), r.status]).toEqual([p.slice(0, 60), status]);
       expect(r.json.error.message).toMatch(message);
     }
@@ -129,7 +164,7 @@ describe("strange input", () => {
     expect((await apiGet(s, "/api/session")).version).toEqual(expect.any(String));
   });
 
-  test("a record pointing outside LI_HOME (or a console.log symlinked out) serves nothing", async () => {
+  test("a record pointing outside LI_HOME, a console.log symlinked out or a FIFO in its place serves nothing and blocks nothing", async () => {
     const run = await liData(["agent", "mock/echo", "inside"], { env: h.env });
     const outside = fs.mkdtempSync(path.join(path.dirname(h.home), "li-outside-"));
     try {
@@ -141,7 +176,12 @@ describe("strange input", () => {
       const consoleFile = path.join(h.home, "runs", other.id, "console.log");
       fs.rmSync(consoleFile);
       fs.symlinkSync(path.join(outside, "console.log"), consoleFile);
-      for (const id of [run.id, other.id]) {
+      // A FIFO in place of a console would block a reader that opened it plainly.
+      const third = await liData(["agent", "mock/echo", "third"], { env: h.env });
+      const fifo = path.join(h.home, "runs", third.id, "console.log");
+      fs.rmSync(fifo);
+      execFileSync("mkfifo", [fifo]);
+      for (const id of [run.id, other.id, third.id]) {
         const c = await apiGet(s, `/api/runs/${id}/console`);
         expect([id, c.total, c.text]).toEqual([id, 0, ""]);
         expect(JSON.stringify(await apiGet(s, `/api/runs/${id}`))).not.toContain("secret outside");
@@ -159,12 +199,12 @@ test("at most 64 live streams at once: the next is a clear 503, and one closing 
   try {
     const open = async () => {
       const c = new AbortController();
-      const res = await fetch(`${t.origin}/api/stream`, { headers: { Cookie: t.cookie }, signal: c.signal });
+      const res = await fetch(`${t.origin}/api/stream`, { headers: authHeaders(t), signal: c.signal });
       ctrls.push(c);
       return res;
     };
     for (let i = 0; i < 64; i++) expect((await open()).status).toBe(200);
-    const over = await request(t.port, "/api/stream", { headers: { Cookie: t.cookie } });
+    const over = await request(t.port, "/api/stream", { headers: authHeaders(t) });
     expect([over.status, over.json.error.message]).toEqual([503, expect.stringMatching(/at most 64 live streams/)]);
     ctrls.pop()!.abort();
     await until(async () => (await open()).status === 200, 5000, 200);

@@ -25,7 +25,7 @@ export interface OpenOptions {
  * An empty store in memory with the current schema, that refuses writes: what a read command
  * answers from when nothing has run yet, so reading never creates LI_HOME or state.db.
  */
-function placeholder(): Store {
+export function placeholderStore(): Store {
   const db = openDatabase(":memory:");
   for (const step of MIGRATIONS) db.exec(step);
   db.pragma(`user_version = ${SCHEMA_VERSION}`);
@@ -41,7 +41,7 @@ function placeholder(): Store {
  */
 export function openStoreForRead(opts: OpenOptions = {}): Store {
   checkHome();
-  if (!fs.existsSync(statePath())) return placeholder();
+  if (!fs.existsSync(statePath())) return placeholderStore();
   return openStore(opts);
 }
 

@@ -3,18 +3,23 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 
 /*
  * Who may talk to the studio: a browser on this machine that was handed the printed URL.
- * The Host check defeats DNS rebinding (a foreign name resolving to 127.0.0.1 still sends its
- * own name); the token stops other local users and pages; Origin plus the CSRF header stop a
- * page elsewhere from making the browser post on the user's behalf. No CORS header is ever sent.
+ * - The Host check defeats DNS rebinding: a foreign name resolving to 127.0.0.1 still sends its own name.
+ * - The token (the URL's ?token=, then a cookie) is needed for every request. Browsers send a
+ *   cookie to every port of a host, so another local server the user visits could learn it:
+ *   the cookie alone therefore opens only the page shell.
+ * - The page key is needed for the API: it travels in the URL's #fragment, which no browser sends
+ *   to any server, lives in this origin's localStorage (port-scoped, unlike cookies), and comes
+ *   back only as the X-Li-Key header (or, for an EventSource, the key query parameter).
+ * - A state-changing request also needs this studio's own Origin. No CORS header is ever sent.
  */
 
 export interface Secrets {
   token: string;
-  csrf: string;
+  key: string;
 }
 
 export function newSecrets(): Secrets {
-  return { token: randomBytes(24).toString("base64url"), csrf: randomBytes(24).toString("base64url") };
+  return { token: randomBytes(24).toString("base64url"), key: randomBytes(24).toString("base64url") };
 }
 
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
@@ -41,12 +46,14 @@ export function sameSecret(given: string | undefined | null, expected: string): 
 /** The cookie's name carries the port: two studios on one machine keep their own sessions. */
 export const cookieName = (port: number) => `li_studio_${port}`;
 
-export function cookieValue(req: IncomingMessage, name: string): string | null {
+/** Every value sent for cookie `name`: a page on another port can plant one of the same name, which must not shadow ours. */
+export function cookieValues(req: IncomingMessage, name: string): string[] {
+  const out: string[] = [];
   for (const part of (req.headers.cookie ?? "").split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) out.push(part.slice(eq + 1).trim());
   }
-  return null;
+  return out;
 }
 
 /** Sent on every answer: nothing is framed, cached, sniffed or leaked through a referrer. */
@@ -63,20 +70,23 @@ export function securityHeaders(res: ServerResponse): void {
 export type Verdict = { ok: true; setCookie?: boolean } | { ok: false; status: number; message: string };
 
 /**
- * The checks every request passes, in order: Host, then the token (URL once, then the
- * cookie), then for a state-changing method Origin and the CSRF header.
+ * The checks every request passes, in order: one Host that names this studio and an origin-form
+ * target, then the token (URL once, then the cookie), then for the API the page key, and for a
+ * state-changing method this studio's Origin and the key as a header.
  */
 export function admit(req: IncomingMessage, url: URL, port: number, secrets: Secrets): Verdict {
-  if (!hostAllowed(req.headers.host, port))
-    return { ok: false, status: 421, message: `refused: Host ${JSON.stringify(req.headers.host ?? "")} is not this studio (use http://127.0.0.1:${port}/)` };
+  const hosts = req.rawHeaders.filter((_v, i) => i % 2 === 0 && req.rawHeaders[i].toLowerCase() === "host").length;
+  if (hosts !== 1 || !hostAllowed(req.headers.host, port) || !(req.url ?? "").startsWith("/"))
+    return { ok: false, status: 421, message: `refused: this is not a request for this studio (one Host header, 127.0.0.1:${port}, and a path: use http://127.0.0.1:${port}/)` };
   const fromUrl = url.searchParams.get("token");
-  const fromCookie = cookieValue(req, cookieName(port));
-  const authed = sameSecret(fromCookie, secrets.token) || sameSecret(fromUrl, secrets.token);
-  if (!authed) return { ok: false, status: 401, message: "no valid token: open the URL li studio printed (it carries ?token=…)" };
+  const cookieOk = cookieValues(req, cookieName(port)).some((v) => sameSecret(v, secrets.token));
+  if (!cookieOk && !sameSecret(fromUrl, secrets.token)) return { ok: false, status: 401, message: "no valid token: open the URL li studio printed (it carries ?token=…)" };
   const method = req.method ?? "GET";
-  if (method !== "GET" && method !== "HEAD") {
-    if (!originAllowed(req.headers.origin, port)) return { ok: false, status: 403, message: `refused: a ${method} needs this studio's own Origin (got ${JSON.stringify(req.headers.origin ?? null)})` };
-    if (!sameSecret(req.headers["x-csrf-token"] as string | undefined, secrets.csrf)) return { ok: false, status: 403, message: `refused: a ${method} needs the X-CSRF-Token header from /api/session` };
-  }
-  return { ok: true, setCookie: !sameSecret(fromCookie, secrets.token) };
+  const reading = method === "GET" || method === "HEAD";
+  const headerKey = req.headers["x-li-key"] as string | undefined;
+  if (url.pathname.startsWith("/api/") && !sameSecret(headerKey, secrets.key) && !(reading && sameSecret(url.searchParams.get("key"), secrets.key)))
+    return { ok: false, status: 401, message: "no valid page key: open the URL li studio printed (its #key=… part)" };
+  if (!reading && !originAllowed(req.headers.origin, port)) return { ok: false, status: 403, message: `refused: a ${method} needs this studio's own Origin (got ${JSON.stringify(req.headers.origin ?? null)})` };
+  if (!reading && !sameSecret(headerKey, secrets.key)) return { ok: false, status: 403, message: `refused: a ${method} needs the page key in the X-Li-Key header` };
+  return { ok: true, setCookie: !cookieOk };
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { HttpError } from "./http-answer.js";
-import { completeUtf8, insideHome } from "./home-files.js";
+import { completeUtf8, withHomeFile } from "./home-files.js";
 import { entityOf } from "./runs.js";
 import type { EventStream } from "./sse.js";
 import type { StoreSource } from "./store-source.js";
@@ -19,6 +19,10 @@ const KEEPALIVE_MS = 15_000;
 const CHUNK_BYTES = 64 * 1024;
 /** A live view further behind than this skips to the tail: a flooding run must not flood the page. */
 export const BEHIND_BYTES = 1024 * 1024;
+/** What one stream may have queued for a reader that is not reading; past it nothing more is queued. */
+export const BACKLOG_BYTES = 1024 * 1024;
+/** A console reader that takes nothing for this long is let go, so a stuck tab cannot hold a slot forever. */
+const STALL_MS = 60_000;
 const EVENTS_PER_TICK = 500;
 
 export class ChangeFeed {
@@ -85,7 +89,11 @@ export class ChangeFeed {
     if (events.length) this.lastEvent = events[events.length - 1].id;
     // More rows than one event carries: the next tick sends the rest.
     if (events.length === EVENTS_PER_TICK) this.version = -1;
-    for (const s of this.streams) s.send("change", { events, changed: true });
+    for (const s of this.streams) {
+      // A page that stopped reading is let go rather than queued for: it reconnects and re-reads.
+      if (s.backlog() > BACKLOG_BYTES) s.end();
+      else s.send("change", { events, changed: true });
+    }
     this.onChange(store);
   }
 
@@ -113,45 +121,45 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
   let at = offset;
   let lastPing = Date.now();
   const buf = Buffer.alloc(CHUNK_BYTES);
-  const pump = (): void => {
-    const real = file ? insideHome(file) : null;
-    if (!real) return;
-    const fd = fs.openSync(real, "r");
-    try {
+  let stalledSince: number | null = null;
+  // Sends what the reader can take now; true once every byte up to the file's size is out.
+  const pump = (): boolean =>
+    withHomeFile(file, true, (fd) => {
       const size = fs.fstatSync(fd).size;
       if (size - at > BEHIND_BYTES) {
         stream.send("skip", { from: at, to: size - BEHIND_BYTES });
         at = size - BEHIND_BYTES;
       }
-      for (let i = 0; i < 16; i++) {
+      // Backpressure: nothing more is read while the socket has a backlog, however fast the file grows.
+      while (stream.backlog() < BACKLOG_BYTES) {
         const n = fs.readSync(fd, buf, 0, buf.length, at);
-        const len = completeUtf8(buf, n);
-        if (len <= 0) break;
+        if (n <= 0) return true;
+        const len = completeUtf8(buf, n) || n;
         stream.send("chunk", { offset: at, text: buf.subarray(0, len).toString("utf8") });
         at += len;
       }
-    } finally {
-      fs.closeSync(fd);
-    }
+      return false;
+    });
+  const finish = (event: string, data: unknown) => {
+    stream.send(event, data);
+    clearInterval(timer);
+    stream.end();
   };
   const tick = () => {
     if (stream.closed) return clearInterval(timer);
     try {
       const e = source.get().get(id);
       const done = !e || isTerminal(e.status);
-      pump();
-      if (done) {
-        stream.send("end", { status: e?.status ?? null, offset: at });
-        clearInterval(timer);
-        stream.end();
-      } else if (Date.now() - lastPing > KEEPALIVE_MS) {
+      const drained = pump();
+      stalledSince = drained || stream.backlog() < BACKLOG_BYTES ? null : (stalledSince ?? Date.now());
+      if (stalledSince !== null && Date.now() - stalledSince > STALL_MS) finish("failure", { message: `the reader took nothing for ${STALL_MS / 1000} s; reopen the page to read on` });
+      else if (done && drained) finish("end", { status: e?.status ?? null, offset: at });
+      else if (Date.now() - lastPing > KEEPALIVE_MS) {
         lastPing = Date.now();
         stream.ping();
       }
     } catch (err) {
-      stream.send("failure", { message: (err as Error).message });
-      clearInterval(timer);
-      stream.end();
+      finish("failure", { message: (err as Error).message });
     }
   };
   const timer = setInterval(tick, intervalMs);

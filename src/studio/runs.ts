@@ -5,7 +5,7 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { ENTITY_KINDS, isTerminal, STATUSES } from "../lifecycle/vocab.js";
 import { jobView } from "../cli/job-view.js";
 import { HttpError } from "./http-answer.js";
-import { insideHome, readFileCapped, readSlice } from "./home-files.js";
+import { readFileCapped, readSlice } from "./home-files.js";
 
 /*
  * The runs pages' reads. Records are observed without reaping (this connection cannot write):
@@ -64,14 +64,13 @@ export function runDetail(store: Store, id: string) {
   const procs = new ProcSnapshot();
   const events = store.events(id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
   const prompt = e.run_dir ? readFileCapped(path.join(e.run_dir, "prompt.txt"), PROMPT_CAP) : null;
-  const consoleFile = e.run_dir ? insideHome(path.join(e.run_dir, "console.log")) : null;
   return {
     run: observed(store, e, procs),
     events,
     children: store.children(id).map((c) => observed(store, c, procs)),
     request: { spec: e.spec, prompt: prompt?.text ?? null, prompt_truncated: prompt?.truncated ?? false },
     result_text: e.result_text === null ? null : e.result_text.slice(0, RESULT_CAP),
-    console_bytes: consoleFile ? readSlice(consoleFile, 0, 0).total : 0,
+    console_bytes: readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, 0, 0).total,
     has_graph: e.kind !== "invocation",
   };
 }

@@ -74,7 +74,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
   let port = opts.port;
 
   const reads: [RegExp, Read][] = [
-    [/^\/api\/session$/, () => ({ csrf: secrets.csrf, version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
+    [/^\/api\/session$/, () => ({ version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
     [/^\/api\/runs$/, (q) => listRuns(source.get(), q)],
     [/^\/api\/runs\/([^/]+)$/, (_q, m) => runDetail(source.get(), m[1])],
     [/^\/api\/runs\/([^/]+)\/graph$/, (_q, m) => graphOf(source.get(), m[1])],
@@ -111,6 +111,11 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     if (method === "GET" || method === "HEAD") {
       const asset = assets.get(pathname);
       if (asset) return serveAsset(res, asset, method === "HEAD");
+      // A HEAD of a stream gets its headers only: an event stream's body never ends.
+      if (method === "HEAD" && /^\/api\/(stream|runs\/[^/]+\/console\/stream)$/.test(pathname)) {
+        res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8" });
+        return res.end();
+      }
       if (pathname === "/api/stream") return feed.open(() => new EventStream(req, res));
       const consoleStream = pathname.match(/^\/api\/runs\/([^/]+)\/console\/stream$/);
       if (consoleStream) {
@@ -142,7 +147,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
   feed.start();
   reconciler.start();
   return {
-    url: `http://127.0.0.1:${port}/?token=${secrets.token}`,
+    url: `http://127.0.0.1:${port}/?token=${secrets.token}#key=${secrets.key}`,
     port,
     close: () =>
       new Promise<void>((resolve) => {

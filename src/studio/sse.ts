@@ -20,6 +20,11 @@ export class EventStream {
     if (!this.closed) this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** Bytes queued for the reader and not yet taken by the socket. */
+  backlog(): number {
+    return this.res.writableLength;
+  }
+
   ping(): void {
     if (!this.closed) this.res.write(": ping\n\n");
   }

@@ -10,6 +10,8 @@ export interface StudioProc {
   url: string;
   port: number;
   token: string;
+  /** The page key, from the URL's #fragment: what the API needs beside the cookie. */
+  key: string;
   origin: string;
   cookie: string;
   stderr: () => string;
@@ -31,11 +33,13 @@ export function startStudio(env: NodeJS.ProcessEnv, args: string[] = [], bin = L
       clearTimeout(timer);
       const data = JSON.parse(out.split("\n")[0]).data;
       const token = new URL(data.url).searchParams.get("token")!;
+      const key = new URL(data.url).hash.replace(/^#key=/, "");
       resolve({
         child,
         url: data.url,
         port: data.port,
         token,
+        key,
         origin: `http://127.0.0.1:${data.port}`,
         cookie: `li_studio_${data.port}=${token}`,
         stderr: () => err,
@@ -78,19 +82,18 @@ export function request(port: number, path: string, opts: { method?: string; hea
   });
 }
 
-/** A GET of the API as the page makes it (the session cookie), returning `data`. */
+/** A GET of the API as the page makes it (the session cookie and the page key), returning `data`. */
 export async function apiGet(s: StudioProc, path: string): Promise<any> {
-  const r = await request(s.port, path, { headers: { Cookie: s.cookie } });
+  const r = await request(s.port, path, { headers: { Cookie: s.cookie, "X-Li-Key": s.key } });
   if (r.status !== 200 || !r.json?.ok) throw new Error(`GET ${path}: ${r.status} ${r.body}`);
   return r.json.data;
 }
 
-/** POST /api/actions as the page makes it: same Origin, the CSRF header, JSON. */
+/** POST /api/actions as the page makes it: same Origin, the page key header, JSON. */
 export async function postAction(s: StudioProc, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const csrf = (await apiGet(s, "/api/session")).csrf;
   return request(s.port, "/api/actions", {
     method: "POST",
-    headers: { Cookie: s.cookie, Origin: s.origin, "X-CSRF-Token": csrf, "Content-Type": "application/json", ...headers },
+    headers: { Cookie: s.cookie, Origin: s.origin, "X-Li-Key": s.key, "Content-Type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
@@ -109,10 +112,13 @@ export async function readyHang(home: Home, label?: string): Promise<{ id: strin
 export function sseLines(t: StudioProc, p: string) {
   let text = "";
   const ctrl = new AbortController();
-  void fetch(`${t.origin}${p}`, { headers: { Cookie: t.cookie }, signal: ctrl.signal })
+  void fetch(`${t.origin}${p}`, { headers: { Cookie: t.cookie, "X-Li-Key": t.key }, signal: ctrl.signal })
     .then(async (res) => {
       for await (const chunk of res.body as any) text += Buffer.from(chunk).toString("utf8");
     })
     .catch(() => {});
   return { text: () => text, close: () => ctrl.abort() };
 }
+
+/** What the page sends with every API request: the session cookie and the page key. */
+export const authHeaders = (s: StudioProc): Record<string, string> => ({ Cookie: s.cookie, "X-Li-Key": s.key });

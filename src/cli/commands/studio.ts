@@ -17,8 +17,9 @@ export function register(root: Command, ctx: CliContext): void {
     .addHelpText(
       "after",
       `
-li studio serves on 127.0.0.1 only and prints a URL carrying a random token, as Jupyter
-does: open that URL (the token becomes a cookie; other local users and pages have none).
+li studio serves on 127.0.0.1 only and prints a URL carrying a random token and page key,
+as Jupyter does: open that URL (the token becomes a cookie, the key stays in the page;
+other local users and pages have neither).
 It shows this LI_HOME live: runs newest first with filters, each run's timeline, console,
 result and request, a flow's or play's steps as a graph, schedules, teams and the outbox.
 
@@ -38,7 +39,7 @@ Examples:
         const s = await studio.startStudio({ port: opts.port });
         if (ctx.machine) process.stdout.write(JSON.stringify({ contract: "li.result", version: 1, ok: true, data: { url: s.url, port: s.port, pid: process.pid } }) + "\n");
         else process.stdout.write(`li studio is serving ${liHome()} at\n  ${s.url}\nOpen that URL (it carries this session's token). Ctrl-C stops it.\n`);
-        const problem = opts.open ? await studio.openBrowser(s.url) : null;
+        const problem = opts.open ? await studio.openBrowser(s.url, s.port) : null;
         if (problem) process.stderr.write(`li: ${problem}\n`);
         await new Promise<void>((resolve) => {
           const stop = () => void s.close().then(resolve);

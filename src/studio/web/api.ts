@@ -1,4 +1,5 @@
 // The API's shapes (docs/studio-api.md) and the one way the page talks to the server.
+import { pageKey } from "./key";
 
 export interface Usage { input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cost_usd: number | null }
 
@@ -44,7 +45,7 @@ export interface Delivery {
 }
 export interface Outbox { deliveries: Delivery[]; counts: Record<string, number> }
 
-export interface Session { csrf: string; version: string; li_home: string; now: string }
+export interface Session { version: string; li_home: string; now: string }
 
 export interface ActionAnswer {
   action: string; argv: string[]; exit_code: number | null;
@@ -76,19 +77,17 @@ async function answer<T>(res: Response): Promise<T> {
 export async function get<T>(path: string): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    res = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json", "X-Li-Key": pageKey() } });
   } catch {
     throw new ApiError("the studio server does not answer", 0, null);
   }
   return answer<T>(res);
 }
 
-let session: Session | null = null;
 let clockOffset = 0;
 
 export async function loadSession(): Promise<Session> {
   const s = await get<Session>("/api/session");
-  session = s;
   const server = Date.parse(s.now);
   if (!Number.isNaN(server)) clockOffset = server - Date.now();
   return s;
@@ -98,13 +97,12 @@ export async function loadSession(): Promise<Session> {
 export const serverNow = (): number => Date.now() + clockOffset;
 
 export async function postAction(action: string, target: string): Promise<ActionAnswer> {
-  if (!session) await loadSession();
   let res: Response;
   try {
     res = await fetch("/api/actions", {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": session!.csrf, Accept: "application/json" },
+      headers: { "Content-Type": "application/json", "X-Li-Key": pageKey(), Accept: "application/json" },
       body: JSON.stringify({ action, target }),
     });
   } catch {

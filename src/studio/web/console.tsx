@@ -2,6 +2,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, enc, get, type ConsoleSlice } from "./api";
 import { reportError } from "./errors";
+import { withKey } from "./key";
 import { bytes } from "./ui";
 
 const byteLength = (s: string) => new TextEncoder().encode(s).length;
@@ -27,7 +28,7 @@ export function Console({ runId, terminal }: { runId: string; terminal: boolean 
 
     const stream = () => {
       if (closed) return;
-      es = new EventSource(`/api/runs/${enc(runId)}/console/stream?offset=${end}`);
+      es = new EventSource(withKey(`/api/runs/${enc(runId)}/console/stream?offset=${end}`));
       setState("streaming");
       es.addEventListener("chunk", (ev) => {
         const c = JSON.parse((ev as MessageEvent).data) as { offset: number; text: string };

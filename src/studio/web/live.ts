@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api";
 import { reportError } from "./errors";
+import { withKey } from "./key";
 
 export type ConnState = "connecting" | "live" | "reconnecting";
 
@@ -25,7 +26,7 @@ function fireChange() {
 /** Opens the stream once for the whole app; EventSource reconnects by itself. */
 export function startStream(): void {
   if (source) return;
-  const es = new EventSource("/api/stream");
+  const es = new EventSource(withKey("/api/stream"));
   source = es;
   es.addEventListener("open", () => {
     const wasDown = conn === "reconnecting";
