@@ -6,7 +6,7 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly kind = status === 404 ? "not_found" : status === 503 ? "unavailable" : "invalid_args",
+    readonly kind = status === 404 ? "not_found" : status === 503 ? "unavailable" : "invalid_input",
   ) {
     super(message);
   }

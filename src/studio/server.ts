@@ -96,7 +96,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     try {
       url = new URL(req.url ?? "/", "http://studio.invalid");
     } catch {
-      return sendError(res, 400, "invalid_args", "the request target is not a URL path");
+      return sendError(res, 400, "invalid_input", "the request target is not a URL path");
     }
     const verdict = admit(req, url, port, secrets);
     if (!verdict.ok) return sendError(res, verdict.status, verdict.status === 401 ? "unauthorized" : "forbidden", verdict.message);
