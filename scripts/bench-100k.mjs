@@ -166,7 +166,7 @@ const started = await new Promise((resolve) => {
     if (out.includes("\n")) resolve(JSON.parse(out).data);
   });
 });
-const cookie = { Cookie: `li_studio_${started.port}=${new URL(started.url).searchParams.get("token")}` };
+const cookie = { Cookie: `li_studio_${started.port}=${new URL(started.url).searchParams.get("token")}`, "X-Li-Key": new URL(started.url).hash.replace(/^#key=/, "") };
 const get = (port, p, headers = {}) =>
   new Promise((resolve, reject) => {
     const t = process.hrtime.bigint();

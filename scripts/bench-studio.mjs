@@ -57,7 +57,7 @@ for (let i = 0; i < Math.min(RUNS, 11); i++) {
 
 const s = await startStudio();
 const token = new URL(s.url).searchParams.get("token");
-const headers = { Cookie: `li_studio_${s.port}=${token}` };
+const headers = { Cookie: `li_studio_${s.port}=${token}`, "X-Li-Key": new URL(s.url).hash.replace(/^#key=/, "") };
 const sample = (await get(s.port, "/api/runs", headers)).body;
 const bare = http.createServer((_req, res) => res.end(sample));
 await new Promise((r) => bare.listen(0, "127.0.0.1", r));
