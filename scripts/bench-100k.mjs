@@ -4,12 +4,12 @@
 // the same run, interleaved so that drift on a noisy machine hits every subject alike; then
 // li studio's reads on the same store, against a bare node:http server sending the same bytes.
 // Usage: npm run bench:100k [-- --runs N] [--records N] [--keep]
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { get, startStudio, versusBare } from "./bench-studio-lib.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const li = path.join(root, "bin", "li.js");
@@ -157,26 +157,9 @@ SUBJECTS.forEach(([name], j) => {
 console.log(`\ntarget: each <= 1.60x (worst ${worst.toFixed(2)}x)`);
 
 // li studio on the same store: each read's round trip as a ratio to a bare node:http server
-// sending the same bytes, interleaved. A page of runs must cost the same at 100 or 100,000.
-const studio = spawn(process.execPath, [li, "--machine", "studio", "--port", "0"], { env, stdio: ["ignore", "pipe", "ignore"] });
-const started = await new Promise((resolve) => {
-  let out = "";
-  studio.stdout.on("data", (d) => {
-    out += d;
-    if (out.includes("\n")) resolve(JSON.parse(out).data);
-  });
-});
-const cookie = { Cookie: `li_studio_${started.port}=${new URL(started.url).searchParams.get("token")}`, "X-Li-Key": new URL(started.url).hash.replace(/^#key=/, "") };
-const get = (port, p, headers = {}) =>
-  new Promise((resolve, reject) => {
-    const t = process.hrtime.bigint();
-    http.get({ host: "127.0.0.1", port, path: p, headers, agent: false }, (res) => {
-      let body = "";
-      res.on("data", (d) => (body += d));
-      res.on("end", () => (res.statusCode === 200 ? resolve({ ms: Number(process.hrtime.bigint() - t) / 1e6, body }) : reject(new Error(`${p}: ${res.statusCode} ${body}`))));
-    }).on("error", reject);
-  });
-const session = JSON.parse((await get(started.port, "/api/runs?kind=session&limit=1", cookie)).body).data.runs[0].id;
+// sending the same bytes, interleaved.
+const studio = await startStudio(li, env);
+const session = JSON.parse((await get(studio.port, "/api/runs?kind=session&limit=1", studio.headers)).body).data.runs[0].id;
 const READS = [
   ["studio GET /api/runs", "/api/runs"],
   ["studio GET /api/runs?status=failed", "/api/runs?status=failed"],
@@ -185,17 +168,8 @@ const READS = [
 ];
 console.log(`\nli studio on the same store; medians in ms, ratio to a bare node:http server sending the same bytes\n`);
 for (const [name, p] of READS) {
-  const body = (await get(started.port, p, cookie)).body;
-  const bare = http.createServer((_req, res) => res.end(body));
-  await new Promise((r) => bare.listen(0, "127.0.0.1", r));
-  const a = [];
-  const b = [];
-  for (let i = 0; i < RUNS * 4; i++) {
-    b.push((await get(bare.address().port, "/")).ms);
-    a.push((await get(started.port, p, cookie)).ms);
-  }
-  bare.close();
-  console.log(`${name.padEnd(38)} ${median(a).toFixed(1).padStart(7)} ms  ${(median(a) / median(b)).toFixed(2)}x  (${Buffer.byteLength(body)} B)`);
+  const r = await versusBare(studio, p, RUNS * 4);
+  console.log(`${name.padEnd(38)} ${r.ms.toFixed(1).padStart(7)} ms  ${(r.ms / r.bare).toFixed(2)}x  (${r.bytes} B)`);
 }
-studio.kill("SIGTERM");
+studio.child.kill("SIGTERM");
 if (!keep) fs.rmSync(home, { recursive: true, force: true });

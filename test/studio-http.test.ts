@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { li, LI_BIN, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, authHeaders, postAction, readyHang, request, sseLines, startStudio, type StudioProc } from "./helpers/studio.js";
+import { apiGet, authHeaders, postAction, readyHang, request, sseLines, startStudio, type StudioProc, useStudio } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
 /*
@@ -15,16 +15,7 @@ import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
 let h: Home;
 let s: StudioProc;
-
-beforeAll(async () => {
-  h = tempHome();
-  s = await startStudio(h.env);
-});
-
-afterAll(async () => {
-  await s.stop();
-  h.cleanup();
-});
+useStudio((home, studio) => ((h = home), (s = studio)));
 
 describe("the store", () => {
   test("it creates nothing: on an empty LI_HOME it answers empty lists, then sees the first run's state.db appear, live", async () => {

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, authHeaders, postAction, request, startStudio, type StudioProc } from "./helpers/studio.js";
+import { apiGet, authHeaders, postAction, request, startStudio, type StudioProc, useStudio } from "./helpers/studio.js";
 
 /*
  * Who may talk to li studio (the token, the page key, Host, Origin, no CORS) and what it
@@ -13,16 +13,7 @@ import { apiGet, authHeaders, postAction, request, startStudio, type StudioProc 
 
 let h: Home;
 let s: StudioProc;
-
-beforeAll(async () => {
-  h = tempHome();
-  s = await startStudio(h.env);
-});
-
-afterAll(async () => {
-  await s.stop();
-  h.cleanup();
-});
+useStudio((home, studio) => ((h = home), (s = studio)));
 
 const GETS = ["/", "/app.js", "/api/session", "/api/runs", "/api/stream", "/api/schedules"];
 

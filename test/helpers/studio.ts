@@ -3,7 +3,7 @@ import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { READY_BYTES, untilAgentReady } from "./fixtures.js";
-import { type Home, LI_BIN, liData, ROOT, until } from "./li.js";
+import { type Home, LI_BIN, liData, ROOT, tempHome, until } from "./li.js";
 
 export interface StudioProc {
   child: ChildProcess;
@@ -122,3 +122,18 @@ export function sseLines(t: StudioProc, p: string) {
 
 /** What the page sends with every API request: the session cookie and the page key. */
 export const authHeaders = (s: StudioProc): Record<string, string> => ({ Cookie: s.cookie, "X-Li-Key": s.key });
+
+/** One studio on a fresh LI_HOME for a whole suite: started before its first test, stopped after its last. */
+export function useStudio(set: (home: Home, studio: StudioProc) => void): void {
+  let home: Home;
+  let studio: StudioProc;
+  beforeAll(async () => {
+    home = tempHome();
+    studio = await startStudio(home.env);
+    set(home, studio);
+  });
+  afterAll(async () => {
+    await studio?.stop();
+    home?.cleanup();
+  });
+}

@@ -1,0 +1,51 @@
+// What the benchmarks that time li studio share: starting it, one GET, and a read timed against
+// a bare node:http server sending the same bytes (the baseline, measured interleaved in the same run).
+import { spawn } from "node:child_process";
+import http from "node:http";
+
+const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** `li --machine studio --port 0` on `env`; resolves once it printed its URL, with the headers the page sends. */
+export function startStudio(li, env) {
+  const t = process.hrtime.bigint();
+  const child = spawn(process.execPath, [li, "--machine", "studio", "--port", "0"], { env, stdio: ["ignore", "pipe", "ignore"] });
+  return new Promise((resolve) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (!out.includes("\n")) return;
+      const { url, port } = JSON.parse(out).data;
+      const u = new URL(url);
+      const headers = { Cookie: `li_studio_${port}=${u.searchParams.get("token")}`, "X-Li-Key": u.hash.replace(/^#key=/, "") };
+      resolve({ child, ms: ms(t), url, port, headers });
+    });
+  });
+}
+
+/** One GET on a fresh connection: its time and body; anything but a 200 fails the benchmark. */
+export function get(port, p, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const t = process.hrtime.bigint();
+    http.get({ host: "127.0.0.1", port, path: p, headers, agent: false }, (res) => {
+      let body = "";
+      res.on("data", (d) => (body += d));
+      res.on("end", () => (res.statusCode === 200 ? resolve({ ms: ms(t), body }) : reject(new Error(`${p}: ${res.statusCode} ${body}`))));
+    }).on("error", reject);
+  });
+}
+
+/** The studio's GET of `p` against a bare server sending the same bytes, `n` interleaved pairs: medians and size. */
+export async function versusBare(studio, p, n) {
+  const body = (await get(studio.port, p, studio.headers)).body;
+  const bare = http.createServer((_req, res) => res.end(body));
+  await new Promise((r) => bare.listen(0, "127.0.0.1", r));
+  const a = [];
+  const b = [];
+  for (let i = 0; i < n; i++) {
+    b.push((await get(bare.address().port, "/")).ms);
+    a.push((await get(studio.port, p, studio.headers)).ms);
+  }
+  bare.close();
+  return { ms: median(a), bare: median(b), bytes: Buffer.byteLength(body) };
+}
