@@ -109,6 +109,8 @@ test("kill a mock/hang run from its page: it shows cancelled and the kill's repo
   expect(await page.$("#kill")).toBeNull();
   const timeline = await page.textContent("#timeline");
   expect(timeline).toContain("invocation.cancelled.killed");
+  // Each transition with its source: the worker's spawn, then the kill (an admin write).
+  expect(await page.$$eval("#timeline li .source", (els) => els.map((e) => e.textContent))).toEqual(["runtime", "admin"]);
   expect((await liData(["job", "status", run.id], { env: h.env })).jobs[0].status).toBe("cancelled");
   await page.screenshot({ path: path.join(ARTIFACTS, "kill.png"), fullPage: true });
 }, 60_000);
@@ -164,6 +166,10 @@ test("a page on another origin cannot make the browser kill a run", async () => 
 }, 60_000);
 
 test("the runs page lists runs newest first, filters by status, and picks up a new run live", async () => {
+  // Its own runs, so that it also stands alone: one cancelled, one completed.
+  const hold = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
+  await li(["kill", "--grace", "0", hold.id], { env: h.env });
+  await liData(["agent", "--label", "studio-test", "mock/echo", "older"], { env: h.env });
   await page.goto(`${s.origin}/#/`);
   await page.waitForSelector("tr[data-run-id]");
   const m = await mark(page);
@@ -172,6 +178,12 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   await page.waitForSelector(`tr[data-run-id="${fresh.id}"][data-status="completed"]`, { timeout: 15_000 });
   const after = await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-run-id")));
   expect(after).toEqual([fresh.id, ...before]);
+  // Human ages and durations, with the exact time on hover.
+  const row = `tr[data-run-id="${fresh.id}"]`;
+  expect(await page.textContent(`${row} td.age`)).toMatch(/^\d+s ago$/);
+  expect(await page.textContent(`${row} td.duration`)).toMatch(/^(\d+ms|\d+\.\ds)$/);
+  const created = (await liData(["job", "status", fresh.id], { env: h.env })).jobs[0].created_at;
+  expect(await page.getAttribute(`${row} td.age time`, "datetime")).toBe(created);
   expect(await marker(page)).toBe(m);
   await page.screenshot({ path: path.join(ARTIFACTS, "runs.png"), fullPage: true });
   await page.check('input[name=status][value="cancelled"]');
@@ -182,6 +194,9 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
 test("schedules and the outbox: disable a schedule and retry a failed delivery from their pages, through li", async () => {
   await liData(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env });
   await page.goto(`${s.origin}/#/schedules`);
+  await page.waitForSelector('tr[data-enabled="1"]');
+  const cells = await page.$$eval('tr[data-enabled="1"] td', (tds) => tds.map((td) => td.textContent));
+  expect([cells[3], cells[5], cells[6], cells[7]]).toEqual(["0 2 * * *", expect.stringMatching(/^in \d+[smh]$/), "never", "0"]);
   await page.click('tr[data-enabled="1"] button.toggle[data-action="schedule-disable"]');
   await page.waitForSelector('tr[data-enabled="0"]', { timeout: 15_000 });
   const disabled = JSON.parse((await page.textContent("#action-result"))!);
@@ -194,6 +209,8 @@ test("schedules and the outbox: disable a schedule and retry a failed delivery f
     const run = await liData(["agent", "--label", "studio-test", "mock/echo", "notify me"], { env: h.env });
     const failed = await until(async () => (await liData(["dispatch", "list", "--status", "failed"], { env: h.env })).deliveries.find((d: any) => d.entity_id === run.id));
     await page.goto(`${s.origin}/#/outbox`);
+    await page.waitForSelector(`tr[data-delivery-id="${failed.id}"]`);
+    expect(await page.textContent(`tr[data-delivery-id="${failed.id}"]`)).toContain("1/1");
     await page.click(`tr[data-delivery-id="${failed.id}"] button.retry`);
     await page.waitForSelector("#action-result", { timeout: 15_000 });
     const retried = JSON.parse((await page.textContent("#action-result"))!);
@@ -213,6 +230,9 @@ test("a provider run's page shows its result and usage; queued runs show their p
   expect(await page.textContent("#result")).toContain("The test fails because the fixture path is relative.");
   const usage = (await page.textContent("#usage"))!;
   for (const want of ["1,512", "40", "1,200", "$0.0125"]) expect([want, usage.includes(want)]).toEqual([want, true]);
+  // The stored request: its spec and its prompt snapshot.
+  expect(JSON.parse((await page.textContent("#request-spec"))!)).toMatchObject({ model: "claude/sonnet" });
+  expect(await page.textContent("#request-prompt")).toBe("success");
 
   fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 1\n");
   try {
