@@ -6,24 +6,15 @@
 // Usage: npm run bench:100k [-- --runs N] [--records N] [--keep]
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { get, startStudio, versusBare } from "./bench-studio-lib.mjs";
+import { benchHome, get, li, median, numberArg, root, startStudio, versusBare } from "./bench-lib.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const li = path.join(root, "bin", "li.js");
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const RUNS = arg("--runs", 15);
-const RECORDS = arg("--records", 100_000);
+const RUNS = numberArg("--runs", 15);
+const RECORDS = numberArg("--records", 100_000);
 const keep = process.argv.includes("--keep");
 
-const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-100k-"));
+const { home, env } = benchHome("li-bench-100k-");
 process.env.LI_HOME = home;
-const env = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
 
 // The built modules: the same schema and id scheme li itself writes.
 const { openStore } = await import(path.join(root, "dist/src/lifecycle/open.js"));
@@ -121,7 +112,6 @@ const t0 = Date.now();
 const seeded = seedStore();
 console.log(`seeded ${seeded} records in ${((Date.now() - t0) / 1000).toFixed(1)} s (${home})`);
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 function timeCmd(args) {
   const t = process.hrtime.bigint();
   const r = spawnSync(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });

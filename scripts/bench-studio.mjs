@@ -4,17 +4,10 @@
 // request to a bare node:http server answering the same bytes. Usage: npm run bench:studio [-- --runs N]
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { median, startStudio, versusBare } from "./bench-studio-lib.mjs";
+import { benchHome, li, median, numberArg, startStudio, versusBare } from "./bench-lib.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const li = path.join(root, "bin", "li.js");
-const runsArg = process.argv.indexOf("--runs");
-const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 21;
-const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-studio-"));
-const env = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
+const RUNS = numberArg("--runs", 21);
+const { home, env } = benchHome("li-bench-studio-");
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
 
 for (let i = 0; i < 20; i++) execFileSync(process.execPath, [li, "agent", "--detach", "mock/echo", `bench ${i}`], { env, stdio: "ignore" });

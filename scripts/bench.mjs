@@ -3,18 +3,10 @@
 // Usage: npm run bench [-- --runs N]
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const li = path.join(root, "bin", "li.js");
-const runsArg = process.argv.indexOf("--runs");
-const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 21;
-const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-"));
-const env = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const RUNS = numberArg("--runs", 21);
+const { home, env } = benchHome("li-bench-");
 function time(fn) {
   const t = process.hrtime.bigint();
   fn();

@@ -187,7 +187,11 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   expect(await marker(page)).toBe(m);
   await page.screenshot({ path: path.join(ARTIFACTS, "runs.png"), fullPage: true });
   await page.check('input[name=status][value="cancelled"]');
-  await until(async () => (await page.$$eval("tr[data-run-id]", (rows) => rows.map((r) => r.getAttribute("data-status")))).every((x) => x === "cancelled"), 10_000);
+  // Only cancelled rows, and at least the one this test cancelled (an empty table would pass "every").
+  await until(async () => {
+    const rows = await page.$$eval("tr[data-run-id]", (trs) => trs.map((r) => [r.getAttribute("data-run-id"), r.getAttribute("data-status")]));
+    return rows.some(([id]) => id === hold.id) && rows.every(([, status]) => status === "cancelled");
+  }, 10_000);
   expect(new URL(page.url()).hash).toContain("status=cancelled");
 }, 60_000);
 

@@ -60,6 +60,11 @@ function increment(digits: number[]): number[] {
   return out;
 }
 
+/** A whole id of one of `kinds`, as newId makes them (no prefix, no alias): for callers that take ids only in full. */
+export function fullIdPattern(...kinds: IdKind[]): RegExp {
+  return new RegExp(`^(${kinds.map((k) => KIND_PREFIX[k]).join("|")})_[${ALPHABET}]{26}$`);
+}
+
 /** An id or id prefix as a user may type it: lower-case letters, digits, one underscore. */
 export const ID_PREFIX_PATTERN = /^[a-z0-9]{1,3}(_[0-9a-z]{0,26})?$/;
 

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { liBin } from "../entrypoints.js";
+import { fullIdPattern } from "../lifecycle/ids.js";
 import { HttpError } from "./http-answer.js";
 
 /*
@@ -8,7 +9,8 @@ import { HttpError } from "./http-answer.js";
  * Only these actions exist; privileged commands (trust, migrate, clean) are not among them.
  */
 
-const RUN_ID = /^(inv|ses|ply)_[0-9a-z]{26}$/;
+const RUN_ID = fullIdPattern("invocation", "session", "play");
+const SCHEDULE_ID = fullIdPattern("schedule");
 
 interface ActionDef {
   target: RegExp;
@@ -19,9 +21,9 @@ interface ActionDef {
 export const ACTIONS: Record<string, ActionDef> = {
   kill: { target: RUN_ID, what: "a run id (inv_…, ses_… or ply_…)", argv: (t) => ["kill", t] },
   rerun: { target: RUN_ID, what: "a run id (inv_…, ses_… or ply_…)", argv: (t) => ["rerun", "--detach", t] },
-  "schedule-enable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "enable", t] },
-  "schedule-disable": { target: /^sch_[0-9a-z]{26}$/, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "disable", t] },
-  "dispatch-retry": { target: /^dlv_[0-9a-z]{26}$/, what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
+  "schedule-enable": { target: SCHEDULE_ID, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "enable", t] },
+  "schedule-disable": { target: SCHEDULE_ID, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "disable", t] },
+  "dispatch-retry": { target: fullIdPattern("delivery"), what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
 };
 
 const MAX_AT_ONCE = 4;

@@ -12,7 +12,7 @@ export class HttpError extends Error {
   }
 }
 
-const STATUS_OF: Record<string, number> = { not_found: 404, invalid_input: 400, ambiguous: 400, conflict: 409, unavailable: 503 };
+const STATUS_OF: Record<string, number> = { not_found: 404, invalid_input: 400, conflict: 409, unavailable: 503 };
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

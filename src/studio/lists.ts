@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES, deliveryView, listDeliveries } from "../lifecycle/notify/outbox.js";
+import { deliveryCounts, deliveryView, listDeliveries } from "../lifecycle/notify/outbox.js";
 import { listRuns, listSchedules, runCount, scheduleView } from "../lifecycle/schedules/store.js";
 import type { Store } from "../lifecycle/store.js";
 import { listTeams, messageView, resolveTeam, showTeam } from "../lifecycle/teams.js";
@@ -31,8 +31,7 @@ export function teamPage(store: Store, name: string) {
 }
 
 export function outboxPage(store: Store, status: string[] | undefined) {
-  const counts = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0]));
-  for (const r of store.db.prepare("SELECT status, count(*) AS n FROM deliveries GROUP BY status").all() as { status: string; n: number }[]) counts[r.status] = r.n;
+  const counts = deliveryCounts(store.db);
   const p = listDeliveries(store.db, { status, limit: OUTBOX_PAGE });
   return { deliveries: p.rows.map((r) => deliveryView(r)), counts, total: p.total };
 }

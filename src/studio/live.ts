@@ -15,7 +15,6 @@ import type { StoreSource } from "./store-source.js";
  */
 
 export const MAX_STREAMS = 64;
-const KEEPALIVE_MS = 15_000;
 const CHUNK_BYTES = 64 * 1024;
 /** A live view further behind than this skips to the tail: a flooding run must not flood the page. */
 export const BEHIND_BYTES = 1024 * 1024;
@@ -30,7 +29,6 @@ export class ChangeFeed {
   private version = -1;
   private lastEvent = 0;
   private timer: NodeJS.Timeout | null = null;
-  private lastPing = Date.now();
   private placeholder = false;
 
   constructor(
@@ -39,10 +37,6 @@ export class ChangeFeed {
     /** Called after each change with the store: the reconciler looks for runs to hand to li. */
     private readonly onChange: (store: Store) => void = () => {},
   ) {}
-
-  get size(): number {
-    return this.streams.size;
-  }
 
   /** Opens a stream if there is room (checked before any byte is answered: a 200 then a close would be retried forever). */
   open(make: () => EventStream): void {
@@ -98,9 +92,7 @@ export class ChangeFeed {
   }
 
   private keepAlive(): void {
-    if (Date.now() - this.lastPing < KEEPALIVE_MS) return;
-    this.lastPing = Date.now();
-    for (const s of this.streams) s.ping();
+    for (const s of this.streams) s.keepAlive();
   }
 }
 
@@ -119,7 +111,6 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
   stream.res.on("close", () => consoleStreams--);
   const file = first.run_dir ? path.join(first.run_dir, "console.log") : null;
   let at = offset;
-  let lastPing = Date.now();
   const buf = Buffer.alloc(CHUNK_BYTES);
   let stalledSince: number | null = null;
   // Sends what the reader can take now; true once every byte up to the file's size is out.
@@ -154,10 +145,7 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
       stalledSince = drained || stream.backlog() < BACKLOG_BYTES ? null : (stalledSince ?? Date.now());
       if (stalledSince !== null && Date.now() - stalledSince > STALL_MS) finish("failure", { message: `the reader took nothing for ${STALL_MS / 1000} s; reopen the page to read on` });
       else if (done && drained) finish("end", { status: e?.status ?? null, offset: at });
-      else if (Date.now() - lastPing > KEEPALIVE_MS) {
-        lastPing = Date.now();
-        stream.ping();
-      }
+      else stream.keepAlive();
     } catch (err) {
       finish("failure", { message: (err as Error).message });
     }

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { fullIdPattern } from "../lifecycle/ids.js";
 import { listEntities } from "../lifecycle/listing.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
 import type { Entity, Store } from "../lifecycle/store.js";
@@ -50,7 +51,7 @@ export function listRuns(store: Store, q: URLSearchParams) {
   return { runs: p.rows.map((e) => observed(store, e, procs)), next_cursor: p.next_cursor, total: p.total };
 }
 
-const ID = /^[a-z]{2,4}_[0-9a-z]{8,40}$/;
+const ID = fullIdPattern("invocation", "session", "play");
 
 export function entityOf(store: Store, id: string): Entity {
   if (!ID.test(id)) throw new HttpError(400, `${JSON.stringify(id.slice(0, 80))} is not a run id (they look like inv_01j…)`);

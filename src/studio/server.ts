@@ -126,7 +126,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
         const m = pathname.match(pattern);
         if (m) return sendJson(res, 200, { ok: true, data: read(url.searchParams, m) });
       }
-      return sendError(res, 404, "not_found", `no page ${pathname}`);
+      return sendError(res, 404, "not_found", `li studio has no ${pathname}: the page is / and its API is under /api/ (docs/studio-api.md)`);
     }
     if (method === "POST" && pathname === "/api/actions") return sendJson(res, 200, { ok: true, data: await runAction(await readBody(req)) });
     res.setHeader("Allow", "GET, HEAD, POST");

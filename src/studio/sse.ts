@@ -1,8 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** One server-sent-events connection: named events with JSON data, and comments as keep-alives. */
+/** A stream idle this long gets a comment, so proxies and the browser keep it open. */
+const KEEPALIVE_MS = 15_000;
+
 export class EventStream {
   closed = false;
+  private lastWrite = Date.now();
 
   constructor(
     readonly req: IncomingMessage,
@@ -17,7 +21,7 @@ export class EventStream {
   }
 
   send(event: string, data: unknown): void {
-    if (!this.closed) this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
   /** Bytes queued for the reader and not yet taken by the socket. */
@@ -25,8 +29,15 @@ export class EventStream {
     return this.res.writableLength;
   }
 
-  ping(): void {
-    if (!this.closed) this.res.write(": ping\n\n");
+  /** A comment line when nothing else was sent for KEEPALIVE_MS. */
+  keepAlive(): void {
+    if (Date.now() - this.lastWrite >= KEEPALIVE_MS) this.write(": ping\n\n");
+  }
+
+  private write(text: string): void {
+    if (this.closed) return;
+    this.lastWrite = Date.now();
+    this.res.write(text);
   }
 
   end(): void {

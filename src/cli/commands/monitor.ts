@@ -1,6 +1,6 @@
 import { Command } from "../commander.js";
 import { statusCounts } from "../../lifecycle/aggregates.js";
-import { DELIVERY_STATUSES } from "../../lifecycle/notify/outbox.js";
+import { deliveryCounts } from "../../lifecycle/notify/outbox.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { dueSchedules, nextDueAt } from "../../lifecycle/schedules/store.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
@@ -52,7 +52,7 @@ export function snapshot(store: Store, opts: { limit: number; failures: number }
     const spec = JSON.parse(r.spec);
     return { id: r.id, kind: r.kind, parent_id: r.parent_id, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: spec.model ?? null, label: r.label, ended_at: r.ended_at };
   });
-  const outbox = countBy(DELIVERY_STATUSES, store.db.prepare("SELECT status AS key, count(*) AS n FROM deliveries GROUP BY status").all() as any[]);
+  const outbox = deliveryCounts(store.db);
   const sched = store.db.prepare("SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM schedules").get() as { total: number; enabled: number };
   const due = dueSchedules(store, now).map((s) => ({ id: s.id, name: s.name, next_run_at: s.next_run_at!, overdue_seconds: seconds(now.getTime() - Date.parse(s.next_run_at!)) }));
 

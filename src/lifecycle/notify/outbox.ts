@@ -212,6 +212,13 @@ export function purgeDeliveries(db: Database.Database, statuses: readonly string
 }
 
 /** The machine view of one row; the payload and full target only when asked for. */
+/** How many deliveries are in each status, every status present (zero when none). */
+export function deliveryCounts(db: Database.Database): Record<DeliveryStatus, number> {
+  const counts = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<DeliveryStatus, number>;
+  for (const r of db.prepare("SELECT status, count(*) AS n FROM deliveries GROUP BY status").all() as { status: DeliveryStatus; n: number }[]) counts[r.status] = r.n;
+  return counts;
+}
+
 export function deliveryView(row: DeliveryRow, full = false) {
   const target = JSON.parse(row.target) as Target;
   const payload = JSON.parse(row.payload);

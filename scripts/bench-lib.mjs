@@ -1,7 +1,27 @@
-// What the benchmarks that time li studio share: starting it, one GET, and a read timed against
-// a bare node:http server sending the same bytes (the baseline, measured interleaved in the same run).
+// What the benchmark scripts share: the li under test, a throw-away LI_HOME, the --runs argument,
+// medians; and for li studio, starting it, one GET, and a read timed against a bare node:http server
+// sending the same bytes (the baseline, measured interleaved in the same run).
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const li = path.join(root, "bin", "li.js");
+
+/** A numeric command-line option, `--name N`, else `dflt`. */
+export function numberArg(name, dflt) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+/** A fresh LI_HOME and the environment that points li at it. */
+export function benchHome(prefix) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { home, env: { ...process.env, LI_HOME: home, NODE_OPTIONS: "" } };
+}
 
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
