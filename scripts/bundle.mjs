@@ -56,7 +56,7 @@ await build({
     "openai-agent": "src/runtime/providers/openai-agent.ts",
     "drain-main": "src/runtime/drain-main.ts",
     // What `li mcp` loads per build: the registry, projector and dispatcher of the li on disk.
-    "mcp-surface": "src/mcp/compose.ts",
+    "mcp-surface": "src/cli/mcp-surface.ts",
     // li studio's server, loaded only by that command.
     studio: "src/studio/server.ts",
   },

@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { createSurface } = await import(path.join(root, "dist/src/mcp/compose.js"));
+const { createSurface } = await import(path.join(root, "dist/src/cli/mcp-surface.js"));
 const { canonicalJson } = await import(path.join(root, "dist/src/mcp/fingerprint.js"));
 
 const surface = await createSurface();

@@ -18,21 +18,23 @@ function files(dir: string): string[] {
 
 const SOURCES = [...files("src"), ...files("verbs")];
 
-function edges(): Edge[] {
+/** The relative import edges of one file's text. */
+function scan(from: string, text: string): Edge[] {
   const out: Edge[] = [];
-  for (const from of SOURCES) {
-    const text = fs.readFileSync(path.join(ROOT, from), "utf8");
-    const pattern = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|(?<!typeof\s)import\(\s*["']([^"']+)["']\s*\)/g;
-    for (const m of text.matchAll(pattern)) {
-      const spec = m[1] ?? m[2];
-      if (!spec.startsWith(".")) continue;
-      // A type-only import is erased: it loads nothing, but it is still structure.
-      const typeOnly = /^\s*(?:import|export)\s+type\s/.test(m[0].replace(/^\n/, ""));
-      const to = path.normalize(path.join(path.dirname(from), spec)).replace(/\.js$/, ".ts");
-      out.push({ from, to, dynamic: m[2] !== undefined, typeOnly });
-    }
+  const pattern = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|(typeof\s+)?import\(\s*["']([^"']+)["']\s*\)/g;
+  for (const m of text.matchAll(pattern)) {
+    const spec = m[1] ?? m[3];
+    if (!spec.startsWith(".")) continue;
+    // A type-only import (`import type`, `typeof import(...)`) is erased: it loads nothing, but it is still structure.
+    const typeOnly = m[2] !== undefined || /^\s*(?:import|export)\s+type\s/.test(m[0].replace(/^\n/, ""));
+    const to = path.normalize(path.join(path.dirname(from), spec)).replace(/\.js$/, ".ts");
+    out.push({ from, to, dynamic: m[3] !== undefined && m[2] === undefined, typeOnly });
   }
   return out;
+}
+
+function edges(): Edge[] {
+  return SOURCES.flatMap((from) => scan(from, fs.readFileSync(path.join(ROOT, from), "utf8")));
 }
 
 const ALL = edges();
@@ -42,13 +44,39 @@ test("the edge scan sees the known edges (a broken scan would pass every rule)",
   expect(ALL.length).toBeGreaterThan(200);
   expect(ALL).toContainEqual({ from: "src/cli/registry.ts", to: "src/cli/commands/mcp.ts", dynamic: true, typeOnly: false });
   expect(ALL).toContainEqual(expect.objectContaining({ from: "verbs/index.ts", to: "src/mcp/registry.ts" }));
+  expect(ALL).toContainEqual({ from: "src/mcp/surface-module.ts", to: "src/mcp/call.ts", dynamic: false, typeOnly: true });
+  expect(ALL).toContainEqual({ from: "src/cli/mcp-surface.ts", to: "src/cli/program.ts", dynamic: true, typeOnly: false });
+});
+
+test("the edge scan sees a type-level import(...) as a type-only edge: a circle through one is still a circle", () => {
+  expect(scan("src/mcp/a.ts", 'type M = typeof import("./b.js");\nconst n = await import("../cli/c.js");\n')).toEqual([
+    { from: "src/mcp/a.ts", to: "src/mcp/b.ts", dynamic: false, typeOnly: true },
+    { from: "src/mcp/a.ts", to: "src/cli/c.ts", dynamic: true, typeOnly: false },
+  ]);
+});
+
+test("src/config (settings, profiles, trust, policy, endpoints) is a layer below the CLI, MCP and studio: it never reaches them", () => {
+  const config = SOURCES.filter((f) => under(f, "src/config"));
+  expect(config.map((f) => path.basename(f)).sort()).toEqual(
+    ["endpoints.ts", "policy.ts", "profile-limits.ts", "profiles.ts", "project-dirs.ts", "project-profiles.ts", "project-trust.ts", "queue-settings.ts", "settings-fields.ts", "settings.ts", "trust-store.ts"],
+  );
+  // Only neutral modules, lifecycle's vocabulary and paths, and the provider table a profile is checked against.
+  const allowed = (to: string) =>
+    under(to, "src/config") ||
+    ["src/errors.ts", "src/json.ts", "src/packages.ts"].includes(to) ||
+    ["names", "paths", "vocab"].some((n) => to === `src/lifecycle/${n}.ts`) ||
+    ["capabilities", "index", "types"].some((n) => to === `src/runtime/providers/${n}.ts`);
+  expect(ALL.filter((e) => under(e.from, "src/config") && !allowed(e.to))).toEqual([]);
+  // Configuration modules sit in their folder, not loose at the root of src/.
+  const loose = fs.readdirSync(path.join(ROOT, "src")).filter((f) => f.endsWith(".ts"));
+  expect(loose.sort()).toEqual(["build-id.ts", "entrypoints.ts", "errors.ts", "json.ts", "packages.ts", "version.ts"]);
 });
 
 test("src/mcp sees only itself, the CLI's parser builders and a few neutral modules: never lifecycle or runtime", () => {
   const allowed = (to: string) =>
     under(to, "src/mcp") ||
     under(to, "src/cli/builders") ||
-    ["src/cli/commander.ts", "src/cli/parsers.ts", "src/cli/program.ts", "src/cli/server-seam.ts", "src/errors.ts", "src/packages.ts", "src/entrypoints.ts", "src/build-id.ts", "src/version.ts", "src/policy.ts", "verbs/index.ts"].includes(to);
+    ["src/cli/commander.ts", "src/cli/parsers.ts", "src/cli/server-seam.ts", "src/errors.ts", "src/packages.ts", "src/entrypoints.ts", "src/build-id.ts", "src/version.ts", "src/config/policy.ts", "verbs/index.ts"].includes(to);
   expect(ALL.filter((e) => under(e.from, "src/mcp") && !allowed(e.to))).toEqual([]);
 });
 
@@ -61,7 +89,7 @@ test("the server never loads the code that starts runs: no path of static import
   const forbidden = (f: string) => f === "src/runtime/spawn.ts" || f === "src/runtime/submit.ts" || f === "src/lifecycle/store.ts" || /-worker\.ts$/.test(f) || under(f, "src/cli/commands") || under(f, "src/runtime/providers");
   const seen = new Set<string>();
   const reached: string[] = [];
-  const queue = SOURCES.filter((f) => (under(f, "src/mcp") && f !== "src/mcp/compose.ts") || under(f, "verbs"));
+  const queue = SOURCES.filter((f) => under(f, "src/mcp") || under(f, "verbs"));
   while (queue.length) {
     const f = queue.shift()!;
     if (seen.has(f)) continue;

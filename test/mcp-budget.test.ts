@@ -1,5 +1,5 @@
 import { runOps } from "../src/mcp/dispatcher.js";
-import { createSurface } from "../src/mcp/compose.js";
+import { createSurface } from "../src/cli/mcp-surface.js";
 import { CALL_BUDGET_SECONDS } from "../src/mcp/limits.js";
 import { li, liData, tempHome } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";

@@ -4,7 +4,7 @@ import { Command, Option } from "commander";
 import { integerArg, intIn, numberArg, numberIn } from "../src/cli/parsers.js";
 import { renderArgv } from "../src/mcp/argv.js";
 import { commandAt, project, ProjectionError } from "../src/mcp/projector.js";
-import { createSurface } from "../src/mcp/compose.js";
+import { createSurface } from "../src/cli/mcp-surface.js";
 import { ROOT } from "./helpers/li.js";
 
 const GOLDEN = path.join(ROOT, "test", "golden");

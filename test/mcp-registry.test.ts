@@ -5,7 +5,7 @@ import { runOp } from "../src/mcp/dispatcher.js";
 import { catalog, verbHelp } from "../src/mcp/help.js";
 import { commandAt } from "../src/mcp/projector.js";
 import { VerbRegistry } from "../src/mcp/registry.js";
-import { createSurface } from "../src/mcp/compose.js";
+import { createSurface } from "../src/cli/mcp-surface.js";
 import { Surface } from "../src/mcp/surface.js";
 import { verb, verbMeta, type Verb } from "../src/mcp/verb.js";
 import { VERBS } from "../verbs/index.js";

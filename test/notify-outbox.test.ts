@@ -1,6 +1,6 @@
 import type { Store } from "../src/lifecycle/store.js";
 import { ackDelivery, backoffMs, claimDue, finishAttempt, insertDelivery, MAX_DELAY_MS, nextDueMs, resolveDelivery, type Target } from "../src/lifecycle/notify/outbox.js";
-import { parseSettings } from "../src/settings.js";
+import { parseSettings } from "../src/config/settings.js";
 import { openStore } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 

@@ -6,7 +6,7 @@ import { SCHEMA_VERSION } from "../lifecycle/schema.js";
 import { lastTick, TICK_STALE_SECONDS } from "../lifecycle/schedules/ticks.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Store } from "../lifecycle/store.js";
-import type { Settings } from "../settings.js";
+import type { Settings } from "../config/settings.js";
 
 /*
  * li doctor's pass/fail checks. Each says what it found and, when it fails, the fix; a failed

@@ -1,21 +1,21 @@
 /*
  * One build's MCP surface: the registry (verbs/index.ts), the CLI's parsers it projects, and the
- * call handler. `li mcp` loads this per build from the bundle on disk, so the schema it projects
- * always belongs to the li it runs, even after an upgrade under a running server.
+ * call handler. The parsers come from the caller (`src/cli/mcp-surface.ts`, the bundle `li mcp`
+ * loads per build), so the MCP layer never imports the CLI program that starts it.
  */
 import { BUILD_ID } from "../build-id.js";
+import type { Command } from "../cli/commander.js";
 import { Surface } from "./surface.js";
 
 export { BUILD_ID };
 export { handleRequest, refuse } from "./call.js";
 
-/** The surface of this build: the composition root's registry over the CLI's parsers. */
-export async function createSurface(now?: () => Date): Promise<Surface> {
+/** The surface of this build: the composition root's registry over the parsers `loadProgram` builds. */
+export async function createSurface(loadProgram: () => Promise<Command>, now?: () => Date): Promise<Surface> {
   // The DI world's entry point: decorators need reflect-metadata before any verb class loads.
   await import("reflect-metadata");
   const { composeRegistry } = await import("../../verbs/index.js");
-  const { buildProgram } = await import("../cli/program.js");
-  return new Surface(composeRegistry(), () => buildProgram({ machine: true, live: process.stderr }, { all: true }), now);
+  return new Surface(composeRegistry(), loadProgram, now);
 }
 
 /**

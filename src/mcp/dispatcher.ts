@@ -4,7 +4,7 @@ import path from "node:path";
 import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
-import { policyRefusal, type Policy } from "../policy.js";
+import { policyRefusal, type Policy } from "../config/policy.js";
 import { auditEntry, type AuditLog } from "./audit.js";
 import { opLabel, type Op, type OpResult } from "./op.js";
 import { ProjectionError, type Binding, type Projection } from "./projector.js";

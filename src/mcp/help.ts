@@ -1,4 +1,4 @@
-import { policyRefusal, policyView, type Policy } from "../policy.js";
+import { policyRefusal, policyView, type Policy } from "../config/policy.js";
 import { nearest } from "./near.js";
 import { clip } from "./values.js";
 import { idOfPath } from "./registry.js";

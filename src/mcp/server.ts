@@ -2,15 +2,15 @@ import { pathToFileURL } from "node:url";
 import { installedBuildId } from "../build-id.js";
 import { entryScript } from "../entrypoints.js";
 import { VERSION } from "../version.js";
-import type { Policy } from "../policy.js";
+import type { Policy } from "../config/policy.js";
 import { AuditLog } from "./audit.js";
 import { ClientRoots } from "./roots.js";
 import { Slots } from "./slots.js";
 import { BoundedStdioTransport } from "./stdio-transport.js";
 import { INSTRUCTIONS, REQUEST_TOOL } from "./tool.js";
 import type { Surface } from "./surface.js";
+import type { SurfaceModule } from "./surface-module.js";
 
-type SurfaceModule = typeof import("./compose.js");
 interface Loaded {
   key: string | null;
   module: SurfaceModule;

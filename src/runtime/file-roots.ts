@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { invalid } from "../errors.js";
-import { parseSettings, userSettingsPath } from "../settings.js";
+import { parseSettings, userSettingsPath } from "../config/settings.js";
 
 export const FILE_ROOTS_ENV = "LI_MCP_FILE_ROOTS";
 

@@ -21,8 +21,8 @@ import { unresolvedSpawnAfterSeconds } from "../lifecycle/observe.js";
 import { isSameProcess, readProcStat, selfStat } from "../lifecycle/procfs.js";
 import { queueActive } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
-import { NO_LIMITS, type QueueSettings } from "../queue-settings.js";
-import { parseSettings, userSettingsPath } from "../settings.js";
+import { NO_LIMITS, type QueueSettings } from "../config/queue-settings.js";
+import { parseSettings, userSettingsPath } from "../config/settings.js";
 import { startWorker } from "./spawn.js";
 
 /** The limits in force now, from the user settings file (read afresh: a long-lived promoter must see edits). */

@@ -1,5 +1,5 @@
 import { invalid } from "../errors.js";
-import { runSettingsOf, type Profile } from "../profiles.js";
+import { runSettingsOf, type Profile } from "../config/profiles.js";
 import { checkRunSettings } from "./providers/capabilities.js";
 import { parseModelSpec, type ModelSpec } from "./providers/index.js";
 import type { RunSettings } from "./providers/types.js";

@@ -1,9 +1,9 @@
-import type { Endpoint } from "../endpoints.js";
-import { ENDPOINT_EXAMPLE } from "../endpoints.js";
+import type { Endpoint } from "../config/endpoints.js";
+import { ENDPOINT_EXAMPLE } from "../config/endpoints.js";
 import { invalid } from "../errors.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
-import { loadSettings, userSettingsPath, type Settings } from "../settings.js";
-import { PROFILE_EXAMPLE, type Profile } from "../profiles.js";
+import { loadSettings, userSettingsPath, type Settings } from "../config/settings.js";
+import { PROFILE_EXAMPLE, type Profile } from "../config/profiles.js";
 import { parseModelSpec } from "./providers/index.js";
 
 /** The seam between spawn commands and settings.yaml; this process's own settings load once. */

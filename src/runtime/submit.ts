@@ -1,10 +1,10 @@
 import path from "node:path";
 import type { Entity, Store } from "../lifecycle/store.js";
-import type { Profile } from "../profiles.js";
+import type { Profile } from "../config/profiles.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
 import { checkRunSettings } from "./providers/capabilities.js";
 import { requireAvailable, type ModelSpec } from "./providers/index.js";
-import type { Endpoint } from "../endpoints.js";
+import type { Endpoint } from "../config/endpoints.js";
 import { invalid } from "../errors.js";
 import type { ResumeTarget } from "./resume.js";
 import { effectiveLimits, modelWithProfile } from "./run-settings.js";

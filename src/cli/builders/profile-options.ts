@@ -1,6 +1,6 @@
 import type { Command } from "../commander.js";
 import { intIn, numberIn } from "../parsers.js";
-import { PROFILE_LIMITS } from "../../profile-limits.js";
+import { PROFILE_LIMITS } from "../../config/profile-limits.js";
 
 /*
  * --profile, on every command that starts runs, and the two per-run limits. A profile is named,

@@ -4,8 +4,8 @@ import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
 import { diskCheck, homeCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
-import { builtinEndpoint, type Endpoint } from "../../endpoints.js";
-import { loadSettings, type Settings } from "../../settings.js";
+import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
+import { loadSettings, type Settings } from "../../config/settings.js";
 import { render, type CliContext } from "../adapter.js";
 import { table } from "../format.js";
 

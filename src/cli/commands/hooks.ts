@@ -1,6 +1,6 @@
 import { Command } from "../commander.js";
-import { resolveTrustTargets, trustProject, untrustProject } from "../../project-trust.js";
-import { loadSettings, type Handler, type SettingsFile } from "../../settings.js";
+import { resolveTrustTargets, trustProject, untrustProject } from "../../config/project-trust.js";
+import { loadSettings, type Handler, type SettingsFile } from "../../config/settings.js";
 import { render, type CliContext } from "../adapter.js";
 import { table } from "../format.js";
 

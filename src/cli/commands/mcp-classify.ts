@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { packageRoot } from "../../entrypoints.js";
-import { OPEN_POLICY, policyRefusal, type Policy } from "../../policy.js";
+import { OPEN_POLICY, policyRefusal, type Policy } from "../../config/policy.js";
 
 /*
  * `li mcp classify`: a permission hook for MCP clients. With one tool, a rule on the tool name

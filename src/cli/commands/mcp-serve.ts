@@ -1,8 +1,8 @@
 import path from "node:path";
 import { invalid } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
-import { CATEGORIES, mergePolicies, parsePolicySpec, specOf, type PolicySpec } from "../../policy.js";
-import { loadSettings } from "../../settings.js";
+import { CATEGORIES, mergePolicies, parsePolicySpec, specOf, type PolicySpec } from "../../config/policy.js";
+import { loadSettings } from "../../config/settings.js";
 
 /** The file `li mcp` appends every op to, and `li mcp audit` reads. */
 export const auditFile = () => path.join(liHome(), "mcp-audit.jsonl");

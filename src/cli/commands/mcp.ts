@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { Command, Option } from "../commander.js";
-import { CATEGORIES } from "../../policy.js";
+import { CATEGORIES } from "../../config/policy.js";
 import { render, type CliContext } from "../adapter.js";
 import { pageLimitArg } from "../parsers.js";
 import { clientConfig, CLIENTS } from "./mcp-config.js";

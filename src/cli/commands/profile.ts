@@ -1,7 +1,7 @@
 import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
-import { profileView, PROFILE_EXAMPLE } from "../../profiles.js";
-import { loadSettings, userSettingsPath } from "../../settings.js";
+import { profileView, PROFILE_EXAMPLE } from "../../config/profiles.js";
+import { loadSettings, userSettingsPath } from "../../config/settings.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 

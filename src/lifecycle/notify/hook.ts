@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { entryScript } from "../../entrypoints.js";
-import { loadSettings, type Handler } from "../../settings.js";
+import { loadSettings, type Handler } from "../../config/settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
 import { terminalEnvelope } from "./envelope.js";
 import { insertDelivery, type Target } from "./outbox.js";

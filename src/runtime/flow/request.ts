@@ -11,14 +11,14 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
-import type { Endpoint } from "../../endpoints.js";
+import type { Endpoint } from "../../config/endpoints.js";
 import { admission, launch } from "../queue.js";
 import { createRecord } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
 import { modelWithProfile } from "../run-settings.js";
-import type { Profile } from "../../profiles.js";
+import type { Profile } from "../../config/profiles.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
 

@@ -1,5 +1,5 @@
 import { invalid, LiError } from "../../errors.js";
-import type { Profile } from "../../profiles.js";
+import type { Profile } from "../../config/profiles.js";
 import { modelWithProfile } from "../run-settings.js";
 import type { Plan } from "./plan.js";
 

@@ -1,4 +1,4 @@
-import { builtinEndpoint } from "../../endpoints.js";
+import { builtinEndpoint } from "../../config/endpoints.js";
 import { entryScript } from "../../entrypoints.js";
 import { invalid } from "../../errors.js";
 import type { Provider } from "./types.js";

@@ -1,4 +1,4 @@
-import type { Endpoint } from "../../endpoints.js";
+import type { Endpoint } from "../../config/endpoints.js";
 
 /**
  * What a run may ask of its provider beyond model and prompt. Everything but the two limits and

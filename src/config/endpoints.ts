@@ -1,5 +1,5 @@
-import { isObject } from "./json.js";
-import { NAME_PATTERN } from "./lifecycle/names.js";
+import { isObject } from "../json.js";
+import { NAME_PATTERN } from "../lifecycle/names.js";
 import { closed, fail, httpUrl } from "./settings-fields.js";
 
 /*

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { LiError } from "./errors.js";
-import { sha256Hex } from "./packages.js";
+import { LiError } from "../errors.js";
+import { sha256Hex } from "../packages.js";
 import { findProfilesDir, isProfileFile, readProfileFile, PROFILES_DIR } from "./project-profiles.js";
 import { findProjectSettings, parseSettings } from "./settings.js";
 import { pin, readTrustStore, trustKey, writeTrustStore, type TrustStore } from "./trust-store.js";

@@ -1,11 +1,11 @@
 import path from "node:path";
-import { NAME_PATTERN } from "./lifecycle/names.js";
-import { checkRunSettings } from "./runtime/providers/capabilities.js";
-import { parseModelSpec } from "./runtime/providers/index.js";
-import type { RunSettings } from "./runtime/providers/types.js";
+import { NAME_PATTERN } from "../lifecycle/names.js";
+import { checkRunSettings } from "../runtime/providers/capabilities.js";
+import { parseModelSpec } from "../runtime/providers/index.js";
+import type { RunSettings } from "../runtime/providers/types.js";
 import { closed, fail, number } from "./settings-fields.js";
-import { isObject } from "./json.js";
-import { LiError } from "./errors.js";
+import { isObject } from "../json.js";
+import { LiError } from "../errors.js";
 import { PROFILE_LIMITS } from "./profile-limits.js";
 
 /*

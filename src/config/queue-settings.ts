@@ -1,4 +1,4 @@
-import { NAME_PATTERN } from "./lifecycle/names.js";
+import { NAME_PATTERN } from "../lifecycle/names.js";
 import { closed, fail, number } from "./settings-fields.js";
 
 /*

@@ -1,5 +1,5 @@
-import { LiError } from "./errors.js";
-import { isObject } from "./json.js";
+import { LiError } from "../errors.js";
+import { isObject } from "../json.js";
 
 /*
  * Field checks shared by the sections of settings.yaml. Every refusal names the file and the

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { LiError } from "./errors.js";
-import { sha256Hex, yaml } from "./packages.js";
+import { LiError } from "../errors.js";
+import { sha256Hex, yaml } from "../packages.js";
 import { findProjectFile } from "./project-dirs.js";
 import { parseProfile, type Profile } from "./profiles.js";
 import { trustOf, type TrustState, type TrustStore } from "./trust-store.js";

@@ -1,4 +1,4 @@
-import { LiError } from "./errors.js";
+import { LiError } from "../errors.js";
 
 /*
  * The MCP server's policy: which verbs it offers. Parsed from `li mcp` flags and from

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { ensurePrivateDir, liHome, writePrivateFile } from "./lifecycle/paths.js";
+import { ensurePrivateDir, liHome, writePrivateFile } from "../lifecycle/paths.js";
 
 /*
  * $LI_HOME/trust.json: the sha256 `li hooks trust` pinned for each reviewed project file

@@ -1,12 +1,12 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { LiError } from "./errors.js";
-import { sha256Hex, yaml } from "./packages.js";
-import { liHome } from "./lifecycle/paths.js";
-import { ENTITY_KINDS } from "./lifecycle/vocab.js";
-import { isObject } from "./json.js";
-import { NAME_PATTERN } from "./lifecycle/names.js";
+import { LiError } from "../errors.js";
+import { sha256Hex, yaml } from "../packages.js";
+import { liHome } from "../lifecycle/paths.js";
+import { ENTITY_KINDS } from "../lifecycle/vocab.js";
+import { isObject } from "../json.js";
+import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
