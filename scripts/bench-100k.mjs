@@ -18,6 +18,7 @@ process.env.LI_HOME = home;
 
 // The built modules: the same schema and id scheme li itself writes.
 const { openStore } = await import(path.join(root, "dist/src/lifecycle/open.js"));
+const { dbOf } = await import(path.join(root, "dist/src/lifecycle/db/handle.js"));
 const { newId } = await import(path.join(root, "dist/src/lifecycle/ids.js"));
 const { selfStat } = await import(path.join(root, "dist/src/lifecycle/procfs.js"));
 
@@ -38,9 +39,10 @@ function pickEnd() {
 }
 const MODELS = ["mock/echo", "claude/sonnet", "codex/gpt-5", "openai/gpt-4o-mini"];
 
-function seedStore() {
-  const store = openStore();
-  const db = store.db;
+async function seedStore() {
+  const store = await openStore();
+  // Seeding writes 100k rows through the SQLite driver itself (the backend's raw connection): fast, and a benchmark's own business.
+  const db = dbOf(store).raw;
   const ins = db.prepare(
     `INSERT INTO entities (id, kind, parent_id, label, status, outcome, reason_code, version, spec, created_at, updated_at, ended_at, pid, pgid, proc_start, started_at, exit_code, current_phase, run_dir)
      VALUES (@id, @kind, @parent_id, @label, @status, @outcome, @reason_code, 3, @spec, @created_at, @updated_at, @ended_at, @pid, @pgid, @proc_start, @started_at, @exit_code, @current_phase, @run_dir)`,
@@ -88,7 +90,7 @@ function seedStore() {
     made++;
     return id;
   };
-  store.tx(() => {
+  db.transaction(() => {
     while (made < RECORDS - 20) {
       const r = rand();
       if (r < 0.75) add("invocation", null);
@@ -102,14 +104,14 @@ function seedStore() {
       }
     }
     while (made < RECORDS) add("invocation", null, { live: true });
-  });
+  }).immediate();
   const n = db.prepare("SELECT count(*) AS n FROM entities").get().n;
-  store.close();
+  await store.close();
   return n;
 }
 
 const t0 = Date.now();
-const seeded = seedStore();
+const seeded = await seedStore();
 console.log(`seeded ${seeded} records in ${((Date.now() - t0) / 1000).toFixed(1)} s (${home})`);
 
 function timeCmd(args) {

@@ -3,6 +3,7 @@
  * happen before any record or run directory exists, owner-only files, id-prefix resolution and
  * the schema-version gate with `li state migrate`.
  */
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
@@ -95,19 +96,19 @@ describe("--machine prints exactly one JSON object", () => {
 
   test("conflict: a kill whose cancel the fence keeps refusing is a partial reap, and the record is left as it was", async () => {
     const h = home();
-    const store = openStore(h);
-    const e = store.insert({ kind: "invocation", label: "frozen" });
+    const store = await openStore(h);
+    const e = await store.insert({ kind: "invocation", label: "frozen" });
     // Every UPDATE of this row is silently dropped, so each compare-and-set write is refused.
-    store.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+    await dbOf(store).exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
     const before = JSON.stringify(store.get(e.id));
-    store.close();
+    await store.close();
     const err = expectError(await li(["--machine", "kill", "--grace", "0", e.id], { env: h.env }), "conflict", 1);
     expect(err.detail.partial).toBe(true);
     expect(err.detail.entities).toEqual([expect.objectContaining({ id: e.id, action: "refused", status: "preparing" })]);
-    const again = openStore(h);
+    const again = await openStore(h);
     expect(JSON.stringify(again.get(e.id))).toBe(before);
-    expect(again.events(e.id)).toEqual([]);
-    again.close();
+    expect(await again.events(e.id)).toEqual([]);
+    await again.close();
   });
 
   test("unavailable: a provider whose CLI is not on PATH, refused before any record exists", async () => {
@@ -224,10 +225,10 @@ describe("files are owner-only", () => {
 describe("prefix resolution", () => {
   test("an unambiguous prefix resolves; an ambiguous one is an error listing its matches", async () => {
     const h = home();
-    const store = openStore(h);
-    const a = store.insert({ kind: "invocation", label: "a" });
-    const b = store.insert({ kind: "invocation", label: "b" });
-    store.close();
+    const store = await openStore(h);
+    const a = await store.insert({ kind: "invocation", label: "a" });
+    const b = await store.insert({ kind: "invocation", label: "b" });
+    await store.close();
     let lcp = 0;
     while (a.id[lcp] === b.id[lcp]) lcp++;
     const shared = a.id.slice(0, lcp);

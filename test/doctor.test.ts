@@ -1,3 +1,4 @@
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -81,7 +82,7 @@ test("enabled schedules with no tick for 2 minutes fail doctor; a tick clears it
   // Just created: not yet two minutes without a tick.
   expect((await doctor(h.env)).check("schedule_ticks").ok).toBe(true);
   const past = new Date(Date.now() - 3 * 60_000).toISOString();
-  withStore(h, (s) => s.db.prepare("UPDATE schedules SET updated_at = ?, created_at = ?").run(past, past));
+  await withStore(h, (s) => dbOf(s).run("UPDATE schedules SET updated_at = ?, created_at = ?", [past, past]));
   const d = await doctor(h.env);
   expectFailure(d, "schedule_ticks", /li schedule daemon|li schedule tick/);
   expect(d.check("schedule_ticks").detail).toMatch(/nothing has ever ticked them/);

@@ -59,8 +59,10 @@ describe("ids a person types", () => {
     const h = home();
     // Real-length ids: a and b share 19 characters, c shares only the kind and a few of time.
     const [a, b, c] = ["inv_01k3f0x9q8aaaaaaaaaaaaaaaa", "inv_01k3f0x9q8aaaaabcccccccccc", "inv_01k3zzzzzzzzzzzzzzzzzzzzzz"];
-    withStore(h, (s) => [a, b, c].forEach((id) => s.insert({ kind: "invocation", id })));
-    const short = withStore(h, (s) => shortIds(s.db, [a, b, c]));
+    await withStore(h, async (s) => {
+      for (const id of [a, b, c]) await s.insert({ kind: "invocation", id });
+    });
+    const short = await withStore(h, (s) => shortIds(s, [a, b, c]));
     expect(short.get(a)).toBe(a.slice(0, 20));
     expect(short.get(b)).toBe(b.slice(0, 20));
     expect(short.get(c)).toBe(c.slice(0, MIN_SHORT_ID + 1));

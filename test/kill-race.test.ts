@@ -24,21 +24,21 @@ import { openStore } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/o
 import { killTree } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/kill.js"))};
 const [role, t0, slot, idsFile] = process.argv.slice(1); // -e: no script path in argv
 const ids = JSON.parse(fs.readFileSync(idsFile, "utf8"));
-const store = openStore();
+const store = await openStore();
 const out = [];
 for (let i = 0; i < ids.length; i++) {
   const first = (i % 2 === 0) === (role === "complete");
   const at = Number(t0) + i * Number(slot) + (first ? 0 : 0.3);
   while (performance.timeOrigin + performance.now() < at) {}
   if (role === "complete") {
-    const r = store.transition({ id: ids[i], to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" }, patch: { exit_code: 0 } });
+    const r = await store.transition({ id: ids[i], to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" }, patch: { exit_code: 0 } });
     out.push(r.ok ? "completed" : r.refused);
   } else {
-    const report = await killTree(store, store.get(ids[i]), 0);
+    const report = await killTree(store, await store.get(ids[i]), 0);
     out.push(report.entities[0].action);
   }
 }
-store.close();
+await store.close();
 process.stdout.write(JSON.stringify(out));
 `;
 
@@ -55,14 +55,14 @@ function run(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<st
 
 test("100 trials of kill racing natural completion give exactly one terminal transition each (store level, two processes)", async () => {
   const h = home();
-  const store = openStore(h);
+  const store = await openStore(h);
   const ids: string[] = [];
   for (let i = 0; i < 100; i++) {
-    const e = store.insert({ kind: "invocation" });
-    store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime" });
+    const e = await store.insert({ kind: "invocation" });
+    await store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime" });
     ids.push(e.id);
   }
-  store.close();
+  await store.close();
   const idsFile = path.join(h.home, "ids.json");
   fs.writeFileSync(idsFile, JSON.stringify(ids));
 

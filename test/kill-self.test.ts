@@ -8,11 +8,11 @@ const home = useHomes();
 test("li kill never signals its caller's own process group; the reap is reported partial instead", async () => {
   const h = home();
   const me = selfStat();
-  const s: Store = openStore(h);
+  const s: Store = await openStore(h);
   // A record claiming this test process (and so its group, which a child li kill shares).
-  const e = s.insert({ kind: "invocation" });
-  s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: process.pid, pgid: me.pgrp, proc_start: me.starttime } });
-  s.close();
+  const e = await s.insert({ kind: "invocation" });
+  await s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: process.pid, pgid: me.pgrp, proc_start: me.starttime } });
+  await s.close();
   const r = await li(["--machine", "kill", "--grace", "0", e.id], { env: h.env });
   // Still alive to read the answer: nothing was signalled, and that is reported, not hidden.
   expect(r.json.ok).toBe(false);

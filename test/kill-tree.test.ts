@@ -75,9 +75,9 @@ describe("transitive reaping", () => {
     procs.push(p);
     return p;
   }
-  function startAs(s: Store, e: Entity, p: ChildProcess): Entity {
+  async function startAs(s: Store, e: Entity, p: ChildProcess): Promise<Entity> {
     const stat = readProcStat(p.pid!)!;
-    const r = s.transition({ id: e.id, to: "running", reason: `${e.kind}.running.spawned`, source: "runtime", expect: { status: "preparing" }, patch: { pid: p.pid!, pgid: stat.pgrp, proc_start: stat.starttime } });
+    const r = await s.transition({ id: e.id, to: "running", reason: `${e.kind}.running.spawned`, source: "runtime", expect: { status: "preparing" }, patch: { pid: p.pid!, pgid: stat.pgrp, proc_start: stat.starttime } });
     if (!r.ok) throw new Error("setup");
     return r.entity;
   }
@@ -87,17 +87,18 @@ describe("transitive reaping", () => {
     const sessionProc = sleeper();
     const invProcs = [sleeper(), sleeper(), sleeper()];
     const exits = [sessionProc, ...invProcs].map((p) => new Promise<string | null>((r) => p.on("exit", (_c, sig) => r(sig))));
-    const tree = withStore(h, (s) => {
-      const play = s.insert({ kind: "play", label: "pb" });
-      s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
-      const session = startAs(s, s.insert({ kind: "session", parent_id: play.id }), sessionProc);
-      const invs = invProcs.map((p) => startAs(s, s.insert({ kind: "invocation", parent_id: session.id }), p));
+    const tree = await withStore(h, async (s) => {
+      const play = await s.insert({ kind: "play", label: "pb" });
+      await s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
+      const session = await startAs(s, (await s.insert({ kind: "session", parent_id: play.id })), sessionProc);
+      const invs: Entity[] = [];
+      for (const p of invProcs) invs.push(await startAs(s, await s.insert({ kind: "invocation", parent_id: session.id }), p));
       // One child already ended: it is reported and left alone.
-      const done = s.insert({ kind: "invocation", parent_id: session.id });
-      s.transition({ id: done.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
-      return { play, session, invs, done: s.get(done.id)! };
+      const done = await s.insert({ kind: "invocation", parent_id: session.id });
+      await s.transition({ id: done.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+      return { play, session, invs, done: (await s.get(done.id))! };
     });
-    const doneBefore = withStore(h, (s) => JSON.stringify([s.get(tree.done.id), s.events(tree.done.id)]));
+    const doneBefore = await withStore(h, async (s) => JSON.stringify([await s.get(tree.done.id), await s.events(tree.done.id)]));
 
     const r = await li(["--machine", "kill", "--grace", "1", tree.play.id], { env: h.env });
     expect(r.code).toBe(0);
@@ -114,16 +115,16 @@ describe("transitive reaping", () => {
     expect(byId.get(tree.done.id)).toMatchObject({ status: "completed", action: "already_terminal", signals: [], process_gone: null });
 
     expect(await Promise.all(exits)).toEqual(["SIGTERM", "SIGTERM", "SIGTERM", "SIGTERM"]);
-    withStore(h, (s) => {
+    await withStore(h, async (s) => {
       for (const e of [tree.play, tree.session, ...tree.invs]) {
-        const ev = s.events(e.id);
+        const ev = await s.events(e.id);
         expect(ev.at(-1)).toMatchObject({ entity_id: e.id, from_status: "running", to_status: "cancelled", reason_code: `${e.kind}.cancelled.killed`, source: "admin" });
         expect(ev.filter((x) => x.source === "admin")).toHaveLength(1);
-        expect(s.get(e.id)).toMatchObject({ status: "cancelled", outcome: "cancelled" });
+        expect(await s.get(e.id)).toMatchObject({ status: "cancelled", outcome: "cancelled" });
       }
-      expect(JSON.stringify([s.get(tree.done.id), s.events(tree.done.id)])).toBe(doneBefore);
+      expect(JSON.stringify([await s.get(tree.done.id), await s.events(tree.done.id)])).toBe(doneBefore);
       // The tree cannot grow again under a cancelled parent.
-      expect(() => s.insert({ kind: "invocation", parent_id: tree.session.id })).toThrow(LiError);
+      await expect(s.insert({ kind: "invocation", parent_id: tree.session.id })).rejects.toThrow(LiError);
     });
 
     // Killing it again changes nothing and reports every entity already terminal.
@@ -136,12 +137,12 @@ describe("transitive reaping", () => {
   test("killing a session reaps its invocations but not its parent play", async () => {
     const h = home();
     const p = sleeper();
-    const tree = withStore(h, (s) => {
-      const play = s.insert({ kind: "play" });
-      s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
-      const session = s.insert({ kind: "session", parent_id: play.id });
-      s.transition({ id: session.id, to: "running", reason: "session.running.started", source: "runtime" });
-      const inv = startAs(s, s.insert({ kind: "invocation", parent_id: session.id }), p);
+    const tree = await withStore(h, async (s) => {
+      const play = await s.insert({ kind: "play" });
+      await s.transition({ id: play.id, to: "running", reason: "play.running.started", source: "runtime" });
+      const session = await s.insert({ kind: "session", parent_id: play.id });
+      await s.transition({ id: session.id, to: "running", reason: "session.running.started", source: "runtime" });
+      const inv = await startAs(s, (await s.insert({ kind: "invocation", parent_id: session.id })), p);
       return { play, session, inv };
     });
     const report = await liData(["kill", "--grace", "1", tree.session.id], { env: h.env });
@@ -149,9 +150,9 @@ describe("transitive reaping", () => {
       [tree.session.id, "cancelled"],
       [tree.inv.id, "cancelled"],
     ]);
-    withStore(h, (s) => {
-      expect(s.get(tree.play.id)!.status).toBe("running");
-      expect(s.events(tree.play.id)).toHaveLength(1);
+    await withStore(h, async (s) => {
+      expect((await s.get(tree.play.id))!.status).toBe("running");
+      expect(await s.events(tree.play.id)).toHaveLength(1);
     });
   });
 });

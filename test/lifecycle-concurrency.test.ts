@@ -64,9 +64,9 @@ import { openStore } from ${JSON.stringify(path.join(ROOT, "dist/src/lifecycle/o
 const at = Number(process.argv[1]);
 while (performance.timeOrigin + performance.now() < at) {}
 try {
-  const s = openStore();
-  const v = s.schemaVersion();
-  s.close();
+  const s = await openStore();
+  const v = await s.schemaVersion();
+  await s.close();
   process.stdout.write("ok " + v);
 } catch (err) {
   process.stdout.write("error " + (err && err.message));

@@ -2,6 +2,7 @@
  * Lists (issue 13, item 1): newest first across kinds, keyset cursors that never skip or repeat
  * a record while runs are being added, the shared filters, and which list is for what.
  */
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import { spawn } from "node:child_process";
 import { readProcStat } from "../src/lifecycle/procfs.js";
 import { type Home, readDb, terminal, useHomes, withStore } from "./helpers/fixtures.js";
@@ -55,14 +56,16 @@ describe("cursors", () => {
   test("paging visits every record exactly once while new runs are inserted between pages", async () => {
     const h = home();
     // Inserted in a tight loop: many share a millisecond, so the id tiebreak is exercised too.
-    const seeded = withStore(h, (s) =>
-      Array.from({ length: 57 }, (_, i) => s.insert({ kind: (["invocation", "session", "play"] as const)[i % 3], label: i % 2 ? "odd" : "even" }).id),
-    );
-    const ties = withStore(h, (s) => s.db.prepare("SELECT count(*) - count(DISTINCT created_at) AS n FROM entities").get() as { n: number });
+    const seeded = await withStore(h, async (s) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 57; i++) ids.push((await s.insert({ kind: (["invocation", "session", "play"] as const)[i % 3], label: i % 2 ? "odd" : "even" })).id);
+      return ids;
+    });
+    const ties = await withStore(h, async (s) => (await dbOf(s).get("SELECT count(*) - count(DISTINCT created_at) AS n FROM entities")) as { n: number });
     expect(ties.n).toBeGreaterThan(0);
     const added: string[] = [];
     const pages = await allPages(h, ["job", "list"], 7, async (n) => {
-      withStore(h, (s) => added.push(s.insert({ kind: "invocation", label: "new" }).id, s.insert({ kind: "session" }).id));
+      await withStore(h, async (s) => added.push((await s.insert({ kind: "invocation", label: "new" })).id, (await s.insert({ kind: "session" })).id));
       if (n === 3) added.push((await liData(["agent", "--detach", "mock/echo", "mid-paging"], { env: h.env })).id);
     });
     const seen = pages.flat().map((j) => j.id);
@@ -77,8 +80,8 @@ describe("cursors", () => {
 
   test("a filtered list pages with the same filters; the human footer prints the command for the next page", async () => {
     const h = home();
-    withStore(h, (s) => {
-      for (let i = 0; i < 30; i++) s.insert({ kind: i % 3 === 0 ? "session" : "invocation", label: "batch one" });
+    await withStore(h, async (s) => {
+      for (let i = 0; i < 30; i++) await s.insert({ kind: i % 3 === 0 ? "session" : "invocation", label: "batch one" });
     });
     const pages = await allPages(h, ["state", "list", "--kind", "invocation", "--label", "batch one"], 6);
     expect(pages.flat()).toHaveLength(20);
@@ -115,13 +118,13 @@ describe("cursors", () => {
 describe("filters", () => {
   test("--label, --status, --kind and --since select; a --since li cannot read is refused", async () => {
     const h = home();
-    const [old, a, b] = withStore(h, (s) => {
-      const old = s.insert({ kind: "invocation", label: "x" });
-      s.db.prepare("UPDATE entities SET created_at = ? WHERE id = ?").run("2020-01-01T00:00:00.000Z", old.id);
-      const a = s.insert({ kind: "invocation", label: "x" });
-      s.transition({ id: a.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
-      const b = s.insert({ kind: "session", label: "y" });
-      s.transition({ id: b.id, to: "cancelled", reason: "session.cancelled.user", source: "admin" });
+    const [old, a, b] = await withStore(h, async (s) => {
+      const old = await s.insert({ kind: "invocation", label: "x" });
+      await dbOf(s).run("UPDATE entities SET created_at = ? WHERE id = ?", ["2020-01-01T00:00:00.000Z", old.id]);
+      const a = await s.insert({ kind: "invocation", label: "x" });
+      await s.transition({ id: a.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+      const b = await s.insert({ kind: "session", label: "y" });
+      await s.transition({ id: b.id, to: "cancelled", reason: "session.cancelled.user", source: "admin" });
       return [old.id, a.id, b.id];
     });
     const ids = async (...args: string[]) => (await liData(["job", "list", ...args], { env: h.env })).jobs.map((j: any) => j.id);
@@ -145,9 +148,9 @@ describe("two lists, two purposes", () => {
     const h = home();
     const p = spawn("sleep", ["30"], { detached: true, stdio: "ignore" });
     const stat = readProcStat(p.pid!)!;
-    const dead = withStore(h, (s) => {
-      const e = s.insert({ kind: "invocation" });
-      s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: p.pid!, pgid: stat.pgrp, proc_start: stat.starttime, started_at: new Date().toISOString() } });
+    const dead = await withStore(h, async (s) => {
+      const e = await s.insert({ kind: "invocation" });
+      await s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: p.pid!, pgid: stat.pgrp, proc_start: stat.starttime, started_at: new Date().toISOString() } });
       return e.id;
     });
     p.kill("SIGKILL");
@@ -164,9 +167,9 @@ describe("two lists, two purposes", () => {
 
   test("state list is top-level unless --all; job list shows every job", async () => {
     const h = home();
-    const [parent, child] = withStore(h, (s) => {
-      const parent = s.insert({ kind: "session" });
-      return [parent.id, s.insert({ kind: "invocation", parent_id: parent.id }).id];
+    const [parent, child] = await withStore(h, async (s) => {
+      const parent = await s.insert({ kind: "session" });
+      return [parent.id, (await s.insert({ kind: "invocation", parent_id: parent.id })).id];
     });
     expect((await liData(["state", "list"], { env: h.env })).records.map((r: any) => r.id)).toEqual([parent]);
     // (Both may share a millisecond, and then the id orders them: compare as sets.)

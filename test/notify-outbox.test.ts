@@ -8,56 +8,56 @@ import { tempHome } from "./helpers/li.js";
 
 const target: Target = { type: "webhook", url: "http://127.0.0.1:9/x", timeout_seconds: 1, backoff_seconds: 0.5, source: "user", file: "/x" };
 
-function withOutbox(fn: (store: Store, enqueue: (max?: number) => string) => void) {
+async function withOutbox(fn: (store: Store, enqueue: (max?: number) => Promise<string>) => Promise<void>) {
   const t = tempHome();
   const saved = process.env.LI_HOME;
-  const store = openStore(t);
+  const store = await openStore(t);
   try {
-    const e = store.insert({ kind: "invocation" });
-    const r = store.transition({ id: e.id, to: "failed", reason: "invocation.failed.test", source: "admin" });
+    const e = await store.insert({ kind: "invocation" });
+    const r = await store.transition({ id: e.id, to: "failed", reason: "invocation.failed.test", source: "admin" });
     if (!r.ok) throw new Error("transition refused");
-    fn(store, (max = 3) => insertDelivery(store.db, { event_id: r.eventId, entity_id: e.id, handler: "h", target, payload: "{}", max_attempts: max }));
+    await fn(store, (max = 3) => insertDelivery(store, { event_id: r.eventId, entity_id: e.id, handler: "h", target, payload: "{}", max_attempts: max }));
   } finally {
-    store.close();
+    await store.close();
     process.env.LI_HOME = saved;
     t.cleanup();
   }
 }
 
 test("a claim is exclusive; a lost drainer's lease is reclaimed, and its last attempt becomes failed", () =>
-  withOutbox((store, enqueue) => {
-    const id = enqueue(2);
+  withOutbox(async (store, enqueue) => {
+    const id = await enqueue(2);
     const now = Date.now();
-    const first = claimDue(store.db, now)!;
+    const first = (await claimDue(store, now))!;
     expect(first.row.id).toBe(id);
-    expect(claimDue(store.db, now)).toBeNull();
+    expect(await claimDue(store, now)).toBeNull();
 
     // The first drainer vanished: after its lease, another takes attempt 2; the first's late verdict is refused.
     const later = Date.parse(first.lease) + 1;
-    const second = claimDue(store.db, later)!;
+    const second = (await claimDue(store, later))!;
     expect(second.attempt).toBe(2);
-    expect(finishAttempt(store.db, first, { ok: true }, later)).toBeNull();
+    expect(await finishAttempt(store, first, { ok: true }, later)).toBeNull();
 
     // The second vanished too, on the final attempt: no third attempt, a visible failure.
-    expect(claimDue(store.db, Date.parse(second.lease) + 1)).toBeNull();
-    expect(resolveDelivery(store.db, id)).toMatchObject({ status: "failed", attempts: 2 });
+    expect(await claimDue(store, Date.parse(second.lease) + 1)).toBeNull();
+    expect(await resolveDelivery(store, id)).toMatchObject({ status: "failed", attempts: 2 });
   }));
 
 test("a failed attempt is rescheduled with capped exponential backoff; an ack discards an in-flight verdict", () =>
-  withOutbox((store, enqueue) => {
-    const id = enqueue(5);
+  withOutbox(async (store, enqueue) => {
+    const id = await enqueue(5);
     const now = Date.now();
-    const c = claimDue(store.db, now)!;
-    expect(finishAttempt(store.db, c, { ok: false, error: "HTTP 500" }, now)).toBe("pending");
-    expect(nextDueMs(store.db)).toBe(now + 500);
-    expect(claimDue(store.db, now + 499)).toBeNull();
+    const c = (await claimDue(store, now))!;
+    expect(await finishAttempt(store, c, { ok: false, error: "HTTP 500" }, now)).toBe("pending");
+    expect(await nextDueMs(store)).toBe(now + 500);
+    expect(await claimDue(store, now + 499)).toBeNull();
     expect([1, 2, 3].map((n) => backoffMs(0.5, n))).toEqual([500, 1000, 2000]);
     expect(backoffMs(50, 4)).toBe(MAX_DELAY_MS);
 
-    const c2 = claimDue(store.db, now + 500)!;
-    expect(ackDelivery(store.db, id).previous).toBe("delivering");
-    expect(finishAttempt(store.db, c2, { ok: true }, now + 600)).toBeNull();
-    expect(resolveDelivery(store.db, id.slice(0, 20)).status).toBe("acked");
+    const c2 = (await claimDue(store, now + 500))!;
+    expect((await ackDelivery(store, id)).previous).toBe("delivering");
+    expect(await finishAttempt(store, c2, { ok: true }, now + 600)).toBeNull();
+    expect((await resolveDelivery(store, id.slice(0, 20))).status).toBe("acked");
   }));
 
 test("exec strings with shell syntax are refused; plain strings split on whitespace", () => {

@@ -1,3 +1,4 @@
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import fs from "node:fs";
 import path from "node:path";
 import { dump, entityRows, events, READY_BYTES, readDb, terminal, untilAgentReady, useHomes, withStore, type Home } from "./helpers/fixtures.js";
@@ -170,16 +171,16 @@ describe("li kill: several ids, --label, --dry-run", () => {
   }, 60000);
 });
 
-test("the counters the triggers keep equal a full recount after inserts, transitions and deletes", () => {
+test("the counters the triggers keep equal a full recount after inserts, transitions and deletes", async () => {
   const h = home();
-  withStore(h, (s) => {
-    const a = s.insert({ kind: "invocation" });
-    const b = s.insert({ kind: "session", queue: { name: null } });
-    s.transition({ id: a.id, to: "running", reason: "invocation.running.spawned", source: "runtime" });
-    s.transition({ id: a.id, to: "failed", reason: "invocation.failed.exit_nonzero", source: "runtime" });
-    s.transition({ id: b.id, to: "cancelled", reason: "session.cancelled.killed", source: "admin" });
-    s.db.prepare("DELETE FROM events").run();
-    s.db.prepare("DELETE FROM entities WHERE id = ?").run(b.id);
+  await withStore(h, async (s) => {
+    const a = await s.insert({ kind: "invocation" });
+    const b = await s.insert({ kind: "session", queue: { name: null } });
+    await s.transition({ id: a.id, to: "running", reason: "invocation.running.spawned", source: "runtime" });
+    await s.transition({ id: a.id, to: "failed", reason: "invocation.failed.exit_nonzero", source: "runtime" });
+    await s.transition({ id: b.id, to: "cancelled", reason: "session.cancelled.killed", source: "admin" });
+    await dbOf(s).run("DELETE FROM events");
+    await dbOf(s).run("DELETE FROM entities WHERE id = ?", [b.id]);
   });
   expect(counts(h)).toEqual(recount(h));
   expect(counts(h)).toEqual([{ kind: "invocation", status: "failed", outcome: "failed", n: 1 }]);

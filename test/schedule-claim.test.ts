@@ -11,16 +11,16 @@ let h: ReturnType<typeof tempHome>;
 let a: Store;
 let b: Store;
 
-beforeEach(() => {
+beforeEach(async () => {
   h = tempHome();
   process.env.LI_HOME = h.home;
-  a = openStore();
-  b = openStore();
+  a = await openStore();
+  b = await openStore();
 });
 
-afterEach(() => {
-  a.close();
-  b.close();
+afterEach(async () => {
+  await a.close();
+  await b.close();
   h.cleanup();
 });
 
@@ -31,32 +31,32 @@ function schedule(store: Store) {
   return insertSchedule(store, { name: "s", cron: "* * * * *", timezone: "UTC", model: "mock/echo", prompt: "p", label: null, spec: { cwd: "/" }, next_run_at: DUE, enabled: true });
 }
 
-test("of two claimants that read the same due time, one wins and records; the other records nothing", () => {
-  const s = schedule(a);
+test("of two claimants that read the same due time, one wins and records; the other records nothing", async () => {
+  const s = await schedule(a);
   const recorded: string[] = [];
-  const first = claimDue(a, s.id, DUE, NEXT, new Date(), () => (recorded.push("a"), { error: "a" }));
-  const second = claimDue(b, s.id, DUE, NEXT, new Date(), () => (recorded.push("b"), { error: "b" }));
+  const first = await claimDue(a, s.id, DUE, NEXT, new Date(), () => (recorded.push("a"), { error: "a" }));
+  const second = await claimDue(b, s.id, DUE, NEXT, new Date(), () => (recorded.push("b"), { error: "b" }));
   expect(first).toMatchObject({ schedule_id: s.id, trigger: "tick", due_at: DUE, error: "a" });
   expect(second).toBeNull();
   expect(recorded).toEqual(["a"]);
-  expect(listRuns(a, s.id, 10)).toHaveLength(1);
-  expect(getSchedule(b, s.id)).toMatchObject({ next_run_at: NEXT });
+  expect(await listRuns(a, s.id, 10)).toHaveLength(1);
+  expect(await getSchedule(b, s.id)).toMatchObject({ next_run_at: NEXT });
 });
 
-test("a claim whose record step throws leaves the due time unclaimed and nothing written", () => {
-  const s = schedule(a);
-  expect(() =>
+test("a claim whose record step throws leaves the due time unclaimed and nothing written", async () => {
+  const s = await schedule(a);
+  await expect(
     claimDue(a, s.id, DUE, NEXT, new Date(), () => {
       throw new Error("disk full");
     }),
-  ).toThrow("disk full");
-  expect(getSchedule(a, s.id)).toMatchObject({ next_run_at: DUE, last_fired_at: null });
-  expect(listRuns(a, s.id, 10)).toEqual([]);
+  ).rejects.toThrow("disk full");
+  expect(await getSchedule(a, s.id)).toMatchObject({ next_run_at: DUE, last_fired_at: null });
+  expect(await listRuns(a, s.id, 10)).toEqual([]);
 });
 
-test("a schedule disabled after it was read is not fired", () => {
-  const s = schedule(a);
-  setEnabled(b, s.id, false, () => NEXT);
-  expect(claimDue(a, s.id, DUE, NEXT, new Date(), () => ({ error: "x" }))).toBeNull();
-  expect(listRuns(a, s.id, 10)).toEqual([]);
+test("a schedule disabled after it was read is not fired", async () => {
+  const s = await schedule(a);
+  await setEnabled(b, s.id, false, () => NEXT);
+  expect(await claimDue(a, s.id, DUE, NEXT, new Date(), () => ({ error: "x" }))).toBeNull();
+  expect(await listRuns(a, s.id, 10)).toEqual([]);
 });

@@ -1,3 +1,4 @@
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import fs from "node:fs";
 import path from "node:path";
 import { entityRows, terminal, useHomes, withStore, type Home } from "./helpers/fixtures.js";
@@ -13,8 +14,8 @@ const home = useHomes({ stopRuns: true });
 const PAST = "2020-01-01T00:00:00Z";
 
 /** Makes every enabled schedule due now, as if its time had come. */
-function due(h: Home): void {
-  withStore(h, (s) => s.db.prepare("UPDATE schedules SET next_run_at = ? WHERE enabled = 1").run(new Date(Date.now() - 1000).toISOString()));
+async function due(h: Home): Promise<void> {
+  await withStore(h, (s) => dbOf(s).run("UPDATE schedules SET next_run_at = ? WHERE enabled = 1", [new Date(Date.now() - 1000).toISOString()]));
 }
 
 const tick = (h: Home) => liData(["schedule", "tick"], { env: h.env });
@@ -83,7 +84,7 @@ test("--every fires at its interval, coalescing missed slots, and @daily-style m
   expect(s).toMatchObject({ cron: "@every 10m", every_seconds: 600, kind: "agent" });
   expect(Date.parse(s.next_run_at) - before).toBeGreaterThanOrEqual(600_000 - 1000);
   // Three slots missed: one fire, and the next slot is the first one after now.
-  withStore(h, (st) => st.db.prepare("UPDATE schedules SET next_run_at = ?").run(new Date(Date.now() - 25 * 60_000).toISOString()));
+  await withStore(h, (st) => dbOf(st).run("UPDATE schedules SET next_run_at = ?", [new Date(Date.now() - 25 * 60_000).toISOString()]));
   const t = await tick(h);
   expect(t.fired).toHaveLength(1);
   const next = Date.parse(t.fired[0].next_run_at) - Date.now();
@@ -109,10 +110,10 @@ test("--max-runs and --once: the last fire disables the schedule, and it says so
   const first = await tick(h);
   expect(first.fired.map((f: any) => [f.name, f.last_run])).toEqual(expect.arrayContaining([["twice", false], ["one", true]]));
   expect(first.fired.find((f: any) => f.name === "one").next_run_at).toBeNull();
-  due(h);
+  await due(h);
   const second = await tick(h);
   expect(second.fired.map((f: any) => [f.name, f.last_run])).toEqual([["twice", true]]);
-  due(h);
+  await due(h);
   expect((await tick(h)).fired).toEqual([]);
   const human = await li(["schedule", "tick"], { env: h.env });
   expect(human.stdout).toMatch(/nothing due/);
@@ -135,7 +136,7 @@ test("--on-failure pause: a failed run disables the schedule before its next fir
   const first = await tick(h);
   expect(first.fired).toHaveLength(2);
   for (const f of first.fired) expect((await terminal(h.env, f.entity_id)).status).toBe("failed");
-  due(h);
+  await due(h);
   const second = await tick(h);
   const flakyRun = first.fired.find((f: any) => f.name === "flaky").entity_id;
   expect(second.paused).toEqual([expect.objectContaining({ name: "flaky", reason: `paused: its last run ${flakyRun} ended failed (invocation.failed.exit_nonzero)` })]);

@@ -66,10 +66,10 @@ describe("the reaper", () => {
   /** A pid above any pid_max: never a live process, so the run is conclusively gone. */
   const GONE_PID = 4194305;
 
-  function goneRun(s: Store): Entity {
-    const e = s.insert({ kind: "invocation", run_dir: runDir });
+  async function goneRun(s: Store): Promise<Entity> {
+    const e = await s.insert({ kind: "invocation", run_dir: runDir });
     fs.mkdirSync(e.run_dir!, { recursive: true });
-    const r = s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: GONE_PID, pgid: GONE_PID, proc_start: 12345, started_at: new Date().toISOString() } });
+    const r = await s.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: GONE_PID, pgid: GONE_PID, proc_start: 12345, started_at: new Date().toISOString() } });
     if (!r.ok) throw new Error("setup");
     return r.entity;
   }
@@ -77,47 +77,47 @@ describe("the reaper", () => {
   /** `s` with a transition that always throws `err`. */
   const refusing = (s: Store, err: unknown): Store => Object.create(s, { transition: { value: () => { throw err; } } });
 
-  test.each(["SQLITE_FULL", "SQLITE_READONLY", "SQLITE_BUSY", "SQLITE_IOERR_WRITE"])("a reap refused with %s: stopped_without_end, nothing changed", (code) => {
+  test.each(["SQLITE_FULL", "SQLITE_READONLY", "SQLITE_BUSY", "SQLITE_IOERR_WRITE"])("a reap refused with %s: stopped_without_end, nothing changed", async (code) => {
     const h = home();
-    const s = openStore(h);
+    const s = await openStore(h);
     try {
-      const e = goneRun(s);
-      const o = observe(refusing(s, sqlite(code)), e, { reap: true });
+      const e = await goneRun(s);
+      const o = await observe(refusing(s, sqlite(code)), e, { reap: true });
       expect(o.placement).toBe("stopped_without_end");
-      expect(s.get(e.id)).toEqual(e);
+      expect(await s.get(e.id)).toEqual(e);
       expect(events(h, e.id).map((v) => v.to_status)).toEqual(["running"]);
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
-  test("a programming error in the reap is not swallowed", () => {
+  test("a programming error in the reap is not swallowed", async () => {
     const h = home();
-    const s = openStore(h);
+    const s = await openStore(h);
     try {
-      const e = goneRun(s);
-      expect(() => observe(refusing(s, new TypeError("bug")), e, { reap: true })).toThrow("bug");
+      const e = await goneRun(s);
+      await expect(observe(refusing(s, new TypeError("bug")), e, { reap: true })).rejects.toThrow("bug");
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
   const evidence = (e: Entity, over: Record<string, unknown> = {}) =>
     JSON.stringify({ to: "completed", reason: "invocation.completed.exit_zero", exit_code: 0, current_phase: null, at: "2026-01-01T00:00:00.000Z", detail: null, pid: e.pid, proc_start: e.proc_start, ...over });
 
-  test("the worker's recorded end is published instead of lost, by the reaper, saying where it came from", () => {
+  test("the worker's recorded end is published instead of lost, by the reaper, saying where it came from", async () => {
     const h = home();
-    const s = openStore(h);
+    const s = await openStore(h);
     try {
-      const e = goneRun(s);
+      const e = await goneRun(s);
       fs.writeFileSync(path.join(e.run_dir!, END_FILE), evidence(e).padEnd(4095) + "\n");
-      const o = observe(s, e, { reap: true });
+      const o = await observe(s, e, { reap: true });
       expect(o.entity).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
       const end = events(h, e.id).at(-1)!;
       expect(end).toMatchObject({ to_status: "completed", source: "reaper" });
       expect(JSON.parse(end.detail!)).toMatchObject({ from: "worker_evidence", recorded_at: "2026-01-01T00:00:00.000Z", pid: GONE_PID });
     } finally {
-      s.close();
+      await s.close();
     }
   });
 
@@ -127,15 +127,15 @@ describe("the reaper", () => {
     ["a reason of another kind", (e: Entity) => evidence(e, { reason: "session.completed.steps_completed" })],
     ["an end a worker cannot claim", (e: Entity) => evidence(e, { to: "cancelled", reason: "invocation.cancelled.killed" })],
     ["a torn write", (e: Entity) => evidence(e).slice(0, 40)],
-  ])("%s in end.json is ignored: the run is lost", (_what, content) => {
+  ])("%s in end.json is ignored: the run is lost", async (_what, content) => {
     const h = home();
-    const s = openStore(h);
+    const s = await openStore(h);
     try {
-      const e = goneRun(s);
+      const e = await goneRun(s);
       fs.writeFileSync(path.join(e.run_dir!, END_FILE), content(e));
-      expect(observe(s, e, { reap: true }).entity).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
+      expect((await observe(s, e, { reap: true })).entity).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
     } finally {
-      s.close();
+      await s.close();
     }
   });
 });

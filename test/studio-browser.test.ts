@@ -1,3 +1,4 @@
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -269,11 +270,11 @@ test("a team's page shows its members and messages, and reading it moves nobody'
 }, 60_000);
 
 test("a partial reap is shown as li reports it: the page says what did not stop", async () => {
-  const store = openStore(h);
-  const e = store.insert({ kind: "invocation", label: "frozen" });
+  const store = await openStore(h);
+  const e = await store.insert({ kind: "invocation", label: "frozen" });
   // Every UPDATE of this row is silently dropped, so li kill's compare-and-set is refused each time.
-  store.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
-  store.close();
+  await dbOf(store).exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+  await store.close();
   try {
     await page.goto(`${s.origin}/#/runs/${e.id}`);
     await page.click("#kill");
@@ -284,8 +285,8 @@ test("a partial reap is shown as li reports it: the page says what did not stop"
     expect(await page.textContent("#action-summary")).toContain(`partial reap: ${e.id}`);
     expect(await page.getAttribute("#run-status", "data-status")).toBe("preparing");
   } finally {
-    const again = openStore(h);
-    again.db.exec("DROP TRIGGER freeze");
-    again.close();
+    const again = await openStore(h);
+    await dbOf(again).exec("DROP TRIGGER freeze");
+    await again.close();
   }
 }, 60_000);

@@ -2,6 +2,7 @@
  * Wait (issue 3): `li wait` against ADR-0066 D6 (with Amendments 3 and 4), black-box through
  * the built CLI. Each test is named after the D6 sentence it checks.
  */
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readProcStat, selfStat } from "../src/lifecycle/procfs.js";
 import { waitExitCode } from "../src/lifecycle/wait.js";
@@ -17,18 +18,18 @@ const procs: ChildProcess[] = [];
 const home = useHomes({ procs, stopRuns: true });
 
 /** A record that never got a spawn phase of its own: running, with no pid (a pre-field record). */
-function noSpawnPhase(s: Store, parent_id?: string): Entity {
-  const e = s.insert({ kind: "invocation", label: "no-spawn-phase", parent_id });
-  const r = s.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" });
+async function noSpawnPhase(s: Store, parent_id?: string): Promise<Entity> {
+  const e = await s.insert({ kind: "invocation", label: "no-spawn-phase", parent_id });
+  const r = await s.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" });
   if (!r.ok) throw new Error("setup");
   return r.entity;
 }
 
 /** A running record whose recorded process is `pid` (start time read from /proc). */
-function runningAs(s: Store, pid: number, opts: { kind?: "invocation" | "session" | "play"; parent_id?: string; proc_start?: number; pgid?: number } = {}): Entity {
-  const e = s.insert({ kind: opts.kind ?? "invocation", parent_id: opts.parent_id });
+async function runningAs(s: Store, pid: number, opts: { kind?: "invocation" | "session" | "play"; parent_id?: string; proc_start?: number; pgid?: number } = {}): Promise<Entity> {
+  const e = await s.insert({ kind: opts.kind ?? "invocation", parent_id: opts.parent_id });
   const stat = readProcStat(pid)!;
-  const r = s.transition({
+  const r = await s.transition({
     id: e.id,
     to: "running",
     reason: `${e.kind}.running.spawned`,
@@ -78,7 +79,7 @@ function expectPartition(data: any) {
 describe("D6: entries", () => {
   test("every successful call returns one entry per requested id, in input order", async () => {
     const h = home();
-    const [a, b, c] = withStore(h, (s) => [s.insert({ kind: "invocation", label: "A" }), s.insert({ kind: "session", label: "B" }), s.insert({ kind: "play", label: "C" })]);
+    const [a, b, c] = await withStore(h, async (s) => [await s.insert({ kind: "invocation", label: "A" }), await s.insert({ kind: "session", label: "B" }), await s.insert({ kind: "play", label: "C" })]);
     const done = await submit(h.env, "mock/echo");
     await untilStatus(h.env, done, (j) => j.terminal);
     const input = [c.id, done, a.id.slice(0, 24), b.id, "inv_0000000000unknown", c.id];
@@ -97,9 +98,9 @@ describe("D6: entries", () => {
 
   test("every entry carries the same keys whether or not it also carries an error (exactly id, kind, label, status, terminal, outcome, reason_code, possibly_orphaned, error)", async () => {
     const h = home();
-    const [x, y] = withStore(h, (s) => {
-      const x = s.insert({ kind: "invocation" });
-      const y = s.insert({ kind: "invocation" });
+    const [x, y] = await withStore(h, async (s) => {
+      const x = await s.insert({ kind: "invocation" });
+      const y = await s.insert({ kind: "invocation" });
       return [x, y];
     });
     let lcp = 0;
@@ -137,10 +138,10 @@ describe("D6: the partition", () => {
   test("every id that was observed without a per-id error is exactly one of terminal, pending, stopped_without_end or unresolved_spawn; the four are disjoint and together cover every observed id", async () => {
     const h = home();
     const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "1" };
-    const aged = withStore(h, (s) => s.insert({ kind: "invocation", label: "aged" }));
+    const aged = await withStore(h, (s) => s.insert({ kind: "invocation", label: "aged" }));
     const done = await submit(h.env, "mock/echo");
     const sleeper = await submit(h.env, "mock/sleep:30");
-    const stopped = withStore(h, (s) => noSpawnPhase(s));
+    const stopped = await withStore(h, (s) => noSpawnPhase(s));
     await untilStatus(h.env, done, (j) => j.terminal);
     await untilStatus(h.env, sleeper, (j) => j.status === "running");
     await sleep(Math.max(0, Date.parse(aged.updated_at) + 1200 - Date.now()));
@@ -157,8 +158,8 @@ describe("D6: the partition", () => {
   test("terminal ids are terminal; an id that waiting can still change is pending", async () => {
     const h = home();
     const leader = groupLeader();
-    const fresh = withStore(h, (s) => s.insert({ kind: "invocation" })); // preparing, young
-    const live = withStore(h, (s) => runningAs(s, leader.pid!)); // its process is alive
+    const fresh = await withStore(h, (s) => s.insert({ kind: "invocation" })); // preparing, young
+    const live = await withStore(h, (s) => runningAs(s, leader.pid!)); // its process is alive
     const { data } = await wait(h, [fresh.id, live.id], ["--max-wait-seconds", "0"]);
     expect(data.pending).toEqual([fresh.id, live.id]);
     expectPartition(data);
@@ -168,7 +169,7 @@ describe("D6: the partition", () => {
 describe("D6: stopped_without_end", () => {
   test("a record with no recorded spawn phase that is not shown alive is stopped_without_end", async () => {
     const h = home();
-    const [legacy, queued] = withStore(h, (s) => [noSpawnPhase(s), s.transition({ id: s.insert({ kind: "invocation" }).id, to: "queued", reason: "invocation.queued.waiting", source: "submit" }) as any]);
+    const [legacy, queued] = await withStore(h, async (s) => [await noSpawnPhase(s), (await s.transition({ id: (await s.insert({ kind: "invocation" })).id, to: "queued", reason: "invocation.queued.waiting", source: "submit" })) as any]);
     const before = dump(h);
     const { data } = await wait(h, [legacy.id, queued.entity.id], ["--max-wait-seconds", "0"]);
     expect(data.stopped_without_end).toEqual([legacy.id, queued.entity.id]);
@@ -179,13 +180,13 @@ describe("D6: stopped_without_end", () => {
 
   test("(a live one is classified running and stays pending): a spawn-less record under a live supervising ancestor is pending", async () => {
     const h = home();
-    const { parent, child, orphan } = withStore(h, (s) => {
+    const { parent, child, orphan } = await withStore(h, async (s) => {
       // This test process supervises; its group is recorded as one nobody holds, so no cleanup can signal jest.
-      const parent = runningAs(s, process.pid, { kind: "session", pgid: spawnSync("true").pid! });
-      const child = s.insert({ kind: "invocation", parent_id: parent.id, status: "queued" });
-      const deadParent = s.insert({ kind: "session" });
-      s.transition({ id: deadParent.id, to: "running", reason: "session.running.legacy", source: "runtime" });
-      const orphan = s.insert({ kind: "invocation", parent_id: deadParent.id, status: "queued" });
+      const parent = await runningAs(s, process.pid, { kind: "session", pgid: spawnSync("true").pid! });
+      const child = await s.insert({ kind: "invocation", parent_id: parent.id, status: "queued" });
+      const deadParent = await s.insert({ kind: "session" });
+      await s.transition({ id: deadParent.id, to: "running", reason: "session.running.legacy", source: "runtime" });
+      const orphan = await s.insert({ kind: "invocation", parent_id: deadParent.id, status: "queued" });
       return { parent, child, orphan };
     });
     const { data } = await wait(h, [child.id, parent.id, orphan.id], ["--max-wait-seconds", "0"]);
@@ -211,7 +212,7 @@ describe("D6: stopped_without_end", () => {
 
     // The provider finishes on its own; nobody records an end, and no reader has looked yet.
     await until(() => liveMembers(running.pgid).length === 0, 15000);
-    expect(withStore(h, (s) => s.get(id)!.status)).toBe("running");
+    expect(await withStore(h, async (s) => (await s.get(id))!.status)).toBe("running");
 
     const j = await jobStatus(h.env, id);
     expect(j).toMatchObject({ status: "lost", terminal: true, outcome: "indeterminate", reason_code: "invocation.lost.process_gone", possibly_orphaned: false });
@@ -231,7 +232,7 @@ describe("D6: stopped_without_end", () => {
     const h = home();
     const dead = spawnSync("true").pid!; // a group number nobody holds any more
     expect(liveMembers(dead)).toEqual([]);
-    const e = withStore(h, (s) => runningAs(s, process.pid, { proc_start: selfStat().starttime + 7, pgid: dead }));
+    const e = await withStore(h, (s) => runningAs(s, process.pid, { proc_start: selfStat().starttime + 7, pgid: dead }));
     const j = await jobStatus(h.env, e.id);
     expect(j).toMatchObject({ status: "lost", outcome: "indeterminate", reason_code: "invocation.lost.pid_reused" });
     const ev = (await liData(["state", "events", e.id], { env: h.env })).events;
@@ -242,12 +243,12 @@ describe("D6: stopped_without_end", () => {
   test("a conclusive finding whose transition could not be published is stopped_without_end, and the refused write leaves the record exactly as it was", async () => {
     const h = home();
     const dead = spawnSync("true").pid!;
-    const e = withStore(h, (s) => {
-      const e = runningAs(s, process.pid, { proc_start: 1, pgid: dead });
-      s.db.prepare(`UPDATE entities SET pid = ? WHERE id = ?`).run(dead, e.id); // its process: gone
+    const e = await withStore(h, async (s) => {
+      const e = await runningAs(s, process.pid, { proc_start: 1, pgid: dead });
+      await dbOf(s).run(`UPDATE entities SET pid = ? WHERE id = ?`, [dead, e.id]); // its process: gone
       // The fence refuses every write to this row (as a concurrent writer winning the CAS would).
-      s.db.exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
-      return s.get(e.id)!;
+      await dbOf(s).exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+      return (await s.get(e.id))!;
     });
     const before = dump(h);
     const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
@@ -255,7 +256,7 @@ describe("D6: stopped_without_end", () => {
     expect(data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: false, error: null });
     expect(dump(h)).toBe(before);
     // Once the write can publish, the next reader reaps it.
-    withStore(h, (s) => s.db.exec("DROP TRIGGER freeze"));
+    await withStore(h, (s) => dbOf(s).exec("DROP TRIGGER freeze"));
     const j = await jobStatus(h.env, e.id);
     expect(j).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
   });
@@ -263,7 +264,7 @@ describe("D6: stopped_without_end", () => {
   test("a pid that is still the recorded process is never reaped", async () => {
     const h = home();
     const leader = groupLeader();
-    const e = withStore(h, (s) => runningAs(s, leader.pid!));
+    const e = await withStore(h, (s) => runningAs(s, leader.pid!));
     const before = dump(h);
     const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
     expect(data.pending).toEqual([e.id]);
@@ -275,7 +276,7 @@ describe("D6: unresolved_spawn", () => {
   test("in unresolved_spawn, meaning the record still says preparing past the producer's stated age threshold (echoed in the result)", async () => {
     const h = home();
     const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "2" };
-    const e = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    const e = await withStore(h, (s) => s.insert({ kind: "invocation" }));
     const young = await wait(h, [e.id], ["--max-wait-seconds", "0"], env);
     expect(young.data.pending).toEqual([e.id]);
     expect(young.data.unresolved_spawn_after_seconds).toBe(2);
@@ -297,7 +298,7 @@ describe("D6: unresolved_spawn", () => {
 describe("D6: the one-poll floor", () => {
   test("a call that would return without having waited at all, while at least one id is in either list, first waits one poll interval (stopped_without_end: max_wait 5, poll 1 takes ≈1 s, not 0 and not 5)", async () => {
     const h = home();
-    const e = withStore(h, (s) => noSpawnPhase(s));
+    const e = await withStore(h, (s) => noSpawnPhase(s));
     const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "1"]);
     expect(r.data.stopped_without_end).toEqual([e.id]);
     expect(r.data.timed_out).toBe(false);
@@ -308,7 +309,7 @@ describe("D6: the one-poll floor", () => {
   test("the floor keys on either special list: unresolved_spawn pays it too", async () => {
     const h = home();
     const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.5" };
-    const e = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    const e = await withStore(h, (s) => s.insert({ kind: "invocation" }));
     await sleep(700);
     const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "0.8"], env);
     expect(r.data.unresolved_spawn).toEqual([e.id]);
@@ -318,7 +319,7 @@ describe("D6: the one-poll floor", () => {
 
   test("first waits one poll interval — bounded by whatever is left of the window", async () => {
     const h = home();
-    const e = withStore(h, (s) => noSpawnPhase(s));
+    const e = await withStore(h, (s) => noSpawnPhase(s));
     const r = await wait(h, [e.id], ["--max-wait-seconds", "0.3", "--poll-interval-seconds", "5"]);
     expect(r.data.stopped_without_end).toEqual([e.id]);
     expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.28);
@@ -328,7 +329,7 @@ describe("D6: the one-poll floor", () => {
   test("a snapshot request has no window to spend and pays nothing", async () => {
     const h = home();
     const env = { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.2" };
-    const [stopped, aged] = withStore(h, (s) => [noSpawnPhase(s), s.insert({ kind: "invocation" })]);
+    const [stopped, aged] = await withStore(h, async (s) => [await noSpawnPhase(s), await s.insert({ kind: "invocation" })]);
     await sleep(300);
     const r = await wait(h, [stopped.id, aged.id], ["--max-wait-seconds", "0", "--poll-interval-seconds", "10"], env);
     expect(r.data.stopped_without_end).toEqual([stopped.id]);
@@ -340,7 +341,7 @@ describe("D6: the one-poll floor", () => {
   test("a call that already waited on a running id has met it (no extra interval is added)", async () => {
     const h = home();
     const leader = groupLeader();
-    const [stopped, live] = withStore(h, (s) => [noSpawnPhase(s), runningAs(s, leader.pid!)]);
+    const [stopped, live] = await withStore(h, async (s) => [await noSpawnPhase(s), await runningAs(s, leader.pid!)]);
     // Human mode prints progress to stderr: "0 of 2 terminal" proves the first look saw `live` pending.
     const child = spawn(process.execPath, [LI_BIN, "wait", stopped.id, live.id, "--max-wait-seconds", "20", "--poll-interval-seconds", "2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
     procs.push(child);
@@ -351,7 +352,7 @@ describe("D6: the one-poll floor", () => {
     const closed = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
     await until(() => err.includes("0 of 2 terminal"), 10000, 20);
     // The running id ends between the first and second look.
-    withStore(h, (s) => s.transition({ id: live.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } }));
+    await withStore(h, (s) => s.transition({ id: live.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } }));
     const code = await closed;
     expect(code).toBe(1);
     expect(err).toContain("1 of 2 terminal");
@@ -400,9 +401,9 @@ describe("D6: expiry and errors", () => {
 
   test("the server clamps both numbers to documented bounds and echoes the effective values back", async () => {
     const h = home();
-    const e = withStore(h, (s) => {
-      const e = s.insert({ kind: "invocation" });
-      s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+    const e = await withStore(h, async (s) => {
+      const e = await s.insert({ kind: "invocation" });
+      await s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
       return e;
     });
     const hi = await wait(h, [e.id], ["--max-wait-seconds", "99", "--poll-interval-seconds", "0.01"]);
@@ -422,7 +423,7 @@ describe("D6: observing does not touch the run", () => {
   test("a wait that is signalled leaves the durable record exactly as it was (SIGINT: state.db rows byte-identical, exit 130, the work keeps running)", async () => {
     const h = home();
     const sleeper = await submit(h.env, "mock/sleep:30");
-    const fresh = withStore(h, (s) => s.insert({ kind: "invocation" }));
+    const fresh = await withStore(h, (s) => s.insert({ kind: "invocation" }));
     const running = await untilStatus(h.env, sleeper, (j) => j.status === "running");
     const before = dump(h);
 
@@ -445,9 +446,9 @@ describe("D6: observing does not touch the run", () => {
   test("possibly_orphaned is true for a terminal record whose group still has a live member", async () => {
     const h = home();
     const leader = groupLeader();
-    const e = withStore(h, (s) => {
-      const e = runningAs(s, leader.pid!);
-      s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+    const e = await withStore(h, async (s) => {
+      const e = await runningAs(s, leader.pid!);
+      await s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
       return e;
     });
     const r1 = await wait(h, [e.id], ["--max-wait-seconds", "0"]);

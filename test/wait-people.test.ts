@@ -13,16 +13,16 @@ import { liInPty } from "./helpers/pty.js";
 const home = useHomes({ stopRuns: true });
 
 const done = (h: ReturnType<typeof home>, label?: string) =>
-  withStore(h, (s) => {
-    const e = s.insert({ kind: "invocation", label });
-    s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+  withStore(h, async (s) => {
+    const e = await s.insert({ kind: "invocation", label });
+    await s.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
     return e.id;
   });
 
 describe("the window", () => {
   test("at a terminal it is what was asked; --machine and a li the MCP server started keep the 50 s ceiling", async () => {
     const h = home();
-    const id = done(h);
+    const id = await done(h);
     const human = await li(["wait", id, "--max-wait-seconds", "3600"], { env: h.env });
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/ window=3600s$/m);
@@ -67,7 +67,7 @@ describe("what to wait for", () => {
 
   test("--all-active waits on what is not terminal when the wait starts; with --label, only those", async () => {
     const h = home();
-    const finished = done(h, "mix");
+    const finished = await done(h, "mix");
     const hang = await liData(["agent", "--detach", "--label", "mix", "mock/hang", "zzz"], { env: h.env });
     const loose = await liData(["agent", "--detach", "mock/hang", "zzz"], { env: h.env });
     const all = await liData(["wait", "--all-active", "--max-wait-seconds", "0.5", "--poll-interval-seconds", "0.1"], { env: h.env });
@@ -90,7 +90,7 @@ describe("what to wait for", () => {
     expect([r.code, r.json.error.kind, r.json.error.detail.field]).toEqual([2, "invalid_input", "ids"]);
     expect(r.json.error.message).toMatch(/--label LABEL, or --all-active/);
     const first = await liData(["agent", "--detach", "mock/sleep:2", "first"], { env: h.env });
-    const waiting = liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
+    const waiting = await liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
     await new Promise((res) => setTimeout(res, 600));
     const later = await liData(["agent", "--detach", "mock/echo", "later"], { env: h.env });
     const w = await waiting;
@@ -102,7 +102,7 @@ describe("what to wait for", () => {
 test("at a terminal, progress is one line redrawn in place, naming the pending ids", async () => {
   const h = home();
   const hang = await liData(["agent", "--detach", "mock/hang", "zzz"], { env: h.env });
-  const fine = done(h);
+  const fine = await done(h);
   const p = liInPty(["wait", hang.id, fine, "--max-wait-seconds", "1", "--poll-interval-seconds", "0.2"], { env: h.env });
   expect(await p.exit).toBe(3);
   const out = p.output();

@@ -2,6 +2,7 @@
  * Wait (issue 3): unit tests of partition() and waitFor() from src/lifecycle/wait.ts, with a
  * fake clock and sleep so the D6 timing rules are checked exactly rather than by wall time.
  */
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import { selfStat } from "../src/lifecycle/procfs.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
 import { effectiveWait, entryOf, partition, waitExitCode, waitFor, type Observation } from "../src/lifecycle/wait.js";
@@ -12,13 +13,13 @@ import { tempHome } from "./helpers/li.js";
 let h: ReturnType<typeof tempHome>;
 let store: Store;
 
-beforeEach(() => {
+beforeEach(async () => {
   h = tempHome();
   delete process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS;
-  store = openStore(h);
+  store = await openStore(h);
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   h.cleanup();
 });
 
@@ -39,15 +40,15 @@ function fakeTime(onSleep: (n: number) => void = () => {}) {
   };
 }
 
-const legacy = (): Entity => {
-  const e = store.insert({ kind: "invocation" });
-  return (store.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" }) as any).entity;
+const legacy = async (): Promise<Entity> => {
+  const e = await store.insert({ kind: "invocation" });
+  return ((await store.transition({ id: e.id, to: "running", reason: "invocation.running.legacy", source: "runtime" })) as any).entity;
 };
 /** Running as this very test process: alive, so pending. */
-const alive = (): Entity => {
-  const e = store.insert({ kind: "invocation" });
+const alive = async (): Promise<Entity> => {
+  const e = await store.insert({ kind: "invocation" });
   const me = selfStat();
-  return (store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: process.pid, pgid: me.pgrp, proc_start: me.starttime } }) as any).entity;
+  return ((await store.transition({ id: e.id, to: "running", reason: "invocation.running.spawned", source: "runtime", patch: { pid: process.pid, pgid: me.pgrp, proc_start: me.starttime } })) as any).entity;
 };
 const complete = (id: string) => store.transition({ id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } });
 
@@ -100,7 +101,7 @@ describe("partition()", () => {
 
 describe("waitFor(): the one-poll floor", () => {
   test("an id in stopped_without_end alone: one interval is paid, then it returns (max 5, poll 1 → 1 s)", async () => {
-    const e = legacy();
+    const e = await legacy();
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 5, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([1000]);
@@ -113,7 +114,7 @@ describe("waitFor(): the one-poll floor", () => {
 
   test("an aged preparing record (unresolved_spawn) pays the floor too", async () => {
     process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS = "0.001";
-    const e = store.insert({ kind: "invocation" });
+    const e = await store.insert({ kind: "invocation" });
     await new Promise((r) => setTimeout(r, 5));
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 5, poll_interval_seconds: 2 }, t.hooks);
@@ -123,14 +124,14 @@ describe("waitFor(): the one-poll floor", () => {
   });
 
   test("the floor is bounded by whatever is left of the window", async () => {
-    const e = legacy();
+    const e = await legacy();
     const t = fakeTime();
     await waitFor(store, [e.id], { max_wait_seconds: 0.25, poll_interval_seconds: 3 }, t.hooks);
     expect(t.sleeps).toEqual([250]);
   });
 
   test("a snapshot request pays nothing", async () => {
-    const e = legacy();
+    const e = await legacy();
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 0, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([]);
@@ -139,8 +140,8 @@ describe("waitFor(): the one-poll floor", () => {
   });
 
   test("nothing is paid when every id is terminal", async () => {
-    const e = alive();
-    complete(e.id);
+    const e = await alive();
+    await complete(e.id);
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 10, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([]);
@@ -149,10 +150,10 @@ describe("waitFor(): the one-poll floor", () => {
   });
 
   test("a call that already waited on a running id has met it: no extra interval once the running id ends", async () => {
-    const stopped = legacy();
-    const run = alive();
-    const t = fakeTime((n) => {
-      if (n === 1) complete(run.id);
+    const stopped = await legacy();
+    const run = await alive();
+    const t = fakeTime(async (n) => {
+      if (n === 1) await complete(run.id);
     });
     const r = await waitFor(store, [stopped.id, run.id], { max_wait_seconds: 20, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([1000]);
@@ -162,7 +163,7 @@ describe("waitFor(): the one-poll floor", () => {
   });
 
   test("the floor is paid once, not per pass", async () => {
-    const e = legacy();
+    const e = await legacy();
     const t = fakeTime();
     await waitFor(store, [e.id], { max_wait_seconds: 50, poll_interval_seconds: 0.1 }, t.hooks);
     expect(t.sleeps).toEqual([100]);
@@ -171,10 +172,10 @@ describe("waitFor(): the one-poll floor", () => {
 
 describe("waitFor(): windows, expiry and echoes", () => {
   test("expiry returns what was learned: completed entries kept, the rest pending, timed_out true (exit 3)", async () => {
-    const done = alive();
-    const slow = alive();
-    const t = fakeTime((n) => {
-      if (n === 2) complete(done.id);
+    const done = await alive();
+    const slow = await alive();
+    const t = fakeTime(async (n) => {
+      if (n === 2) await complete(done.id);
     });
     const r = await waitFor(store, [done.id, slow.id], { max_wait_seconds: 3, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([1000, 1000, 1000]);
@@ -190,7 +191,7 @@ describe("waitFor(): windows, expiry and echoes", () => {
   });
 
   test("the last sleep is cut to the window", async () => {
-    const e = alive();
+    const e = await alive();
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 2.5, poll_interval_seconds: 1 }, t.hooks);
     expect(t.sleeps).toEqual([1000, 1000, 500]);
@@ -198,11 +199,11 @@ describe("waitFor(): windows, expiry and echoes", () => {
   });
 
   test("it returns as soon as every id is terminal", async () => {
-    const a = alive();
-    const b = alive();
-    const t = fakeTime((n) => {
-      if (n === 1) complete(a.id);
-      if (n === 3) complete(b.id);
+    const a = await alive();
+    const b = await alive();
+    const t = fakeTime(async (n) => {
+      if (n === 1) await complete(a.id);
+      if (n === 3) await complete(b.id);
     });
     const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 50, poll_interval_seconds: 0.5 }, t.hooks);
     expect(t.sleeps).toEqual([500, 500, 500]);
@@ -211,8 +212,8 @@ describe("waitFor(): windows, expiry and echoes", () => {
   });
 
   test("an unknown id sits next to a valid one: error entry, the valid one still observed (exit 2)", async () => {
-    const e = alive();
-    complete(e.id);
+    const e = await alive();
+    await complete(e.id);
     const r = await waitFor(store, ["inv_0000000000zz", e.id], { max_wait_seconds: 0 }, fakeTime().hooks);
     expect(r.entries[0]).toMatchObject({ id: "inv_0000000000zz", error: { code: "unknown" } });
     expect(r.entries[1]).toMatchObject({ id: e.id, terminal: true, error: null });
@@ -224,10 +225,10 @@ describe("waitFor(): windows, expiry and echoes", () => {
   test("unbounded (a person at a terminal): the window is what was asked, past 50 s; progress names the pending ids", async () => {
     expect(effectiveWait(3600, 1, { unbounded: true })).toEqual({ max_wait_seconds: 3600, poll_interval_seconds: 1 });
     expect(effectiveWait(-1, 1, { unbounded: true }).max_wait_seconds).toBe(0);
-    const [a, b] = [alive(), alive()];
-    const t = fakeTime((n) => {
-      if (n === 300) complete(a.id);
-      if (n === 1000) complete(b.id);
+    const [a, b] = [await alive(), await alive()];
+    const t = fakeTime(async (n) => {
+      if (n === 300) await complete(a.id);
+      if (n === 1000) await complete(b.id);
     });
     const polls: { terminal: number; pending: string[] }[] = [];
     const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 3600, poll_interval_seconds: 1, unbounded: true }, { ...t.hooks, onPoll: (p) => polls.push(p) });
@@ -241,7 +242,7 @@ describe("waitFor(): windows, expiry and echoes", () => {
     expect(effectiveWait(99, 0.01)).toEqual({ max_wait_seconds: 50, poll_interval_seconds: 0.1 });
     expect(effectiveWait(-1, 99)).toEqual({ max_wait_seconds: 0, poll_interval_seconds: 10 });
     expect(effectiveWait()).toEqual({ max_wait_seconds: 25, poll_interval_seconds: 1 });
-    const e = alive();
+    const e = await alive();
     const t = fakeTime();
     const r = await waitFor(store, [e.id], { max_wait_seconds: 99, poll_interval_seconds: 0.01 }, t.hooks);
     expect([r.max_wait_seconds, r.poll_interval_seconds]).toEqual([50, 0.1]);
@@ -250,12 +251,12 @@ describe("waitFor(): windows, expiry and echoes", () => {
   });
 
   test("observing an expired window leaves the records and audit rows unchanged", async () => {
-    const a = alive();
-    const b = legacy();
-    const dump = () => JSON.stringify([store.db.prepare("SELECT * FROM entities ORDER BY id").all(), store.db.prepare("SELECT * FROM events ORDER BY id").all()]);
-    const before = dump();
+    const a = await alive();
+    const b = await legacy();
+    const dump = async () => JSON.stringify([await dbOf(store).all("SELECT * FROM entities ORDER BY id"), await dbOf(store).all("SELECT * FROM events ORDER BY id")]);
+    const before = await dump();
     const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 2, poll_interval_seconds: 1 }, fakeTime().hooks);
     expect(r.timed_out).toBe(true);
-    expect(dump()).toBe(before);
+    expect(await dump()).toBe(before);
   });
 });

@@ -43,7 +43,7 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
 export async function agentRequest(model: string | undefined, words: string[], opts: AgentRunOptions, label: string | null = null, store?: Store): Promise<AgentRequest> {
   const { loadNotifySelection, resolveProfile, runEndpoint } = await import("../runtime/settings-bridge.js");
   const { modelWithProfile } = await import("../runtime/run-settings.js");
-  const resume = opts.resume !== undefined && store ? (await import("../runtime/resume.js")).resumeTarget(store, opts.resume) : null;
+  const resume = opts.resume !== undefined && store ? (await (await import("../runtime/resume.js")).resumeTarget(store, opts.resume)) : null;
   const profileName = opts.profile ?? resume?.profile ?? undefined;
   const profile = profileName !== undefined ? resolveProfile(profileName) : null;
   const resolved = modelWithProfile(model ?? resume?.model, profile).spec;

@@ -4,6 +4,8 @@ import { LiError } from "../errors.js";
 import { checkHome, liHome, statePath } from "../lifecycle/paths.js";
 import { SCHEMA_VERSION } from "../lifecycle/schema.js";
 import { lastTick, TICK_STALE_SECONDS } from "../lifecycle/schedules/ticks.js";
+import { enabledUnchangedSince, scheduleCounts } from "../lifecycle/schedules/store.js";
+import { storeHealth } from "../lifecycle/aggregates.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Store } from "../lifecycle/store.js";
 import type { Settings } from "../config/settings.js";
@@ -96,27 +98,28 @@ export function settingsCheck(settings: Settings | null, error: string | null): 
 }
 
 /** The store without creating it: none yet is healthy. */
-export function storeCheck(open: () => Store): { check: Check; store: Record<string, unknown> } {
+export async function storeCheck(open: () => Promise<Store>): Promise<{ check: Check; store: Record<string, unknown> }> {
   const file = statePath();
   if (!fs.existsSync(file)) return { check: pass("store", `no state.db yet (the first run creates ${file})`), store: { ok: true, exists: false, path: file, required_version: SCHEMA_VERSION } };
   try {
-    const s = open();
+    const s = await open();
     try {
-      const integrity = s.db.pragma("quick_check", { simple: true });
+      const health = await storeHealth(s);
+      const integrity = health.integrity;
       const store = {
         ok: integrity === "ok",
         exists: true,
         path: file,
-        schema_version: s.schemaVersion(),
+        schema_version: await s.schemaVersion(),
         required_version: SCHEMA_VERSION,
-        journal_mode: s.db.pragma("journal_mode", { simple: true }),
+        journal_mode: health.journal_mode,
         integrity,
-        entities: (s.db.prepare("SELECT coalesce(sum(n), 0) AS n FROM entity_counts").get() as { n: number }).n,
+        entities: health.entities,
       };
       const check = store.ok ? pass("store", `${file}: schema v${store.schema_version}, integrity ok`) : failed("store", `${file}: integrity check says ${integrity}`, "restore state.db from a backup; li cannot repair it");
       return { check, store };
     } finally {
-      s.close();
+      await s.close();
     }
   } catch (caught) {
     const err = asStorageError(caught);
@@ -127,20 +130,20 @@ export function storeCheck(open: () => Store): { check: Check; store: Record<str
 }
 
 /** Enabled schedules fire only when ticked: a schedule enabled for 2 minutes with no tick in them is not firing. */
-export function ticksCheck(open: () => Store, now = new Date()): Check {
+export async function ticksCheck(open: () => Promise<Store>, now = new Date()): Promise<Check> {
   if (!fs.existsSync(statePath())) return pass("schedule_ticks", "no schedules");
   let s: Store;
   try {
-    s = open();
+    s = await open();
   } catch {
     return pass("schedule_ticks", "not checked: the store cannot be opened (see store)");
   }
   try {
     const stale = new Date(now.getTime() - TICK_STALE_SECONDS * 1000).toISOString();
-    const enabled = (s.db.prepare("SELECT count(*) AS n FROM schedules WHERE enabled = 1").get() as { n: number }).n;
+    const enabled = (await scheduleCounts(s)).enabled;
     if (enabled === 0) return pass("schedule_ticks", "no enabled schedules");
-    const last = lastTick(s);
-    const waiting = (s.db.prepare("SELECT count(*) AS n FROM schedules WHERE enabled = 1 AND updated_at <= ?").get(stale) as { n: number }).n;
+    const last = await lastTick(s);
+    const waiting = await enabledUnchangedSince(s, stale);
     if ((last === null || last <= stale) && waiting > 0)
       return failed(
         "schedule_ticks",
@@ -149,6 +152,6 @@ export function ticksCheck(open: () => Store, now = new Date()): Check {
       );
     return pass("schedule_ticks", last ? `last tick ${last}` : `${enabled} enabled schedule(s), created under ${TICK_STALE_SECONDS / 60} minutes ago; nothing has ticked yet`);
   } finally {
-    s.close();
+    await s.close();
   }
 }

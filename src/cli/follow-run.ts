@@ -11,7 +11,7 @@ import { endLine, lineAware, say, startLine } from "./run-status.js";
 import { usageOf } from "../lifecycle/usage.js";
 
 /** The steps and synthesis of a finished session, from its result.json (or its children, if it has none). */
-export function sessionSummary(store: Store, session: Entity) {
+export async function sessionSummary(store: Store, session: Entity) {
   const file = session.run_dir ? path.join(session.run_dir, "result.json") : null;
   if (file && fs.existsSync(file)) {
     try {
@@ -19,7 +19,7 @@ export function sessionSummary(store: Store, session: Entity) {
       return { steps: r.steps, synthesis: r.synthesis };
     } catch {}
   }
-  const kids = store.children(session.id);
+  const kids = await store.children(session.id);
   const view = (e: Entity) => ({ invocation: e.id, model: e.spec.model, status: e.status, reason_code: e.reason_code, started_at: e.started_at, ended_at: e.ended_at });
   return {
     steps: kids.filter((k) => k.spec.step).map((k) => ({ id: k.spec.step.id, ...view(k) })),
@@ -31,8 +31,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sink = (): Sink => ({ write: () => true });
 
 /** A run that waits under a parallelism limit says where it is in line. */
-function queued(store: Store, root: Entity): { queue?: string | null; queue_position?: number } {
-  return root.status === "queued" && root.queue_seq !== null ? { queue: root.queue, queue_position: queuePosition(store, root) } : {};
+async function queued(store: Store, root: Entity): Promise<{ queue?: string | null; queue_position?: number }> {
+  return root.status === "queued" && root.queue_seq !== null ? { queue: root.queue, queue_position: (await queuePosition(store, root)) } : {};
 }
 
 /**
@@ -43,10 +43,10 @@ function queued(store: Store, root: Entity): { queue?: string | null; queue_posi
 export async function streamRun(store: Store, root: Entity, out: Sink, signal: AbortSignal, opts: { tailBytes?: number } = {}): Promise<Entity> {
   let sessionId: string | null = root.kind === "session" ? root.id : null;
   while (!sessionId && root.kind === "play" && !signal.aborted) {
-    const cur = store.get(root.id)!;
+    const cur = (await store.get(root.id))!;
     sessionId = (cur.spec.session_id as string | undefined) ?? null;
     if (sessionId) break;
-    const o = observe(store, cur, { reap: true });
+    const o = await observe(store, cur, { reap: true });
     if (o.placement === "terminal" || o.placement === "stopped_without_end") break;
     await sleep(100);
   }
@@ -68,7 +68,7 @@ export async function detachOrFollow(
   detach: boolean,
   extra: Record<string, unknown>,
 ): Promise<CommandResult> {
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...queued(store, root), ...extra };
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...(await queued(store, root)), ...extra };
   if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
 
   const abort = new AbortController();
@@ -80,12 +80,12 @@ export async function detachOrFollow(
     let end = await streamRun(store, root, live.stream, abort.signal);
     if (abort.signal.aborted) {
       await killTree(store, end, 2);
-      end = store.get(root.id)!;
+      end = (await store.get(root.id))!;
     }
     live.endLine();
     say(endLine(end));
-    const sessionId = root.kind === "session" ? root.id : ((store.get(root.id)!.spec.session_id as string | undefined) ?? null);
-    const session = sessionId ? store.get(sessionId)! : null;
+    const sessionId = root.kind === "session" ? root.id : (((await store.get(root.id))!.spec.session_id as string | undefined) ?? null);
+    const session = sessionId ? (await store.get(sessionId))! : null;
     const data = {
       ...submitted,
       status: end.status,
@@ -97,7 +97,7 @@ export async function detachOrFollow(
       provider_session_id: end.provider_session_id,
       num_turns: end.num_turns,
       ...(root.kind === "play" && session ? { session: { id: session.id, status: session.status, reason_code: session.reason_code, current_phase: session.current_phase } } : {}),
-      ...(session ? sessionSummary(store, session) : {}),
+      ...(session ? (await sessionSummary(store, session)) : {}),
     };
     return { data, human: () => "", exitCode: end.status === "completed" ? 0 : 1 };
   } finally {

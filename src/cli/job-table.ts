@@ -24,14 +24,14 @@ export const JOB_TABLE: Column[] = [
 /** Human rows for `jobs`: shortest unambiguous ids, ages and durations as of `now`. */
 type Timed = Pick<JobView, "id" | "created_at" | "started_at" | "ended_at">;
 
-export function jobRows(store: Store, jobs: Timed[], now = Date.now()) {
-  const short = shortIds(store.db, jobs.map((j) => j.id));
+export async function jobRows(store: Store, jobs: Timed[], now = Date.now()) {
+  const short = await shortIds(store, jobs.map((j) => j.id));
   return jobs.map((j) => ({ ...j, id: short.get(j.id) ?? j.id, age: ago(j.created_at, now), took: took(j.started_at, j.ended_at, now) }));
 }
 
 /** A table of jobs, rendered later from rows made now. */
-export function jobTable(store: Store, jobs: (Timed & Record<string, unknown>)[], columns: Column[] = JOB_TABLE): () => string {
-  const rows = jobRows(store, jobs);
+export async function jobTable(store: Store, jobs: (Timed & Record<string, unknown>)[], columns: Column[] = JOB_TABLE): Promise<() => string> {
+  const rows = await jobRows(store, jobs);
   return () => table(rows, columns);
 }
 

@@ -1,3 +1,4 @@
+import { mapSeq } from "../lifecycle/seq.js";
 import fs from "node:fs";
 import path from "node:path";
 import type { Store } from "../lifecycle/store.js";
@@ -70,15 +71,15 @@ const FAILED: Column[] = [
  * run's last output line) and rendered later. `rows` caps the active list (a live view fits
  * the screen); the rest are counted.
  */
-export function monitorView(store: Store, d: MonitorData, opts: { rows?: number } = {}): () => string {
+export async function monitorView(store: Store, d: MonitorData, opts: { rows?: number } = {}): Promise<() => string> {
   const now = Date.parse(d.now);
   const shown = opts.rows === undefined ? d.active : d.active.slice(0, Math.max(1, opts.rows));
-  const active = jobRows(store, shown.map((a) => ({ ...a, ended_at: null })), now).map((a, i) => ({
+  const active = await mapSeq(await jobRows(store, shown.map((a) => ({ ...a, ended_at: null })), now), async (a, i) => ({
     ...a,
     elapsed: duration(shown[i].age_seconds),
-    last_output: lastLine(store.get(shown[i].id)?.run_dir ?? null),
+    last_output: lastLine((await store.get(shown[i].id))?.run_dir ?? null),
   }));
-  const failures = jobRows(store, d.recent_failures.map((f) => ({ ...f, created_at: f.ended_at ?? d.now, started_at: null })), now).map((f, i) => ({
+  const failures = (await jobRows(store, d.recent_failures.map((f) => ({ ...f, created_at: f.ended_at ?? d.now, started_at: null })), now)).map((f, i) => ({
     ...f,
     ended: ago(d.recent_failures[i].ended_at, now),
   }));

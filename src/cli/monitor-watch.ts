@@ -17,7 +17,7 @@ const ALT_OFF = "\x1b[?25h\x1b[?1049l";
 /** Lines the frame keeps for itself around the active list (header, counts, failures). */
 const CHROME_ROWS = 16;
 
-export async function watchMonitor(ctx: CliContext, snapshot: (store: Store) => MonitorData, intervalSeconds: number): Promise<void> {
+export async function watchMonitor(ctx: CliContext, snapshot: (store: Store) => Promise<MonitorData>, intervalSeconds: number): Promise<void> {
   if (ctx.machine) throw invalid("--watch is a live view for a person; under --machine run li monitor once per refresh", { field: "watch" });
   const out = process.stdout;
   const tty = !!out.isTTY;
@@ -41,9 +41,9 @@ export async function watchMonitor(ctx: CliContext, snapshot: (store: Store) => 
   try {
     await withStore(async (store) => {
       while (!done) {
-        const d = snapshot(store);
+        const d = await snapshot(store);
         const rows = tty ? Math.max(3, (out.rows || 24) - CHROME_ROWS - d.recent_failures.length) : undefined;
-        const body = monitorView(store, d, { rows })();
+        const body = (await monitorView(store, d, { rows }))();
         const head = tty ? `li monitor: every ${intervalSeconds}s; Ctrl-C to quit` : `li monitor at ${localTime(d.now)} ${zoneNote()}`;
         if (tty) out.write(frame([head, "", ...body.split("\n")], out.columns || 80, out.rows || 24));
         else out.write(`${head}\n${body}\n\n`);

@@ -126,8 +126,8 @@ async function nextFires(d: NewSchedule, n: number): Promise<string[]> {
 }
 
 
-const nothingTicks = (store: Parameters<typeof tickedRecently>[0]) =>
-  tickedRecently(store)
+const nothingTicks = async (store: Parameters<typeof tickedRecently>[0]) =>
+  (await tickedRecently(store))
     ? null
     : `nothing has ticked schedules in ${liHome()} in the last ${TICK_STALE_SECONDS / 60} minutes, so this one will not fire yet: run li schedule daemon, or add the crontab line * * * * * LI_HOME=${liHome()} li schedule tick`;
 
@@ -166,9 +166,9 @@ ${UNATTENDED}`,
     render(ctx, async () => {
       const d = await define(name, words, opts, { requireName: true });
       return withStore(
-        (store) => {
-          const row = insertSchedule(store, d);
-          const warning = d.enabled ? nothingTicks(store) : null;
+        async (store) => {
+          const row = await insertSchedule(store, d);
+          const warning = d.enabled ? (await nothingTicks(store)) : null;
           const data = { schedule: scheduleView(row, { runs: 0 }), warning };
           return { data, human: (x: typeof data) => `${keyValues(x.schedule as unknown as Record<string, unknown>)}${x.warning ? `\n\nnote: ${x.warning}` : ""}` };
         },
@@ -213,8 +213,8 @@ Example:
   li schedule export nightly > nightly.yaml && li schedule delete nightly && li schedule create --from-file nightly.yaml`,
     )
     .action((text: string) =>
-      renderWithStore(ctx, (store) => {
-        const row = resolveSchedule(store, text);
+      renderWithStore(ctx, async (store) => {
+        const row = await resolveSchedule(store, text);
         const definition = exportDoc(row);
         const file = `# li schedule ${row.name}: li schedule create --from-file FILE recreates it\n${yaml().stringify(definition)}`;
         return { data: { definition, file }, human: (d: { file: string }) => d.file };

@@ -13,8 +13,8 @@ export interface StoreOptions {
 
 /** Starts queued runs a free slot can take; loads the queue code only when something waits. */
 async function promoteIfQueued(store: Store): Promise<void> {
-  if (store.placeholder || !store.db.open || store.db.readonly || !queueActive(store)) return;
-  (await import("../runtime/queue.js")).promoteQuietly(store);
+  if (!store.writable || !(await queueActive(store))) return;
+  await (await import("../runtime/queue.js")).promoteQuietly(store);
 }
 
 /**
@@ -26,7 +26,7 @@ async function promoteIfQueued(store: Store): Promise<void> {
  */
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: StoreOptions = {}): Promise<T> {
   const open = { migrating: opts.migrating, readOnlyFallback: true };
-  const store = opts.write ? openStore(open) : openStoreForRead(open);
+  const store = opts.write ? (await openStore(open)) : (await openStoreForRead(open));
   try {
     // A store being migrated may not have the queue's columns yet.
     if (!opts.migrating) await promoteIfQueued(store);
@@ -36,7 +36,7 @@ export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: S
   } catch (err) {
     throw asStorageError(err);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

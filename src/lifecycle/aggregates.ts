@@ -1,3 +1,4 @@
+import { dbOf } from "./db/handle.js";
 import type { Store } from "./store.js";
 
 /*
@@ -20,11 +21,10 @@ export interface CountRow {
 }
 
 /** Record counts by kind, status and outcome ("none" while a record has none). */
-export function countRows(store: Store, since: Date | null): CountRow[] {
-  if (!since) return store.db.prepare("SELECT kind, status, outcome, n FROM entity_counts WHERE n > 0").all() as CountRow[];
-  return store.db
-    .prepare("SELECT kind, status, coalesce(outcome, 'none') AS outcome, count(*) AS n FROM entities WHERE created_at >= ? GROUP BY kind, status, outcome")
-    .all(since.toISOString()) as CountRow[];
+export function countRows(store: Store, since: Date | null): Promise<CountRow[]> {
+  const db = dbOf(store);
+  if (!since) return db.all<CountRow>("SELECT kind, status, outcome, n FROM entity_counts WHERE n > 0");
+  return db.all<CountRow>("SELECT kind, status, coalesce(outcome, 'none') AS outcome, count(*) AS n FROM entities WHERE created_at >= ? GROUP BY kind, status, outcome", [since.toISOString()]);
 }
 
 export interface Durations {
@@ -40,30 +40,25 @@ const ms = (x: number | null | undefined) => (x === null || x === undefined ? nu
 const rank = (n: number, p: number) => Math.max(0, Math.ceil(p * n) - 1);
 
 /** p50, p90 and max of run durations (ended - started, seconds) of one kind. */
-export function durations(store: Store, kind: string, since: Date | null): Durations {
+export async function durations(store: Store, kind: string, since: Date | null): Promise<Durations> {
+  const db = dbOf(store);
   if (since) {
-    const values = (
-      store.db
-        .prepare(`SELECT ${DURATION} AS d FROM entities WHERE created_at >= ? AND kind = ? AND ${SPANNED} AND ${DURATION} >= 0`)
-        .all(since.toISOString(), kind) as { d: number }[]
-    )
+    const values = (await db.all<{ d: number }>(`SELECT ${DURATION} AS d FROM entities WHERE created_at >= ? AND kind = ? AND ${SPANNED} AND ${DURATION} >= 0`, [since.toISOString(), kind]))
       .map((r) => r.d)
       .sort((a, b) => a - b);
     const at = (p: number) => (values.length ? values[rank(values.length, p)] : null);
     return { count: values.length, p50: ms(at(0.5)), p90: ms(at(0.9)), max: ms(values.length ? values[values.length - 1] : null) };
   }
   const where = `kind = ? AND ${SPANNED} AND ${DURATION} >= 0`;
-  const count = (store.db.prepare("SELECT n FROM duration_counts WHERE kind = ?").get(kind) as { n: number } | undefined)?.n ?? 0;
+  const count = (await db.get<{ n: number }>("SELECT n FROM duration_counts WHERE kind = ?", [kind]))?.n ?? 0;
   if (count === 0) return { count, p50: null, p90: null, max: null };
   // Walk the index from whichever end is nearer the rank.
-  const nth = (i: number) => {
+  const nth = async (i: number) => {
     const desc = i > count / 2;
-    const row = store.db
-      .prepare(`SELECT ${DURATION} AS d FROM entities WHERE ${where} ORDER BY ${DURATION} ${desc ? "DESC" : "ASC"} LIMIT 1 OFFSET ?`)
-      .get(kind, desc ? count - 1 - i : i) as { d: number } | undefined;
+    const row = await db.get<{ d: number }>(`SELECT ${DURATION} AS d FROM entities WHERE ${where} ORDER BY ${DURATION} ${desc ? "DESC" : "ASC"} LIMIT 1 OFFSET ?`, [kind, desc ? count - 1 - i : i]);
     return row?.d ?? null;
   };
-  return { count, p50: ms(nth(rank(count, 0.5))), p90: ms(nth(rank(count, 0.9))), max: ms(nth(count - 1)) };
+  return { count, p50: ms(await nth(rank(count, 0.5))), p90: ms(await nth(rank(count, 0.9))), max: ms(await nth(count - 1)) };
 }
 
 export const GROUP_KEYS = ["kind", "status", "outcome", "model"] as const;
@@ -76,13 +71,12 @@ export type GroupKey = (typeof GROUP_KEYS)[number];
  */
 export type Group = { [key: string]: string | number | null; count: number };
 
-export function groupCounts(store: Store, keys: readonly GroupKey[], since: Date | null): Group[] {
-  const rows = store.db
-    .prepare(
-      `SELECT kind, status, coalesce(outcome, 'none') AS outcome, json_extract(spec, '$.model') AS model, count(*) AS n FROM entities
-       ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, json_extract(spec, '$.model')`,
-    )
-    .all(...(since ? [since.toISOString()] : [])) as (Record<GroupKey, string | null> & { n: number })[];
+export async function groupCounts(store: Store, keys: readonly GroupKey[], since: Date | null): Promise<Group[]> {
+  const rows = await dbOf(store).all<Record<GroupKey, string | null> & { n: number }>(
+    `SELECT kind, status, coalesce(outcome, 'none') AS outcome, json_extract(spec, '$.model') AS model, count(*) AS n FROM entities
+     ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, json_extract(spec, '$.model')`,
+    since ? [since.toISOString()] : [],
+  );
   const folded = new Map<string, Group>();
   for (const r of rows) {
     const key = JSON.stringify(keys.map((k) => r[k]));
@@ -94,6 +88,41 @@ export function groupCounts(store: Store, keys: readonly GroupKey[], since: Date
 }
 
 /** Record counts by status (every kind): what li monitor shows. */
-export function statusCounts(store: Store): { key: string; n: number }[] {
-  return store.db.prepare("SELECT status AS key, sum(n) AS n FROM entity_counts GROUP BY status").all() as { key: string; n: number }[];
+export function statusCounts(store: Store): Promise<{ key: string; n: number }[]> {
+  return dbOf(store).all<{ key: string; n: number }>("SELECT status AS key, sum(n) AS n FROM entity_counts GROUP BY status");
+}
+
+export interface ModelUsage {
+  model: string | null;
+  runs: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  cost_usd: number | null;
+  runs_with_cost: number;
+}
+
+/** Usage totals by model over the agent runs that reported any (created at or after `since`, when given). */
+export function usageByModel(store: Store, since: Date | null): Promise<ModelUsage[]> {
+  // The partial index holds only runs with usage (the planner, without statistics, would scan by kind).
+  return dbOf(store).all<ModelUsage>(
+    `SELECT json_extract(spec, '$.model') AS model, count(*) AS runs,
+       sum(coalesce(json_extract(usage, '$.input_tokens'), 0)) AS input_tokens,
+       sum(coalesce(json_extract(usage, '$.output_tokens'), 0)) AS output_tokens,
+       sum(coalesce(json_extract(usage, '$.cached_tokens'), 0)) AS cached_tokens,
+       sum(json_extract(usage, '$.cost_usd')) AS cost_usd,
+       count(json_extract(usage, '$.cost_usd')) AS runs_with_cost
+     FROM entities INDEXED BY entities_usage ${since ? "WHERE created_at >= ? AND" : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
+    since ? [since.toISOString()] : [],
+  );
+}
+
+/** What li doctor reports about the store: its integrity check, journal mode and record count. */
+export async function storeHealth(store: Store): Promise<{ integrity: unknown; journal_mode: unknown; entities: number }> {
+  const db = dbOf(store);
+  // SQLite's own checks (the PostgreSQL backend will answer these its own way).
+  const integrity = Object.values((await db.get<Record<string, unknown>>("PRAGMA quick_check")) ?? {})[0];
+  const journal_mode = Object.values((await db.get<Record<string, unknown>>("PRAGMA journal_mode")) ?? {})[0];
+  const entities = (await db.get<{ n: number }>("SELECT coalesce(sum(n), 0) AS n FROM entity_counts"))!.n;
+  return { integrity, journal_mode, entities };
 }

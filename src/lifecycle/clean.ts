@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { dbOf } from "./db/handle.js";
 import { ProcSnapshot, runAlive } from "./observe.js";
 import { runDir } from "./paths.js";
 import type { Entity, Store } from "./store.js";
@@ -75,18 +76,17 @@ function ownRunDir(e: Entity): boolean {
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",");
 
-export function clean(store: Store, opts: CleanOptions, now = new Date()): CleanReport {
+export async function clean(store: Store, opts: CleanOptions, now = new Date()): Promise<CleanReport> {
+  const db = dbOf(store);
   const statuses = opts.statuses.length ? opts.statuses.filter((s) => isTerminal(s)) : [...TERMINAL];
   const cutoff = new Date(now.getTime() - opts.older_than_seconds * 1000).toISOString();
   const candidates = (
-    store.db
-      .prepare(`SELECT id FROM entities WHERE parent_id IS NULL AND status IN (${placeholders(statuses.length)}) AND ended_at <= ? ORDER BY ended_at DESC, id DESC`)
-      .all(...statuses, cutoff) as { id: string }[]
+    await db.all<{ id: string }>(`SELECT id FROM entities WHERE parent_id IS NULL AND status IN (${placeholders(statuses.length)}) AND ended_at <= ? ORDER BY ended_at DESC, id DESC`, [...statuses, cutoff])
   ).map((r) => r.id);
   // keep_last counts the newest finished runs whatever the filters, as a person reading it would.
   const newest = new Set(
     opts.keep_last > 0
-      ? (store.db.prepare(`SELECT id FROM entities WHERE parent_id IS NULL AND ended_at IS NOT NULL ORDER BY ended_at DESC, id DESC LIMIT ?`).all(opts.keep_last) as { id: string }[]).map((r) => r.id)
+      ? (await db.all<{ id: string }>(`SELECT id FROM entities WHERE parent_id IS NULL AND ended_at IS NOT NULL ORDER BY ended_at DESC, id DESC LIMIT ?`, [opts.keep_last])).map((r) => r.id)
       : [],
   );
   const procs = new ProcSnapshot();
@@ -110,12 +110,12 @@ export function clean(store: Store, opts: CleanOptions, now = new Date()): Clean
       continue;
     }
     // Judged and removed under one write lock: nothing can join or change the tree meanwhile.
-    const removed = store.tx((): { run: CleanedRun; tree: Entity[] } | null => {
-      const tree = store.tree(id);
+    const removed = await store.tx(async (): Promise<{ run: CleanedRun; tree: Entity[] } | null> => {
+      const tree = await store.tree(id);
       if (!tree.length || !tree.every((e) => isTerminal(e.status))) return null;
       const ids = tree.map((e) => e.id);
       const inTree = `(${placeholders(ids.length)})`;
-      const undelivered = store.db.prepare(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree} AND status IN ('pending', 'delivering')`).get(...ids) as { n: number };
+      const undelivered = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree} AND status IN ('pending', 'delivering')`, ids))!;
       if (undelivered.n > 0) {
         report.kept.undelivered++;
         return null;
@@ -126,18 +126,18 @@ export function clean(store: Store, opts: CleanOptions, now = new Date()): Clean
       }
       const root = tree[0];
       const run: CleanedRun = { id: root.id, kind: root.kind, status: root.status, label: root.label, ended_at: root.ended_at, records: tree.length, bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0) };
-      const count = (sql: string) => (store.db.prepare(sql).get(...ids) as { n: number }).n;
+      const count = async (sql: string) => (await db.get<{ n: number }>(sql, ids))!.n;
+      const remove = async (sql: string) => (await db.run(sql, ids)).changes;
       if (opts.dry_run) {
-        report.deliveries += count(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree}`);
-        report.events += count(`SELECT count(*) AS n FROM events WHERE entity_id IN ${inTree}`);
-        report.schedule_runs += count(`SELECT count(*) AS n FROM schedule_runs WHERE entity_id IN ${inTree}`);
+        report.deliveries += await count(`SELECT count(*) AS n FROM deliveries WHERE entity_id IN ${inTree}`);
+        report.events += await count(`SELECT count(*) AS n FROM events WHERE entity_id IN ${inTree}`);
+        report.schedule_runs += await count(`SELECT count(*) AS n FROM schedule_runs WHERE entity_id IN ${inTree}`);
       } else {
-        report.deliveries += store.db.prepare(`DELETE FROM deliveries WHERE entity_id IN ${inTree}`).run(...ids).changes;
-        report.events += store.db.prepare(`DELETE FROM events WHERE entity_id IN ${inTree}`).run(...ids).changes;
-        report.schedule_runs += store.db.prepare(`DELETE FROM schedule_runs WHERE entity_id IN ${inTree}`).run(...ids).changes;
+        report.deliveries += await remove(`DELETE FROM deliveries WHERE entity_id IN ${inTree}`);
+        report.events += await remove(`DELETE FROM events WHERE entity_id IN ${inTree}`);
+        report.schedule_runs += await remove(`DELETE FROM schedule_runs WHERE entity_id IN ${inTree}`);
         // Children before parents: parent_id is a foreign key.
-        const del = store.db.prepare("DELETE FROM entities WHERE id = ?");
-        for (const e of [...tree].reverse()) del.run(e.id);
+        for (const e of [...tree].reverse()) await db.run("DELETE FROM entities WHERE id = ?", [e.id]);
       }
       return { run, tree };
     });

@@ -30,11 +30,11 @@ export interface KillReport {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Cancel through the fence, re-reading when a concurrent non-terminal move got there first. */
-function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; entity: Entity; from: string } {
+async function cancel(store: Store, e: Entity): Promise<{ action: KilledEntity["action"]; entity: Entity; from: string }> {
   let current = e;
   for (let attempt = 0; attempt < 5; attempt++) {
     if (isTerminal(current.status)) return { action: "already_terminal", entity: current, from: current.status };
-    const r = store.transition({
+    const r = await store.transition({
       id: current.id,
       to: "cancelled",
       reason: `${current.kind}.cancelled.killed`,
@@ -42,7 +42,7 @@ function cancel(store: Store, e: Entity): { action: KilledEntity["action"]; enti
       expect: { status: current.status, version: current.version },
     });
     if (r.ok) return { action: "cancelled", entity: r.entity, from: r.from };
-    current = store.get(current.id) ?? current;
+    current = (await store.get(current.id)) ?? current;
   }
   return { action: isTerminal(current.status) ? "already_terminal" : "refused", entity: current, from: current.status };
 }
@@ -74,7 +74,7 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   const toStop: { report: KilledEntity; entity: Entity }[] = [];
   const before = new ProcSnapshot();
   while (queue.length) {
-    const { action, entity, from } = cancel(store, store.get(queue.shift()!.id)!);
+    const { action, entity, from } = await cancel(store, (await store.get(queue.shift()!.id))!);
     const report: KilledEntity = {
       id: entity.id,
       kind: entity.kind,
@@ -90,7 +90,7 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
     const stoppable = entity.pgid !== null && entity.proc_start !== null;
     // A refused record still has a live owner moving it; only a terminal one is ours to reap.
     if (stoppable && (action === "cancelled" || (action === "already_terminal" && runAlive(entity, before)))) toStop.push({ report, entity });
-    queue.push(...store.children(entity.id));
+    queue.push(...(await store.children(entity.id)));
   }
 
   // One /proc scan per poll, however many entities are being stopped.
@@ -143,10 +143,10 @@ export interface KillPlanEntry {
  * same rules decide: every non-terminal record is cancelled, and every recorded group that still
  * runs is signalled, a terminal record's included.
  */
-export function planKill(store: Store, root: Entity): KillPlanEntry[] {
+export async function planKill(store: Store, root: Entity): Promise<KillPlanEntry[]> {
   const procs = new ProcSnapshot();
   const self = selfStat().pgrp;
-  return store.tree(root.id).map((e) => {
+  return (await store.tree(root.id)).map((e) => {
     const cancel = !isTerminal(e.status);
     const stoppable = e.pgid !== null && e.proc_start !== null && e.pgid > 1 && e.pgid !== self;
     return {

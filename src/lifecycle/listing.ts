@@ -1,5 +1,6 @@
+import { dbOf } from "./db/handle.js";
 import { page, type Page } from "./pages.js";
-import type { Entity, Store } from "./store.js";
+import { hydrate, type AuditEvent, type Entity, type Store } from "./store.js";
 import { NON_TERMINAL } from "./vocab.js";
 
 /** What the entity lists (li job list, li state list) filter on. */
@@ -20,7 +21,7 @@ function inList(column: string, values: string[] | undefined, where: string[], p
 }
 
 /** One page of entities, newest first by creation time (id breaks ties). */
-export function listEntities(store: Store, f: EntityFilter, opts: { cursor?: string; limit: number }): Page<Entity> {
+export async function listEntities(store: Store, f: EntityFilter, opts: { cursor?: string; limit: number }): Promise<Page<Entity>> {
   const where: string[] = [];
   const params: unknown[] = [];
   inList("status", f.status, where, params);
@@ -31,13 +32,45 @@ export function listEntities(store: Store, f: EntityFilter, opts: { cursor?: str
     params.push(f.since.toISOString());
   }
   if (f.topLevel) where.push("parent_id IS NULL");
-  const p = page<Entity>(store.db, { table: "entities", where, params, ...opts });
+  const p = await page<Entity>(store, { table: "entities", where, params, ...opts });
   return { ...p, rows: p.rows.map((r) => ({ ...r, spec: JSON.parse(r.spec as unknown as string) })) };
 }
 
+/** Ids of the records not yet terminal, optionally only those labelled `label`, oldest first (by id, or by creation time with a label). */
+export async function activeIds(store: Store, label?: string): Promise<string[]> {
+  const inActive = `status IN (${NON_TERMINAL.map(() => "?").join(",")})`;
+  const rows =
+    label === undefined
+      ? await dbOf(store).all<{ id: string }>(`SELECT id FROM entities WHERE ${inActive} ORDER BY id`, [...NON_TERMINAL])
+      : await dbOf(store).all<{ id: string }>(`SELECT id FROM entities WHERE label = ? AND ${inActive} ORDER BY created_at, id`, [label, ...NON_TERMINAL]);
+  return rows.map((r) => r.id);
+}
+
+/** The newest records that ended failed or indeterminate, newest end first. */
+export async function recentFailures(store: Store, limit: number): Promise<Entity[]> {
+  const rows = await dbOf(store).all("SELECT * FROM entities WHERE outcome IN ('failed', 'indeterminate') ORDER BY ended_at DESC, id DESC LIMIT ?", [limit]);
+  return rows.map((r) => hydrate(r)!);
+}
+
+/** Started records not yet terminal (at most `limit`): those whose process a reader may find gone. */
+export async function startedActive(store: Store, limit: number): Promise<Entity[]> {
+  const rows = await dbOf(store).all(`SELECT * FROM entities WHERE pid IS NOT NULL AND status IN (${NON_TERMINAL.map(() => "?").join(",")}) LIMIT ?`, [...NON_TERMINAL, limit]);
+  return rows.map((r) => hydrate(r)!);
+}
+
+/** The id of the newest audit row; 0 when there is none. */
+export async function lastEventId(store: Store): Promise<number> {
+  return (await dbOf(store).get<{ m: number | null }>("SELECT max(id) AS m FROM events"))?.m ?? 0;
+}
+
+/** Audit rows after `afterId`, oldest first, at most `limit` (without their detail). */
+export function eventsAfter(store: Store, afterId: number, limit: number): Promise<Pick<AuditEvent, "id" | "entity_id" | "from_status" | "to_status" | "reason_code" | "at">[]> {
+  return dbOf(store).all(`SELECT id, entity_id, from_status, to_status, reason_code, at FROM events WHERE id > ? ORDER BY id LIMIT ?`, [afterId, limit]);
+}
+
 /** The newest top-level record: what `@last` names. */
-export function newestTopLevel(store: Store): Entity | undefined {
-  const row = store.db.prepare("SELECT id FROM entities WHERE parent_id IS NULL ORDER BY created_at DESC, id DESC LIMIT 1").get() as { id: string } | undefined;
+export async function newestTopLevel(store: Store): Promise<Entity | undefined> {
+  const row = await dbOf(store).get<{ id: string }>("SELECT id FROM entities WHERE parent_id IS NULL ORDER BY created_at DESC, id DESC LIMIT 1");
   return row ? store.get(row.id) : undefined;
 }
 
@@ -46,7 +79,7 @@ export function newestTopLevel(store: Store): Entity | undefined {
  * those not yet terminal (both: the active ones with the label). Read once, when a wait starts;
  * `more` says there were over `max`.
  */
-export function selectIds(store: Store, sel: { label?: string; active?: boolean }, max: number): { ids: string[]; more: boolean } {
+export async function selectIds(store: Store, sel: { label?: string; active?: boolean }, max: number): Promise<{ ids: string[]; more: boolean }> {
   const where: string[] = [];
   const params: unknown[] = [];
   if (sel.label !== undefined) {
@@ -58,6 +91,6 @@ export function selectIds(store: Store, sel: { label?: string; active?: boolean 
     params.push(...NON_TERMINAL);
   }
   const sql = `SELECT id FROM entities ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at, id LIMIT ?`;
-  const ids = store.db.prepare(sql).pluck().all(...params, max + 1) as string[];
+  const ids = (await dbOf(store).all<{ id: string }>(sql, [...params, max + 1])).map((r) => r.id);
   return { ids: ids.slice(0, max), more: ids.length > max };
 }

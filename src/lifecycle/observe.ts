@@ -71,13 +71,13 @@ const started = (e: Entity) => e.pid !== null && e.proc_start !== null;
  * gone gets its end published by the fenced transition: the end its worker left as evidence
  * (end.json) when there is one, else `lost`. A refused write changes nothing.
  */
-export function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Observed {
+export async function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Promise<Observed> {
   const procs = opts.procs ?? new ProcSnapshot();
   let e = entity;
   if (isTerminal(e.status)) return terminal(e, procs);
 
   // Waiting its turn under a parallelism limit: progressing, as long as something promotes.
-  if (e.status === "queued" && e.queue_seq !== null) return { entity: e, placement: "pending", possibly_orphaned: false, queue_position: queuePosition(store, e) };
+  if (e.status === "queued" && e.queue_seq !== null) return { entity: e, placement: "pending", possibly_orphaned: false, queue_position: await queuePosition(store, e) };
 
   if (e.status === "preparing" && !started(e)) {
     const age = (Date.now() - Date.parse(e.updated_at)) / 1000;
@@ -93,7 +93,7 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
     const cause = live === "reused" ? "pid_reused" : "process_gone";
     let r;
     try {
-      r = store.transition(
+      r = await store.transition(
         endFromEvidence(e) ?? {
           id: e.id,
           to: "lost",
@@ -110,18 +110,18 @@ export function observe(store: Store, entity: Entity, opts: { reap: boolean; pro
       return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
     }
     if (r.ok) return terminal(r.entity, procs);
-    e = store.get(e.id) ?? e;
+    e = (await store.get(e.id)) ?? e;
     if (isTerminal(e.status)) return terminal(e, procs);
     return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
   }
 
   // No recorded spawn of its own (a queued step, or a record from before spawns were
   // recorded): it is progressing only if a supervising ancestor is shown alive.
-  return { entity: e, placement: ancestorAlive(store, e) ? "pending" : "stopped_without_end", possibly_orphaned: false };
+  return { entity: e, placement: (await ancestorAlive(store, e)) ? "pending" : "stopped_without_end", possibly_orphaned: false };
 }
 
-function ancestorAlive(store: Store, e: Entity): boolean {
-  for (let p = e.parent_id ? store.get(e.parent_id) : undefined; p; p = p.parent_id ? store.get(p.parent_id) : undefined) {
+async function ancestorAlive(store: Store, e: Entity): Promise<boolean> {
+  for (let p = e.parent_id ? await store.get(e.parent_id) : undefined; p; p = p.parent_id ? await store.get(p.parent_id) : undefined) {
     if (isTerminal(p.status)) return false;
     if (started(p)) return readProcStat(p.pid!)?.starttime === p.proc_start;
   }
@@ -143,6 +143,6 @@ function terminal(e: Entity, procs: ProcSnapshot): Observed {
 }
 
 /** Reads and reaps: the view every read command gives. */
-export function observeFresh(store: Store, entity: Entity, procs = new ProcSnapshot()): Observed {
+export function observeFresh(store: Store, entity: Entity, procs = new ProcSnapshot()): Promise<Observed> {
   return observe(store, entity, { reap: true, procs });
 }

@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import { dbOf, type HasSql } from "./db/handle.js";
 import { invalid } from "../errors.js";
 
 /*
@@ -56,25 +56,24 @@ const AFTER = "(created_at, id) < (?, ?)";
 const NOT_AFTER = "(created_at, id) >= (?, ?)";
 
 /** One page of `q.table`, newest first; counts use the same filters (indexes keep them cheap). */
-export function page<T extends PageKey>(db: Database.Database, q: PageQuery): Page<T> {
+export async function page<T extends PageKey>(store: HasSql, q: PageQuery): Promise<Page<T>> {
+  const db = dbOf(store);
   const key = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
   const filter = (extra?: string) => {
     const all = extra ? [...q.where, extra] : q.where;
     return all.length ? `WHERE ${all.join(" AND ")}` : "";
   };
   const keyParams = key ? [key.created_at, key.id] : [];
-  const rows = db
-    .prepare(`SELECT * FROM ${q.table} ${filter(key ? AFTER : undefined)} ORDER BY created_at DESC, id DESC LIMIT ?`)
-    .all(...q.params, ...keyParams, q.limit + 1) as T[];
+  const rows = await db.all<T>(`SELECT * FROM ${q.table} ${filter(key ? AFTER : undefined)} ORDER BY created_at DESC, id DESC LIMIT ?`, [...q.params, ...keyParams, q.limit + 1]);
   const more = rows.length > q.limit;
   if (more) rows.length = q.limit;
-  const count = (extra?: string, extraParams: unknown[] = []) =>
-    (db.prepare(`SELECT count(*) AS n FROM ${q.table} ${filter(extra)}`).get(...q.params, ...extraParams) as { n: number }).n;
-  const total = count();
+  const count = async (extra?: string, extraParams: unknown[] = []) =>
+    (await db.get<{ n: number }>(`SELECT count(*) AS n FROM ${q.table} ${filter(extra)}`, [...q.params, ...extraParams]))!.n;
+  const total = await count();
   return {
     rows,
     total,
-    before: key ? count(NOT_AFTER, keyParams) : 0,
+    before: key ? await count(NOT_AFTER, keyParams) : 0,
     next_cursor: more ? encodeCursor(rows[rows.length - 1]) : null,
   };
 }

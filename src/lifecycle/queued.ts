@@ -1,4 +1,5 @@
-import type { Entity, Store } from "./store.js";
+import { dbOf } from "./db/handle.js";
+import { hydrate, type Entity, type Store } from "./store.js";
 
 /*
  * The two reads of the run queue that every command may make (src/runtime/queue.ts promotes):
@@ -6,12 +7,29 @@ import type { Entity, Store } from "./store.js";
  */
 
 /** Whether anything waits in line, or was promoted and has no worker yet: one indexed probe. */
-export function queueActive(store: Store): boolean {
-  return !!store.db.prepare("SELECT 1 FROM entities WHERE status IN ('queued', 'preparing') AND queue_seq IS NOT NULL AND pid IS NULL LIMIT 1").get();
+export async function queueActive(store: Store): Promise<boolean> {
+  return !!(await dbOf(store).get("SELECT 1 FROM entities WHERE status IN ('queued', 'preparing') AND queue_seq IS NOT NULL AND pid IS NULL LIMIT 1"));
+}
+
+/** The queued runs in submission order (what `li job list --status queued` ranks). */
+export async function queuedRuns(store: Store): Promise<Entity[]> {
+  const rows = await dbOf(store).all("SELECT * FROM entities WHERE status = 'queued' AND queue_seq IS NOT NULL ORDER BY queue_seq");
+  return rows.map((r) => hydrate(r)!);
+}
+
+/** Top-level runs holding a slot (preparing or running), by queue. */
+export function queueLoad(store: Store): Promise<{ queue: string | null; n: number }[]> {
+  return dbOf(store).all("SELECT queue, count(*) AS n FROM entities WHERE parent_id IS NULL AND status IN ('preparing', 'running') GROUP BY queue");
+}
+
+/** Promoted runs that never started a worker and were last touched before `before`. */
+export async function lostPromotions(store: Store, before: Date): Promise<Entity[]> {
+  const rows = await dbOf(store).all("SELECT * FROM entities WHERE status = 'preparing' AND queue_seq IS NOT NULL AND pid IS NULL AND updated_at < ?", [before.toISOString()]);
+  return rows.map((r) => hydrate(r)!);
 }
 
 /** A queued run's place in line: the queued runs submitted before it, plus one. */
-export function queuePosition(store: Store, e: Entity): number {
-  const ahead = store.db.prepare("SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ?").get(e.queue_seq) as { n: number };
+export async function queuePosition(store: Store, e: Entity): Promise<number> {
+  const ahead = (await dbOf(store).get<{ n: number }>("SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ?", [e.queue_seq]))!;
   return ahead.n + 1;
 }

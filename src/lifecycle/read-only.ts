@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import type Database from "better-sqlite3";
-import { openDatabase } from "./sqlite.js";
+import { openDatabase, SqliteDb } from "./db/sqlite.js";
 
 /*
  * A connection that can read state.db without writing a byte, for when the ordinary open
@@ -8,7 +8,12 @@ import { openDatabase } from "./sqlite.js";
  */
 
 /** A read-only connection on `file`, or null when none can show every committed write. */
-export function openReadOnly(file: string): Database.Database | null {
+export function openReadOnly(file: string): SqliteDb | null {
+  const db = openReadOnlyRaw(file);
+  return db ? new SqliteDb(db) : null;
+}
+
+function openReadOnlyRaw(file: string): Database.Database | null {
   // SQLite's own read-only mode: enough when the WAL index already exists at its full size.
   let db: Database.Database | undefined;
   try {

@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import { dbOf, type HasSql } from "./db/handle.js";
 import { invalid, LiError } from "../errors.js";
 import { exampleId, isWellFormedPrefix } from "./ids.js";
 import { newestTopLevel } from "./listing.js";
@@ -23,10 +23,10 @@ export function idShapeHint(): string {
 }
 
 /** Any entity id, or an unambiguous prefix of one, of any kind; `@last` or `-` for the newest run. */
-export function tryResolve(store: Store, text: string): Resolution {
+export async function tryResolve(store: Store, text: string): Promise<Resolution> {
   const key = text.trim().toLowerCase();
   if (isLastAlias(key)) {
-    const newest = newestTopLevel(store);
+    const newest = await newestTopLevel(store);
     return newest ? { entity: newest } : { error: { code: "unknown", message: `${text} names the newest run, and there is none yet` } };
   }
   if (!isWellFormedPrefix(key))
@@ -36,9 +36,9 @@ export function tryResolve(store: Store, text: string): Resolution {
         message: `${JSON.stringify(text)} is not an id: ${idShapeHint()}`,
       },
     };
-  const exact = store.get(key);
+  const exact = await store.get(key);
   if (exact) return { entity: exact };
-  const ids = store.idsWithPrefix(key);
+  const ids = await store.idsWithPrefix(key);
   if (ids.length === 0) return { error: { code: "unknown", message: `no entity has an id starting ${key}` } };
   if (ids.length > 1)
     return {
@@ -48,11 +48,11 @@ export function tryResolve(store: Store, text: string): Resolution {
         matches: ids.slice(0, 10),
       },
     };
-  return { entity: store.get(ids[0])! };
+  return { entity: (await store.get(ids[0]))! };
 }
 
-export function resolve(store: Store, text: string): Entity {
-  const r = tryResolve(store, text);
+export async function resolve(store: Store, text: string): Promise<Entity> {
+  const r = await tryResolve(store, text);
   if (r.entity) return r.entity;
   const kind = r.error.code === "unknown" ? "not_found" : "invalid_input";
   throw new LiError(kind, r.error.message, { id: text, code: r.error.code, ...(r.error.matches ? { matches: r.error.matches } : {}) });
@@ -62,10 +62,10 @@ export function resolve(store: Store, text: string): Entity {
  * The row of `table` (schedules, teams, deliveries) whose id is `text` or the one id starting
  * with it; undefined when none does. An ambiguous prefix is an error listing the matches.
  */
-export function rowByIdPrefix<T extends { id: string }>(db: Database.Database, table: "schedules" | "teams" | "deliveries", text: string, noun: string): T | undefined {
+export async function rowByIdPrefix<T extends { id: string }>(store: HasSql, table: "schedules" | "teams" | "deliveries", text: string, noun: string): Promise<T | undefined> {
   const key = text.trim().toLowerCase();
   if (!isWellFormedPrefix(key)) return undefined;
-  const rows = db.prepare(`SELECT * FROM ${table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 11`).all(key, key + "\u{10ffff}") as T[];
+  const rows = await dbOf(store).all<T>(`SELECT * FROM ${table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 11`, [key, key + "\u{10ffff}"]);
   const exact = rows.find((r) => r.id === key);
   if (exact || rows.length === 1) return exact ?? rows[0];
   if (rows.length > 1)
@@ -81,9 +81,9 @@ export function rowByIdPrefix<T extends { id: string }>(db: Database.Database, t
  * The named row of `table` (schedules, teams): by its name, else by id or unambiguous id
  * prefix. None is `not_found`, pointing at the list command.
  */
-export function rowByNameOrIdPrefix<T extends { id: string }>(db: Database.Database, table: "schedules" | "teams", text: string): T {
-  const byName = db.prepare(`SELECT * FROM ${table} WHERE name = ?`).get(text) as T | undefined;
-  const row = byName ?? rowByIdPrefix<T>(db, table, text, table);
+export async function rowByNameOrIdPrefix<T extends { id: string }>(store: HasSql, table: "schedules" | "teams", text: string): Promise<T> {
+  const byName = await dbOf(store).get<T>(`SELECT * FROM ${table} WHERE name = ?`, [text]);
+  const row = byName ?? (await rowByIdPrefix<T>(store, table, text, table));
   if (row) return row;
   const noun = table.slice(0, -1);
   throw new LiError("not_found", `no ${noun} is named ${JSON.stringify(text)} or has an id starting ${text}; see li ${noun} list`, { [noun]: text });

@@ -1,102 +1,50 @@
-import fs from "node:fs";
-import path from "node:path";
-import type Database from "better-sqlite3";
 import { LiError } from "../errors.js";
+import { SQL, type HasSql } from "./db/handle.js";
+import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
-import { checkHome, ensurePrivateDir, statePath, unwritableHome } from "./paths.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
-import { openDatabase, retryBusy } from "./sqlite.js";
-import { isDiskFull } from "./storage-faults.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
 export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 
-/** Runs inside the transition's transaction for every terminal move; returns rows it enqueued. */
+/** Runs inside the transition's transaction for every terminal move; resolves to the rows it enqueued. */
 export interface TerminalHook {
-  enqueue(store: Store, entity: Entity, from: string, eventId: number): number;
+  enqueue(store: Store, entity: Entity, from: string, eventId: number): Promise<number>;
   afterCommit(count: number): void;
 }
 
 const now = () => new Date().toISOString();
 
-/** Removes state.db (and its sidecars) only while nothing was ever written to it. */
-function removeUninitialised(file: string): void {
-  try {
-    if (fs.statSync(file).size !== 0) return;
-    fs.rmSync(file, { force: true });
-    if (fs.statSync(`${file}-wal`, { throwIfNoEntry: false })?.size === 0) fs.rmSync(`${file}-wal`, { force: true });
-    // An initialised wal-index is 32 KiB; a shorter one is what the failed open left.
-    if ((fs.statSync(`${file}-shm`, { throwIfNoEntry: false })?.size ?? Infinity) < 32768) fs.rmSync(`${file}-shm`, { force: true });
-  } catch {}
-}
-
-function hydrate(row: any): Entity | undefined {
+/** An entity row as stored (spec is JSON text) as the Entity callers see. */
+export function hydrate(row: any): Entity | undefined {
   if (!row) return undefined;
   return { ...row, spec: JSON.parse(row.spec) };
 }
 
-export class Store {
+/**
+ * The lifecycle store over one SQL connection (db/types.ts), whatever its backend. Every method
+ * that reaches the database is async.
+ */
+export class Store implements HasSql {
   terminalHook: TerminalHook | null = null;
   /** True for the empty stand-in a read gets where no state.db exists yet (open.ts openStoreForRead). */
   placeholder = false;
+  readonly [SQL]: SqlDb;
 
-  constructor(readonly db: Database.Database) {}
+  constructor(db: SqlDb) {
+    this[SQL] = db;
+  }
 
-
-  /**
-   * Opens $LI_HOME/state.db for reading and writing; refuses an older or newer schema unless
-   * migrating. No terminal hook is installed here: lifecycle/open.ts hands the store its hook.
-   */
-  static open(opts: { migrating?: boolean } = {}): Store {
-    checkHome();
-    const file = statePath();
-    try {
-      ensurePrivateDir(path.dirname(file));
-    } catch (err) {
-      throw unwritableHome(err) ?? err;
-    }
-    const fresh = !fs.existsSync(file);
-    let db: Database.Database | undefined;
-    try {
-      const conn = (db = openDatabase(file));
-      // The busy timeout first: switching a fresh file to WAL takes a lock concurrent openers contend for.
-      conn.pragma("busy_timeout = 15000");
-      // Asked first, because setting it is a write and an existing file is already WAL.
-      // SQLite can answer BUSY at once, without the busy handler, while another opener converts a
-      // fresh file to WAL; that is transient, so retry it rather than fail the command.
-      if (retryBusy(() => conn.pragma("journal_mode", { simple: true })) !== "wal") retryBusy(() => conn.pragma("journal_mode = WAL"));
-      conn.pragma("foreign_keys = ON");
-      conn.pragma("synchronous = NORMAL");
-      if (fresh) fs.chmodSync(file, 0o600);
-      const store = new Store(conn);
-      if (store.schemaVersion() === 0) {
-        // A fresh file gets the whole schema in one transaction, re-checked under the write lock:
-        // a concurrent opener then sees no schema or the current one, never a half-migrated file.
-        retryBusy(() =>
-          store.tx(() => {
-            if (store.schemaVersion() !== 0 || !store.isEmpty()) return;
-            for (const step of MIGRATIONS) conn.exec(step);
-            conn.pragma(`user_version = ${SCHEMA_VERSION}`);
-          }),
-        );
-      }
-      store.checkVersion(file, opts);
-      return store;
-    } catch (err) {
-      if (db?.open) db.close();
-      // A file this open created and a full disk kept it from initialising is not left behind as
-      // an empty database that a later open would take for an existing one. (Only then: a
-      // concurrent opener may be initialising the same new file.)
-      if (fresh && isDiskFull(err)) removeUninitialised(file);
-      if (fresh && (err as { code?: string })?.code === "SQLITE_CANTOPEN") throw unwritableHome(err) ?? err;
-      throw err;
-    }
+  /** Whether writes can be attempted: open, and neither read-only nor the placeholder. */
+  get writable(): boolean {
+    const db = this[SQL];
+    return !this.placeholder && db.isOpen && !db.readOnly;
   }
 
   /** Refuses a schema this li does not speak; `migrating` accepts an older one. */
-  checkVersion(file: string, opts: { migrating?: boolean } = {}): void {
-    const version = this.schemaVersion();
+  async checkVersion(file: string, opts: { migrating?: boolean } = {}): Promise<void> {
+    const version = await this.schemaVersion();
     if (version > SCHEMA_VERSION) {
       throw new LiError(
         "unavailable",
@@ -112,41 +60,46 @@ export class Store {
     }
   }
 
-  close(): void {
-    if (this.db.open) this.db.close();
+  close(): Promise<void> {
+    return this[SQL].close();
   }
 
-  schemaVersion(): number {
-    return this.db.pragma("user_version", { simple: true }) as number;
-  }
-
-  private isEmpty(): boolean {
-    return !this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get();
+  schemaVersion(): Promise<number> {
+    return this[SQL].schemaVersion();
   }
 
   /** Applies every pending migration, each in its own transaction. Returns the versions applied. */
-  migrate(target = SCHEMA_VERSION): number[] {
+  async migrate(target = SCHEMA_VERSION): Promise<number[]> {
+    const db = this[SQL];
     const applied: number[] = [];
     for (;;) {
       // The version is read under the write lock: a concurrent opener may have migrated
       // the same fresh file between our read and our lock, and a step must not run twice.
-      const next = this.db.transaction((): number | null => {
-        const v = this.schemaVersion();
+      const next = await db.tx(async (): Promise<number | null> => {
+        const v = await db.schemaVersion();
         if (v >= target) return null;
-        this.db.exec(MIGRATIONS[v]);
-        this.db.pragma(`user_version = ${v + 1}`);
+        await db.exec(MIGRATIONS[v]);
+        await db.setSchemaVersion(v + 1);
         return v + 1;
-      }).immediate();
+      });
       if (next === null) return applied;
       applied.push(next);
     }
   }
 
-  /** An immediate transaction: takes the write lock up front so the busy timeout applies. */
-  tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  /**
+   * One transaction (immediate: the write lock is taken up front so the busy timeout applies).
+   * Store calls made inside `fn` belong to it.
+   */
+  tx<T>(fn: () => Promise<T>, mode: TxMode = "immediate"): Promise<T> {
+    return this[SQL].tx(() => fn(), mode);
   }
 
+  /**
+   * Records a new entity. Two checks here rely on the write lock of the transaction (SQLite has
+   * one writer): the parent is not terminal, and a queued run's place is max(queue_seq) + 1.
+   * Another backend needs its own guard for each (issue 19).
+   */
   insert(input: {
     kind: EntityKind;
     parent_id?: string | null;
@@ -157,25 +110,24 @@ export class Store {
     id?: string;
     /** Enqueue under a parallelism limit: recorded `queued` with the next submission sequence number. */
     queue?: { name: string | null };
-  }): Entity {
+  }): Promise<Entity> {
+    const db = this[SQL];
     const id = input.id ?? newId(input.kind as IdKind);
     const at = now();
-    return this.tx(() => {
+    return this.tx(async () => {
       if (input.parent_id) {
-        const parent = this.get(input.parent_id);
+        const parent = await this.get(input.parent_id);
         if (!parent) throw new LiError("not_found", `parent ${input.parent_id} does not exist`);
         // A finished parent takes no new children: kill relies on this to stop a tree growing.
         if (isTerminal(parent.status))
           throw new LiError("conflict", `parent ${parent.id} is already ${parent.status}`, { parent: parent.id });
       }
       // Under the write lock, so two submitters never draw the same place in the line.
-      const seq = input.queue ? ((this.db.prepare("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL").get() as { m: number | null }).m ?? 0) + 1 : null;
-      this.db
-        .prepare(
-          `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
+      const seq = input.queue ? ((await db.get<{ m: number | null }>("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL"))!.m ?? 0) + 1 : null;
+      await db.run(
+        `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
           id,
           input.kind,
           input.parent_id ?? null,
@@ -187,52 +139,49 @@ export class Store {
           input.run_dir ? input.run_dir(id) : null,
           input.queue?.name ?? null,
           seq,
-        );
-      return this.get(id)!;
+        ],
+      );
+      return (await this.get(id))!;
     });
   }
 
-  get(id: string): Entity | undefined {
-    return hydrate(this.db.prepare("SELECT * FROM entities WHERE id = ?").get(id));
+  async get(id: string): Promise<Entity | undefined> {
+    return hydrate(await this[SQL].get("SELECT * FROM entities WHERE id = ?", [id]));
   }
 
   /** Ids starting with `prefix`, at most `limit`. */
-  idsWithPrefix(prefix: string, limit = 11): string[] {
-    return (
-      this.db
-        .prepare("SELECT id FROM entities WHERE id >= ? AND id < ? ORDER BY id LIMIT ?")
-        .all(prefix, prefix + "\u{10ffff}", limit) as { id: string }[]
-    ).map((r) => r.id);
+  async idsWithPrefix(prefix: string, limit = 11): Promise<string[]> {
+    const rows = await this[SQL].all<{ id: string }>("SELECT id FROM entities WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", [prefix, prefix + "\u{10ffff}", limit]);
+    return rows.map((r) => r.id);
   }
 
-  children(id: string): Entity[] {
-    return (this.db.prepare("SELECT * FROM entities WHERE parent_id = ? ORDER BY id").all(id) as any[]).map(
-      (r) => hydrate(r)!,
-    );
+  async children(id: string): Promise<Entity[]> {
+    return (await this[SQL].all("SELECT * FROM entities WHERE parent_id = ? ORDER BY id", [id])).map((r) => hydrate(r)!);
   }
 
   /** The entity and everything under it, parents before children. */
-  tree(id: string): Entity[] {
-    const root = this.get(id);
+  async tree(id: string): Promise<Entity[]> {
+    const root = await this.get(id);
     if (!root) return [];
     const out = [root];
-    for (let i = 0; i < out.length; i++) out.push(...this.children(out[i].id));
+    for (let i = 0; i < out.length; i++) out.push(...(await this.children(out[i].id)));
     return out;
   }
 
-  events(entityId: string): AuditEvent[] {
-    return this.db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(entityId) as AuditEvent[];
+  events(entityId: string): Promise<AuditEvent[]> {
+    return this[SQL].all<AuditEvent>("SELECT * FROM events WHERE entity_id = ? ORDER BY id", [entityId]);
   }
 
   /** Non-status bookkeeping (phase, spec additions, the provider's session id). Status never moves here; a terminal record is left alone. */
-  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown>; provider_session_id?: string }): boolean {
-    return this.tx(() => {
-      const e = this.get(id);
+  annotate(id: string, patch: { current_phase?: string; spec?: Record<string, unknown>; provider_session_id?: string }): Promise<boolean> {
+    return this.tx(async () => {
+      const e = await this.get(id);
       if (!e || isTerminal(e.status)) return false;
       const spec = patch.spec ? JSON.stringify({ ...e.spec, ...patch.spec }) : JSON.stringify(e.spec);
-      this.db
-        .prepare("UPDATE entities SET current_phase = coalesce(?, current_phase), provider_session_id = coalesce(?, provider_session_id), spec = ?, updated_at = ? WHERE id = ?")
-        .run(patch.current_phase ?? null, patch.provider_session_id ?? null, spec, now(), id);
+      await this[SQL].run(
+        "UPDATE entities SET current_phase = coalesce(?, current_phase), provider_session_id = coalesce(?, provider_session_id), spec = ?, updated_at = ? WHERE id = ?",
+        [patch.current_phase ?? null, patch.provider_session_id ?? null, spec, now(), id],
+      );
       return true;
     });
   }
@@ -241,10 +190,11 @@ export class Store {
    * The one status writer: compare-and-set on status and version, the terminal floor,
    * and an audit row (plus terminal-notify rows) in the same transaction.
    */
-  transition(req: TransitionRequest): TransitionResult {
+  async transition(req: TransitionRequest): Promise<TransitionResult> {
+    const db = this[SQL];
     let enqueued = 0;
-    const result = this.tx((): TransitionResult => {
-      const current = this.get(req.id);
+    const result = await this.tx(async (): Promise<TransitionResult> => {
+      const current = await this.get(req.id);
       if (!current) return { ok: false, refused: "not_found" };
       if (isTerminal(current.status)) return { ok: false, refused: "terminal", entity: current };
       const expected = req.expect?.status;
@@ -258,38 +208,23 @@ export class Store {
       const terminal = isTerminal(req.to);
       const patch = req.patch ?? {};
       const cols = Object.keys(patch) as (keyof TransitionPatch)[];
-      const changed = this.db
-        .prepare(
-          `UPDATE entities SET status = ?, outcome = ?, reason_code = ?, version = version + 1, updated_at = ?,
-             ended_at = ?${cols.map((c) => `, ${c} = ?`).join("")}
-           WHERE id = ? AND status = ? AND version = ?`,
-        )
-        .run(
-          req.to,
-          outcomeOf(req.to),
-          req.reason,
-          at,
-          terminal ? at : null,
-          ...cols.map((c) => patch[c] ?? null),
-          req.id,
-          current.status,
-          current.version,
-        ).changes;
-      if (changed !== 1) return { ok: false, refused: "stale", entity: current };
-      const eventId = Number(
-        this.db
-          .prepare(
-            "INSERT INTO events (entity_id, from_status, to_status, reason_code, source, at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          )
-          .run(req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null)
-          .lastInsertRowid,
+      const { changes } = await db.run(
+        `UPDATE entities SET status = ?, outcome = ?, reason_code = ?, version = version + 1, updated_at = ?,
+           ended_at = ?${cols.map((c) => `, ${c} = ?`).join("")}
+         WHERE id = ? AND status = ? AND version = ?`,
+        [req.to, outcomeOf(req.to), req.reason, at, terminal ? at : null, ...cols.map((c) => patch[c] ?? null), req.id, current.status, current.version],
       );
-      const entity = this.get(req.id)!;
-      if (terminal && this.terminalHook) enqueued = this.terminalHook.enqueue(this, entity, current.status, eventId);
+      if (changes !== 1) return { ok: false, refused: "stale", entity: current };
+      const { lastInsertRowid: eventId } = await db.run(
+        "INSERT INTO events (entity_id, from_status, to_status, reason_code, source, at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null],
+      );
+      const entity = (await this.get(req.id))!;
+      if (terminal && this.terminalHook) enqueued = await this.terminalHook.enqueue(this, entity, current.status, eventId);
       return { ok: true, entity, from: current.status, eventId };
     });
     // Inside a caller's transaction the rows are not committed yet (and may roll back): no drainer.
-    if (enqueued > 0 && !this.db.inTransaction) this.terminalHook?.afterCommit(enqueued);
+    if (enqueued > 0 && !db.inTransaction) this.terminalHook?.afterCommit(enqueued);
     return result;
   }
 }

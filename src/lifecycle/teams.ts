@@ -1,4 +1,6 @@
 import { invalid, LiError } from "../errors.js";
+import { dbOf } from "./db/handle.js";
+import { isUniqueViolation } from "./db/types.js";
 import { newId } from "./ids.js";
 import { checkName } from "./names.js";
 import type { Store } from "./store.js";
@@ -61,38 +63,38 @@ export function checkMembers(values: string[]): string[] {
   return names;
 }
 
-export function createTeam(store: Store, name: string, members: string[]): TeamRow {
+export async function createTeam(store: Store, name: string, members: string[]): Promise<TeamRow> {
+  const db = dbOf(store);
   checkName("team", name, "tm_");
   const names = checkMembers(members);
   const id = newId("team");
   const at = iso();
   try {
-    store.tx(() => {
-      store.db.prepare("INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?)").run(id, name, at);
-      const add = store.db.prepare("INSERT INTO team_members (team_id, name, joined_at) VALUES (?, ?, ?)");
-      for (const m of names) add.run(id, m, at);
+    await store.tx(async () => {
+      await db.run("INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?)", [id, name, at]);
+      for (const m of names) await db.run("INSERT INTO team_members (team_id, name, joined_at) VALUES (?, ?, ?)", [id, m, at]);
     });
   } catch (err: any) {
-    if (err?.code === "SQLITE_CONSTRAINT_UNIQUE" || err?.code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+    if (isUniqueViolation(err))
       throw new LiError("conflict", `a team named ${name} already exists; pick another name`, { name });
     throw err;
   }
-  return store.db.prepare("SELECT * FROM teams WHERE id = ?").get(id) as TeamRow;
+  return (await db.get<TeamRow>("SELECT * FROM teams WHERE id = ?", [id]))!;
 }
 
 /** A team by name, by id, or by an unambiguous id prefix (tm_…). */
-export function resolveTeam(store: Store, text: string): TeamRow {
-  return rowByNameOrIdPrefix<TeamRow>(store.db, "teams", text);
+export function resolveTeam(store: Store, text: string): Promise<TeamRow> {
+  return rowByNameOrIdPrefix<TeamRow>(store, "teams", text);
 }
 
-function members(store: Store, teamId: string): MemberRow[] {
-  return store.db.prepare("SELECT * FROM team_members WHERE team_id = ? ORDER BY name").all(teamId) as MemberRow[];
+function members(store: Store, teamId: string): Promise<MemberRow[]> {
+  return dbOf(store).all<MemberRow>("SELECT * FROM team_members WHERE team_id = ? ORDER BY name", [teamId]);
 }
 
-function requireMember(store: Store, team: TeamRow, name: string, flag: string): MemberRow {
-  const m = store.db.prepare("SELECT * FROM team_members WHERE team_id = ? AND name = ?").get(team.id, name) as MemberRow | undefined;
+async function requireMember(store: Store, team: TeamRow, name: string, flag: string): Promise<MemberRow> {
+  const m = await dbOf(store).get<MemberRow>("SELECT * FROM team_members WHERE team_id = ? AND name = ?", [team.id, name]);
   if (!m) {
-    const known = members(store, team.id).map((r) => r.name);
+    const known = (await members(store, team.id)).map((r) => r.name);
     throw invalid(`${flag} ${name}: not a member of team ${team.name} (members: ${known.join(", ")})`, { field: flag.replace(/^--/, ""), name, team: team.name, members: known });
   }
   return m;
@@ -101,31 +103,41 @@ function requireMember(store: Store, team: TeamRow, name: string, flag: string):
 /** Messages addressed to `member`: sent to it by name, or to everyone by someone else. */
 const ADDRESSED = "team_id = ? AND (recipient = ? OR (recipient IS NULL AND sender <> ?))";
 
-export function listTeams(store: Store) {
-  const teams = store.db.prepare("SELECT * FROM teams ORDER BY name").all() as TeamRow[];
-  return teams.map((t) => {
-    const names = members(store, t.id).map((m) => m.name);
-    const stats = store.db.prepare("SELECT count(*) AS n, max(created_at) AS last FROM messages WHERE team_id = ?").get(t.id) as { n: number; last: string | null };
-    return { id: t.id, name: t.name, members: names, member_count: names.length, message_count: stats.n, last_message_at: stats.last, created_at: t.created_at };
-  });
+export async function listTeams(store: Store) {
+  const db = dbOf(store);
+  const teams = await db.all<TeamRow>("SELECT * FROM teams ORDER BY name");
+  const out = [];
+  for (const t of teams) {
+    const names = (await members(store, t.id)).map((m) => m.name);
+    const stats = (await db.get<{ n: number; last: string | null }>("SELECT count(*) AS n, max(created_at) AS last FROM messages WHERE team_id = ?", [t.id]))!;
+    out.push({ id: t.id, name: t.name, members: names, member_count: names.length, message_count: stats.n, last_message_at: stats.last, created_at: t.created_at });
+  }
+  return out;
 }
 
-export function showTeam(store: Store, team: TeamRow) {
-  const idOfSeq = store.db.prepare("SELECT id FROM messages WHERE seq = ?");
-  const unread = store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`);
-  const received = store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED}`);
-  const sent = store.db.prepare("SELECT count(*) AS n FROM messages WHERE team_id = ? AND sender = ?");
-  const rows = members(store, team.id).map((m) => ({
-    name: m.name,
-    joined_at: m.joined_at,
-    sent: (sent.get(team.id, m.name) as { n: number }).n,
-    received: (received.get(team.id, m.name, m.name) as { n: number }).n,
-    unread: (unread.get(team.id, m.name, m.name, m.read_seq) as { n: number }).n,
-    read_through: m.read_seq ? ((idOfSeq.get(m.read_seq) as { id: string } | undefined)?.id ?? null) : null,
-    read_at: m.read_at,
-  }));
-  const total = (store.db.prepare("SELECT count(*) AS n FROM messages WHERE team_id = ?").get(team.id) as { n: number }).n;
+export async function showTeam(store: Store, team: TeamRow) {
+  const db = dbOf(store);
+  const n = async (sql: string, params: unknown[]) => (await db.get<{ n: number }>(sql, params))!.n;
+  const rows = [];
+  for (const m of await members(store, team.id)) {
+    rows.push({
+      name: m.name,
+      joined_at: m.joined_at,
+      sent: await n("SELECT count(*) AS n FROM messages WHERE team_id = ? AND sender = ?", [team.id, m.name]),
+      received: await n(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED}`, [team.id, m.name, m.name]),
+      unread: await n(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`, [team.id, m.name, m.name, m.read_seq]),
+      read_through: m.read_seq ? ((await db.get<{ id: string }>("SELECT id FROM messages WHERE seq = ?", [m.read_seq]))?.id ?? null) : null,
+      read_at: m.read_at,
+    });
+  }
+  const total = await n("SELECT count(*) AS n FROM messages WHERE team_id = ?", [team.id]);
   return { team: { id: team.id, name: team.name, created_at: team.created_at }, members: rows, message_count: total };
+}
+
+/** The newest `limit` messages of a team, oldest first. */
+export async function recentMessages(store: Store, team: TeamRow, limit: number): Promise<MessageView[]> {
+  const rows = await dbOf(store).all<MessageRow>("SELECT * FROM messages WHERE team_id = ? ORDER BY seq DESC LIMIT ?", [team.id, limit]);
+  return rows.reverse().map(messageView);
 }
 
 /** The body as given: refused when empty, over the cap, or holding a NUL byte. */
@@ -139,24 +151,23 @@ export function checkBody(body: string): string {
 
 export function sendMessage(store: Store, team: TeamRow, from: string, to: string, body: string) {
   checkBody(body);
-  return store.tx(() => {
-    requireMember(store, team, from, "--from");
+  const db = dbOf(store);
+  return store.tx(async () => {
+    await requireMember(store, team, from, "--from");
     const broadcast = to === BROADCAST;
-    if (!broadcast) requireMember(store, team, to, "--to");
+    if (!broadcast) await requireMember(store, team, to, "--to");
     const id = newId("message");
-    store.db
-      .prepare("INSERT INTO messages (id, team_id, sender, recipient, body, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(id, team.id, from, broadcast ? null : to, body, iso());
-    const row = store.db.prepare("SELECT * FROM messages WHERE id = ?").get(id) as MessageRow;
-    const recipients = broadcast ? members(store, team.id).map((m) => m.name).filter((n) => n !== from) : [to];
+    await db.run("INSERT INTO messages (id, team_id, sender, recipient, body, created_at) VALUES (?, ?, ?, ?, ?, ?)", [id, team.id, from, broadcast ? null : to, body, iso()]);
+    const row = (await db.get<MessageRow>("SELECT * FROM messages WHERE id = ?", [id]))!;
+    const recipients = broadcast ? (await members(store, team.id)).map((m) => m.name).filter((n) => n !== from) : [to];
     return { message: messageView(row), team: team.name, recipients };
   });
 }
 
-function messageSeq(store: Store, team: TeamRow, text: string): number {
+async function messageSeq(store: Store, team: TeamRow, text: string): Promise<number> {
   const key = text.trim().toLowerCase();
   const rows = key.startsWith("msg_")
-    ? (store.db.prepare("SELECT seq, id FROM messages WHERE team_id = ? AND id >= ? AND id < ? ORDER BY id LIMIT 11").all(team.id, key, key + "\u{10ffff}") as { seq: number; id: string }[])
+    ? await dbOf(store).all<{ seq: number; id: string }>("SELECT seq, id FROM messages WHERE team_id = ? AND id >= ? AND id < ? ORDER BY id LIMIT 11", [team.id, key, key + "\u{10ffff}"])
     : [];
   if (rows.length === 1) return rows[0].seq;
   if (rows.length > 1) throw invalid(`--since ${text} matches ${rows.length > 10 ? "more than 10" : rows.length} messages; give more of the id`, { field: "since", matches: rows.slice(0, 10).map((r) => r.id) });
@@ -169,18 +180,19 @@ function messageSeq(store: Store, team: TeamRow, text: string): number {
  * transaction as the read.
  */
 export function receiveMessages(store: Store, team: TeamRow, as: string, opts: { since?: string; limit: number; peek: boolean }) {
-  return store.tx(() => {
-    const member = requireMember(store, team, as, "--as");
-    const from = opts.since !== undefined ? messageSeq(store, team, opts.since) : member.read_seq;
-    const rows = store.db.prepare(`SELECT * FROM messages WHERE ${ADDRESSED} AND seq > ? ORDER BY seq LIMIT ?`).all(team.id, as, as, from, opts.limit) as MessageRow[];
+  const db = dbOf(store);
+  return store.tx(async () => {
+    const member = await requireMember(store, team, as, "--as");
+    const from = opts.since !== undefined ? await messageSeq(store, team, opts.since) : member.read_seq;
+    const rows = await db.all<MessageRow>(`SELECT * FROM messages WHERE ${ADDRESSED} AND seq > ? ORDER BY seq LIMIT ?`, [team.id, as, as, from, opts.limit]);
     const last = rows.length ? rows[rows.length - 1].seq : from;
-    const remaining = (store.db.prepare(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`).get(team.id, as, as, last) as { n: number }).n;
+    const remaining = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM messages WHERE ${ADDRESSED} AND seq > ?`, [team.id, as, as, last]))!.n;
     let readSeq = member.read_seq;
     if (!opts.peek && last > member.read_seq) {
       readSeq = last;
-      store.db.prepare("UPDATE team_members SET read_seq = ?, read_at = ? WHERE team_id = ? AND name = ?").run(last, iso(), team.id, as);
+      await db.run("UPDATE team_members SET read_seq = ?, read_at = ? WHERE team_id = ? AND name = ?", [last, iso(), team.id, as]);
     }
-    const readThrough = readSeq ? ((store.db.prepare("SELECT id FROM messages WHERE seq = ?").get(readSeq) as { id: string } | undefined)?.id ?? null) : null;
+    const readThrough = readSeq ? ((await db.get<{ id: string }>("SELECT id FROM messages WHERE seq = ?", [readSeq]))?.id ?? null) : null;
     return { team: team.name, member: as, messages: rows.map(messageView), count: rows.length, remaining, read_through: readThrough, peek: opts.peek };
   });
 }

@@ -94,7 +94,7 @@ export interface WaitHooks {
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
   /** After every observation: how many ids are terminal, which are still pending, time so far. */
-  onPoll?: (progress: { terminal: number; total: number; pending: string[]; elapsed_seconds: number }) => void;
+  onPoll?: (progress: { terminal: number; total: number; pending: string[]; elapsed_seconds: number }) => unknown;
 }
 
 /**
@@ -109,27 +109,30 @@ export async function waitFor(store: Store, ids: string[], opts: { max_wait_seco
   const start = now();
   const deadline = start + eff.max_wait_seconds * 1000;
 
-  const look = (): Observation[] => {
+  // In the given order, one at a time: each observation may reap, and reads see earlier reaps.
+  const look = async (): Promise<Observation[]> => {
     const procs = new ProcSnapshot();
-    return ids.map((input) => {
-      const r = tryResolve(store, input);
-      return r.entity ? { input, observed: observe(store, r.entity, { reap: true, procs }) } : { input, error: r.error };
-    });
+    const out: Observation[] = [];
+    for (const input of ids) {
+      const r = await tryResolve(store, input);
+      out.push(r.entity ? { input, observed: await observe(store, r.entity, { reap: true, procs }) } : { input, error: r.error });
+    }
+    return out;
   };
 
   let waited = false;
   let timedOut = false;
-  let obs = look();
+  let obs = await look();
   for (;;) {
     const part = partition(obs);
-    hooks.onPoll?.({ terminal: part.terminal.length, total: ids.length, pending: part.pending, elapsed_seconds: (now() - start) / 1000 });
+    await hooks.onPoll?.({ terminal: part.terminal.length, total: ids.length, pending: part.pending, elapsed_seconds: (now() - start) / 1000 });
     const remaining = deadline - now();
     if (part.pending.length === 0) {
       const unresolvable = part.stopped_without_end.length + part.unresolved_spawn.length > 0;
       if (unresolvable && !waited && remaining > 0) {
         await sleep(Math.min(eff.poll_interval_seconds * 1000, remaining));
         waited = true;
-        obs = look();
+        obs = await look();
         continue;
       }
       break;
@@ -140,7 +143,7 @@ export async function waitFor(store: Store, ids: string[], opts: { max_wait_seco
     }
     await sleep(Math.min(eff.poll_interval_seconds * 1000, remaining));
     waited = true;
-    obs = look();
+    obs = await look();
   }
 
   const part = partition(obs);

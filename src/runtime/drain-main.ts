@@ -16,22 +16,22 @@ const MAX_LIFETIME_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
-  const store = openStore();
+  const store = await openStore();
   const deadline = Date.now() + MAX_LIFETIME_MS;
   try {
     while (Date.now() < deadline) {
-      const claim = claimDue(store.db);
+      const claim = await claimDue(store);
       if (claim) {
         const result = await attempt(claim.target, claim.row.payload, { delivery_id: claim.row.id, attempt: claim.attempt });
-        finishAttempt(store.db, claim, result);
+        await finishAttempt(store, claim, result);
         continue;
       }
-      const due = nextDueMs(store.db);
+      const due = await nextDueMs(store);
       if (due === null || due - Date.now() > HORIZON_MS) return;
       await sleep(Math.max(10, due - Date.now()));
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export type Sink = { write(chunk: Buffer): unknown };
 
 export async function follow(store: Store, id: string, out: Sink, opts: { intervalMs?: number; signal?: AbortSignal; tailBytes?: number } = {}): Promise<Entity> {
-  const first = store.get(id)!;
+  const first = (await store.get(id))!;
   const file = path.join(first.run_dir!, "console.log");
   let offset = 0;
   // Only the first read that finds the file skips to its tail; later bytes are all new.
@@ -44,7 +44,7 @@ export async function follow(store: Store, id: string, out: Sink, opts: { interv
   };
   for (;;) {
     pump();
-    const o = observe(store, store.get(id)!, { reap: true, procs: new ProcSnapshot() });
+    const o = await observe(store, (await store.get(id))!, { reap: true, procs: new ProcSnapshot() });
     // Anything but pending will not change by waiting here (a worker that never started included).
     if (o.placement !== "pending" || opts.signal?.aborted) {
       pump();

@@ -70,7 +70,7 @@ export async function run(store: Store, id: string): Promise<void> {
   }
 
   // A kill that landed after `running` was published: do not start the provider at all.
-  if (store.get(id)?.status !== "running") return;
+  if ((await store.get(id))?.status !== "running") return;
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
   const structured = launch.stream !== "text";
   const raw = structured ? fs.openSync(path.join(dir, "events.jsonl"), "a", 0o600) : -1;
@@ -85,11 +85,10 @@ export async function run(store: Store, id: string): Promise<void> {
     const parser = launch.stream === "text" ? null : parserFor(launch.stream);
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
-          try {
-            store.annotate(id, { provider_session_id: session });
-          } catch (err: any) {
+          // Bookkeeping beside the stream, never holding it up; a failed write is only logged.
+          store.annotate(id, { provider_session_id: session }).catch((err: any) => {
             end.log(`could not record the provider session id ${session} (${err?.message ?? err})`);
-          }
+          });
         })
       : Promise.resolve();
     let timer: { clear(): void } | undefined;
@@ -113,11 +112,11 @@ export async function run(store: Store, id: string): Promise<void> {
       try {
         fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
       } catch {}
-      settle(finish("failed", "spawn_error", null, { error: err.message }));
+      void settle(finish("failed", "spawn_error", null, { error: err.message }));
     });
     child.on("exit", (code, signal) => {
       timer?.clear();
-      settle(
+      void settle(
         (async () => {
           // A pending drain timer would keep this worker alive after its end is written, and a
           // reader would then see a finished run with a live process (possibly_orphaned).

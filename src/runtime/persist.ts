@@ -20,13 +20,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Runs `write` until it returns, retrying storage-write failures (logged) until the window
- * closes; then, or at once for any other error, rethrows. The first attempt runs synchronously.
+ * closes; then, or at once for any other error, rethrows. The first attempt starts synchronously.
  */
-export async function persist<T>(what: string, write: () => T, log: WorkerLog, windowMs = retryWindowMs()): Promise<T> {
+export async function persist<T>(what: string, write: () => T | Promise<T>, log: WorkerLog, windowMs = retryWindowMs()): Promise<T> {
   const start = Date.now();
   for (let attempt = 1, delay = FIRST_DELAY_MS; ; attempt++, delay = Math.min(delay * 2, MAX_DELAY_MS)) {
     try {
-      const result = write();
+      const result = await write();
       if (attempt > 1) log(`${what}: written on attempt ${attempt}`);
       return result;
     } catch (err) {

@@ -4,11 +4,11 @@ import { admission, launch } from "./queue.js";
 import { createRecord } from "./spawn.js";
 
 /** Records a play (`preparing`, or `queued` under a parallelism limit) and starts its worker, which makes its session. */
-export function submitPlay(
+export async function submitPlay(
   store: Store,
   input: { label: string | null; spec: Record<string, unknown>; prompt: string; queue?: string },
-): { entity: Entity; pid: number | null; console_log: string } {
-  const recorded = createRecord(store, { kind: "play", label: input.label, spec: input.spec, prompt: input.prompt, queue: admission(input.queue) });
-  const { entity, pid } = launch(store, recorded);
+): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
+  const recorded = await createRecord(store, { kind: "play", label: input.label, spec: input.spec, prompt: input.prompt, queue: admission(input.queue) });
+  const { entity, pid } = await launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }

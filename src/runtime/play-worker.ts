@@ -36,7 +36,7 @@ export async function run(store: Store, id: string): Promise<void> {
   try {
     let sessionId: string;
     try {
-      const session = createRecord(store, {
+      const session = await createRecord(store, {
         kind: "session",
         parent_id: play.id,
         label: play.label,
@@ -46,17 +46,17 @@ export async function run(store: Store, id: string): Promise<void> {
       sessionId = session.id;
     } catch (err: any) {
       // Killed before the session existed: the store refused a child under a terminal play.
-      if (isTerminal(store.get(play.id)?.status ?? "cancelled")) return;
+      if (isTerminal((await store.get(play.id))?.status ?? "cancelled")) return;
       log(`could not create the session: ${err?.message ?? err}`);
       await end.finish("failed", "session_create_failed", { detail: { error: String(err?.message ?? err) } });
       return;
     }
-    store.annotate(play.id, { spec: { session_id: sessionId } });
+    await store.annotate(play.id, { spec: { session_id: sessionId } });
     log(`playbook ${play.spec.playbook} (${play.spec.playbook_fingerprint}): session ${sessionId}`);
 
     await runSession(store, sessionId);
 
-    const session = store.get(sessionId)!;
+    const session = (await store.get(sessionId))!;
     transcript(out, session.run_dir!);
     // A session whose end could not be written yet (a full disk) left it as evidence: mirror that.
     const evidence = isTerminal(session.status) ? null : readEnd(session);

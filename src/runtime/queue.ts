@@ -19,7 +19,7 @@ import fs from "node:fs";
 import { invalid } from "../errors.js";
 import { unresolvedSpawnAfterSeconds } from "../lifecycle/observe.js";
 import { isSameProcess, readProcStat, selfStat } from "../lifecycle/procfs.js";
-import { queueActive } from "../lifecycle/queued.js";
+import { lostPromotions, queueActive, queueLoad, queuedRuns } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { NO_LIMITS, type QueueSettings } from "../config/queue-settings.js";
 import { parseSettings, userSettingsPath } from "../config/settings.js";
@@ -54,24 +54,14 @@ export function admission(queue: string | undefined): { name: string | null } | 
   return { name: queue ?? null };
 }
 
-const EXECUTING = "parent_id IS NULL AND status IN ('preparing', 'running')";
-
-/** The queued runs in submission order (what `li job list --status queued` ranks). */
-function queuedRuns(store: Store): Entity[] {
-  return (store.db.prepare("SELECT * FROM entities WHERE status = 'queued' AND queue_seq IS NOT NULL ORDER BY queue_seq").all() as any[]).map((r) => ({
-    ...r,
-    spec: JSON.parse(r.spec),
-  }));
-}
-
 /** The first queued run a free slot can take, or undefined; read under the caller's lock. */
-function nextEligible(store: Store, limits: QueueSettings): Entity | undefined {
-  const busy = store.db.prepare(`SELECT queue, count(*) AS n FROM entities WHERE ${EXECUTING} GROUP BY queue`).all() as { queue: string | null; n: number }[];
+async function nextEligible(store: Store, limits: QueueSettings): Promise<Entity | undefined> {
+  const busy = await queueLoad(store);
   const total = busy.reduce((n, r) => n + r.n, 0);
   if (limits.max_parallel !== null && total >= limits.max_parallel) return undefined;
   const inQueue = (name: string | null) => busy.find((r) => r.queue === name)?.n ?? 0;
   // A queue that settings no longer define has no cap of its own; the global one still holds.
-  return queuedRuns(store).find((e) => {
+  return (await queuedRuns(store)).find((e) => {
     const cap = e.queue !== null ? limits.queues[e.queue]?.max_parallel : undefined;
     return cap === undefined || inQueue(e.queue) < cap;
   });
@@ -104,21 +94,20 @@ const MAX_REQUEUES = 3;
  * Promoted records with no worker: preparing, never started, promoted longer ago than a spawn
  * takes, by a process that is gone. Each goes back in line with its old place, through the fence.
  */
-function recover(store: Store): string[] {
-  const stale = store.db
-    .prepare("SELECT * FROM entities WHERE status = 'preparing' AND queue_seq IS NOT NULL AND pid IS NULL AND updated_at < ?")
-    .all(new Date(Date.now() - unresolvedSpawnAfterSeconds() * 1000).toISOString()) as any[];
+async function recover(store: Store): Promise<string[]> {
+  const stale = await lostPromotions(store, new Date(Date.now() - unresolvedSpawnAfterSeconds() * 1000));
   const requeued: string[] = [];
   for (const row of stale) {
-    const events = store.db.prepare("SELECT detail FROM events WHERE entity_id = ? AND to_status = 'preparing' ORDER BY id DESC").all(row.id) as { detail: string | null }[];
+    // Newest first: how many times it was promoted, and by whom last.
+    const events = (await store.events(row.id)).filter((e) => e.to_status === "preparing").reverse();
     const promoter = events[0]?.detail ? JSON.parse(events[0].detail).promoter : undefined;
     // A live promoter is still starting it; a live worker was started and will publish.
     if (!promoter || isSameProcess(promoter.pid, promoter.proc_start) || workerRunning(row.id)) continue;
     const lostBefore = events.length;
     const r =
       lostBefore > MAX_REQUEUES
-        ? store.transition({ id: row.id, to: "failed", reason: `${row.kind}.failed.spawn_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promotions: lostBefore } })
-        : store.transition({ id: row.id, to: "queued", reason: `${row.kind}.queued.promoter_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promoter } });
+        ? await store.transition({ id: row.id, to: "failed", reason: `${row.kind}.failed.spawn_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promotions: lostBefore } })
+        : await store.transition({ id: row.id, to: "queued", reason: `${row.kind}.queued.promoter_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promoter } });
     if (r.ok && r.entity.status === "queued") requeued.push(row.id);
   }
   return requeued;
@@ -131,15 +120,17 @@ function pauseForTests(): void {
 }
 
 /** Starts queued runs, oldest first, while slots are free. */
-export function promote(store: Store, limits: QueueSettings = queueLimits()): Promotion {
-  const requeued = recover(store);
+export async function promote(store: Store, limits: QueueSettings = queueLimits()): Promise<Promotion> {
+  const requeued = await recover(store);
   const started: Promotion["started"] = [];
   const self = selfStat();
   for (;;) {
-    const claimed = store.tx((): Entity | undefined => {
-      const next = nextEligible(store, limits);
+    // The queue cap and the claim rely on SQLite's single writer: the count of busy slots and the
+    // compare-and-set are made under one write lock (issue 19: another backend needs its own guard).
+    const claimed = await store.tx(async (): Promise<Entity | undefined> => {
+      const next = await nextEligible(store, limits);
       if (!next) return undefined;
-      const r = store.transition({
+      const r = await store.transition({
         id: next.id,
         to: "preparing",
         reason: `${next.kind}.preparing.promoted`,
@@ -153,7 +144,7 @@ export function promote(store: Store, limits: QueueSettings = queueLimits()): Pr
     pauseForTests();
     let pid: number | null = null;
     try {
-      pid = startWorker(store, claimed);
+      pid = await startWorker(store, claimed);
     } catch {
       // startWorker recorded the failure on the run (failed, spawn_error): its slot is free again.
     }
@@ -167,10 +158,10 @@ export function promote(store: Store, limits: QueueSettings = queueLimits()): Pr
  * line, a worker that just ended): a read-only store, a broken settings file or a spawn error
  * leaves the queue for the next promoter.
  */
-export function promoteQuietly(store: Store): Promotion | null {
+export async function promoteQuietly(store: Store): Promise<Promotion | null> {
   try {
-    if (store.placeholder || !store.db.open || store.db.readonly || !queueActive(store)) return null;
-    return promote(store);
+    if (!store.writable || !(await queueActive(store))) return null;
+    return await promote(store);
   } catch {
     return null;
   }
@@ -180,8 +171,8 @@ export function promoteQuietly(store: Store): Promotion | null {
  * Starts a freshly recorded run: its worker at once, or, for a queued run, whatever the queue
  * lets start now (this run, if its turn has come). The pid is null while the run waits.
  */
-export function launch(store: Store, entity: Entity): { entity: Entity; pid: number | null } {
-  if (entity.status !== "queued") return { entity, pid: startWorker(store, entity) };
-  const { started } = promote(store);
-  return { entity: store.get(entity.id) ?? entity, pid: started.find((s) => s.id === entity.id)?.pid ?? null };
+export async function launch(store: Store, entity: Entity): Promise<{ entity: Entity; pid: number | null }> {
+  if (entity.status !== "queued") return { entity, pid: await startWorker(store, entity) };
+  const { started } = await promote(store);
+  return { entity: (await store.get(entity.id)) ?? entity, pid: started.find((s) => s.id === entity.id)?.pid ?? null };
 }

@@ -40,7 +40,7 @@ function checkModels(models: (string | null | undefined)[], endpoint: () => Retu
 }
 
 /** Submits `old`'s request again; `queue` overrides the queue it waited in, if any. */
-export function rerun(store: Store, old: Entity, opts: { queue?: string } = {}): Rerun {
+export async function rerun(store: Store, old: Entity, opts: { queue?: string } = {}): Promise<Rerun> {
   if (old.parent_id)
     throw invalid(`${old.id} is part of ${old.parent_id}, whose supervisor started it; rerun the top-level run instead (li rerun ${old.parent_id}, or the play above it)`, {
       id: old.id,

@@ -20,8 +20,8 @@ export interface ResumeTarget {
 /** What a resumed run sends when it is given no prompt. */
 export const RESUME_PROMPT = "continue";
 
-export function resumeTarget(store: Store, text: string): ResumeTarget {
-  const e = resolve(store, text);
+export async function resumeTarget(store: Store, text: string): Promise<ResumeTarget> {
+  const e = await resolve(store, text);
   const field = { field: "resume", resume: e.id };
   if (e.kind !== "invocation") throw invalid(`--resume ${e.id}: only an agent run (an invocation) has a provider session to continue; ${e.id} is a ${e.kind}`, field);
   const model = String(e.spec.model ?? "");

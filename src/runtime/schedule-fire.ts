@@ -13,6 +13,7 @@ import {
   lastRun,
   nextDueAt,
   pauseSchedule,
+  pausingSchedules,
   recordManualRun,
   type FireRecord,
   type ScheduleRow,
@@ -82,14 +83,14 @@ export function prepareRun(row: ScheduleRow): Prepared {
 }
 
 /** The record, written inside the claiming transaction; queued when a parallelism limit applies. */
-function record(store: Store, p: Prepared, queue: { name: string | null } | undefined): Entity {
+function record(store: Store, p: Prepared, queue: { name: string | null } | undefined): Promise<Entity> {
   return createRecord(store, { kind: p.kind, label: p.label, spec: p.spec, prompt: p.prompt, queue });
 }
 
 /** Starts the worker (or lets the queue); a failure is already recorded on the entity (failed, spawn_error), so it is reported, not thrown. */
-function start(store: Store, entity: Entity): { pid: number | null; error: string | null } {
+async function start(store: Store, entity: Entity): Promise<{ pid: number | null; error: string | null }> {
   try {
-    return { pid: launch(store, entity).pid, error: null };
+    return { pid: (await launch(store, entity)).pid, error: null };
   } catch (err) {
     return { pid: null, error: errorMessage(err) };
   }
@@ -128,13 +129,13 @@ export async function fireDue(store: Store, row: ScheduleRow, now: Date, prepare
   const next = nextFire(row, now, new Date(row.next_run_at!)).toISOString();
   const { p, queue, refused } = await prepared(row, prepare);
   let entity: Entity | undefined;
-  const run = claimDue(store, row.id, row.next_run_at!, next, now, (): FireRecord => {
+  const run = await claimDue(store, row.id, row.next_run_at!, next, now, async (): Promise<FireRecord> => {
     if (!p) return { error: refused! };
-    entity = record(store, p, queue);
+    entity = await record(store, p, queue);
     return { entity_id: entity.id };
   });
   if (!run) return null;
-  const started = entity ? start(store, entity) : { error: refused ?? null };
+  const started = entity ? await start(store, entity) : { error: refused ?? null };
   return {
     schedule_id: row.id,
     name: row.name,
@@ -159,11 +160,11 @@ export interface TickResult {
 }
 
 /** Why an on_failure pause schedule must stop: its last run could not start, or ended other than succeeded. */
-function failedLastRun(store: Store, row: ScheduleRow): string | null {
-  const run = lastRun(store, row.id);
+async function failedLastRun(store: Store, row: ScheduleRow): Promise<string | null> {
+  const run = await lastRun(store, row.id);
   if (!run) return null;
   if (run.error) return `paused: its last fire (${run.id}) could not start: ${run.error}`;
-  const e = run.entity_id ? store.get(run.entity_id) : undefined;
+  const e = run.entity_id ? await store.get(run.entity_id) : undefined;
   if (!e || !isTerminal(e.status) || e.outcome === "succeeded") return null;
   return `paused: its last run ${e.id} ended ${e.status} (${e.reason_code})`;
 }
@@ -173,15 +174,15 @@ function failedLastRun(store: Store, row: ScheduleRow): string | null {
  * time has passed. Safe to run concurrently.
  */
 export async function tick(store: Store, now: Date = new Date(), prepare: Preparer = prepareRun): Promise<TickResult> {
-  recordTick(store, now);
+  await recordTick(store, now);
   const paused: TickResult["paused"] = [];
-  for (const row of store.db.prepare("SELECT * FROM schedules WHERE enabled = 1 AND on_failure = 'pause'").all() as ScheduleRow[]) {
-    const reason = failedLastRun(store, row);
-    if (reason && pauseSchedule(store, row.id, reason)) paused.push({ schedule_id: row.id, name: row.name, reason });
+  for (const row of await pausingSchedules(store)) {
+    const reason = await failedLastRun(store, row);
+    if (reason && (await pauseSchedule(store, row.id, reason))) paused.push({ schedule_id: row.id, name: row.name, reason });
   }
   const fired: TickFire[] = [];
   const errors: TickResult["errors"] = [];
-  for (const row of dueSchedules(store, now)) {
+  for (const row of await dueSchedules(store, now)) {
     try {
       const f = await fireDue(store, row, now, prepare);
       if (f) fired.push(f);
@@ -189,7 +190,7 @@ export async function tick(store: Store, now: Date = new Date(), prepare: Prepar
       errors.push({ schedule_id: row.id, name: row.name, error: errorMessage(err) });
     }
   }
-  return { now: now.toISOString(), fired, paused, errors, next_due_at: nextDueAt(store) };
+  return { now: now.toISOString(), fired, paused, errors, next_due_at: await nextDueAt(store) };
 }
 
 /** Fires now, whatever the cron says and even while disabled; a request that no longer validates is refused with nothing recorded. */
@@ -197,10 +198,10 @@ export async function triggerNow(store: Store, row: ScheduleRow, prepare: Prepar
   const p = await prepare(row);
   const queue = admission(p.queue);
   let entity: Entity | undefined;
-  const run = recordManualRun(store, row.id, () => {
-    entity = record(store, p, queue);
+  const run = await recordManualRun(store, row.id, async () => {
+    entity = await record(store, p, queue);
     return { entity_id: entity.id };
   });
-  const { pid } = launch(store, entity!);
-  return { run, entity: store.get(entity!.id) ?? entity!, pid };
+  const { pid } = await launch(store, entity!);
+  return { run, entity: (await store.get(entity!.id)) ?? entity!, pid };
 }

@@ -34,15 +34,15 @@ export class SessionChildren {
   ) {}
 
   /** Throws Stopped once the session's own record is terminal. */
-  check(): void {
-    const e = this.store.get(this.session.id);
+  async check(): Promise<void> {
+    const e = await this.store.get(this.session.id);
     if (!e || isTerminal(e.status)) throw new Stopped();
   }
 
-  child(opts: { label: string; model: string; profile: string | null; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Entity {
-    this.check();
+  async child(opts: { label: string; model: string; profile: string | null; status: "queued" | "preparing"; prompt?: string; role: string | null; step?: PlanStep }): Promise<Entity> {
+    await this.check();
     try {
-      return createRecord(this.store, {
+      return await createRecord(this.store, {
         kind: "invocation",
         parent_id: this.session.id,
         label: opts.label,
@@ -72,19 +72,19 @@ export class SessionChildren {
   }
 
   /** Starts a preparing child's worker; a start failure is recorded on the child by startWorker. */
-  launch(e: Entity): void {
+  async launch(e: Entity): Promise<void> {
     try {
-      startWorker(this.store, e);
+      await startWorker(this.store, e);
     } catch (err: any) {
       this.log(`could not start ${e.label} (${e.id}): ${err?.message ?? err}`);
     }
   }
 
   /** A queued step becomes preparing with its prompt in place, then its worker starts. */
-  promote(e: Entity, prompt: string): void {
+  async promote(e: Entity, prompt: string): Promise<void> {
     writePrivateFile(path.join(e.run_dir!, "prompt.txt"), prompt);
-    this.check();
-    const r = this.store.transition({
+    await this.check();
+    const r = await this.store.transition({
       id: e.id,
       to: "preparing",
       reason: "invocation.preparing.dependencies_met",
@@ -92,9 +92,9 @@ export class SessionChildren {
       expect: { status: "queued", version: e.version },
     });
     if (!r.ok) return;
-    this.store.annotate(e.id, { spec: { prompt_bytes: Buffer.byteLength(prompt) } });
+    await this.store.annotate(e.id, { spec: { prompt_bytes: Buffer.byteLength(prompt) } });
     this.log(`step ${e.label} started: ${e.id} (${e.spec.model})`);
-    this.launch(r.entity);
+    await this.launch(r.entity);
   }
 
   /**
@@ -102,12 +102,12 @@ export class SessionChildren {
    * lost (the fenced observation every reader may do); one whose worker never published
    * running in time is failed, so the session cannot wait forever on a spawn that died.
    */
-  refresh(e: Entity, procs: ProcSnapshot): Entity {
-    let cur = this.store.get(e.id) ?? e;
+  async refresh(e: Entity, procs: ProcSnapshot): Promise<Entity> {
+    let cur = (await this.store.get(e.id)) ?? e;
     if (isTerminal(cur.status)) return cur;
-    if (cur.pid !== null) return observe(this.store, cur, { reap: true, procs }).entity;
+    if (cur.pid !== null) return (await observe(this.store, cur, { reap: true, procs })).entity;
     if (cur.status === "preparing" && Date.now() - Date.parse(cur.updated_at) > SPAWN_DEADLINE_MS) {
-      const r = this.store.transition({
+      const r = await this.store.transition({
         id: cur.id,
         to: "failed",
         reason: "invocation.failed.spawn_timeout",
@@ -115,15 +115,15 @@ export class SessionChildren {
         expect: { status: "preparing", version: cur.version },
         detail: { waited_ms: SPAWN_DEADLINE_MS },
       });
-      cur = r.ok ? r.entity : (this.store.get(e.id) ?? cur);
+      cur = r.ok ? r.entity : ((await this.store.get(e.id)) ?? cur);
     }
     return cur;
   }
 
   async waitFor(e: Entity): Promise<Entity> {
     for (;;) {
-      this.check();
-      const cur = this.refresh(e, new ProcSnapshot());
+      await this.check();
+      const cur = await this.refresh(e, new ProcSnapshot());
       if (isTerminal(cur.status)) return cur;
       await sleep(POLL_MS);
     }

@@ -111,18 +111,18 @@ class Supervisor {
     } catch {}
   }
 
-  private check(): void {
-    this.kids.check();
+  private async check(): Promise<void> {
+    await this.kids.check();
   }
 
-  private phase(p: "executing" | "synthesizing"): void {
-    this.check();
-    this.store.annotate(this.session.id, { current_phase: p });
+  private async phase(p: "executing" | "synthesizing"): Promise<void> {
+    await this.check();
+    await this.store.annotate(this.session.id, { current_phase: p });
   }
 
   async finish(to: "completed" | "failed", cause: string, detail?: Record<string, unknown>, synthesis?: Entity | null): Promise<void> {
     // What its runs cost together, and the synthesis's answer as the session's own.
-    const used = totalUsage(this.store.children(this.session.id));
+    const used = totalUsage((await this.store.children(this.session.id)));
     const answer = synthesis?.status === "completed" ? synthesis.result_text : null;
     await this.end.finish(to, cause, { patch: { current_phase: "done", ...(used ? { usage: JSON.stringify(used) } : {}), ...(answer !== null ? { result_text: answer } : {}) }, detail });
   }
@@ -130,15 +130,15 @@ class Supervisor {
   async run(): Promise<void> {
     const plan = await this.plan();
     writePrivateFile(path.join(this.dir, "plan.json"), JSON.stringify({ planned_by: this.spec.planned_by, ...plan }, null, 2) + "\n");
-    this.phase("executing");
+    await this.phase("executing");
     const steps = await this.execute(plan);
     const completed = plan.steps.filter((s) => steps.get(s.id)!.status === "completed");
     let synthesis: Entity | null = null;
     if (this.spec.synthesis && completed.length > 0) {
-      this.phase("synthesizing");
+      await this.phase("synthesizing");
       synthesis = await this.synthesize(plan, completed);
     }
-    this.check();
+    await this.check();
 
     const allDone = completed.length === plan.steps.length;
     const [to, cause] = !allDone
@@ -197,8 +197,8 @@ class Supervisor {
     }
     const model = this.spec.model!;
     this.log(`planning with ${model}`);
-    const planner = this.kids.child({ label: "planner", model, profile: this.spec.profile ?? null, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
-    this.kids.launch(planner);
+    const planner = await this.kids.child({ label: "planner", model, profile: this.spec.profile ?? null, status: "preparing", prompt: plannerPrompt(this.goal, plannerPool(this.spec)), role: "planner" });
+    await this.kids.launch(planner);
     const end = await this.kids.waitFor(planner);
     if (end.status !== "completed") {
       this.log(`the planner ${end.id} ended ${end.status} (${end.reason_code})`);
@@ -214,7 +214,7 @@ class Supervisor {
       await this.finish("failed", "invalid_plan", { planner: end.id, error: err.message });
       throw new Finished();
     }
-    this.store.annotate(this.session.id, { spec: { plan } });
+    await this.store.annotate(this.session.id, { spec: { plan } });
     this.log(`plan: ${plan.steps.length} steps (planned by ${model})`);
     return plan;
   }
@@ -223,17 +223,17 @@ class Supervisor {
 
   private async execute(plan: Plan): Promise<Map<string, Entity>> {
     const records = new Map<string, Entity>();
-    for (const s of plan.steps) records.set(s.id, this.kids.child({ label: s.id, model: s.model!, profile: s.profile ?? null, status: "queued", role: s.role, step: s }));
+    for (const s of plan.steps) records.set(s.id, (await this.kids.child({ label: s.id, model: s.model!, profile: s.profile ?? null, status: "queued", role: s.role, step: s })));
     const byId = new Map(plan.steps.map((s) => [s.id, s]));
     this.log(`executing ${plan.steps.length} steps, at most ${this.spec.max_concurrent} at a time`);
     const ended = new Set<string>();
 
     for (;;) {
-      this.check();
+      await this.check();
       const procs = new ProcSnapshot();
       const states = new Map<string, StepState>();
       for (const [sid, e] of records) {
-        const cur = this.kids.refresh(e, procs);
+        const cur = await this.kids.refresh(e, procs);
         records.set(sid, cur);
         states.set(sid, stepState(cur.status));
         if (isTerminal(cur.status) && !ended.has(sid)) {
@@ -247,8 +247,8 @@ class Supervisor {
       const actions = nextActions(plan, states, this.spec.max_concurrent);
       for (const c of actions.cancel) {
         const e = records.get(c.id)!;
-        this.check();
-        const r = this.store.transition({
+        await this.check();
+        const r = await this.store.transition({
           id: e.id,
           to: "cancelled",
           reason: "invocation.cancelled.dep_failed",
@@ -269,7 +269,7 @@ class Supervisor {
                 this.goal,
                 step.depends_on.map((d): PriorOutput => ({ id: d, role: byId.get(d)!.role, text: readHead(path.join(this.dir, "outputs", `${d}.txt`)) })),
               );
-        this.kids.promote(records.get(sid)!, prompt);
+        await this.kids.promote(records.get(sid)!, prompt);
       }
       await sleep(POLL_MS);
     }
@@ -279,8 +279,8 @@ class Supervisor {
     const syn = this.spec.synthesis!;
     const outputs = completed.map((s): PriorOutput => ({ id: s.id, role: s.role, text: readHead(path.join(this.dir, "outputs", `${s.id}.txt`)) }));
     this.log(`synthesizing ${completed.length} of ${plan.steps.length} outputs with ${syn.model}`);
-    const e = this.kids.child({ label: "synthesis", model: syn.model, profile: syn.profile ?? this.spec.profile ?? null, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
-    this.kids.launch(e);
+    const e = await this.kids.child({ label: "synthesis", model: syn.model, profile: syn.profile ?? this.spec.profile ?? null, status: "preparing", prompt: synthesisPrompt(syn.prompt, this.goal, outputs), role: "synthesis" });
+    await this.kids.launch(e);
     const end = await this.kids.waitFor(e);
     this.kids.keepOutput(end, "synthesis.txt");
     this.log(`synthesis ${end.status} (${end.reason_code})`);

@@ -15,7 +15,7 @@ import { errorText, workerLog } from "./worker-log.js";
  * Writes the record (preparing or queued), its private run directory, console log and
  * optional prompt snapshot. If the directory cannot be made, the record is failed, not left.
  */
-export function createRecord(
+export async function createRecord(
   store: Store,
   input: {
     kind: EntityKind;
@@ -27,8 +27,8 @@ export function createRecord(
     /** Join the run queue (see runtime/queue.ts admission) instead of starting at once. */
     queue?: { name: string | null };
   },
-): Entity {
-  const entity = store.insert({ ...input, run_dir: runDir });
+): Promise<Entity> {
+  const entity = await store.insert({ ...input, run_dir: runDir });
   try {
     ensurePrivateDir(entity.run_dir!);
     fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
@@ -37,7 +37,7 @@ export function createRecord(
     // Best effort, like the cleanup below: neither may replace the error that explains the
     // failure. A record the storage will not let us fail stays preparing, which readers show.
     try {
-      store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
+      await store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", detail: { error: String(err?.message ?? err) } });
     } catch (refused) {
       if (!isStorageWriteFailure(refused)) throw refused;
     }
@@ -54,7 +54,7 @@ export function createRecord(
  * Starts the detached worker for a record, in its own session and process group.
  * The worker itself publishes `running` with its pid, pgid and /proc start time.
  */
-export function startWorker(store: Store, entity: Entity): number {
+export async function startWorker(store: Store, entity: Entity): Promise<number> {
   let pid: number | undefined;
   let cause = "no pid was assigned";
   try {
@@ -65,7 +65,7 @@ export function startWorker(store: Store, entity: Entity): number {
     cause = String(err?.message ?? err);
   }
   if (!pid) {
-    store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", expect: { status: ["preparing", "queued"] }, detail: { error: cause } });
+    await store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.spawn_error`, source: "submit", expect: { status: ["preparing", "queued"] }, detail: { error: cause } });
     throw new LiError("internal", `could not start the worker for ${entity.id}: ${cause}`, { id: entity.id });
   }
   return pid;

@@ -82,10 +82,10 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
  * Validates, records `preparing` (or `queued` under a parallelism limit), snapshots the prompt
  * and starts the detached worker (a queued run's starts when its turn comes: pid null).
  */
-export function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): { entity: Entity; pid: number | null; console_log: string } {
+export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
   const v = validateAgentRequest(req);
   const queue = req.parent_id ? undefined : admission(req.queue);
-  const recorded = createRecord(store, {
+  const recorded = await createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,
     label: req.label ?? null,
@@ -93,6 +93,6 @@ export function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<s
     prompt: v.prompt,
     queue,
   });
-  const { entity, pid } = launch(store, recorded);
+  const { entity, pid } = await launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }

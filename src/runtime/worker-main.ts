@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   // Opening can write (the WAL index), so a full disk at start is retried like any write.
   const store = await persist("opening state.db", () => openStore(), log);
   try {
-    const entity = id ? store.get(id) : undefined;
+    const entity = id ? await store.get(id) : undefined;
     if (!entity) {
       process.exitCode = 2;
       return;
@@ -35,9 +35,9 @@ async function main(): Promise<void> {
     if (!load) throw new Error(`no worker for kind ${entity.kind}`);
     await (await load()).run(store, entity.id);
     // The slot this run held is free now: start whatever waits in line for it.
-    if (queueActive(store)) (await import("./queue.js")).promoteQuietly(store);
+    if (await queueActive(store)) await (await import("./queue.js")).promoteQuietly(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -1,3 +1,4 @@
+import { mapSeq } from "../lifecycle/seq.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { HttpError } from "./http-answer.js";
 import { entityOf } from "./runs.js";
@@ -28,15 +29,15 @@ export interface GraphNode {
 const stepOf = (e: Entity): { id: string; depends_on: string[] } | null => (e.spec.step && typeof e.spec.step.id === "string" ? e.spec.step : null);
 
 /** Why a step was cancelled without running: the dependency its cancel names (the audit row's detail). */
-function whyCancelled(store: Store, e: Entity): string | null {
+async function whyCancelled(store: Store, e: Entity): Promise<string | null> {
   if (e.status !== "cancelled") return null;
-  const ev = store.events(e.id).find((x) => x.to_status === "cancelled");
+  const ev = (await store.events(e.id)).find((x) => x.to_status === "cancelled");
   if (!ev?.detail) return null;
   const d = JSON.parse(ev.detail) as { dependency?: string; dependency_status?: string };
   return d.dependency ? `cancelled: dependency ${d.dependency} ${d.dependency_status ?? "did not complete"}` : null;
 }
 
-function node(store: Store, e: Entity): GraphNode {
+async function node(store: Store, e: Entity): Promise<GraphNode> {
   const step = stepOf(e);
   return {
     id: e.id,
@@ -50,14 +51,14 @@ function node(store: Store, e: Entity): GraphNode {
     model: (e.spec.model as string | undefined) ?? null,
     started_at: e.started_at,
     ended_at: e.ended_at,
-    why: whyCancelled(store, e),
+    why: (await whyCancelled(store, e)),
   };
 }
 
-export function graphOf(store: Store, id: string) {
-  const root = entityOf(store, id);
+export async function graphOf(store: Store, id: string) {
+  const root = await entityOf(store, id);
   if (root.kind === "invocation") throw new HttpError(404, `${id} is a single run, not a flow, fan-out or play: it has no graph`);
-  const tree = store.tree(id);
+  const tree = await store.tree(id);
   const edges: { from: string; to: string; kind: EdgeKind }[] = [];
   for (const parent of tree.filter((e) => e.kind !== "invocation")) {
     const kids = tree.filter((e) => e.parent_id === parent.id);
@@ -82,5 +83,5 @@ export function graphOf(store: Store, id: string) {
     if (planner && source !== parent) edges.push({ from: parent.id, to: planner.id, kind: "owns" });
     if (synthesis) for (const s of workers) if (!needed.has(s.id)) edges.push({ from: s.id, to: synthesis.id, kind: "feeds" });
   }
-  return { root: id, nodes: tree.map((e) => node(store, e)), edges };
+  return { root: id, nodes: await mapSeq(tree, (e) => node(store, e)), edges };
 }

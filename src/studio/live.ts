@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { eventsAfter, lastEventId } from "../lifecycle/listing.js";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { HttpError } from "./http-answer.js";
@@ -29,6 +30,7 @@ export class ChangeFeed {
   private version = -1;
   private lastEvent = 0;
   private timer: NodeJS.Timeout | null = null;
+  private polling = false;
   private placeholder = false;
 
   constructor(
@@ -47,12 +49,20 @@ export class ChangeFeed {
     stream.send("hello", { last_event: this.lastEvent });
   }
 
-  start(): void {
-    const store = this.source.get();
-    this.lastEvent = store.placeholder ? 0 : ((store.db.prepare("SELECT max(id) AS m FROM events").get() as { m: number | null }).m ?? 0);
-    this.version = this.source.dataVersion();
+  async start(): Promise<void> {
+    const store = await this.source.get();
+    this.lastEvent = store.placeholder ? 0 : await lastEventId(store);
+    this.version = await this.source.dataVersion();
     this.placeholder = store.placeholder;
-    this.timer = setInterval(() => this.poll(), this.intervalMs);
+    // A tick still reading when the next is due is not overlapped: that tick is skipped.
+    this.timer = setInterval(() => {
+      if (this.polling) return;
+      this.polling = true;
+      void this.poll()
+        .finally(() => (this.polling = false))
+        // As when the poll was synchronous: an error it does not handle is not swallowed.
+        .catch((err) => process.nextTick(() => { throw err; }));
+    }, this.intervalMs);
     this.timer.unref();
   }
 
@@ -62,12 +72,12 @@ export class ChangeFeed {
   }
 
   /** One tick: a changed data_version (or a state.db that appeared) becomes one change event. */
-  poll(): void {
+  async poll(): Promise<void> {
     let store: Store;
     let version: number;
     try {
-      store = this.source.get();
-      version = this.source.dataVersion();
+      store = await this.source.get();
+      version = await this.source.dataVersion();
     } catch {
       // state.db being replaced or migrated: the next tick tries again.
       return;
@@ -79,7 +89,7 @@ export class ChangeFeed {
     this.version = version;
     const events = store.placeholder
       ? []
-      : (store.db.prepare(`SELECT id, entity_id, from_status, to_status, reason_code, at FROM events WHERE id > ? ORDER BY id LIMIT ${EVENTS_PER_TICK}`).all(this.lastEvent) as { id: number }[]);
+      : await eventsAfter(store, this.lastEvent, EVENTS_PER_TICK);
     if (events.length) this.lastEvent = events[events.length - 1].id;
     // More rows than one event carries: the next tick sends the rest.
     if (events.length === EVENTS_PER_TICK) this.version = -1;
@@ -103,8 +113,8 @@ export class ChangeFeed {
  */
 let consoleStreams = 0;
 
-export function streamConsole(source: StoreSource, id: string, offset: number, open: () => EventStream, intervalMs: number): void {
-  const first = entityOf(source.get(), id);
+export async function streamConsole(source: StoreSource, id: string, offset: number, open: () => EventStream, intervalMs: number): Promise<void> {
+  const first = await entityOf((await source.get()), id);
   if (consoleStreams >= MAX_STREAMS) throw new HttpError(503, `li studio streams at most ${MAX_STREAMS} consoles at once; close some tabs`);
   const stream = open();
   consoleStreams++;
@@ -136,10 +146,10 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
     clearInterval(timer);
     stream.end();
   };
-  const tick = () => {
+  const tick = async () => {
     if (stream.closed) return clearInterval(timer);
     try {
-      const e = source.get().get(id);
+      const e = await (await source.get()).get(id);
       const done = !e || isTerminal(e.status);
       const drained = pump();
       stalledSince = drained || stream.backlog() < BACKLOG_BYTES ? null : (stalledSince ?? Date.now());
@@ -152,5 +162,5 @@ export function streamConsole(source: StoreSource, id: string, offset: number, o
   };
   const timer = setInterval(tick, intervalMs);
   timer.unref();
-  tick();
+  await tick();
 }

@@ -1,6 +1,5 @@
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
-import type { Entity } from "../lifecycle/store.js";
-import { NON_TERMINAL } from "../lifecycle/vocab.js";
+import { startedActive } from "../lifecycle/listing.js";
 import { runLi } from "./actions.js";
 import type { StoreSource } from "./store-source.js";
 
@@ -28,25 +27,23 @@ export class Reconciler {
   }
 
   /** The ids li should look at now: started, not terminal, and conclusively without a process. */
-  stale(): string[] {
-    const store = this.source.get();
+  async stale(): Promise<string[]> {
+    const store = await this.source.get();
     if (store.placeholder) return [];
-    const rows = store.db.prepare(`SELECT * FROM entities WHERE pid IS NOT NULL AND status IN (${NON_TERMINAL.map(() => "?").join(",")}) LIMIT 200`).all(...NON_TERMINAL) as any[];
     const procs = new ProcSnapshot();
-    return rows
-      .map((r) => ({ ...r, spec: JSON.parse(r.spec) }) as Entity)
-      .filter((e) => {
-        const o = observe(store, e, { reap: false, procs });
-        return o.placement === "stopped_without_end" && !o.possibly_orphaned;
-      })
-      .map((e) => e.id);
+    const stale: string[] = [];
+    for (const e of await startedActive(store, 200)) {
+      const o = await observe(store, e, { reap: false, procs });
+      if (o.placement === "stopped_without_end" && !o.possibly_orphaned) stale.push(e.id);
+    }
+    return stale;
   }
 
   async tick(): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     try {
-      const ids = this.stale();
+      const ids = await this.stale();
       if (ids.length) await runLi(["job", "status", ...ids.slice(0, 50)]);
     } catch {
       // A store mid-migration or a failed li: the next tick looks again.

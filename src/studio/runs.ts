@@ -1,3 +1,4 @@
+import { mapSeq } from "../lifecycle/seq.js";
 import path from "node:path";
 import { fullIdPattern } from "../lifecycle/ids.js";
 import { listEntities } from "../lifecycle/listing.js";
@@ -18,7 +19,7 @@ export const CONSOLE_DEFAULT_BYTES = 64 * 1024;
 const PROMPT_CAP = 64 * 1024;
 const RESULT_CAP = 256 * 1024;
 
-const observed = (store: Store, e: Entity, procs: ProcSnapshot) => jobView(observe(store, e, { reap: false, procs }));
+const observed = async (store: Store, e: Entity, procs: ProcSnapshot) => jobView(await observe(store, e, { reap: false, procs }));
 
 export function listParam(q: URLSearchParams, name: string, allowed: readonly string[]): string[] | undefined {
   const raw = q.get(name);
@@ -36,7 +37,7 @@ export function intParam(q: URLSearchParams, name: string, min: number, max: num
   return Number(raw);
 }
 
-export function listRuns(store: Store, q: URLSearchParams) {
+export async function listRuns(store: Store, q: URLSearchParams) {
   const labels = q.get("label");
   if (labels !== null && labels.length > 256) throw new HttpError(400, "label is over 256 characters");
   const filter = {
@@ -46,29 +47,29 @@ export function listRuns(store: Store, q: URLSearchParams) {
     topLevel: q.get("steps") !== "1",
   };
   const cursor = q.get("cursor") ?? undefined;
-  const p = listEntities(store, filter, { cursor, limit: intParam(q, "limit", 1, PAGE_LIMIT) ?? 50 });
+  const p = await listEntities(store, filter, { cursor, limit: intParam(q, "limit", 1, PAGE_LIMIT) ?? 50 });
   const procs = new ProcSnapshot();
-  return { runs: p.rows.map((e) => observed(store, e, procs)), next_cursor: p.next_cursor, total: p.total };
+  return { runs: await mapSeq(p.rows, (e) => observed(store, e, procs)), next_cursor: p.next_cursor, total: p.total };
 }
 
 const ID = fullIdPattern("invocation", "session", "play");
 
-export function entityOf(store: Store, id: string): Entity {
+export async function entityOf(store: Store, id: string): Promise<Entity> {
   if (!ID.test(id)) throw new HttpError(400, `${JSON.stringify(id.slice(0, 80))} is not a run id (they look like inv_01j…)`);
-  const e = store.get(id);
+  const e = await store.get(id);
   if (!e) throw new HttpError(404, `no run ${id} in this LI_HOME`);
   return e;
 }
 
-export function runDetail(store: Store, id: string) {
-  const e = entityOf(store, id);
+export async function runDetail(store: Store, id: string) {
+  const e = await entityOf(store, id);
   const procs = new ProcSnapshot();
-  const events = store.events(id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
+  const events = (await store.events(id)).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
   const prompt = e.run_dir ? readFileCapped(path.join(e.run_dir, "prompt.txt"), PROMPT_CAP) : null;
   return {
-    run: observed(store, e, procs),
+    run: await observed(store, e, procs),
     events,
-    children: store.children(id).map((c) => observed(store, c, procs)),
+    children: await mapSeq(await store.children(id), (c) => observed(store, c, procs)),
     request: { spec: e.spec, prompt: prompt?.text ?? null, prompt_truncated: prompt?.truncated ?? false },
     result_text: e.result_text === null ? null : e.result_text.slice(0, RESULT_CAP),
     console_bytes: readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, 0, 0).total,
@@ -76,10 +77,10 @@ export function runDetail(store: Store, id: string) {
   };
 }
 
-export function consoleOf(store: Store, id: string, q: URLSearchParams) {
+export async function consoleOf(store: Store, id: string, q: URLSearchParams) {
   const max = intParam(q, "max", 1, 1024 * 1024) ?? CONSOLE_DEFAULT_BYTES;
   const offset = intParam(q, "offset", 0, Number.MAX_SAFE_INTEGER);
-  const e = entityOf(store, id);
+  const e = await entityOf(store, id);
   const slice = readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, offset, max);
   return { ...slice, truncated: slice.end - slice.offset < slice.total, status: e.status, terminal: isTerminal(e.status) };
 }

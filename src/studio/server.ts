@@ -67,7 +67,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
   const assets = loadAssets();
   const secrets: Secrets = newSecrets();
   const source = new StoreSource();
-  source.get();
+  await source.get();
   const pollMs = opts.pollMs ?? 250;
   const reconciler = new Reconciler(source, opts.reconcileMs ?? 2000);
   const feed = new ChangeFeed(source, pollMs, () => void reconciler.tick());
@@ -75,14 +75,14 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
 
   const reads: [RegExp, Read][] = [
     [/^\/api\/session$/, () => ({ version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
-    [/^\/api\/runs$/, (q) => listRuns(source.get(), q)],
-    [/^\/api\/runs\/([^/]+)$/, (_q, m) => runDetail(source.get(), m[1])],
-    [/^\/api\/runs\/([^/]+)\/graph$/, (_q, m) => graphOf(source.get(), m[1])],
-    [/^\/api\/runs\/([^/]+)\/console$/, (q, m) => consoleOf(source.get(), m[1], q)],
-    [/^\/api\/schedules$/, () => schedulesPage(source.get())],
-    [/^\/api\/teams$/, () => teamsPage(source.get())],
-    [/^\/api\/teams\/([^/]+)$/, (_q, m) => teamPage(source.get(), pathWord(m[1]))],
-    [/^\/api\/outbox$/, (q) => outboxPage(source.get(), listParam(q, "status", DELIVERY_STATUSES))],
+    [/^\/api\/runs$/, async (q) => listRuns((await source.get()), q)],
+    [/^\/api\/runs\/([^/]+)$/, async (_q, m) => runDetail((await source.get()), m[1])],
+    [/^\/api\/runs\/([^/]+)\/graph$/, async (_q, m) => graphOf((await source.get()), m[1])],
+    [/^\/api\/runs\/([^/]+)\/console$/, async (q, m) => consoleOf((await source.get()), m[1], q)],
+    [/^\/api\/schedules$/, async () => schedulesPage((await source.get()))],
+    [/^\/api\/teams$/, async () => teamsPage((await source.get()))],
+    [/^\/api\/teams\/([^/]+)$/, async (_q, m) => teamPage((await source.get()), pathWord(m[1]))],
+    [/^\/api\/outbox$/, async (q) => outboxPage((await source.get()), listParam(q, "status", DELIVERY_STATUSES))],
   ];
 
   const serveAsset = (res: ServerResponse, asset: Asset, head: boolean) => {
@@ -144,7 +144,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     server.listen(opts.port, "127.0.0.1", () => resolve());
   });
   port = (server.address() as { port: number }).port;
-  feed.start();
+  await feed.start();
   reconciler.start();
   return {
     url: `http://127.0.0.1:${port}/?token=${secrets.token}#key=${secrets.key}`,
@@ -155,7 +155,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
         reconciler.stop();
         server.close(() => resolve());
         server.closeAllConnections();
-        source.close();
+        void source.close();
       }),
   };
 }

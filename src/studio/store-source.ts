@@ -1,9 +1,7 @@
 import fs from "node:fs";
-import { LiError } from "../errors.js";
-import { placeholderStore } from "../lifecycle/open.js";
-import { checkHome, statePath } from "../lifecycle/paths.js";
-import { openReadOnly } from "../lifecycle/read-only.js";
-import { Store } from "../lifecycle/store.js";
+import { changeStamp, openReaderStore } from "../lifecycle/open.js";
+import { statePath } from "../lifecycle/paths.js";
+import type { Store } from "../lifecycle/store.js";
 
 /*
  * The studio's one connection to state.db, opened read-only by SQLite itself: not a byte of
@@ -12,37 +10,29 @@ import { Store } from "../lifecycle/store.js";
  * creates and initialises state.db, reads answer from the empty placeholder.
  */
 export class StoreSource {
-  private store: Store | null = null;
+  /** The opening or open store: shared, so concurrent requests never open two connections. */
+  private store: Promise<Store> | null = null;
 
-  get(): Store {
-    if (this.store?.placeholder && fs.existsSync(statePath())) this.close();
-    if (!this.store) this.store = this.open();
+  async get(): Promise<Store> {
+    if (this.store && (await this.store).placeholder && fs.existsSync(statePath())) await this.close();
+    if (!this.store) {
+      const opening = (this.store = openReaderStore());
+      // A failed open is not kept: the next request tries again.
+      opening.catch(() => {
+        if (this.store === opening) this.store = null;
+      });
+    }
     return this.store;
   }
 
-  private open(): Store {
-    checkHome();
-    const file = statePath();
-    if (!fs.existsSync(file)) return placeholderStore();
-    const db = openReadOnly(file);
-    if (!db) throw new LiError("unavailable", `state.db cannot be read without writing (the disk is full and its WAL has frames no index shows); free some space`, { path: file });
-    const store = new Store(db);
-    // A file another li is creating right now: read it as empty until its schema is in.
-    if (store.schemaVersion() === 0) {
-      store.close();
-      return placeholderStore();
-    }
-    store.checkVersion(file);
-    return store;
+  /** A number that moves on every commit by another connection (SQLite's data_version): cheap to poll. */
+  async dataVersion(): Promise<number> {
+    return (await changeStamp(await this.get())) ?? -1;
   }
 
-  /** SQLite's count of commits by other connections: cheap to poll, and it moves on every write li makes. */
-  dataVersion(): number {
-    return this.get().db.pragma("data_version", { simple: true }) as number;
-  }
-
-  close(): void {
-    this.store?.close();
+  async close(): Promise<void> {
+    const store = this.store;
     this.store = null;
+    if (store) await (await store.catch(() => null))?.close();
   }
 }

@@ -65,18 +65,18 @@ export async function untilAgentReady(run: { pid: number; pgid: number }): Promi
 }
 
 /** A Store on `h`'s state.db, with its terminal hook; sets process.env.LI_HOME, which opening reads. The caller closes it. */
-export function openStore(h: Home): Store {
+export function openStore(h: Home): Promise<Store> {
   process.env.LI_HOME = h.home;
   return openLifecycleStore();
 }
 
 /** Runs `fn` on a Store opened in `h` (the test process writing as li's own lifecycle layer would). */
-export function withStore<T>(h: Home, fn: (s: Store) => T): T {
-  const s = openStore(h);
+export async function withStore<T>(h: Home, fn: (s: Store) => T | Promise<T>): Promise<T> {
+  const s = await openStore(h);
   try {
-    return fn(s);
+    return await fn(s);
   } finally {
-    s.close();
+    await s.close();
   }
 }
 

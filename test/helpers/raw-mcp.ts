@@ -64,9 +64,9 @@ export class RawMcp {
     return this.nextId++;
   }
 
-  request(method: string, params?: unknown): Promise<any> {
+  async request(method: string, params?: unknown): Promise<any> {
     const id = this.id();
-    const answer = this.answer(id);
+    const answer = await this.answer(id);
     this.write(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) + "\n");
     return answer;
   }

@@ -54,7 +54,7 @@ Foreground exit status: 0 completed, 1 otherwise.`,
     .action((first: string | undefined, rest: string[], opts: AgentRunOptions & { detach?: boolean }) =>
       renderWithStore(ctx, async (store) => {
         const { model, words } = await splitModelWord(first, rest, opts.profile !== undefined || opts.resume !== undefined);
-        const { entity, pid, console_log } = submitAgent(store, await agentRequest(model, words, opts, null, store));
+        const { entity, pid, console_log } = await submitAgent(store, await agentRequest(model, words, opts, null, store));
         // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
         return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
       }, { write: true }),

@@ -36,7 +36,7 @@ Examples:
         ctx,
         async (store) => {
           const { clean } = await import("../../lifecycle/clean.js");
-          const data = clean(store, { older_than_seconds: opts.olderThan, statuses: opts.status ?? [], keep_last: opts.keepLast, dry_run: !!opts.dryRun });
+          const data = await clean(store, { older_than_seconds: opts.olderThan, statuses: opts.status ?? [], keep_last: opts.keepLast, dry_run: !!opts.dryRun });
           return {
             data,
             human: (d: typeof data) => {

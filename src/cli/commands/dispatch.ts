@@ -44,9 +44,9 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .option("--cursor <cursor>", "start after the previous page: its next_cursor, with the same filters")
     .option("--limit <n>", `at most N deliveries per page (${LIMITS.page} at most)`, pageLimitArg, DISPATCH_PAGE)
     .action((opts: { status?: string[]; entity?: string; cursor?: string; limit: number }) =>
-      renderWithStore(ctx, (store) => {
-        const entity = opts.entity ? resolve(store, opts.entity).id : undefined;
-        const p = listDeliveries(store.db, { status: opts.status, entity, cursor: opts.cursor, limit: opts.limit });
+      renderWithStore(ctx, async (store) => {
+        const entity = opts.entity ? (await resolve(store, opts.entity)).id : undefined;
+        const p = await listDeliveries(store, { status: opts.status, entity, cursor: opts.cursor, limit: opts.limit });
         const deliveries = p.rows.map((r) => deliveryView(r));
         const extra = [...(entity ? ["--entity", entity] : [])];
         const footer = pageFooter(p, "li dispatch list", { status: opts.status, limit: opts.limit }, {}, DISPATCH_PAGE, extra);
@@ -63,8 +63,8 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("one delivery with its target and the envelope it carries")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      renderWithStore(ctx, (store) => {
-        const delivery = deliveryView(resolveDelivery(store.db, id), true);
+      renderWithStore(ctx, async (store) => {
+        const delivery = deliveryView((await resolveDelivery(store, id)), true);
         return { data: { delivery }, human: (d: { delivery: DeliveryView }) => one(d.delivery) };
       }),
     );
@@ -74,8 +74,8 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("send a failed (or stalled pending) delivery again with a fresh attempt budget, now")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      renderWithStore(ctx, (store) => {
-        const row = retryDelivery(store.db, resolveDelivery(store.db, id).id);
+      renderWithStore(ctx, async (store) => {
+        const row = await retryDelivery(store, (await resolveDelivery(store, id)).id);
         const drainer_started = startDrainer();
         const data = { delivery: deliveryView(row), drainer_started };
         return { data, human: (d: typeof data) => `${d.delivery.id} is pending again${d.drainer_started ? "; a drainer is sending it" : ""}` };
@@ -87,8 +87,8 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .description("mark a delivery handled: no further attempts are made")
     .argument("<id>", "delivery id or unambiguous prefix (dlv_…)")
     .action((id: string) =>
-      renderWithStore(ctx, (store) => {
-        const { row, previous } = ackDelivery(store.db, resolveDelivery(store.db, id).id);
+      renderWithStore(ctx, async (store) => {
+        const { row, previous } = await ackDelivery(store, (await resolveDelivery(store, id)).id);
         const data = { delivery: deliveryView(row), previous_status: previous };
         return { data, human: (d: typeof data) => `${d.delivery.id}: ${d.previous_status} → acked` };
       }, { write: true }),
@@ -101,9 +101,9 @@ Statuses: pending, delivering, delivered, failed (attempts used up), acked (hand
     .option("--older-than <seconds>", "only those last updated at least this many seconds ago (up to 10 years)", numberIn(0, 10 * 365 * 24 * 3600), 0)
     .addHelpText("after", "\nPending and in-flight deliveries are never purged; failed ones only when --status failed is given.")
     .action((opts: { status?: string[]; olderThan: number }) =>
-      renderWithStore(ctx, (store) => {
+      renderWithStore(ctx, async (store) => {
         const statuses = opts.status?.length ? opts.status : ["delivered", "acked"];
-        const purged = purgeDeliveries(store.db, statuses, opts.olderThan);
+        const purged = await purgeDeliveries(store, statuses, opts.olderThan);
         const data = { purged, count: purged.length, statuses, older_than_seconds: opts.olderThan };
         return { data, human: (d: typeof data) => `purged ${d.count} deliver${d.count === 1 ? "y" : "ies"} (${d.statuses.join(", ")})` };
       }, { write: true }),

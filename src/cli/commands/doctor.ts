@@ -46,7 +46,7 @@ Examples:
   li --machine doctor | jq '.data // .error.detail | .checks[] | select(.ok | not)'`,
     )
     .action(() =>
-      render(ctx, () => {
+      render(ctx, async () => {
         const home = homeCheck();
         let settings: Settings | null = null;
         let settingsError: string | null = null;
@@ -61,12 +61,12 @@ Examples:
         const providers = PROVIDERS.map((p) => ({ name: p.name, ...p.availability(p.usesEndpoint && fallback ? { endpoint: fallback } : {}) }));
         // No read-only fallback: a full disk is exactly what a health check must report.
         const healthy = home.ok;
-        const { check: storeResult, store } = healthy ? storeCheck(() => openStore()) : { check: null, store: { ok: false, error: "not checked: see li_home" } };
+        const { check: storeResult, store } = healthy ? (await storeCheck(() => openStore())) : { check: null, store: { ok: false, error: "not checked: see li_home" } };
         const checks = [
           home,
           ...(healthy ? [diskCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
-          ...(healthy && storeResult!.ok ? [ticksCheck(() => openStore())] : []),
+          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore())] : []),
         ];
         const problems = checks.filter((c) => !c.ok);
         let liHomePath: string | null = null;

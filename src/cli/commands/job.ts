@@ -1,3 +1,4 @@
+import { mapSeq } from "../../lifecycle/seq.js";
 import fs from "node:fs";
 import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
@@ -20,10 +21,10 @@ export function register(root: Command, ctx: CliContext): void {
     .description("status of one or more jobs; a run whose process is conclusively gone is reaped to lost")
     .argument("<ids...>", "entity ids or unambiguous prefixes; @last is the newest run")
     .action((ids: string[]) =>
-      renderWithStore(ctx, (store) => {
+      renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const jobs = ids.map((id) => jobView(observeFresh(store, resolve(store, id), procs)));
-        const many = !ctx.machine && jobs.length > 1 ? jobTable(store, jobs) : undefined;
+        const jobs = await mapSeq(ids, async (id) => jobView(await observeFresh(store, await resolve(store, id), procs)));
+        const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),
     );
@@ -62,9 +63,9 @@ Examples:
     )
     .action((id: string, opts: { tailBytes?: number; offset?: number; maxBytes?: number; console?: boolean; follow?: boolean }) =>
       renderWithStore(ctx, async (store) => {
-        const e = resolve(store, id);
+        const e = await resolve(store, id);
         if (opts.follow) await followOutput(ctx, store, e, opts.tailBytes);
-        const now = store.get(e.id)!;
+        const now = (await store.get(e.id))!;
         const file = now.run_dir ? `${now.run_dir}/console.log` : null;
         const fromResult = !opts.console && now.result_text !== null;
         if (!fromResult && (!file || !fs.existsSync(file)))
@@ -111,12 +112,12 @@ Examples:
   li --machine job list --limit 100 | jq -r .data.next_cursor`,
     );
   addListOptions(list, "jobs", JOB_PAGE).action((opts: ListOptions) =>
-    renderWithStore(ctx, (store) => {
+    renderWithStore(ctx, async (store) => {
       const procs = new ProcSnapshot();
       const filter = entityFilter(opts);
-      const p = listEntities(store, filter, opts);
-      const jobs = p.rows.map((e) => jobView(observeFresh(store, e, procs)));
-      const rows = ctx.machine ? undefined : jobTable(store, jobs);
+      const p = await listEntities(store, filter, opts);
+      const jobs = await mapSeq(p.rows, async (e) => jobView(await observeFresh(store, e, procs)));
+      const rows = ctx.machine ? undefined : (await jobTable(store, jobs));
       const footer = pageFooter(p, "li job list", opts, filter, JOB_PAGE);
       return {
         data: { jobs, ...pageData(p) },

@@ -3,7 +3,8 @@ import { invalid, LiError } from "../../errors.js";
 import { killTree, planKill } from "../../lifecycle/kill.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
-import { NON_TERMINAL } from "../../lifecycle/vocab.js";
+import { activeIds } from "../../lifecycle/listing.js";
+import { filterSeq, mapSeq } from "../../lifecycle/seq.js";
 import type { CliContext } from "../adapter.js";
 import { table } from "../format.js";
 import { LIMITS, numberIn } from "../parsers.js";
@@ -31,20 +32,17 @@ async function finishingOnSignal<T>(fn: (hurry: AbortSignal) => Promise<T>): Pro
  * The roots to kill: each id, and with --label every unfinished record so labelled; a record
  * under another root is left to that root's tree, so nothing is killed twice.
  */
-function targets(store: Store, ids: string[], label: string | undefined): Entity[] {
+async function targets(store: Store, ids: string[], label: string | undefined): Promise<Entity[]> {
   if (!ids.length && label === undefined) throw invalid("name what to kill: one or more ids, or --label LABEL", { field: "id" });
-  const found = ids.map((id) => resolve(store, id));
-  if (label !== undefined) {
-    const open = store.db.prepare(`SELECT id FROM entities WHERE label = ? AND status IN (${NON_TERMINAL.map(() => "?").join(",")}) ORDER BY created_at, id`).all(label, ...NON_TERMINAL) as { id: string }[];
-    found.push(...open.map((r) => store.get(r.id)!));
-  }
+  const found = await mapSeq(ids, (id) => resolve(store, id));
+  if (label !== undefined) for (const id of await activeIds(store, label)) found.push((await store.get(id))!);
   const ids_ = new Set(found.map((e) => e.id));
-  const under = (e: Entity): boolean => {
-    for (let p = e.parent_id ? store.get(e.parent_id) : undefined; p; p = p.parent_id ? store.get(p.parent_id) : undefined) if (ids_.has(p.id)) return true;
+  const under = async (e: Entity): Promise<boolean> => {
+    for (let p = e.parent_id ? (await store.get(e.parent_id)) : undefined; p; p = p.parent_id ? (await store.get(p.parent_id)) : undefined) if (ids_.has(p.id)) return true;
     return false;
   };
   const seen = new Set<string>();
-  return found.filter((e) => !seen.has(e.id) && seen.add(e.id) && !under(e));
+  return filterSeq(found, async (e) => !seen.has(e.id) && !!seen.add(e.id) && !(await under(e)));
 }
 
 type KillOptions = { grace: number; label?: string; dryRun?: boolean };
@@ -88,8 +86,8 @@ Examples:
     .action((id: string | undefined, more: string[], opts: KillOptions) =>
       renderWithStore(
         ctx,
-        (store) => {
-          const roots = targets(store, [...(id !== undefined ? [id] : []), ...more], opts.label);
+        async (store) => {
+          const roots = await targets(store, [...(id !== undefined ? [id] : []), ...more], opts.label);
           if (opts.dryRun) return dryRun(store, roots, opts);
           return finishingOnSignal(async (hurry) => {
             const kills = await Promise.all(roots.map((r) => killTree(store, r, opts.grace, hurry)));
@@ -118,8 +116,8 @@ Examples:
   needsOneOf(kill, ["id", "--label"]);
 }
 
-function dryRun(store: Store, roots: Entity[], opts: KillOptions) {
-  const plan = roots.flatMap((r) => planKill(store, r));
+async function dryRun(store: Store, roots: Entity[], opts: KillOptions) {
+  const plan = (await mapSeq(roots, (r) => planKill(store, r))).flat();
   const data = { dry_run: true, targets: roots.map((r) => r.id), grace_seconds: opts.grace, entities: plan };
   return {
     data,

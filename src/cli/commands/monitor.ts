@@ -2,8 +2,9 @@ import { Command } from "../commander.js";
 import { statusCounts } from "../../lifecycle/aggregates.js";
 import { deliveryCounts } from "../../lifecycle/notify/outbox.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
-import { dueSchedules, nextDueAt } from "../../lifecycle/schedules/store.js";
-import type { Entity, Store } from "../../lifecycle/store.js";
+import { activeIds, recentFailures } from "../../lifecycle/listing.js";
+import { dueSchedules, nextDueAt, scheduleCounts } from "../../lifecycle/schedules/store.js";
+import type { Store } from "../../lifecycle/store.js";
 import { NON_TERMINAL, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { monitorView } from "../monitor-view.js";
@@ -20,12 +21,15 @@ function countBy(names: readonly string[], rows: { key: string | null; n: number
   return out;
 }
 
-export function snapshot(store: Store, opts: { limit: number; failures: number }, now = new Date()) {
+export async function snapshot(store: Store, opts: { limit: number; failures: number }, now = new Date()) {
   // Observe every unfinished record first (reaping the conclusively gone), so the counts and
   // the active list below agree with what li job status would say right now.
   const procs = new ProcSnapshot();
-  const open = store.db.prepare(`SELECT id FROM entities WHERE status IN (${NON_TERMINAL.map(() => "?").join(",")}) ORDER BY id`).all(...NON_TERMINAL) as { id: string }[];
-  const observed = open.map(({ id }) => store.get(id)).filter((e): e is Entity => !!e).map((e) => observeFresh(store, e, procs));
+  const observed = [];
+  for (const id of await activeIds(store)) {
+    const e = await store.get(id);
+    if (e) observed.push(await observeFresh(store, e, procs));
+  }
   const active = observed
     .filter((o) => (NON_TERMINAL as readonly string[]).includes(o.entity.status))
     .map(({ entity: e, placement, possibly_orphaned }) => ({
@@ -43,18 +47,13 @@ export function snapshot(store: Store, opts: { limit: number; failures: number }
       started_at: e.started_at,
     }));
 
-  const counts = countBy(STATUSES, statusCounts(store));
-  const failures = (
-    store.db
-      .prepare("SELECT * FROM entities WHERE outcome IN ('failed', 'indeterminate') ORDER BY ended_at DESC, id DESC LIMIT ?")
-      .all(opts.failures) as any[]
-  ).map((r) => {
-    const spec = JSON.parse(r.spec);
-    return { id: r.id, kind: r.kind, parent_id: r.parent_id, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: spec.model ?? null, label: r.label, ended_at: r.ended_at };
+  const counts = countBy(STATUSES, (await statusCounts(store)));
+  const failures = (await recentFailures(store, opts.failures)).map((r) => {
+    return { id: r.id, kind: r.kind, parent_id: r.parent_id, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: r.spec.model ?? null, label: r.label, ended_at: r.ended_at };
   });
-  const outbox = deliveryCounts(store.db);
-  const sched = store.db.prepare("SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM schedules").get() as { total: number; enabled: number };
-  const due = dueSchedules(store, now).map((s) => ({ id: s.id, name: s.name, next_run_at: s.next_run_at!, overdue_seconds: seconds(now.getTime() - Date.parse(s.next_run_at!)) }));
+  const outbox = await deliveryCounts(store);
+  const sched = await scheduleCounts(store);
+  const due = (await dueSchedules(store, now)).map((s) => ({ id: s.id, name: s.name, next_run_at: s.next_run_at!, overdue_seconds: seconds(now.getTime() - Date.parse(s.next_run_at!)) }));
 
   return {
     now: now.toISOString(),
@@ -63,11 +62,11 @@ export function snapshot(store: Store, opts: { limit: number; failures: number }
     active_total: active.length,
     recent_failures: failures,
     outbox,
-    schedules: { total: sched.total, enabled: sched.enabled, due, next_due_at: nextDueAt(store) },
+    schedules: { total: sched.total, enabled: sched.enabled, due, next_due_at: await nextDueAt(store) },
   };
 }
 
-export type Snapshot = ReturnType<typeof snapshot>;
+export type Snapshot = Awaited<ReturnType<typeof snapshot>>;
 
 export function register(root: Command, ctx: CliContext): void {
   root
@@ -90,17 +89,17 @@ Examples:
   li monitor --watch
   li --machine monitor --failures 3 | jq .data.counts`,
     )
-    .action((opts: { limit: number; failures: number; watch?: boolean; interval: number }) =>
+    .action(async (opts: { limit: number; failures: number; watch?: boolean; interval: number }) =>
       opts.watch
-        ? render(ctx, async () => {
+        ? (await render(ctx, async () => {
             await watchMonitor(ctx, (store) => snapshot(store, opts), opts.interval);
             return { data: null, human: () => "" };
-          })
-        : render(ctx, () =>
-            withStore((store) => {
-              const data = snapshot(store, opts);
-              return { data, human: ctx.machine ? undefined : monitorView(store, data) };
+          }))
+        : (await render(ctx, () =>
+            withStore(async (store) => {
+              const data = await snapshot(store, opts);
+              return { data, human: ctx.machine ? undefined : (await monitorView(store, data)) };
             }),
-          ),
+          )),
     );
 }

@@ -31,8 +31,8 @@ Examples:
         ctx,
         async (store) => {
           const { rerun } = await import("../../runtime/rerun.js");
-          const old = resolve(store, id);
-          const { entity, pid, console_log } = rerun(store, old, { queue: opts.queue });
+          const old = await resolve(store, id);
+          const { entity, pid, console_log } = await rerun(store, old, { queue: opts.queue });
           return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, { rerun_of: old.id });
         },
         { write: true },

@@ -1,3 +1,4 @@
+import { mapSeq } from "../../lifecycle/seq.js";
 import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
@@ -30,11 +31,11 @@ const RUN_COLUMNS = ["id", "trigger", "due_at", "fired_at", "entity_id", "status
 const oneSchedule = (d: { schedule: ScheduleView }) => keyValues(d.schedule as unknown as Record<string, unknown>);
 
 /** The schedule's runs, each with its entity's current status (read as every reader does, reaping a gone run). */
-function runsView(store: Store, scheduleId: string, limit: number) {
+async function runsView(store: Store, scheduleId: string, limit: number) {
   const procs = new ProcSnapshot();
-  return listRuns(store, scheduleId, limit).map((r) => {
-    const e = r.entity_id ? store.get(r.entity_id) : undefined;
-    const o = e ? observeFresh(store, e, procs).entity : undefined;
+  return mapSeq(await listRuns(store, scheduleId, limit), async (r) => {
+    const e = r.entity_id ? (await store.get(r.entity_id)) : undefined;
+    const o = e ? (await observeFresh(store, e, procs)).entity : undefined;
     return {
       id: r.id,
       trigger: r.trigger,
@@ -64,8 +65,8 @@ export function register(root: Command, ctx: CliContext): void {
     .description("every schedule, by name, with its next fire time")
     .addHelpText("after", "\nExample:\n  li schedule list --machine")
     .action(() =>
-      renderWithStore(ctx, (store) => {
-        const schedules = listSchedules(store).map((r) => scheduleView(r, { runs: runCount(store, r.id) }));
+      renderWithStore(ctx, async (store) => {
+        const schedules = await mapSeq(await listSchedules(store), async (r) => scheduleView(r, { runs: await runCount(store, r.id) }));
         const data = { schedules, count: schedules.length };
         return { data, human: (d: typeof data) => table(d.schedules, LIST_COLUMNS) };
       }),
@@ -77,9 +78,9 @@ export function register(root: Command, ctx: CliContext): void {
     .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
     .addHelpText("after", "\nExample:\n  li schedule get nightly")
     .action((text: string) =>
-      renderWithStore(ctx, (store) => {
-        const row = resolveSchedule(store, text);
-        return { data: { schedule: scheduleView(row, { prompt: true, runs: runCount(store, row.id) }) }, human: oneSchedule };
+      renderWithStore(ctx, async (store) => {
+        const row = await resolveSchedule(store, text);
+        return { data: { schedule: scheduleView(row, { prompt: true, runs: (await runCount(store, row.id)) }) }, human: oneSchedule };
       }),
     );
 
@@ -96,10 +97,10 @@ export function register(root: Command, ctx: CliContext): void {
       .action((text: string) =>
         render(ctx, async () => {
           const { nextFire } = await cron();
-          return withStore((store) => {
-            const found = resolveSchedule(store, text);
-            const { row, changed } = setEnabled(store, found.id, enabled, () => nextFire(found, new Date()).toISOString());
-            const data = { schedule: scheduleView(row, { runs: runCount(store, row.id) }), changed };
+          return withStore(async (store) => {
+            const found = await resolveSchedule(store, text);
+            const { row, changed } = await setEnabled(store, found.id, enabled, () => nextFire(found, new Date()).toISOString());
+            const data = { schedule: scheduleView(row, { runs: (await runCount(store, row.id)) }), changed };
             return {
               data,
               human: (d: typeof data) => `${d.schedule.name} is ${d.schedule.enabled ? "enabled" : "disabled"}${d.changed ? "" : " (no change)"}${d.schedule.next_run_at ? `; next fire ${d.schedule.next_run_at}` : ""}`,
@@ -114,8 +115,8 @@ export function register(root: Command, ctx: CliContext): void {
     .argument("<schedule>", "schedule name, id or unambiguous id prefix (sch_…)")
     .addHelpText("after", "\nTo stop a run it started, li kill <entity id> (see li schedule runs).\n\nExample:\n  li schedule delete nightly")
     .action((text: string) =>
-      renderWithStore(ctx, (store) => {
-        const { row, runs_deleted } = deleteSchedule(store, resolveSchedule(store, text).id);
+      renderWithStore(ctx, async (store) => {
+        const { row, runs_deleted } = await deleteSchedule(store, (await resolveSchedule(store, text)).id);
         const data = { deleted: scheduleView(row), runs_deleted };
         return { data, human: (d: typeof data) => `deleted schedule ${d.deleted.name} (${d.deleted.id}) and ${d.runs_deleted} run record(s)` };
       }, { write: true }),
@@ -140,7 +141,7 @@ Example:
         const { triggerNow } = await fire();
         const { prepareAction } = await action();
         return withStore(async (store) => {
-          const row = resolveSchedule(store, text);
+          const row = await resolveSchedule(store, text);
           const { run, entity, pid } = await triggerNow(store, row, prepareAction);
           const data = {
             id: entity.id,
@@ -164,9 +165,9 @@ Example:
     .option("--limit <n>", "at most N runs", pageLimitArg, 20)
     .addHelpText("after", "\nA run with no entity_id could not be started; its error says why.\n\nExample:\n  li schedule runs nightly --limit 5")
     .action((text: string, opts: { limit: number }) =>
-      renderWithStore(ctx, (store) => {
-        const row = resolveSchedule(store, text);
-        const runs = runsView(store, row.id, opts.limit);
+      renderWithStore(ctx, async (store) => {
+        const row = await resolveSchedule(store, text);
+        const runs = await runsView(store, row.id, opts.limit);
         const data = { schedule: { id: row.id, name: row.name }, runs, count: runs.length };
         return { data, human: (d: typeof data) => table(d.runs, RUN_COLUMNS) };
       }),

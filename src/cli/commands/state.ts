@@ -1,3 +1,4 @@
+import { mapSeq } from "../../lifecycle/seq.js";
 import type { Command } from "../commander.js";
 import { listEntities } from "../../lifecycle/listing.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
@@ -36,11 +37,11 @@ Examples:
   li state list --all --status failed lost`,
     );
   addListOptions(list, "records", STATE_PAGE).action((opts: ListOptions & { all: boolean }) =>
-    renderWithStore(ctx, (store) => {
+    renderWithStore(ctx, async (store) => {
       const filter = { ...entityFilter(opts), topLevel: !opts.all };
-      const p = listEntities(store, filter, opts);
+      const p = await listEntities(store, filter, opts);
       const records = p.rows.map(recordView);
-      const rows = ctx.machine ? undefined : jobTable(store, records, RECORD_TABLE);
+      const rows = ctx.machine ? undefined : (await jobTable(store, records, RECORD_TABLE));
       const footer = pageFooter(p, "li state list", opts, filter, STATE_PAGE, opts.all ? ["--all"] : []);
       return { data: { records, ...pageData(p) }, human: () => [rows!(), footer].filter(Boolean).join("\n") };
     }),
@@ -52,12 +53,12 @@ Examples:
     .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
     .option("--request", "also the stored request: the spec and the prompt it was submitted with")
     .action((id: string, opts: { request?: boolean }) =>
-      renderWithStore(ctx, (store) => {
+      renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const e = resolve(store, id);
-        const record = { ...jobView(observeFresh(store, e, procs)), version: store.get(e.id)!.version, spec: e.spec };
-        const children = store.children(e.id).map((c) => jobView(observeFresh(store, c, procs)));
-        const kids = ctx.machine ? undefined : jobTable(store, children);
+        const e = await resolve(store, id);
+        const record = { ...jobView((await observeFresh(store, e, procs))), version: (await store.get(e.id))!.version, spec: e.spec };
+        const children = await mapSeq(await store.children(e.id), async (c) => jobView(await observeFresh(store, c, procs)));
+        const kids = ctx.machine ? undefined : (await jobTable(store, children));
         const request = opts.request ? { request: storedRequest(e) } : {};
         return {
           data: { record, children, ...request },
@@ -72,9 +73,9 @@ Examples:
     .description("the audit rows of one record: every status transition, with reason and source")
     .argument("<id>", "entity id or unambiguous prefix; @last is the newest run")
     .action((id: string) =>
-      renderWithStore(ctx, (store) => {
-        const e = resolve(store, id);
-        const events = store.events(e.id).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
+      renderWithStore(ctx, async (store) => {
+        const e = await resolve(store, id);
+        const events = (await store.events(e.id)).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
         return {
           data: { id: e.id, events },
           human: (d: { events: any[] }) =>
@@ -89,11 +90,11 @@ Examples:
     .action(() =>
       render(ctx, () =>
         withStore(
-          (store) => {
-            const from = store.schemaVersion();
-            const applied = store.migrate();
+          async (store) => {
+            const from = await store.schemaVersion();
+            const applied = await store.migrate();
             return {
-              data: { from_version: from, to_version: store.schemaVersion(), applied },
+              data: { from_version: from, to_version: await store.schemaVersion(), applied },
               human: (d: { from_version: number; to_version: number; applied: number[] }) =>
                 d.applied.length ? `migrated state.db from v${d.from_version} to v${d.to_version}` : `state.db is already at v${SCHEMA_VERSION}`,
             };

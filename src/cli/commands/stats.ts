@@ -1,6 +1,7 @@
 import { Command } from "../commander.js";
 import { invalid } from "../../errors.js";
-import { countRows, durations, GROUP_KEYS, groupCounts, type GroupKey } from "../../lifecycle/aggregates.js";
+import { countRows, durations, GROUP_KEYS, groupCounts, usageByModel, type GroupKey, type ModelUsage } from "../../lifecycle/aggregates.js";
+import { mapSeq } from "../../lifecycle/seq.js";
 import type { Store } from "../../lifecycle/store.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
@@ -18,9 +19,9 @@ export function parseSince(text: string, now = new Date()): Date {
   return new Date(ms);
 }
 
-export function stats(store: Store, since: Date | null, now = new Date(), groupBy: readonly GroupKey[] = []) {
-  const rows = countRows(store, since);
-  const kinds = ENTITY_KINDS.map((kind) => {
+export async function stats(store: Store, since: Date | null, now = new Date(), groupBy: readonly GroupKey[] = []) {
+  const rows = await countRows(store, since);
+  const kinds = await mapSeq(ENTITY_KINDS, async (kind) => {
     const mine = rows.filter((r) => r.kind === kind);
     const by_status = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<string, number>;
     const by_outcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<string, number>;
@@ -28,15 +29,15 @@ export function stats(store: Store, since: Date | null, now = new Date(), groupB
       by_status[r.status] = (by_status[r.status] ?? 0) + r.n;
       by_outcome[r.outcome] = (by_outcome[r.outcome] ?? 0) + r.n;
     }
-    return { kind, total: mine.reduce((n, r) => n + r.n, 0), by_status, by_outcome, duration_seconds: durations(store, kind, since) };
+    return { kind, total: mine.reduce((n, r) => n + r.n, 0), by_status, by_outcome, duration_seconds: await durations(store, kind, since) };
   });
   return {
     since: since?.toISOString() ?? null,
     now: now.toISOString(),
     total: kinds.reduce((n, k) => n + k.total, 0),
     kinds,
-    ...usageStats(store, since ? "WHERE created_at >= ?" : "", since ? [since.toISOString()] : []),
-    ...(groupBy.length ? { group_by: [...groupBy], groups: groupCounts(store, groupBy, since) } : {}),
+    ...usageStats(await usageByModel(store, since)),
+    ...(groupBy.length ? { group_by: [...groupBy], groups: await groupCounts(store, groupBy, since) } : {}),
   };
 }
 
@@ -55,19 +56,7 @@ export function parseGroupBy(text: string): GroupKey[] {
  * only what providers reported (claude does; codex, gemini and openai report tokens only), and
  * runs_with_cost says how many runs that is.
  */
-/** Usage totals over the runs that reported any: the partial index holds only those (the planner, without statistics, would scan by kind). */
-function usageStats(store: Store, where: string, params: unknown[]) {
-  const rows = store.db
-    .prepare(
-      `SELECT json_extract(spec, '$.model') AS model, count(*) AS runs,
-         sum(coalesce(json_extract(usage, '$.input_tokens'), 0)) AS input_tokens,
-         sum(coalesce(json_extract(usage, '$.output_tokens'), 0)) AS output_tokens,
-         sum(coalesce(json_extract(usage, '$.cached_tokens'), 0)) AS cached_tokens,
-         sum(json_extract(usage, '$.cost_usd')) AS cost_usd,
-         count(json_extract(usage, '$.cost_usd')) AS runs_with_cost
-       FROM entities INDEXED BY entities_usage ${where ? `${where} AND` : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
-    )
-    .all(...params) as { model: string | null; runs: number; input_tokens: number; output_tokens: number; cached_tokens: number; cost_usd: number | null; runs_with_cost: number }[];
+function usageStats(rows: ModelUsage[]) {
   const by_model = rows.map((r) => ({ ...r, model: r.model ?? "(none)", cost_usd: r.runs_with_cost ? round6(r.cost_usd ?? 0) : null }));
   const sum = (k: "runs" | "input_tokens" | "output_tokens" | "cached_tokens" | "runs_with_cost") => by_model.reduce((n, r) => n + r[k], 0);
   const costs = by_model.filter((r) => r.cost_usd !== null);
@@ -86,7 +75,7 @@ function usageStats(store: Store, where: string, params: unknown[]) {
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export type Stats = ReturnType<typeof stats>;
+export type Stats = Awaited<ReturnType<typeof stats>>;
 
 export function register(root: Command, ctx: CliContext): void {
   root
@@ -114,7 +103,7 @@ Examples:
       render(ctx, () => {
         const since = opts.since !== undefined ? parseSince(opts.since) : null;
         const groupBy = opts.groupBy !== undefined ? parseGroupBy(opts.groupBy) : [];
-        return withStore((store) => ({ data: stats(store, since, new Date(), groupBy), human: humanStats }));
+        return withStore(async (store) => ({ data: await stats(store, since, new Date(), groupBy), human: humanStats }));
       }),
     );
 }

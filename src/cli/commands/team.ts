@@ -56,9 +56,9 @@ Example session:
     .requiredOption("--member <names...>", `member names (also comma-separated); at most ${MAX_MEMBERS}; "${BROADCAST}" is reserved`)
     .addHelpText("after", "\nGive the team name before --member: the member list takes every word after it.\n\nExamples:\n  li team create review --member planner coder tester\n  li team create pair --member alice,bob")
     .action((name: string, opts: { member: string[] }) =>
-      renderWithStore(ctx, (store) => {
-        const row = createTeam(store, name, opts.member);
-        return { data: showTeam(store, row), human: humanShow };
+      renderWithStore(ctx, async (store) => {
+        const row = await createTeam(store, name, opts.member);
+        return { data: await showTeam(store, row), human: humanShow };
       }, { write: true }),
     );
 
@@ -67,8 +67,8 @@ Example session:
     .description("every team with its members and message count")
     .addHelpText("after", "\nExample:\n  li team list --machine")
     .action(() =>
-      renderWithStore(ctx, (store) => {
-        const teams = listTeams(store);
+      renderWithStore(ctx, async (store) => {
+        const teams = await listTeams(store);
         const data = { teams, count: teams.length };
         return {
           data,
@@ -83,7 +83,7 @@ Example session:
     .argument("<team>", "team name, id or unambiguous id prefix (tm_…)")
     .addHelpText("after", "\nExample:\n  li team show review")
     .action((text: string) =>
-      renderWithStore(ctx, (store) => ({ data: showTeam(store, resolveTeam(store, text)), human: humanShow })),
+      renderWithStore(ctx, async (store) => ({ data: await showTeam(store, await resolveTeam(store, text)), human: humanShow })),
     );
 
   needsOneOf(
@@ -107,8 +107,8 @@ Examples:
     .action((text: string, words: string[], opts: { from: string; to: string; bodyFile?: string }) =>
       render(ctx, () => {
         const body = readBody(words, opts.bodyFile);
-        return withStore((store) => {
-          const data = sendMessage(store, resolveTeam(store, text), opts.from, opts.to, body);
+        return withStore(async (store) => {
+          const data = await sendMessage(store, (await resolveTeam(store, text)), opts.from, opts.to, body);
           return { data, human: (d: typeof data) => `${d.message.id} sent to ${d.recipients.join(", ") || "(no other member)"}` };
         }, { write: true });
       }),
@@ -135,13 +135,13 @@ Examples:
   li team receive review --as coder --peek --limit 5`,
     )
     .action((text: string, opts: { as: string; since?: string; limit: number; peek?: boolean }) =>
-      renderWithStore(ctx, (store) => {
-        const data = receiveMessages(store, resolveTeam(store, text), opts.as, { since: opts.since, limit: opts.limit, peek: !!opts.peek });
+      renderWithStore(ctx, async (store) => {
+        const data = await receiveMessages(store, (await resolveTeam(store, text)), opts.as, { since: opts.since, limit: opts.limit, peek: !!opts.peek });
         return { data, human: (d: typeof data) => `${humanMessages(d.messages)}\n${d.count} message(s) for ${d.member}; ${d.remaining} more waiting${d.peek ? " (peek: nothing marked read)" : ""}` };
       }, { write: true }),
     );
 }
 
-function humanShow(d: ReturnType<typeof showTeam>): string {
+function humanShow(d: Awaited<ReturnType<typeof showTeam>>): string {
   return `${keyValues({ ...d.team, message_count: d.message_count })}\n\nmembers:\n${table(d.members, ["name", "sent", "received", "unread", "read_through", "read_at"])}`;
 }

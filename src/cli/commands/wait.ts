@@ -1,6 +1,7 @@
 import type { Command } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { newestTopLevel, selectIds } from "../../lifecycle/listing.js";
+import { mapSeq } from "../../lifecycle/seq.js";
 import { isLastAlias } from "../../lifecycle/resolver.js";
 import { shortIds } from "../../lifecycle/short-ids.js";
 import type { Store } from "../../lifecycle/store.js";
@@ -60,7 +61,7 @@ Examples:
       process.once("SIGTERM", () => process.exit(143));
       exitWhenServerGone();
       return renderWithStore(ctx, async (store) => {
-        const targets = selected(store, ids, opts);
+        const targets = await selected(store, ids, opts);
         const unbounded = !ctx.machine && !startedByServer();
         const result = await waitFor(
           store,
@@ -68,7 +69,7 @@ Examples:
           { max_wait_seconds: opts.maxWaitSeconds, poll_interval_seconds: opts.pollIntervalSeconds, unbounded },
           { onPoll: progress(ctx, store) },
         );
-        const short = ctx.machine ? new Map<string, string>() : shortIds(store.db, result.entries.filter((e) => !e.error).map((e) => e.id));
+        const short = ctx.machine ? new Map<string, string>() : (await shortIds(store, result.entries.filter((e) => !e.error).map((e) => e.id)));
         return { data: result, human: (r: WaitResult) => humanWait(r, short), exitCode: waitExitCode(result) };
       });
     });
@@ -80,12 +81,12 @@ Examples:
  * The ids to wait on, fixed when the wait starts: those given (`@last` resolved now, so a run
  * started during the wait never becomes the one waited on) and those the selectors pick.
  */
-function selected(store: Store, ids: string[], opts: WaitOptions): string[] {
+async function selected(store: Store, ids: string[], opts: WaitOptions): Promise<string[]> {
   if (!ids.length && opts.label === undefined && !opts.allActive)
     throw invalid("name what to wait for: ids (or @last), --label LABEL, or --all-active", { field: "ids" });
-  const out = ids.map((id) => (isLastAlias(id) ? (newestTopLevel(store)?.id ?? id) : id));
+  const out = await mapSeq(ids, async (id) => (isLastAlias(id) ? ((await newestTopLevel(store))?.id ?? id) : id));
   if (opts.label !== undefined || opts.allActive) {
-    const picked = selectIds(store, { label: opts.label, active: opts.allActive }, LIMITS.page);
+    const picked = await selectIds(store, { label: opts.label, active: opts.allActive }, LIMITS.page);
     const what = [opts.label !== undefined ? `--label ${opts.label}` : "", opts.allActive ? "--all-active" : ""].filter(Boolean).join(" ");
     if (picked.more) throw invalid(`${what} picks more than ${LIMITS.page} records; narrow it (--all-active keeps only those still going)`, { field: opts.label !== undefined ? "label" : "all_active", limit: LIMITS.page });
     if (opts.label !== undefined && !opts.allActive && picked.ids.length === 0)
@@ -101,12 +102,12 @@ const NAMED = 3;
 function progress(ctx: CliContext, store: Store): WaitHooks["onPoll"] {
   // Asked for by li mcp for its caller's progress notifications: one JSON line per poll.
   if (process.env[PROGRESS_ENV] === "1")
-    return (p) => process.stderr.write(JSON.stringify({ li_progress: { terminal: p.terminal, total: p.total, elapsed_seconds: Math.round(p.elapsed_seconds * 10) / 10 } }) + "\n");
+    return (p) => void process.stderr.write(JSON.stringify({ li_progress: { terminal: p.terminal, total: p.total, elapsed_seconds: Math.round(p.elapsed_seconds * 10) / 10 } }) + "\n");
   if (ctx.machine && !process.stderr.isTTY) return undefined;
   const tty = process.stderr.isTTY;
   let lastCount = -1;
-  return (p) => {
-    const short = shortIds(store.db, p.pending.slice(0, NAMED));
+  return async (p) => {
+    const short = await shortIds(store, p.pending.slice(0, NAMED));
     const names = p.pending.slice(0, NAMED).map((id) => short.get(id) ?? id);
     const more = p.pending.length > NAMED ? ` and ${p.pending.length - NAMED} more` : "";
     const line = `${p.terminal} of ${p.total} terminal, ${duration(p.elapsed_seconds)} elapsed${names.length ? `; waiting on ${names.join(", ")}${more}` : ""}`;

@@ -21,10 +21,10 @@ function selectedNames(entity: Entity): Set<string> {
  * The directory whose project settings applied when the entity (or its nearest ancestor)
  * was submitted, so a kill or reap run elsewhere still notifies the submitter's handlers.
  */
-function settingsDir(store: Store, entity: Entity): string | undefined {
+async function settingsDir(store: Store, entity: Entity): Promise<string | undefined> {
   for (let e: Entity | undefined = entity, depth = 0; e && depth < 32; depth++) {
     if (typeof e.spec?.settings_dir === "string") return e.spec.settings_dir;
-    e = e.parent_id ? store.get(e.parent_id) : undefined;
+    e = e.parent_id ? await store.get(e.parent_id) : undefined;
   }
   return undefined;
 }
@@ -49,32 +49,32 @@ function warn(text: string): void {
 
 export const notifyHook: TerminalHook = {
   /** Never throws: a broken settings file must not block a run from ending. It is recorded as failed deliveries instead. */
-  enqueue(store, entity, from, eventId) {
+  async enqueue(store, entity, from, eventId) {
     const selected = selectedNames(entity);
     const payload = JSON.stringify(terminalEnvelope(entity, from, eventId));
     const base = { event_id: eventId, entity_id: entity.id, payload };
     const none: Target = { type: "none", timeout_seconds: 0, backoff_seconds: 0 };
     let handlers: Handler[];
     try {
-      const settings = loadSettings(settingsDir(store, entity));
+      const settings = loadSettings(await settingsDir(store, entity));
       settings.warnings.forEach(warn);
       handlers = settings.handlers;
     } catch (err: any) {
       const error = `settings could not be loaded when ${entity.id} ended: ${err?.message ?? err}`;
       warn(`li: ${error}`);
-      for (const name of selected.size ? selected : ["(settings)"]) insertDelivery(store.db, { ...base, handler: name, target: none, max_attempts: 1, failed: error });
+      for (const name of selected.size ? selected : ["(settings)"]) await insertDelivery(store, { ...base, handler: name, target: none, max_attempts: 1, failed: error });
       return 0;
     }
     let pending = 0;
     for (const h of handlers) {
       if (!matches(h, entity, selected)) continue;
-      insertDelivery(store.db, { ...base, handler: h.name, target: targetOf(h), max_attempts: h.retry.max_attempts });
+      await insertDelivery(store, { ...base, handler: h.name, target: targetOf(h), max_attempts: h.retry.max_attempts });
       pending++;
     }
     // A handler asked for by name that is gone (or now untrusted) is a visible failure, not silence.
     for (const name of selected) {
       if (handlers.some((h) => h.name === name)) continue;
-      insertDelivery(store.db, { ...base, handler: name, target: none, max_attempts: 1, failed: `handler ${name} is not configured (or its settings file is not trusted) when ${entity.id} ended` });
+      await insertDelivery(store, { ...base, handler: name, target: none, max_attempts: 1, failed: `handler ${name} is not configured (or its settings file is not trusted) when ${entity.id} ended` });
     }
     return pending;
   },

@@ -1,4 +1,4 @@
-import type Database from "better-sqlite3";
+import { dbOf, type HasSql } from "../db/handle.js";
 import { LiError } from "../../errors.js";
 import { newId, isWellFormedPrefix } from "../ids.js";
 import { rowByIdPrefix } from "../resolver.js";
@@ -46,18 +46,18 @@ const LEASE_SLACK_MS = 30_000;
 const ERROR_LIMIT = 1000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const tx = <T>(db: Database.Database, fn: () => T): T => db.transaction(fn).immediate();
 
-export function insertDelivery(
-  db: Database.Database,
+export async function insertDelivery(
+  store: HasSql,
   d: { event_id: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
-): string {
+): Promise<string> {
   const id = newId("delivery");
   const at = iso(Date.now());
-  db.prepare(
+  await dbOf(store).run(
     `INSERT INTO deliveries (id, event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
-  ).run(id, d.event_id, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at);
+    [id, d.event_id, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
+  );
   return id;
 }
 
@@ -70,34 +70,33 @@ export interface Claim {
 }
 
 /** Takes the next due delivery (or one whose drainer vanished) for this drainer alone. */
-export function claimDue(db: Database.Database, nowMs = Date.now()): Claim | null {
-  return tx(db, () => {
+export function claimDue(store: HasSql, nowMs = Date.now()): Promise<Claim | null> {
+  const db = dbOf(store);
+  return db.tx(async () => {
     const now = iso(nowMs);
     for (;;) {
-      const row = db
-        .prepare(
-          `SELECT * FROM deliveries WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'delivering' AND lease_until <= ?)
-           ORDER BY next_attempt_at LIMIT 1`,
-        )
-        .get(now, now) as DeliveryRow | undefined;
+      const row = await db.get<DeliveryRow>(
+        `SELECT * FROM deliveries WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'delivering' AND lease_until <= ?)
+         ORDER BY next_attempt_at LIMIT 1`,
+        [now, now],
+      );
       if (!row) return null;
       const target = JSON.parse(row.target) as Target;
       if (row.attempts >= row.max_attempts) {
         // Its last attempt's drainer stopped without a verdict; spending more would exceed the bound.
-        db.prepare("UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, updated_at = ? WHERE id = ?").run(
+        await db.run("UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, updated_at = ? WHERE id = ?", [
           `the drainer running attempt ${row.attempts} stopped before recording a result`,
           now,
           row.id,
-        );
+        ]);
         continue;
       }
       const lease = iso(nowMs + target.timeout_seconds * 1000 + LEASE_SLACK_MS);
-      const changed = db
-        .prepare(
-          `UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, updated_at = ?
-           WHERE id = ? AND status = ? AND attempts = ?`,
-        )
-        .run(lease, now, row.id, row.status, row.attempts).changes;
+      const { changes: changed } = await db.run(
+        `UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, updated_at = ?
+         WHERE id = ? AND status = ? AND attempts = ?`,
+        [lease, now, row.id, row.status, row.attempts],
+      );
       if (changed === 1) return { row, target, attempt: row.attempts + 1, lease };
     }
   });
@@ -108,7 +107,7 @@ export function backoffMs(backoffSeconds: number, attempt: number): number {
 }
 
 /** Records an attempt's verdict, only if this drainer still holds the claim (an ack or reclaim wins). */
-export function finishAttempt(db: Database.Database, claim: Claim, result: { ok: true } | { ok: false; error: string }, nowMs = Date.now()): DeliveryStatus | null {
+export async function finishAttempt(store: HasSql, claim: Claim, result: { ok: true } | { ok: false; error: string }, nowMs = Date.now()): Promise<DeliveryStatus | null> {
   const now = iso(nowMs);
   let status: DeliveryStatus;
   let next = claim.row.next_attempt_at;
@@ -119,31 +118,30 @@ export function finishAttempt(db: Database.Database, claim: Claim, result: { ok:
     next = iso(nowMs + backoffMs(claim.target.backoff_seconds, claim.attempt));
   }
   const error = result.ok ? null : result.error.slice(0, ERROR_LIMIT);
-  const changed = db
-    .prepare(
-      `UPDATE deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?
-       WHERE id = ? AND status = 'delivering' AND attempts = ? AND lease_until = ?`,
-    )
-    .run(status, next, error, now, claim.row.id, claim.attempt, claim.lease).changes;
+  const { changes: changed } = await dbOf(store).run(
+    `UPDATE deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL, last_error = ?, updated_at = ?
+     WHERE id = ? AND status = 'delivering' AND attempts = ? AND lease_until = ?`,
+    [status, next, error, now, claim.row.id, claim.attempt, claim.lease],
+  );
   return changed === 1 ? status : null;
 }
 
 /** When the next pending delivery falls due (epoch ms), or null if none is pending. */
-export function nextDueMs(db: Database.Database): number | null {
-  const row = db.prepare("SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending'").get() as { t: string | null };
+export async function nextDueMs(store: HasSql): Promise<number | null> {
+  const row = (await dbOf(store).get<{ t: string | null }>("SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending'"))!;
   return row.t ? Date.parse(row.t) : null;
 }
 
-export function resolveDelivery(db: Database.Database, text: string): DeliveryRow {
+export async function resolveDelivery(store: HasSql, text: string): Promise<DeliveryRow> {
   if (!isWellFormedPrefix(text.trim().toLowerCase()))
     throw new LiError("invalid_input", `${JSON.stringify(text)} is not a delivery id: they look like dlv_01j…`, { id: text });
-  const row = rowByIdPrefix<DeliveryRow>(db, "deliveries", text, "deliveries");
+  const row = await rowByIdPrefix<DeliveryRow>(store, "deliveries", text, "deliveries");
   if (!row) throw new LiError("not_found", `no delivery has an id starting ${text}; see li dispatch list`, { id: text, code: "unknown" });
   return row;
 }
 
 /** One page of deliveries, newest first (see lifecycle/pages.ts). */
-export function listDeliveries(db: Database.Database, f: { status?: string[]; entity?: string; cursor?: string; limit: number }): Page<DeliveryRow> {
+export function listDeliveries(store: HasSql, f: { status?: string[]; entity?: string; cursor?: string; limit: number }): Promise<Page<DeliveryRow>> {
   const where: string[] = [];
   const params: unknown[] = [];
   if (f.status?.length) {
@@ -154,20 +152,21 @@ export function listDeliveries(db: Database.Database, f: { status?: string[]; en
     where.push("entity_id = ?");
     params.push(f.entity);
   }
-  return page<DeliveryRow>(db, { table: "deliveries", where, params, cursor: f.cursor, limit: f.limit });
+  return page<DeliveryRow>(store, { table: "deliveries", where, params, cursor: f.cursor, limit: f.limit });
 }
 
 /** The row, read inside the caller's transaction; a concurrent purge is a clear not_found. */
-function existing(db: Database.Database, id: string): DeliveryRow {
-  const row = db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow | undefined;
+async function existing(store: HasSql, id: string): Promise<DeliveryRow> {
+  const row = await dbOf(store).get<DeliveryRow>("SELECT * FROM deliveries WHERE id = ?", [id]);
   if (!row) throw new LiError("not_found", `delivery ${id} no longer exists (purged?); see li dispatch list`, { id });
   return row;
 }
 
 /** Back to pending with a fresh attempt budget; a live attempt is never doubled. */
-export function retryDelivery(db: Database.Database, id: string, nowMs = Date.now()): DeliveryRow {
-  return tx(db, () => {
-    const row = existing(db, id);
+export function retryDelivery(store: HasSql, id: string, nowMs = Date.now()): Promise<DeliveryRow> {
+  const db = dbOf(store);
+  return db.tx(async () => {
+    const row = await existing(store, id);
     const now = iso(nowMs);
     const abandoned = row.status === "delivering" && row.lease_until !== null && row.lease_until <= now;
     if (row.status !== "failed" && row.status !== "pending" && !abandoned)
@@ -175,47 +174,43 @@ export function retryDelivery(db: Database.Database, id: string, nowMs = Date.no
         id: row.id,
         status: row.status,
       });
-    db.prepare("UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, updated_at = ? WHERE id = ? AND status = ?").run(
+    await db.run("UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, lease_until = NULL, updated_at = ? WHERE id = ? AND status = ?", [
       now,
       now,
       row.id,
       row.status,
-    );
-    return db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow;
+    ]);
+    return (await db.get<DeliveryRow>("SELECT * FROM deliveries WHERE id = ?", [id]))!;
   });
 }
 
 /** Marks a delivery handled by a person: no further attempts, and an in-flight verdict is discarded. */
-export function ackDelivery(db: Database.Database, id: string): { row: DeliveryRow; previous: DeliveryStatus } {
-  return tx(db, () => {
-    const before = existing(db, id);
-    if (before.status !== "acked")
-      db.prepare("UPDATE deliveries SET status = 'acked', lease_until = NULL, updated_at = ? WHERE id = ?").run(iso(Date.now()), id);
-    return { row: db.prepare("SELECT * FROM deliveries WHERE id = ?").get(id) as DeliveryRow, previous: before.status };
+export function ackDelivery(store: HasSql, id: string): Promise<{ row: DeliveryRow; previous: DeliveryStatus }> {
+  const db = dbOf(store);
+  return db.tx(async () => {
+    const before = await existing(store, id);
+    if (before.status !== "acked") await db.run("UPDATE deliveries SET status = 'acked', lease_until = NULL, updated_at = ? WHERE id = ?", [iso(Date.now()), id]);
+    return { row: (await db.get<DeliveryRow>("SELECT * FROM deliveries WHERE id = ?", [id]))!, previous: before.status };
   });
 }
 
-export function purgeDeliveries(db: Database.Database, statuses: readonly string[], olderThanSeconds: number, nowMs = Date.now()): string[] {
+export async function purgeDeliveries(store: HasSql, statuses: readonly string[], olderThanSeconds: number, nowMs = Date.now()): Promise<string[]> {
   const bad = statuses.filter((s) => !PURGEABLE.includes(s as DeliveryStatus));
   if (bad.length) throw new LiError("invalid_input", `cannot purge ${bad.join(", ")} deliveries: only ${PURGEABLE.join(", ")}`, { status: bad });
   const cutoff = iso(nowMs - olderThanSeconds * 1000);
-  return tx(db, () => {
-    const ids = (
-      db
-        .prepare(`SELECT id FROM deliveries WHERE status IN (${statuses.map(() => "?").join(",")}) AND updated_at <= ? ORDER BY id`)
-        .all(...statuses, cutoff) as { id: string }[]
-    ).map((r) => r.id);
-    const del = db.prepare("DELETE FROM deliveries WHERE id = ?");
-    for (const id of ids) del.run(id);
+  const db = dbOf(store);
+  return db.tx(async () => {
+    const ids = (await db.all<{ id: string }>(`SELECT id FROM deliveries WHERE status IN (${statuses.map(() => "?").join(",")}) AND updated_at <= ? ORDER BY id`, [...statuses, cutoff])).map((r) => r.id);
+    for (const id of ids) await db.run("DELETE FROM deliveries WHERE id = ?", [id]);
     return ids;
   });
 }
 
 /** The machine view of one row; the payload and full target only when asked for. */
 /** How many deliveries are in each status, every status present (zero when none). */
-export function deliveryCounts(db: Database.Database): Record<DeliveryStatus, number> {
+export async function deliveryCounts(store: HasSql): Promise<Record<DeliveryStatus, number>> {
   const counts = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<DeliveryStatus, number>;
-  for (const r of db.prepare("SELECT status, count(*) AS n FROM deliveries GROUP BY status").all() as { status: DeliveryStatus; n: number }[]) counts[r.status] = r.n;
+  for (const r of await dbOf(store).all<{ status: DeliveryStatus; n: number }>("SELECT status, count(*) AS n FROM deliveries GROUP BY status")) counts[r.status] = r.n;
   return counts;
 }
 

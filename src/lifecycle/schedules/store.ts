@@ -1,4 +1,6 @@
 import { LiError } from "../../errors.js";
+import { dbOf } from "../db/handle.js";
+import { isUniqueViolation } from "../db/types.js";
 import { newId } from "../ids.js";
 import type { Store } from "../store.js";
 import { rowByNameOrIdPrefix } from "../resolver.js";
@@ -69,17 +71,15 @@ export interface NewSchedule {
   on_failure?: "continue" | "pause";
 }
 
-export function insertSchedule(store: Store, input: NewSchedule): ScheduleRow {
+export async function insertSchedule(store: Store, input: NewSchedule): Promise<ScheduleRow> {
   const id = newId("schedule");
   const at = iso();
   try {
-    store.tx(() =>
-      store.db
-        .prepare(
-          `INSERT INTO schedules (id, name, cron, timezone, enabled, model, prompt, label, spec, next_run_at, created_at, updated_at, action, every_seconds, max_runs, on_failure)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
+    await store.tx(() =>
+      dbOf(store).run(
+        `INSERT INTO schedules (id, name, cron, timezone, enabled, model, prompt, label, spec, next_run_at, created_at, updated_at, action, every_seconds, max_runs, on_failure)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
           id,
           input.name,
           input.cron,
@@ -96,73 +96,87 @@ export function insertSchedule(store: Store, input: NewSchedule): ScheduleRow {
           input.every_seconds ?? null,
           input.max_runs ?? null,
           input.on_failure ?? "continue",
-        ),
+        ],
+      ),
     );
   } catch (err: any) {
-    if (err?.code === "SQLITE_CONSTRAINT_UNIQUE")
+    if (isUniqueViolation(err))
       throw new LiError("conflict", `a schedule named ${input.name} already exists; pick another name or delete it first (li schedule delete ${input.name})`, { name: input.name });
     throw err;
   }
-  return getSchedule(store, id)!;
+  return (await getSchedule(store, id))!;
 }
 
-export function getSchedule(store: Store, id: string): ScheduleRow | undefined {
-  return store.db.prepare("SELECT * FROM schedules WHERE id = ?").get(id) as ScheduleRow | undefined;
+export function getSchedule(store: Store, id: string): Promise<ScheduleRow | undefined> {
+  return dbOf(store).get<ScheduleRow>("SELECT * FROM schedules WHERE id = ?", [id]);
 }
 
 /** A schedule by name, by id, or by an unambiguous id prefix (sch_…). */
-export function resolveSchedule(store: Store, text: string): ScheduleRow {
-  return rowByNameOrIdPrefix<ScheduleRow>(store.db, "schedules", text);
+export function resolveSchedule(store: Store, text: string): Promise<ScheduleRow> {
+  return rowByNameOrIdPrefix<ScheduleRow>(store, "schedules", text);
 }
 
-export function listSchedules(store: Store): ScheduleRow[] {
-  return store.db.prepare("SELECT * FROM schedules ORDER BY name").all() as ScheduleRow[];
+export function listSchedules(store: Store): Promise<ScheduleRow[]> {
+  return dbOf(store).all<ScheduleRow>("SELECT * FROM schedules ORDER BY name");
+}
+
+/** How many schedules exist, and how many of them are enabled. */
+export async function scheduleCounts(store: Store): Promise<{ total: number; enabled: number }> {
+  return (await dbOf(store).get<{ total: number; enabled: number }>("SELECT count(*) AS total, coalesce(sum(enabled), 0) AS enabled FROM schedules"))!;
+}
+
+/** Enabled schedules last changed at or before `at` (ISO time). */
+export async function enabledUnchangedSince(store: Store, at: string): Promise<number> {
+  return (await dbOf(store).get<{ n: number }>("SELECT count(*) AS n FROM schedules WHERE enabled = 1 AND updated_at <= ?", [at]))!.n;
+}
+
+/** Enabled schedules that pause themselves when a run fails (on_failure pause). */
+export function pausingSchedules(store: Store): Promise<ScheduleRow[]> {
+  return dbOf(store).all<ScheduleRow>("SELECT * FROM schedules WHERE enabled = 1 AND on_failure = 'pause'");
 }
 
 /** Enabled schedules whose next fire time is at or before `now`, oldest due first. */
-export function dueSchedules(store: Store, now: Date = new Date()): ScheduleRow[] {
-  return store.db.prepare("SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= ? ORDER BY next_run_at").all(iso(now)) as ScheduleRow[];
+export function dueSchedules(store: Store, now: Date = new Date()): Promise<ScheduleRow[]> {
+  return dbOf(store).all<ScheduleRow>("SELECT * FROM schedules WHERE enabled = 1 AND next_run_at <= ? ORDER BY next_run_at", [iso(now)]);
 }
 
 /** The earliest next fire time of any enabled schedule, if any. */
-export function nextDueAt(store: Store): string | null {
-  const row = store.db.prepare("SELECT min(next_run_at) AS at FROM schedules WHERE enabled = 1").get() as { at: string | null };
-  return row.at;
+export async function nextDueAt(store: Store): Promise<string | null> {
+  const row = await dbOf(store).get<{ at: string | null }>("SELECT min(next_run_at) AS at FROM schedules WHERE enabled = 1");
+  return row!.at;
 }
 
 /**
  * Enables (with a freshly computed next fire time) or disables a schedule. Returns the row
  * and whether anything changed; enabling an enabled schedule keeps its next fire time.
  */
-export function setEnabled(store: Store, id: string, enabled: boolean, nextRunAt: () => string): { row: ScheduleRow; changed: boolean } {
-  return store.tx(() => {
-    const row = getSchedule(store, id);
+export function setEnabled(store: Store, id: string, enabled: boolean, nextRunAt: () => string): Promise<{ row: ScheduleRow; changed: boolean }> {
+  return store.tx(async () => {
+    const row = await getSchedule(store, id);
     if (!row) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
     if (Boolean(row.enabled) === enabled) return { row, changed: false };
-    store.db
-      .prepare("UPDATE schedules SET enabled = ?, next_run_at = ?, disabled_reason = NULL, updated_at = ? WHERE id = ?")
-      .run(enabled ? 1 : 0, enabled ? nextRunAt() : null, iso(), id);
-    return { row: getSchedule(store, id)!, changed: true };
+    await dbOf(store).run("UPDATE schedules SET enabled = ?, next_run_at = ?, disabled_reason = NULL, updated_at = ? WHERE id = ?", [enabled ? 1 : 0, enabled ? nextRunAt() : null, iso(), id]);
+    return { row: (await getSchedule(store, id))!, changed: true };
   });
 }
 
 /** Deletes a schedule and its run history; the runs' own records (invocations) stay. */
-export function deleteSchedule(store: Store, id: string): { row: ScheduleRow; runs_deleted: number } {
-  return store.tx(() => {
-    const row = getSchedule(store, id);
+export function deleteSchedule(store: Store, id: string): Promise<{ row: ScheduleRow; runs_deleted: number }> {
+  const db = dbOf(store);
+  return store.tx(async () => {
+    const row = await getSchedule(store, id);
     if (!row) throw new LiError("not_found", `schedule ${id} was already deleted`, { schedule: id });
-    const runs = store.db.prepare("DELETE FROM schedule_runs WHERE schedule_id = ?").run(id).changes;
-    store.db.prepare("DELETE FROM schedules WHERE id = ?").run(id);
+    const runs = (await db.run("DELETE FROM schedule_runs WHERE schedule_id = ?", [id])).changes;
+    await db.run("DELETE FROM schedules WHERE id = ?", [id]);
     return { row, runs_deleted: runs };
   });
 }
 
-function insertRun(store: Store, scheduleId: string, trigger: "tick" | "manual", dueAt: string | null, firedAt: string, rec: FireRecord): ScheduleRunRow {
+async function insertRun(store: Store, scheduleId: string, trigger: "tick" | "manual", dueAt: string | null, firedAt: string, rec: FireRecord): Promise<ScheduleRunRow> {
+  const db = dbOf(store);
   const id = newId("schedule_run");
-  store.db
-    .prepare("INSERT INTO schedule_runs (id, schedule_id, entity_id, trigger, due_at, fired_at, error) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .run(id, scheduleId, rec.entity_id ?? null, trigger, dueAt, firedAt, rec.error ?? null);
-  return store.db.prepare("SELECT * FROM schedule_runs WHERE id = ?").get(id) as ScheduleRunRow;
+  await db.run("INSERT INTO schedule_runs (id, schedule_id, entity_id, trigger, due_at, fired_at, error) VALUES (?, ?, ?, ?, ?, ?, ?)", [id, scheduleId, rec.entity_id ?? null, trigger, dueAt, firedAt, rec.error ?? null]);
+  return (await db.get<ScheduleRunRow>("SELECT * FROM schedule_runs WHERE id = ?", [id]))!;
 }
 
 /**
@@ -171,52 +185,51 @@ function insertRun(store: Store, scheduleId: string, trigger: "tick" | "manual",
  * `record` (which writes the run's entity) runs only for the winner. Null when another
  * ticker already fired this due time, or the schedule was disabled or deleted meanwhile.
  */
-export function claimDue(store: Store, id: string, expect: string, next: string, now: Date, record: () => FireRecord): (ScheduleRunRow & { last: boolean }) | null {
+export function claimDue(store: Store, id: string, expect: string, next: string, now: Date, record: () => FireRecord | Promise<FireRecord>): Promise<(ScheduleRunRow & { last: boolean }) | null> {
   const firedAt = iso(now);
-  return store.tx(() => {
+  return store.tx(async () => {
     // The fire that reaches max_runs is the last: the same write disables the schedule.
-    const won = store.db
-      .prepare(
+    const { changes: won } = await dbOf(store).run(
         `UPDATE schedules SET fired_count = fired_count + 1, last_fired_at = ?, updated_at = ?,
            enabled = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN 0 ELSE 1 END,
            next_run_at = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN NULL ELSE ? END,
            disabled_reason = CASE WHEN max_runs IS NOT NULL AND fired_count + 1 >= max_runs THEN 'max_runs: fired ' || max_runs || ' of ' || max_runs ELSE NULL END
          WHERE id = ? AND enabled = 1 AND next_run_at = ?`,
-      )
-      .run(firedAt, firedAt, next, id, expect).changes;
+        [firedAt, firedAt, next, id, expect],
+      );
     if (won !== 1) return null;
-    const last = getSchedule(store, id)!.enabled === 0;
-    return { ...insertRun(store, id, "tick", expect, firedAt, record()), last };
+    const last = (await getSchedule(store, id))!.enabled === 0;
+    return { ...(await insertRun(store, id, "tick", expect, firedAt, await record())), last };
   });
 }
 
 /** Disables a schedule li stops on its own (on_failure pause), saying why; false when it was no longer enabled. */
-export function pauseSchedule(store: Store, id: string, reason: string): boolean {
-  return store.tx(() => store.db.prepare("UPDATE schedules SET enabled = 0, next_run_at = NULL, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1").run(reason, iso(), id).changes === 1);
+export function pauseSchedule(store: Store, id: string, reason: string): Promise<boolean> {
+  return store.tx(async () => (await dbOf(store).run("UPDATE schedules SET enabled = 0, next_run_at = NULL, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1", [reason, iso(), id])).changes === 1);
 }
 
 /** The newest tick or manual run of a schedule. */
-export function lastRun(store: Store, scheduleId: string): ScheduleRunRow | undefined {
-  return store.db.prepare("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT 1").get(scheduleId) as ScheduleRunRow | undefined;
+export function lastRun(store: Store, scheduleId: string): Promise<ScheduleRunRow | undefined> {
+  return dbOf(store).get<ScheduleRunRow>("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT 1", [scheduleId]);
 }
 
 /** A manual fire: records the run beside its entity, in one transaction. */
-export function recordManualRun(store: Store, id: string, record: () => FireRecord): ScheduleRunRow {
+export function recordManualRun(store: Store, id: string, record: () => FireRecord | Promise<FireRecord>): Promise<ScheduleRunRow> {
   const firedAt = iso();
-  return store.tx(() => {
-    if (!getSchedule(store, id)) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
-    store.db.prepare("UPDATE schedules SET last_fired_at = ?, updated_at = ? WHERE id = ?").run(firedAt, firedAt, id);
-    return insertRun(store, id, "manual", null, firedAt, record());
+  return store.tx(async () => {
+    if (!(await getSchedule(store, id))) throw new LiError("not_found", `schedule ${id} was deleted`, { schedule: id });
+    await dbOf(store).run("UPDATE schedules SET last_fired_at = ?, updated_at = ? WHERE id = ?", [firedAt, firedAt, id]);
+    return insertRun(store, id, "manual", null, firedAt, await record());
   });
 }
 
 /** A schedule's runs, newest first. */
-export function listRuns(store: Store, scheduleId: string, limit: number): ScheduleRunRow[] {
-  return store.db.prepare("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT ?").all(scheduleId, limit) as ScheduleRunRow[];
+export function listRuns(store: Store, scheduleId: string, limit: number): Promise<ScheduleRunRow[]> {
+  return dbOf(store).all<ScheduleRunRow>("SELECT * FROM schedule_runs WHERE schedule_id = ? ORDER BY seq DESC LIMIT ?", [scheduleId, limit]);
 }
 
-export function runCount(store: Store, scheduleId: string): number {
-  return (store.db.prepare("SELECT count(*) AS n FROM schedule_runs WHERE schedule_id = ?").get(scheduleId) as { n: number }).n;
+export async function runCount(store: Store, scheduleId: string): Promise<number> {
+  return (await dbOf(store).get<{ n: number }>("SELECT count(*) AS n FROM schedule_runs WHERE schedule_id = ?", [scheduleId]))!.n;
 }
 
 /** The machine view of a schedule: raw values only (ADR-0066 D7); the prompt only on request. */

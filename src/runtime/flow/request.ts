@@ -254,13 +254,13 @@ export function readPlanFile(file: string): unknown {
 }
 
 /** Records the session `preparing` under `parent_id` (if any) and starts its detached supervisor. */
-export function submitSession(
+export async function submitSession(
   store: Store,
   prepared: PreparedSession,
   opts: { label?: string | null; parent_id?: string | null; queue?: string; extraSpec?: Record<string, unknown> } = {},
-): { entity: Entity; pid: number | null; console_log: string } {
+): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
   const queue = opts.parent_id ? undefined : admission(opts.queue);
-  const recorded = createRecord(store, {
+  const recorded = await createRecord(store, {
     kind: "session",
     parent_id: opts.parent_id ?? null,
     label: opts.label ?? null,
@@ -268,6 +268,6 @@ export function submitSession(
     prompt: prepared.prompt,
     queue,
   });
-  const { entity, pid } = launch(store, recorded);
+  const { entity, pid } = await launch(store, recorded);
   return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
 }
