@@ -100,12 +100,14 @@ describe("no error echoes more than a short, marked prefix of what the caller se
   });
 
   test.each<[string, Record<string, unknown>, string]>([
-    ["an op name", { op: huge() }, "unknown_verb"],
-    ["an args key", { op: "job.list", args: { [huge()]: 1 } }, "invalid_args"],
-    ["an args key with a NUL", { op: "job.list", args: { ["\u0000" + huge()]: 1 } }, "invalid_args"],
-    ["a playbook name", { op: "play.submit", args: { playbook: huge() } }, "invalid_args"],
-    ["a fingerprint", { op: "agent.submit", args: { prompt: "hi", model: "mock/echo" }, schema_fingerprint: huge() }, "fingerprint_stale"],
-  ])("%s of 10 MiB: an op error of a few KiB besides its schema", async (_what, op, code) => {
+    ["a 10 MiB op name", { op: huge() }, "unknown_verb"],
+    ["a 10 MiB args key", { op: "job.list", args: { [huge()]: 1 } }, "invalid_args"],
+    ["a 10 MiB args key with a NUL", { op: "job.list", args: { ["\u0000" + huge()]: 1 } }, "invalid_args"],
+    ["a 10 MiB playbook name", { op: "play.submit", args: { playbook: huge() } }, "invalid_args"],
+    // Six characters of JSON each: an echo bounded in characters alone would still be six times too long.
+    ["a 1 MiB playbook name of control characters", { op: "play.submit", args: { playbook: huge(MiB, "\u0001") } }, "invalid_args"],
+    ["a 10 MiB fingerprint", { op: "agent.submit", args: { prompt: "hi", model: "mock/echo" }, schema_fingerprint: huge() }, "fingerprint_stale"],
+  ])("%s: an op error of a few KiB besides its schema", async (_what, op, code) => {
     const r = await ask({ ops: [op] });
     const [result] = r.structuredContent.results;
     expect(result.error.code).toBe(code);

@@ -178,6 +178,19 @@ function hugeGenerator(rand: () => number) {
   return () => pick(families)();
 }
 
+/** A payload as a failure names it: its first characters, a long run of one character counted. */
+function sketch(args: unknown): string {
+  const text = JSON.stringify(args);
+  let out = "";
+  for (let i = 0; i < text.length && out.length < 300; ) {
+    let j = i + 1;
+    while (j < text.length && text[j] === text[i]) j++;
+    out += j - i > 8 ? `${text[i]}<×${j - i}>` : text.slice(i, j);
+    i = j;
+  }
+  return out.slice(0, 300);
+}
+
 /** What is wrong with one answer to a huge or deep payload, if anything. */
 function checkBounded(r: any): string | null {
   if (!Array.isArray(r.content) || r.content[0]?.type !== "text") return "no tool result content";
@@ -203,20 +216,17 @@ test(`${HUGE_COUNT} seeded huge and deep payloads through the SDK client: every 
   try {
     for (let i = 0; i < HUGE_COUNT && !failures.length; i++) {
       const args = next();
-      const what = JSON.stringify(args)
-        .replace(/(.)\1{39,}/gu, (run, c) => `${c}<×${run.length}>`)
-        .slice(0, 300);
       try {
         const bad = checkBounded(await m.client.callTool({ name: "request", arguments: args }, undefined, { timeout: 20000 }));
-        if (bad) failures.push(`#${i} ${bad}: ${what}`);
+        if (bad) failures.push(`#${i} ${bad}: ${sketch(args)}`);
       } catch (err: any) {
         // Past the server's wire limit (an escaped payload) the answer is a JSON-RPC error; anything else is a lost answer.
-        if (err?.code !== -32600) failures.push(`#${i} no answer (${err?.message ?? err}): ${what}`);
+        if (err?.code !== -32600) failures.push(`#${i} no answer (${err?.message ?? err}): ${sketch(args)}`);
       }
       try {
         await m.call({ help: true });
       } catch (err: any) {
-        failures.push(`#${i} the session did not answer help=true after it (${err?.message ?? err}): ${what}`);
+        failures.push(`#${i} the session did not answer help=true after it (${err?.message ?? err}): ${sketch(args)}`);
       }
     }
   } finally {

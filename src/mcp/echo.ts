@@ -6,7 +6,10 @@
  * must carry it whole.
  */
 
-/** Characters of one caller string (a key, a name, a value) an error echoes. */
+/**
+ * Characters of one caller string (a key, a name, a value) an error echoes, counted as JSON
+ * writes them: a control character is six (`\u0001`), so escaping cannot multiply an echo.
+ */
 export const ECHO_CHARS = 80;
 
 /** Characters of one error message: ours are far shorter; this bounds one that quotes a caller. */
@@ -21,11 +24,16 @@ const ECHO_DEPTH = 4;
 /** The marker that ends a clipped string: how long it was, so the caller knows it was cut. */
 const marker = (n: number) => `…[clipped: ${n} chars]`;
 
-/** A caller's string as an error may echo it: its first `max` characters and a marker, or itself. */
+/** What one UTF-16 unit costs in JSON text: `\"`, `\\` and `\n` are two, other controls six. */
+const jsonCost = (c: number) => (c === 0x22 || c === 0x5c || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x08 || c === 0x0c ? 2 : c < 0x20 ? 6 : 1);
+
+/** A caller's string as an error may echo it: itself, or as much of its start as `max` characters of JSON hold, and a marker. */
 export function clip(s: string, max = ECHO_CHARS): string {
-  if (s.length <= max) return s;
+  let end = 0;
+  for (let cost = 0; end < s.length; end++) if ((cost += jsonCost(s.charCodeAt(end))) > max) break;
+  if (end === s.length) return s;
   // Never cut a surrogate pair in half: the echo would carry a character the caller never sent.
-  const end = /[\uD800-\uDBFF]/.test(s[max - 1]) ? max - 1 : max;
+  if (end > 0 && /[\uD800-\uDBFF]/.test(s[end - 1])) end--;
   return s.slice(0, end) + marker(s.length);
 }
 
@@ -90,7 +98,7 @@ export function listed<T>(items: readonly T[], render: (item: T) => string, sep 
       break;
     }
     const part = render(item);
-    room -= part.length + sep.length;
+    room -= JSON.stringify(part).length - 2 + sep.length;
     parts.push(part);
   }
   return parts.join(sep);
