@@ -10,13 +10,13 @@
  * Characters of one caller string (a key, a name, a value) an error echoes, counted as JSON
  * writes them: a control character is six (`\u0001`), so escaping cannot multiply an echo.
  */
-export const ECHO_CHARS = 80;
+const ECHO_CHARS = 80;
 
 /** Characters of one error message: ours are far shorter; this bounds one that quotes a caller. */
 export const MESSAGE_CHARS = 2048;
 
 /** Roughly how many characters of JSON a deep echo (a list of names, a detail object) may take. */
-export const ECHO_ROOM = 1024;
+const ECHO_ROOM = 1024;
 
 /** Nesting a deep echo keeps: a refusal's detail is a flat record, never a caller's structure. */
 const ECHO_DEPTH = 4;
@@ -78,7 +78,7 @@ export function echo(value: unknown, opts: { chars?: number; room?: number } = {
         break;
       }
       const key = clip(keys[i], chars);
-      room -= key.length + 3;
+      room -= JSON.stringify(key).length + 1;
       out[key] = walk((v as Record<string, unknown>)[keys[i]], depth + 1);
     }
     return out;
