@@ -88,7 +88,8 @@ export function realCliSuite(cli: RealCli) {
       const { h, env, cwd } = setup();
       const stalled = fake.stall();
       const run = await liData(["agent", "--detach", "--cwd", cwd, model, "stream", "slowly"], { env });
-      await stalled;
+      // Bounded: a CLI that exits before its first request (as codex outside a git repository did) fails here, not at the test's timeout.
+      await Promise.race([stalled, new Promise((_, no) => setTimeout(() => no(new Error(`${cli.name} never reached the API`)), 30_000).unref())]);
       // The CLI is mid-answer: its process tree (a node wrapper and a native binary for codex) is up.
       expect(processesOf(h.home).length).toBeGreaterThan(1);
       await liData(["kill", run.id], { env });
