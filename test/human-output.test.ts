@@ -139,3 +139,42 @@ describe("on a terminal and off it", () => {
     expect(plain.output()).toContain("completed");
   });
 });
+
+describe("a foreground run's end line (issue 18, item 4)", () => {
+  /** `li agent mock/echo WORDS` with stdout and stderr as given: file descriptors of files in the home. */
+  async function foreground(h: { env: NodeJS.ProcessEnv }, words: string, stdout: number, stderr: number, machine = false) {
+    const { spawn } = await import("node:child_process");
+    const { LI_BIN } = await import("./helpers/li.js");
+    const child = spawn(process.execPath, [LI_BIN, ...(machine ? ["--machine"] : []), "agent", "mock/echo", words], { env: h.env, stdio: ["ignore", stdout, stderr] });
+    return new Promise<number | null>((resolve) => child.on("close", resolve));
+  }
+
+  test("stdout and stderr in one file (> log 2>&1): the status line starts on a line of its own", async () => {
+    const fs = await import("node:fs");
+    const h = home();
+    const log = `${h.home}/one.log`;
+    const fd = fs.openSync(log, "w");
+    expect(await foreground(h, "hello from li", fd, fd)).toBe(0);
+    fs.closeSync(fd);
+    const lines = fs.readFileSync(log, "utf8").split("\n");
+    expect(lines[1]).toBe("hello from li");
+    expect(lines[2]).toMatch(/^li: invocation inv_\S+ completed in /);
+  });
+
+  test("stdout apart from stderr gets the run's bytes exactly; machine output is one JSON object, unchanged", async () => {
+    const fs = await import("node:fs");
+    const h = home();
+    const [out, err] = [`${h.home}/out.log`, `${h.home}/err.log`];
+    const [o, e] = [fs.openSync(out, "w"), fs.openSync(err, "w")];
+    expect(await foreground(h, "hello from li", o, e)).toBe(0);
+    expect(fs.readFileSync(out, "utf8")).toBe("hello from li");
+    expect(fs.readFileSync(err, "utf8")).toMatch(/^li: invocation \S+ mock\/echo: started; Ctrl-C cancels it\nli: invocation \S+ completed in /);
+    const m = fs.openSync(`${h.home}/machine.log`, "w");
+    const me = fs.openSync(`${h.home}/machine-err.log`, "w");
+    expect(await foreground(h, "hello from li", m, me, true)).toBe(0);
+    expect(JSON.parse(fs.readFileSync(`${h.home}/machine.log`, "utf8"))).toMatchObject({ ok: true, data: { status: "completed" } });
+    // Under --machine the run streams to stderr, where the end line follows on a line of its own.
+    expect(fs.readFileSync(`${h.home}/machine-err.log`, "utf8")).toMatch(/\nhello from li\nli: invocation \S+ completed in /);
+    for (const f of [o, e, m, me]) fs.closeSync(f);
+  });
+});

@@ -64,7 +64,7 @@ test("src/config (settings, profiles, trust, policy, endpoints) is a layer below
   const allowed = (to: string) =>
     under(to, "src/config") ||
     ["src/errors.ts", "src/json.ts", "src/packages.ts"].includes(to) ||
-    ["names", "paths", "vocab"].some((n) => to === `src/lifecycle/${n}.ts`) ||
+    ["names", "paths", "vocab", "locate"].some((n) => to === `src/lifecycle/${n}.ts`) ||
     ["capabilities", "index", "types"].some((n) => to === `src/runtime/providers/${n}.ts`);
   expect(ALL.filter((e) => under(e.from, "src/config") && !allowed(e.to))).toEqual([]);
   // Configuration modules sit in their folder, not loose at the root of src/.

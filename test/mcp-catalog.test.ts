@@ -154,7 +154,7 @@ describe("plugging in", () => {
     expect(r.providers.map((p: any) => p.name)).toContain("mock");
   });
 
-  test.each(["claude-code", "claude-desktop", "cursor", "vscode", "codex"])("li mcp config %s uses absolute paths and the LI_HOME in force", async (client) => {
+  test.each(["claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini"])("li mcp config %s uses absolute paths and the LI_HOME in force", async (client) => {
     const d = await liData(["mcp", "config", client], { env: srv.h.env });
     const server = d.config.mcpServers?.li ?? d.config.servers?.li ?? d.config.mcp_servers?.li;
     expect(path.isAbsolute(server.command)).toBe(true);

@@ -1,4 +1,5 @@
 import { tempHome } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
 import { prng } from "./helpers/prng.js";
 import { loggingLi, RawMcp } from "./helpers/raw-mcp.js";
 
@@ -10,6 +11,8 @@ import { loggingLi, RawMcp } from "./helpers/raw-mcp.js";
  */
 const SEED = Number(process.env.LI_FUZZ_SEED ?? Date.now() % 1e9);
 const COUNT = Number(process.env.LI_FUZZ_COUNT ?? 5000);
+/** Huge and deep payloads sent through the SDK client (LI_FUZZ_HUGE_COUNT resizes). */
+const HUGE_COUNT = Number(process.env.LI_FUZZ_HUGE_COUNT ?? 24);
 
 const h = tempHome();
 const logged = loggingLi(h.home);
@@ -120,3 +123,115 @@ test(`${COUNT} seeded hostile payloads: every answer well-formed, the server ali
   expect(logged.runs()).toEqual([]);
   if (COUNT >= 5000) expect(rssAtEnd).toBeLessThanOrEqual(rssAt100 * 1.5);
 }, 180000);
+
+/*
+ * Huge keys, names and values, and deep nesting, through the real SDK client, which ends the
+ * session on any message over 10 MiB: every answer must arrive, the session must answer
+ * help=true after each, and no error may carry more than a few KiB beside its verb's schema.
+ */
+const MiB = 1024 * 1024;
+/** What an error may carry beside the verb's schema, which it must carry whole. */
+const ECHO_BOUND = 4096;
+
+function hugeGenerator(rand: () => number) {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+  const int = (n: number) => Math.floor(rand() * n);
+  const verbs = Object.keys(schemas);
+  // Few at the 10 MiB the client can read, so the suite stays quick; ASCII there, so the wire limit is not what answers.
+  const text = (): string => {
+    const n = pick([10 * MiB, MiB, 100000, 4096, 81]);
+    const c = n > MiB ? "k" : pick(["k", "é", "\u0001", "😀", "<\"\\>"]);
+    return c.repeat(Math.ceil(n / c.length));
+  };
+  const nested = (levels: number, leaf: unknown): unknown => {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = rand() > 0.5 ? [v] : { a: v };
+    return v;
+  };
+  const deep = () => nested(pick([31, 32, 33, 100, 2000]), "x");
+  const many = () => Object.fromEntries(Array.from({ length: pick([1000, 50000, 200000]) }, (_, i) => [`k_${i}_${int(1e6)}`, 1]));
+  const spawn = () => pick(["agent.submit", "flow.submit", "fanout.submit", "schedule.create"]);
+  /** A value its property refuses, however long: a string where a number or boolean goes, else one with a NUL. */
+  const hugeValue = (verb: string) => {
+    const props = Object.entries<any>(schemas[verb].properties ?? {});
+    if (!props.length) return { [text()]: 1 };
+    const [name, s] = pick(props);
+    return { [name]: ["integer", "number", "boolean"].includes(s.type) ? text() : `${text()}\u0000` };
+  };
+  const families: (() => Record<string, unknown>)[] = [
+    () => ({ [text()]: pick([1, deep()]) }),
+    () => ({ ops: [{ op: text() }] }),
+    () => ({ ops: [{ op: pick(verbs), [text()]: pick([1, deep()]) }] }),
+    () => ({ ops: [{ op: pick(verbs), args: { [text()]: pick([1, text(), deep()]) } }] }),
+    () => ({ ops: [{ op: pick(verbs), args: { ["\u0000" + text()]: 1 } }] }),
+    () => {
+      const verb = pick(verbs);
+      return { ops: [{ op: verb, args: hugeValue(verb) }] };
+    },
+    () => ({ ops: [{ op: pick(verbs), args: many() }] }),
+    () => ({ ops: [{ op: pick(verbs), args: { [pick(["limit", "ids", "label", "prompt"])]: deep() } }] }),
+    () => ({ ops: [{ op: spawn(), args: { prompt: "hi", model: "mock/echo" }, schema_fingerprint: pick([text(), deep()]) }] }),
+    () => ({ ops: [{ op: "play.submit", args: { playbook: text() }, schema_fingerprint: "sha256:0", playbook_fingerprint: pick([text(), deep()]) }] }),
+    () => ({ help: pick([text(), deep(), { verb: text() }, { verb: "play.submit", playbook: text() }, { verb: pick(verbs), [text()]: "x" }]) }),
+    () => many(),
+  ];
+  return () => pick(families)();
+}
+
+/** A payload as a failure names it: its first characters, a long run of one character counted. */
+function sketch(args: unknown): string {
+  const text = JSON.stringify(args);
+  let out = "";
+  for (let i = 0; i < text.length && out.length < 300; ) {
+    let j = i + 1;
+    while (j < text.length && text[j] === text[i]) j++;
+    out += j - i > 8 ? `${text[i]}<×${j - i}>` : text.slice(i, j);
+    i = j;
+  }
+  return out.slice(0, 300);
+}
+
+/** What is wrong with one answer to a huge or deep payload, if anything. */
+function checkBounded(r: any): string | null {
+  if (!Array.isArray(r.content) || r.content[0]?.type !== "text") return "no tool result content";
+  if (r.isError) return r.content[0].text.length < ECHO_BOUND ? null : `a ${r.content[0].text.length}-character refusal`;
+  const body = r.structuredContent;
+  if (!body || JSON.stringify(body) !== r.content[0].text) return "structuredContent does not mirror the text";
+  if (body.status !== "partial") return "ops result is not partial";
+  for (const op of body.results) {
+    if (op.ok !== false) return "an invalid op succeeded";
+    const { schema, ...rest } = op.error;
+    if (JSON.stringify({ ...op, error: rest }).length >= ECHO_BOUND) return `an op error of ${JSON.stringify(op).length} characters`;
+    // A refusal of a known verb's args or fingerprint carries that verb's schema, whole.
+    if (["invalid_args", "fingerprint_required", "fingerprint_stale"].includes(op.error.code) && op.op in schemas && JSON.stringify(schema) !== JSON.stringify(schemas[op.op]))
+      return `${op.error.code} for ${op.op} without its schema`;
+  }
+  return null;
+}
+
+test(`${HUGE_COUNT} seeded huge and deep payloads through the SDK client: every answer arrives and is bounded, and the session goes on`, async () => {
+  const next = hugeGenerator(prng(SEED + 1));
+  const m = await connectMcp({ ...h.env, LI_MCP_COMMAND: logged.command });
+  const failures: string[] = [];
+  try {
+    for (let i = 0; i < HUGE_COUNT && !failures.length; i++) {
+      const args = next();
+      try {
+        const bad = checkBounded(await m.client.callTool({ name: "request", arguments: args }, undefined, { timeout: 20000 }));
+        if (bad) failures.push(`#${i} ${bad}: ${sketch(args)}`);
+      } catch (err: any) {
+        // Past the server's wire limit (an escaped payload) the answer is a JSON-RPC error; anything else is a lost answer.
+        if (err?.code !== -32600) failures.push(`#${i} no answer (${err?.message ?? err}): ${sketch(args)}`);
+      }
+      try {
+        await m.call({ help: true });
+      } catch (err: any) {
+        failures.push(`#${i} the session did not answer help=true after it (${err?.message ?? err}): ${sketch(args)}`);
+      }
+    }
+  } finally {
+    await m.close();
+  }
+  expect(failures).toEqual([]);
+  expect(logged.runs()).toEqual([]);
+}, 120000);

@@ -62,13 +62,14 @@ describe("malformed structure is a per-op error, never a crash", () => {
     expect(body.results[1].error.code).toBe("invalid_args");
   });
 
-  test("args nested 100,000 deep are invalid_args, not a stack overflow", async () => {
-    const text = `{"ops":[{"op":"job.list","args":{"label":${"[".repeat(100000)}${"]".repeat(100000)}}}]}`;
+  test.each([10000, 100000])("args nested %d deep are invalid_args naming the arg, with the schema, not a stack overflow", async (depth) => {
+    const text = `{"ops":[{"op":"job.list","args":{"label":${"[".repeat(depth)}${"]".repeat(depth)}}}]}`;
     const id = raw.id();
     const answer = await raw.answer(id);
     raw.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"request","arguments":${text}}}\n`);
     const r = await answer;
-    expect(content(r).results[0].error).toMatchObject({ code: "invalid_args" });
+    const schema = (await raw.call({ help: "job.list" })).result.structuredContent.schema;
+    expect(content(r).results[0].error).toMatchObject({ code: "invalid_args", params: ["label"], schema });
   });
 
   test.each([

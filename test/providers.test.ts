@@ -17,8 +17,9 @@ describe("CLI agent providers run the real binary found on PATH", () => {
   // Each in its machine-readable mode (provider-results.test.ts reads what they stream).
   const cases: [string, string[]][] = [
     ["claude", ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet"]],
-    ["codex", ["exec", "--json", "--model", "sonnet", "-"]],
-    ["gemini", ["--model", "sonnet", "--output-format", "stream-json"]],
+    // Outside a git repository codex refuses to run without --skip-git-repo-check; gemini in a folder it does not trust without --skip-trust.
+    ["codex", ["exec", "--json", "--skip-git-repo-check", "--model", "sonnet", "-"]],
+    ["gemini", ["--model", "sonnet", "--output-format", "stream-json", "--skip-trust"]],
   ];
   test.each(cases)("%s gets the prompt on stdin and its model flags; lines that are not events reach the console as they came", async (name, argv) => {
     const bin = path.join(h.home, "bin");

@@ -37,12 +37,26 @@ test("claude: the new run gets --resume <recorded session id>, in the first run'
   expect((await liData(["job", "output", next.id], { env })).output).toBe("Made the fixture path absolute; the test passes now.");
 });
 
-test("codex: exec resume <recorded thread id> -, the prompt on stdin", async () => {
+test("codex: exec resume <recorded thread id> -, the prompt on stdin; the run's usage is its own, not the thread's", async () => {
   const { env, calls } = setup();
   const first = await liData(["agent", "codex/gpt-5", "success"], { env });
   const next = await liData(["agent", "--resume", first.id.slice(0, 12), "resume"], { env });
   expect(next).toMatchObject({ status: "completed", provider_session_id: "0199a213-81c0-7800-8aa1-bbab2a035a53" });
-  expect(calls().at(-1)!.argv).toEqual(["exec", "--json", "--model", "gpt-5", "resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "-"]);
+  expect(calls().at(-1)!.argv).toEqual(["exec", "--json", "--skip-git-repo-check", "--model", "gpt-5", "resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "-"]);
+  const job = await jobStatus(env, next.id);
+  expect(job.resumes).toBe(first.id);
+  // codex reports the thread's running total (26000/25000/200) after the first run's 24763/24448/122.
+  expect(job.usage).toEqual({ input_tokens: 1237, cached_tokens: 552, output_tokens: 78, cost_usd: null });
+});
+
+test("gemini: the new run gets --resume <recorded session id>", async () => {
+  const { env, calls } = setup();
+  const first = await liData(["agent", "gemini/gemini-2.5-pro", "success"], { env });
+  expect(first.provider_session_id).toBe("gem-sess-1");
+  const next = await liData(["agent", "--resume", first.id, "success"], { env });
+  expect(next).toMatchObject({ status: "completed", provider_session_id: "gem-sess-1" });
+  const argv = calls().at(-1)!.argv;
+  expect(argv.slice(argv.indexOf("--resume"), argv.indexOf("--resume") + 2)).toEqual(["--resume", "gem-sess-1"]);
   expect((await jobStatus(env, next.id)).resumes).toBe(first.id);
 });
 
@@ -68,8 +82,6 @@ test("refusals name what is wrong: a provider without resume, no recorded sessio
   };
   const mock = await liData(["agent", "mock/echo", "hi"], { env });
   await refuse(["--resume", mock.id, "more"], /mock does not support --resume/);
-  const gem = await liData(["agent", "gemini/gemini-2.5-pro", "success"], { env });
-  await refuse(["--resume", gem.id, "more"], /gemini does not support --resume/);
   const failed = await liData(["agent", "claude/sonnet", "no-such-scenario"], { env });
   await refuse(["--resume", failed.id, "more"], /recorded no claude session id/);
   const running = await liData(["agent", "--detach", "claude/sonnet", "killed"], { env });

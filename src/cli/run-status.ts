@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type { Entity } from "../lifecycle/store.js";
 import type { Sink } from "../runtime/follow.js";
 import { duration } from "./human-time.js";
@@ -24,9 +25,32 @@ export function endLine(e: Entity, now = Date.now()): string {
 
 export const say = (line: string) => process.stderr.write(line + "\n");
 
+/** The descriptor behind one of our own standard streams (a pipe's or a file's), if it has one. */
+function fdOf(stream: NodeJS.WriteStream): number | undefined {
+  if (stream === process.stdout) return 1;
+  if (stream === process.stderr) return 2;
+  const fd = (stream as unknown as { fd?: unknown }).fd;
+  return typeof fd === "number" ? fd : undefined;
+}
+
+/** True when writes to `out` and to stderr land in the same file (`> log 2>&1`, one pipe, one terminal). */
+export function sharesStderr(out: NodeJS.WriteStream): boolean {
+  const fd = fdOf(out);
+  if (fd === undefined) return false;
+  if (fd === 2) return true;
+  try {
+    const [a, b] = [fs.fstatSync(fd), fs.fstatSync(2)];
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The live stream, remembering whether its last byte ended a line: on a terminal a status line
- * must not land at the end of the run's unfinished last line. (A pipe gets the bytes as written.)
+ * The live stream, remembering whether its last byte ended a line: a status line must not land
+ * at the end of the run's unfinished last line. That happens on a terminal, and wherever stdout
+ * and stderr are one file (a CI log); there the newline goes to stderr, so a stdout that is
+ * piped or saved apart gets the run's bytes exactly as written.
  */
 export function lineAware(out: NodeJS.WriteStream): { stream: Sink; endLine: () => void } {
   let last = 0x0a;
@@ -36,5 +60,10 @@ export function lineAware(out: NodeJS.WriteStream): { stream: Sink; endLine: () 
       return out.write(chunk);
     },
   };
-  return { stream, endLine: () => (out.isTTY && last !== 0x0a ? void out.write("\n") : undefined) };
+  const endLine = () => {
+    if (last === 0x0a) return;
+    if (sharesStderr(out)) process.stderr.write("\n");
+    else if (out.isTTY) out.write("\n");
+  };
+  return { stream, endLine };
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { LiError } from "../errors.js";
 import { sha256Hex, yaml } from "../packages.js";
 import { liHome } from "../lifecycle/paths.js";
+import { checkStoreUrl } from "../lifecycle/locate.js";
 import { ENTITY_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
@@ -172,7 +173,12 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store"]);
+  // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
+  if (top.store !== undefined && top.store !== null) {
+    if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
+    checkStoreUrl(top.store, `${file}: store`);
+  }
   if (source === "project" && top.profiles !== undefined)
     fail(file, "profiles", "a project defines each profile in its own file, .li/profiles/NAME.yaml (trusted with li hooks trust); profiles: here is read from the user settings file only");
   const cwd = source === "project" ? path.dirname(path.dirname(file)) : os.homedir();

@@ -3,6 +3,7 @@ import { MAX_OPS } from "./limits.js";
 import { catalog, HelpError, verbHelp } from "./help.js";
 import type { Surface } from "./surface.js";
 import { tooDeep } from "./values.js";
+import { clip, MESSAGE_CHARS, quoted } from "./echo.js";
 
 export interface ToolResult {
   content: { type: "text"; text: string }[];
@@ -13,8 +14,8 @@ export interface ToolResult {
 /** The same JSON object as structuredContent and as the text of the single content item. */
 export const mirrored = (body: Record<string, unknown>): ToolResult => ({ content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body });
 
-/** A whole-call refusal: no op runs, and the text says what to do. */
-export const refuse = (text: string): ToolResult => ({ content: [{ type: "text", text }], isError: true });
+/** A whole-call refusal: no op runs, and the text says what to do (bounded, whatever it quotes). */
+export const refuse = (text: string): ToolResult => ({ content: [{ type: "text", text: clip(text, MESSAGE_CHARS) }], isError: true });
 
 const OP_KEYS = new Set(["op", "args", "schema_fingerprint", "playbook_fingerprint"]);
 
@@ -22,7 +23,7 @@ const OP_KEYS = new Set(["op", "args", "schema_fingerprint", "playbook_fingerpri
 export async function handleRequest(surface: Surface, input: unknown, opts: CallContext = {}): Promise<ToolResult> {
   const params = (input ?? {}) as Record<string, unknown>;
   const stray = Object.keys(params).filter((k) => k !== "ops" && k !== "help");
-  if (stray.length) return refuse(`request takes only "ops" and "help"; remove ${stray.map((k) => JSON.stringify(k)).join(", ")}`);
+  if (stray.length) return refuse(`request takes only "ops" and "help"; remove ${quoted(stray)}`);
   const { ops, help } = params;
   const hasOps = ops !== undefined && !(Array.isArray(ops) && ops.length === 0);
   const hasHelp = help !== undefined && help !== false && help !== null;
@@ -47,7 +48,7 @@ export async function handleRequest(surface: Surface, input: unknown, opts: Call
     if (!op || typeof op !== "object" || Array.isArray(op)) return refuse(`ops[${i}] must be an object like {"op": "<verb>", "args": {...}}`);
     const extra = Object.keys(op).filter((k) => !OP_KEYS.has(k));
     if (extra.length)
-      return refuse(`ops[${i}] has unknown keys ${extra.map((k) => JSON.stringify(k)).join(", ")}; an op takes only "op", "args", "schema_fingerprint" and "playbook_fingerprint" (parameters go inside "args")`);
+      return refuse(`ops[${i}] has unknown keys ${quoted(extra)}; an op takes only "op", "args", "schema_fingerprint" and "playbook_fingerprint" (parameters go inside "args")`);
   }
   return mirrored(await runOps(surface, ops as Op[], opts));
 }

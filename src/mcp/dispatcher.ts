@@ -13,14 +13,23 @@ import { fileRootsEnv, type FileRootSet } from "./roots.js";
 import type { Slots } from "./slots.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
-import { clip, findUncarriable, MAX_VALUE_DEPTH, tooDeep } from "./values.js";
+import { clip, clipQuoted, echo, MESSAGE_CHARS } from "./echo.js";
+import { findUncarriable, MAX_VALUE_DEPTH, tooDeepAt } from "./values.js";
 import type { CommandContext, VerbMeta } from "./verb.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
+/** A refusal's `detail` names paths and ids, which run longer than a parameter name. */
+const DETAIL_ECHO = { chars: 256 };
+
 export type { Op, OpResult };
 
-const fail = (op: string, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({ ok: false, op, error: { code, message, ...extra } });
+/** An op's failure. Its label and message are bounded here; each caller-sent value in `extra` is bounded where it is put. */
+const fail = (op: unknown, code: string, message: string, extra: Record<string, unknown> = {}): OpResult => ({
+  ok: false,
+  op: opLabel(op),
+  error: { code, message: clip(message, MESSAGE_CHARS), ...extra },
+});
 
 /** What the server hands every op of a call. */
 export interface CallContext {
@@ -69,12 +78,13 @@ export async function runOps(surface: Surface, ops: Op[], opts: CallContext = {}
  * The CLI's own refusal, taught like a schema refusal: in MCP parameter names rather than CLI
  * flags, with the verb's schema. One that names a parameter of the schema is invalid_args.
  */
-function cliRefusal(op: string, out: { kind: string; message: string; detail: unknown }, projection: Projection): OpResult {
-  const message = inParamNames(out.message, projection.bindings);
+function cliRefusal(op: string, out: { kind: string; message: string; detail: unknown }, projection: Projection, args: Record<string, unknown>): OpResult {
+  const message = inParamNames(clipQuoted(out.message, args), projection.bindings);
   const detail = (out.detail ?? {}) as Record<string, unknown>;
   const field = typeof detail.field === "string" ? detail.field : undefined;
   const named = out.kind === "invalid_input" && field !== undefined && field in (projection.schema.properties ?? {});
-  return fail(op, named ? "invalid_args" : "cli_error", message, { ...(named ? { params: [field] } : {}), kind: out.kind, detail, schema: projection.schema });
+  // The CLI's detail may quote what the caller sent (an id, a path): it is echoed bounded.
+  return fail(op, named ? "invalid_args" : "cli_error", message, { ...(named ? { params: [field] } : {}), kind: out.kind, detail: echo(detail, DETAIL_ECHO), schema: projection.schema });
 }
 
 /** `--prompt-file` becomes `prompt_file`: the caller never sees the CLI's spelling. */
@@ -87,7 +97,7 @@ function inParamNames(message: string, bindings: Binding[]): string {
 /** An op that could not start inside its call's budget: not run, and safe to send again. */
 function exhausted(op: unknown, why = ""): OpResult {
   const budget = callBudgetSeconds();
-  return fail(opLabel(op), "call_budget_exhausted", `this call's ${budget}s budget was spent ${why ? why + " " : ""}before this op could start; it was not run. Send it again in a new call`, {
+  return fail(op, "call_budget_exhausted", `this call's ${budget}s budget was spent ${why ? why + " " : ""}before this op could start; it was not run. Send it again in a new call`, {
     budget_seconds: budget,
   });
 }
@@ -101,8 +111,7 @@ function opTimeout(meta: VerbMeta, verbSeconds: number | undefined): number {
 
 export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadline: Date.now() + callBudgetSeconds() * 1000 }): Promise<OpResult> {
   const name = op.op;
-  if (tooDeep(op)) return fail(opLabel(name), "invalid_args", `the op nests deeper than ${MAX_VALUE_DEPTH} levels; no verb takes such a value`, { params: typeof name === "string" ? ["args"] : ["op"] });
-  if (typeof name !== "string") return fail(opLabel(name), "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
+  if (typeof name !== "string") return fail(name, "invalid_args", 'each op needs "op": a verb id string', { params: ["op"] });
   const found = surface.registry.lookup(name, surface.now());
   if (found.kind === "unknown") {
     const near = nearest(name, surface.registry.names());
@@ -125,6 +134,13 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
 
   if (typeof args !== "object" || Array.isArray(args) || args === null)
     return fail(name, "invalid_args", '"args" must be an object of named parameters', { params: ["args"], schema: base.projection.schema });
+  // Before any hook, ajv or the audit walks the values: nothing past this depth is read recursively.
+  const deep = tooDeepAt(op);
+  if (deep !== undefined)
+    return fail(name, "invalid_args", `"${clip(deep)}" nests deeper than the ${MAX_VALUE_DEPTH} levels an op may hold; no verb takes such a value`, {
+      params: [clip(deep)],
+      schema: base.projection.schema,
+    });
 
   // A verb with a two-stage schema resolves the command its args name (e.g. a playbook).
   let projected: Projected & { ok: true } = base;
@@ -134,8 +150,8 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
       context = await verb.command(args, await surface.command(meta));
       projected = surface.projectCommand(meta, context.command);
     } catch (err: any) {
-      const message = err instanceof ProjectionError ? `${meta.id} cannot project this request: ${err.message}` : String(err?.message ?? err);
-      return fail(name, "invalid_args", message, { params: err?.params ?? [], schema: base.projection.schema, ...(err?.detail ? { detail: err.detail } : {}) });
+      const message = err instanceof ProjectionError ? `${meta.id} cannot project this request: ${err.message}` : clipQuoted(String(err?.message ?? err), args);
+      return fail(name, "invalid_args", message, { params: echo(err?.params ?? []), schema: base.projection.schema, ...(err?.detail ? { detail: echo(err.detail, DETAIL_ECHO) } : {}) });
     }
   }
   const { schema } = projected.projection;
@@ -147,7 +163,7 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
   if (invalid) return fail(name, "invalid_args", invalid.message, { params: invalid.params, schema });
   const uncarriable = findUncarriable(args);
   if (uncarriable)
-    return fail(name, "invalid_args", `"${uncarriable.path}" contains ${uncarriable.why}, which a command line cannot carry`, { params: [uncarriable.path.split(/[.[]/)[0]], schema });
+    return fail(name, "invalid_args", `"${clip(uncarriable.path)}" contains ${uncarriable.why}, which a command line cannot carry`, { params: [clip(uncarriable.path.split(/[.[]/)[0])], schema });
 
   const artifact = meta.artifactFingerprint;
   const fixed = [...(meta.fixedFlags ?? [])];
@@ -199,7 +215,7 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
         : undefined;
       const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress });
       if (!out.ok) {
-        if (out.code === "cli_error") return cliRefusal(name, out, projected.projection);
+        if (out.code === "cli_error") return cliRefusal(name, out, projected.projection, fitted);
         const { ok: _ok, code, message, ...rest } = out;
         return fail(name, code, message, rest);
       }

@@ -1,6 +1,6 @@
 import { policyRefusal, policyView, type Policy } from "../config/policy.js";
 import { nearest } from "./near.js";
-import { clip } from "./values.js";
+import { clip, clipQuoted, quoted } from "./echo.js";
 import { idOfPath } from "./registry.js";
 import type { Surface } from "./surface.js";
 import type { JsonSchema, VerbMeta } from "./verb.js";
@@ -68,16 +68,17 @@ export async function verbHelp(surface: Surface, target: string | Record<string,
   const extraKeys = typeof target === "object" ? Object.keys(target).filter((k) => k !== "verb") : [];
   const unknown = extraKeys.filter((k) => !(meta.helpKeys ?? []).includes(k));
   if (unknown.length)
-    throw new HelpError(`help for ${meta.id} takes ${["verb", ...(meta.helpKeys ?? [])].map((k) => JSON.stringify(k)).join(" and ")}; unknown key ${unknown.map((k) => JSON.stringify(clip(k))).join(", ")}`);
+    throw new HelpError(`help for ${meta.id} takes ${["verb", ...(meta.helpKeys ?? [])].map((k) => JSON.stringify(k)).join(" and ")}; unknown key ${quoted(unknown)}`);
   if (extraKeys.length) {
     const v = surface.registry.instance(meta.id);
-    if (!v.help) throw new HelpError(`${meta.id} takes no help target beyond its name (got ${extraKeys.join(", ")})`);
+    if (!v.help) throw new HelpError(`${meta.id} takes no help target beyond its name (got ${quoted(extraKeys)})`);
     let ctx, p;
     try {
       ctx = await v.help(target as Record<string, unknown>, await surface.command(meta));
       p = surface.projectCommand(meta, ctx.command);
     } catch (err: any) {
-      throw new HelpError(String(err?.message ?? err));
+      // A verb's own refusal may quote the target (a playbook name), so it is bounded like any echo.
+      throw new HelpError(clipQuoted(String(err?.message ?? err), target));
     }
     return verbHelpBody(meta, p.projection.schema, p.fingerprint, ctx.extra);
   }

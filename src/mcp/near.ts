@@ -15,18 +15,24 @@ function distance(a: string, b: string, max: number): number {
   return prev[b.length];
 }
 
+/** Longer than any verb or parameter name could be misspelt into. */
+const MAX_NEAR_CHARS = 80;
+
+const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, ".");
+const sorted = (normed: string) => normed.split(".").sort().join(".");
+
 /**
  * The closest names to a near miss (at most two): a misspelling, a case slip, `_` for `.` or
  * `-`, or a name spelt in another order (`submit.agent`). Nothing when nothing is close.
  */
 export function nearest(input: string, names: readonly string[], limit = 2): string[] {
-  if (typeof input !== "string" || input.length > 80) return [];
-  const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, ".");
-  const sorted = (s: string) => norm(s).split(".").sort().join(".");
+  // A name this long is near nothing: the bound keeps a caller's huge name from costing more than a lookup.
+  if (typeof input !== "string" || input.length > MAX_NEAR_CHARS) return [];
   const q = norm(input);
+  const reordered = sorted(q);
   const max = Math.max(1, Math.floor(q.length / 4));
   return names
-    .map((n) => ({ n, d: sorted(n) === sorted(input) ? 0 : distance(q, norm(n), max) }))
+    .map((n) => ({ n, d: sorted(norm(n)) === reordered ? 0 : distance(q, norm(n), max) }))
     .filter((x) => x.d <= max)
     .sort((a, b) => a.d - b.d || a.n.localeCompare(b.n))
     .slice(0, limit)

@@ -1,3 +1,5 @@
+import { clip } from "./echo.js";
+
 /** One op of a call, as the caller sent it (validated for shape by call.ts). */
 export interface Op {
   op: string;
@@ -10,5 +12,5 @@ export type OpResult =
   | { ok: true; op: string; result: unknown; warnings?: string[] }
   | { ok: false; op: string; error: { code: string; message: string; [k: string]: unknown } };
 
-/** The op name as the result echoes it: never a caller's structure, whatever its depth. */
-export const opLabel = (op: unknown): string => (typeof op === "string" ? op : "(not a verb id)");
+/** The op name as a result (or the audit log) echoes it: never a caller's structure, nor more than a clipped name. */
+export const opLabel = (op: unknown): string => (typeof op === "string" ? clip(op) : "(not a verb id)");

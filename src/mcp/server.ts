@@ -4,6 +4,7 @@ import { entryScript } from "../entrypoints.js";
 import { VERSION } from "../version.js";
 import type { Policy } from "../config/policy.js";
 import { AuditLog } from "./audit.js";
+import { clip } from "./echo.js";
 import { ClientRoots } from "./roots.js";
 import { Slots } from "./slots.js";
 import { BoundedStdioTransport } from "./stdio-transport.js";
@@ -66,7 +67,7 @@ export async function serveStdio(options: ServeOptions = {}): Promise<void> {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [REQUEST_TOOL as any] }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const { module, surface } = await builds.get();
-    if (req.params.name !== REQUEST_TOOL.name) return module.refuse(`there is one tool, "request"; ${JSON.stringify(req.params.name)} does not exist`) as any;
+    if (req.params.name !== REQUEST_TOOL.name) return module.refuse(`there is one tool, "request"; ${JSON.stringify(clip(req.params.name))} does not exist`) as any;
     // A cancelled request (notifications/cancelled) ends its op's li at once; the work it observed is untouched.
     const token = req.params._meta?.progressToken;
     // Progress must only grow: a later op restarting its clock continues from the last value.

@@ -1,7 +1,7 @@
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
 import { ajv as loadAjv } from "../packages.js";
 import { nearest } from "./near.js";
-import { clip } from "./values.js";
+import { clip, echo, listed } from "./echo.js";
 import type { JsonSchema } from "./verb.js";
 
 let instance: AjvInstance | undefined;
@@ -47,9 +47,9 @@ function sentence(e: ErrorObject, schema: JsonSchema): string {
     case "not":
       return `parameters ${p} cannot be given together`;
     case "enum":
-      return `"${p}" must be one of ${JSON.stringify(e.params.allowedValues)}`;
+      return `"${clip(p)}" must be one of ${JSON.stringify(e.params.allowedValues)}`;
     default:
-      return `"${e.instancePath.slice(1).replace(/\//g, ".") || p}" ${e.message}`;
+      return `"${clip(e.instancePath.slice(1).replace(/\//g, ".") || p)}" ${e.message}`;
   }
 }
 
@@ -73,8 +73,10 @@ export function validateArgs(schema: JsonSchema, args: unknown): Invalid | null 
   // A group's own branch errors ("missing prompt", "missing prompt_file") are said once, as the group.
   const inGroup = (e: ErrorObject) => groups.some((g) => e !== g.e && e.schemaPath.startsWith(g.e.schemaPath + "/"));
   const errors = all.filter((e) => e.keyword !== "allOf" && !groupOf(e, schema) && !inGroup(e));
-  const params = [...new Set([...errors.map(paramOf), ...missing.flatMap((m) => m.params)])];
-  return { params, message: [...new Set([...errors.map((e) => sentence(e, schema)), ...missing.map((m) => m.message)])].join("; ") };
+  // Every unknown key is an error of its own: the names and sentences echoed are bounded, however many.
+  const params = echo([...new Set([...errors.map(paramOf), ...missing.flatMap((m) => m.params)])]) as string[];
+  const sentences = [...new Set([...errors.map((e) => sentence(e, schema)), ...missing.map((m) => m.message)])];
+  return { params, message: listed(sentences, (s) => s, "; ") };
 }
 
 /** Decoder check of a CLI result's `data`. */

@@ -19,6 +19,18 @@ export function tooDeep(value: unknown, max = MAX_VALUE_DEPTH): boolean {
 }
 
 /**
+ * The arg (or, outside args, the op key) under which an op nests deeper than MAX_VALUE_DEPTH,
+ * counted from the op itself: `args` is one level down and each arg's value two.
+ */
+export function tooDeepAt(op: Record<string, unknown>): string | undefined {
+  const args = op.args;
+  if (args && typeof args === "object" && !Array.isArray(args))
+    for (const [key, value] of Object.entries(args)) if (tooDeep(value, MAX_VALUE_DEPTH - 2)) return key;
+  for (const [key, value] of Object.entries(op)) if (key !== "args" && tooDeep(value, MAX_VALUE_DEPTH - 1)) return key;
+  return undefined;
+}
+
+/**
  * The first string (value or key) a command line cannot carry faithfully: a NUL byte, or a lone
  * UTF-16 surrogate, which would reach the CLI silently changed to U+FFFD.
  */
@@ -49,6 +61,3 @@ function badText(s: string): string | undefined {
   if (LONE_SURROGATE.test(s)) return "a lone UTF-16 surrogate";
   return undefined;
 }
-
-/** A caller's string as an error may echo it: bounded, whatever was sent. */
-export const clip = (s: string, max = 80) => (s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s);

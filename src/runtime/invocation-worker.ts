@@ -8,6 +8,7 @@ import { resultPatch } from "../lifecycle/usage.js";
 import { pipeProviderStream } from "./provider-stream.js";
 import { parseModelSpec } from "./providers/index.js";
 import { parserFor } from "./providers/streams/index.js";
+import { resumedTotals } from "./resume.js";
 import type { StreamEnd } from "./providers/streams/parser.js";
 import type { LaunchSpec } from "./providers/types.js";
 import { RunEnd } from "./run-end.js";
@@ -82,7 +83,8 @@ export async function run(store: Store, id: string): Promise<void> {
       stdio: [stdin, structured ? "pipe" : out, out],
       env: { ...process.env, ...profileEnv, ...launch.env },
     });
-    const parser = launch.stream === "text" ? null : parserFor(launch.stream);
+    // A resumed session's provider may report running totals: the parser takes off the resumed run's.
+    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { resumedTotals: resumedTotals(store, e.spec.resumes) });
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
           // Bookkeeping beside the stream, never holding it up; a failed write is only logged.

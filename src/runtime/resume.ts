@@ -1,4 +1,8 @@
+import fs from "node:fs";
+import path from "node:path";
 import { invalid } from "../errors.js";
+import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
+import { usage, usageOf, type Usage } from "../lifecycle/usage.js";
 import { resolve } from "../lifecycle/resolver.js";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
@@ -33,4 +37,22 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
   if (!e.provider_session_id)
     throw invalid(`--resume ${e.id}: it recorded no ${provider.name} session id (it ended ${e.status} before ${provider.name} reported one), so there is nothing to continue`, { ...field, status: e.status });
   return { run_id: e.id, session_id: e.provider_session_id, model, cwd: String(e.spec.cwd), profile: typeof e.spec.profile === "string" ? e.spec.profile : null };
+}
+
+/**
+ * The running totals the provider reported at the end of run `id` (provider-result.json's
+ * session_totals), which the run resuming it subtracts from its own report. A run recorded
+ * before li kept them recorded the provider's figures as they came, totals included.
+ */
+export function resumedTotals(store: Store, id: string | null | undefined): Usage | null {
+  const e = id ? store.get(id) : null;
+  if (!e) return null;
+  try {
+    const t = JSON.parse(fs.readFileSync(path.join(e.run_dir!, PROVIDER_RESULT_FILE), "utf8"))?.session_totals;
+    if (t && typeof t === "object") return usage(t.input_tokens, t.output_tokens, t.cached_tokens, t.cost_usd);
+    if (t === null) return null;
+  } catch {
+    /* no file (killed before it ended): fall back to what was recorded */
+  }
+  return usageOf(e);
 }

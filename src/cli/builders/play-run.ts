@@ -137,7 +137,7 @@ playbook_fingerprint ("sha256:" + hex of the file's bytes).
 Search order: .li/playbooks/ here and in each parent up to the git root, then
 $LI_HOME/playbooks/.
 
-Commands:
+See also:
   li play NAME [prompt...]   run the playbook NAME (li play run NAME … is the same)
   li play list               every playbook li can find, nearest first
   li play show NAME          a playbook's definition, its args and playbook_fingerprint`,

@@ -13,7 +13,7 @@ export function register(root: Command, ctx: CliContext): void {
     .argument("[model]", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini (optional when a profile or a resumed run supplies it)")
     .addArgument(textArgument("prompt", "the prompt"));
   needsOneOf(addAgentRunOptions(agent, "this run"), ["model", "--profile", "--resume"], ["prompt", "--prompt-file"])
-    .option("--resume <run>", "continue the provider session recorded on that run (claude, codex), in its directory; linked to it as `resumes`")
+    .option("--resume <run>", "continue the provider session recorded on that run (claude, codex, gemini), in its directory; linked to it as `resumes`")
     .option("--detach", "start in the background and print the job id at once")
     .addHelpText(
       "after",

@@ -4,8 +4,29 @@ import { liBin } from "../../entrypoints.js";
 import { liHome } from "../../lifecycle/paths.js";
 
 /** The MCP clients `li mcp config` writes for. */
-export const CLIENTS = ["claude-code", "claude-desktop", "cursor", "vscode", "codex"] as const;
+export const CLIENTS = ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "gemini"] as const;
 export type Client = (typeof CLIENTS)[number];
+
+/** What codex does before calling li's one tool; "approve" is the only choice under `codex exec`. */
+const CODEX_APPROVAL = "approve";
+
+/*
+ * codex 0.171 asks before every MCP call unless told otherwise, and `codex exec` (approval policy
+ * never) then refuses the call outright: li's tool declares itself able to write
+ * (readOnlyHint false), so "auto" and "writes" ask too. Checked with the real codex in
+ * test/agent-clis-mcp.test.ts.
+ */
+const CODEX_APPROVAL_NOTE = [
+  "# What codex does before each call to li's one tool, request (every op goes through it):",
+  '#   "approve"  calls without asking. li still decides what runs: its policy (li mcp --read-only,',
+  "#              --allow, --deny-verb, or mcp.policy in settings) decides which verbs are offered at",
+  "#              all, and a spawn op must carry the schema_fingerprint its help returned (proof",
+  "#              that the caller read the current schema, not that a person agreed).",
+  '#   "prompt"   asks you before every call, reads included; codex exec cannot ask and refuses them all.',
+  '#   "writes"   asks before calls to tools that may write; li\'s tool says it may, so: as "prompt".',
+  '#   "auto"     codex\'s default, which asks for li\'s tool too: as "prompt".',
+  "# For a codex that may only read through li, keep \"approve\" and add \"--read-only\" to args.",
+];
 
 /**
  * A ready configuration for one client. Absolute paths to this node and this install's li, and
@@ -18,6 +39,7 @@ export function clientConfig(client: string) {
   const args = [liBin(), "mcp"];
   const env = { LI_HOME: liHome() };
   const server = { command, args, env };
+  const toml = (s: string) => JSON.stringify(s);
   const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
   switch (client as Client) {
     case "claude-code":
@@ -43,8 +65,20 @@ export function clientConfig(client: string) {
       return {
         client,
         file: "~/.codex/config.toml",
-        config: { mcp_servers: { li: server } },
-        toml: `[mcp_servers.li]\ncommand = ${JSON.stringify(command)}\nargs = ${JSON.stringify(args)}\nenv = { LI_HOME = ${JSON.stringify(env.LI_HOME)} }\n`,
+        config: { mcp_servers: { li: { ...server, tools: { request: { approval_mode: CODEX_APPROVAL } } } } },
+        toml: [
+          "[mcp_servers.li]",
+          `command = ${toml(command)}`,
+          `args = [${args.map(toml).join(", ")}]`,
+          `env = { LI_HOME = ${toml(env.LI_HOME)} }`,
+          "",
+          ...CODEX_APPROVAL_NOTE,
+          "[mcp_servers.li.tools.request]",
+          `approval_mode = ${toml(CODEX_APPROVAL)}`,
+          "",
+        ].join("\n"),
       };
+    case "gemini":
+      return { client, file: "~/.gemini/settings.json (or .gemini/settings.json in a project)", config: { mcpServers: { li: server } } };
   }
 }

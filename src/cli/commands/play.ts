@@ -79,6 +79,8 @@ export function register(root: Command, ctx: CliContext): void {
     if (sub !== run) return;
     const tokens = group.args[0] === "run" ? group.args.slice(1) : group.args;
     const name = scanPlaybookName(tokens, run);
+    // `li play --help` names no playbook: it is the group's help (run, list, show), not run's.
+    if (name === undefined && group.args[0] !== "run" && tokens.some((t) => t === "-h" || t === "--help")) group.help();
     if (name === undefined) return;
     resolved = resolvePlaybook(name, process.cwd());
     injectPlaybookArgs(run, resolved);
@@ -89,8 +91,10 @@ export function register(root: Command, ctx: CliContext): void {
     const error = run.error.bind(run);
     run.error = (message, options) => error(message.replace(/^(error: )?/, `error: playbook ${pbName}: `), options);
   });
-  // Help goes to run (after injection), not to the group: `li play NAME --help` shows the args.
+  // Help with a playbook named goes to run (after injection): `li play NAME --help` shows its
+  // args. Without one, the hook above shows the group's help; commander must not answer first.
   play.helpOption(false);
+  play.addHelpText("after", "\nRun a playbook as li play NAME [prompt...] (the same as li play run NAME ...);\nli play NAME --help shows its args.");
 }
 
 /** A refusal while building the play's session names the playbook it came from. */

@@ -6,6 +6,9 @@ const config = (key: string, value: string | undefined) => (value === undefined 
 /*
  * `codex exec --json`: JSONL thread events (see streams/codex.ts). Flags go before the
  * `resume` subcommand; `-` reads the prompt from stdin, for a new thread and a resumed one.
+ *
+ * --skip-git-repo-check: outside a git repository codex exits 1 before doing anything ("Not
+ * inside a trusted directory"), and li runs wherever it was asked to; the sandbox still applies.
  */
 export const codexProvider = cliAgent({
   name: "codex",
@@ -26,6 +29,7 @@ export const codexProvider = cliAgent({
   args: (model, run) => [
     "exec",
     "--json",
+    "--skip-git-repo-check",
     "--model",
     model,
     ...opt("--sandbox", run.permission_mode),

@@ -1,5 +1,5 @@
 import { usage, type Usage } from "../../../lifecycle/usage.js";
-import { capText, classify, jsonLine, preview, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
+import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
  * `claude -p --output-format stream-json --verbose`: a `system` init event (session_id, model,
@@ -7,7 +7,26 @@ import { capText, classify, jsonLine, preview, type ProviderError, type StreamEn
  * last `result` event carrying result, is_error, subtype, session_id, num_turns, total_cost_usd
  * and usage. Its usage counts cache reads and writes apart from input_tokens; li's input_tokens
  * includes them (lifecycle/usage.ts).
+ *
+ * Checked against claude 2.1.332: `usage` is this run's, but `total_cost_usd` is the session's
+ * running total (a `--resume` run reports the earlier runs' cost again); the run's own cost is in
+ * `model_usage_since_last_result` (per model, `costUSD`), else the total minus the resumed run's.
+ * A failed call carries `api_error_status` (the HTTP status) and `terminal_reason`.
  */
+
+/** The run's own cost: model_usage_since_last_result when claude sends it, else the total minus the resumed run's. */
+function ownCost(r: Record<string, any>, before: Usage | null | undefined): number | null {
+  const perModel = r.model_usage_since_last_result;
+  if (perModel && typeof perModel === "object") {
+    const costs = Object.values<any>(perModel).map((m) => m?.costUSD);
+    if (costs.every((c) => typeof c === "number")) return costs.reduce((a, b) => a + b, 0);
+  }
+  if (typeof r.total_cost_usd !== "number") return null;
+  return ownPart(r.total_cost_usd, before?.cost_usd ?? undefined);
+}
+
+/** terminal_reason values that name one of li's classes more exactly than the message would. */
+const TERMINAL: Record<string, ProviderError["class"]> = { max_turns: "max_turns", prompt_too_long: "context_length" };
 
 function claudeUsage(u: any, cost: unknown): Usage {
   const read = u?.cache_read_input_tokens ?? 0;
@@ -18,7 +37,7 @@ function claudeUsage(u: any, cost: unknown): Usage {
 /** The result subtypes that mean a limit li passed down was reached. */
 const LIMIT: Record<string, ProviderError["class"]> = { error_max_turns: "max_turns", error_max_budget_usd: "budget" };
 
-export function claudeParser(): StreamParser {
+export function claudeParser(options: ParserOptions = {}): StreamParser {
   let sessionId: string | null = null;
   let result: Record<string, any> | null = null;
   /** The answer so far, from assistant text, for a run that ends without its result event. */
@@ -72,12 +91,15 @@ export function claudeParser(): StreamParser {
       if (LIMIT[subtype]) error = { class: LIMIT[subtype], message: subtype };
       else if (r.is_error === true || subtype.startsWith("error")) {
         const message = [text, ...(Array.isArray(r.errors) ? r.errors.map(String) : [])].filter(Boolean).join("; ") || subtype || "claude reported an error";
-        error = { class: classify(message), message };
+        const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
+        error = { class: TERMINAL[r.terminal_reason] ?? classify(message, status), message };
       }
+      const cost = ownCost(r, options.resumedTotals);
       return {
         // An error's `result` is its message, not an answer.
         result_text: error || text === null ? null : capText(text),
-        usage: r.usage || typeof r.total_cost_usd === "number" ? claudeUsage(r.usage, r.total_cost_usd) : null,
+        usage: r.usage || cost !== null ? claudeUsage(r.usage, cost) : null,
+        session_totals: typeof r.total_cost_usd === "number" ? usage(0, 0, 0, r.total_cost_usd) : null,
         provider_session_id: typeof r.session_id === "string" ? r.session_id : sessionId,
         num_turns: Number.isInteger(r.num_turns) ? r.num_turns : null,
         error,

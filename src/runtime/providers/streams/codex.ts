@@ -1,5 +1,5 @@
-import { addUsage, usage, type Usage } from "../../../lifecycle/usage.js";
-import { capText, classify, jsonLine, preview, type StreamEnd, type StreamParser } from "./parser.js";
+import { usage, type Usage } from "../../../lifecycle/usage.js";
+import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
  * `codex exec --json`: `thread.started` (thread_id, what `exec resume` takes), `turn.started`,
@@ -7,9 +7,15 @@ import { capText, classify, jsonLine, preview, type StreamEnd, type StreamParser
  * command_execution, file_change, mcp_tool_call, web_search, todo_list, error),
  * `turn.completed` with usage {input_tokens, cached_input_tokens, output_tokens}, `turn.failed`
  * with error.message, and `error` events. An `error` event can be a retry notice, so it fails the
- * run only when no turn completed after it.
+ * run only when no turn completed after it; an `error` *item* is a notice that never fails it
+ * (codex 0.171 sends one for a model it has no metadata for).
+ *
+ * turn.completed.usage is the thread's running total, not the turn's (checked against codex
+ * 0.171.0: `exec resume` reports the earlier runs' tokens again). input_tokens already counts
+ * cached_input_tokens and cache_write_input_tokens, and output_tokens reasoning_output_tokens,
+ * so li's figures are the last report minus what the resumed run's last report said.
  */
-export function codexParser(): StreamParser {
+export function codexParser(options: ParserOptions = {}): StreamParser {
   let sessionId: string | null = null;
   let answer: string | null = null;
   let total: Usage | null = null;
@@ -28,12 +34,15 @@ export function codexParser(): StreamParser {
         return `[command] ${preview(it.command)}${it.exit_code !== undefined && it.exit_code !== null ? ` (exit ${it.exit_code})` : ""}\n`;
       case "file_change":
         return `[files] ${(Array.isArray(it.changes) ? it.changes : []).map((c: any) => `${c?.kind ?? "?"} ${c?.path ?? "?"}`).join(", ")}\n`;
-      case "mcp_tool_call":
-        return `[mcp ${it.server ?? "?"}.${it.tool ?? "?"}] ${it.status ?? ""}\n`;
+      case "mcp_tool_call": {
+        // A failed call's reason is in error.message; without it the console says only "failed".
+        const why = it.status === "failed" && it.error?.message ? `: ${preview(it.error.message)}` : "";
+        return `[mcp ${it.server ?? "?"}.${it.tool ?? "?"}] ${it.status ?? ""}${why}\n`;
+      }
       case "web_search":
         return `[search] ${preview(it.query)}\n`;
       case "error":
-        return `[codex error] ${preview(it.message)}\n`;
+        return `[codex warning] ${preview(it.message)}\n`;
       default:
         return "";
     }
@@ -56,7 +65,8 @@ export function codexParser(): StreamParser {
           turns++;
           pendingError = null;
           const u = e.usage ?? {};
-          total = addUsage(total, usage(u.input_tokens, u.output_tokens, u.cached_input_tokens));
+          // A running total: the last one is the thread's, earlier ones are already in it.
+          total = usage(u.input_tokens, u.output_tokens, u.cached_input_tokens);
           return `[codex turn completed: ${u.input_tokens ?? 0} in (${u.cached_input_tokens ?? 0} cached), ${u.output_tokens ?? 0} out]\n`;
         }
         case "turn.failed":
@@ -71,9 +81,12 @@ export function codexParser(): StreamParser {
     },
     end(): StreamEnd {
       const message = failed ?? pendingError;
+      const before = options.resumedTotals;
+      const own = total && before ? usage(ownPart(total.input_tokens, before.input_tokens), ownPart(total.output_tokens, before.output_tokens), ownPart(total.cached_tokens, before.cached_tokens)) : total;
       return {
         result_text: message || answer === null ? null : capText(answer),
-        usage: total,
+        usage: own,
+        session_totals: total,
         provider_session_id: sessionId,
         num_turns: turns || null,
         error: message ? { class: classify(message), message } : null,

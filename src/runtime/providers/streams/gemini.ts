@@ -7,9 +7,28 @@ import { capText, classify, jsonLine, preview, type ProviderError, type StreamEn
  * (severity warning or error) and a last `result` (status, error {type, message}, stats
  * {input_tokens, output_tokens, cached, …}). The single-object `--output-format json` answer
  * ({session_id, response, stats.models.*.tokens, error}) is read too. Exit 53 is its turn limit.
+ *
+ * Some failures end gemini before it writes any JSON; its exit status then says why (checked
+ * against gemini 0.61.0, whose fatal errors exit 41 to 55). An API error's message quotes the
+ * API's JSON body, whose `code` is the HTTP status.
  */
 
 const TURN_LIMIT_EXIT = 53;
+
+/** Exit statuses of gemini's fatal errors, for a run that ends without a result event. */
+const FATAL_EXITS: Record<number, { class: ProviderError["class"]; message: string }> = {
+  41: { class: "auth", message: "gemini exited 41: its authentication settings were refused (security.auth.selectedType, GEMINI_API_KEY)" },
+  42: { class: "other", message: "gemini exited 42: it refused its input or arguments" },
+  44: { class: "other", message: "gemini exited 44: its sandbox failed" },
+  52: { class: "other", message: "gemini exited 52: its settings are invalid" },
+  55: { class: "other", message: "gemini exited 55: it does not trust this folder (--skip-trust or GEMINI_CLI_TRUST_WORKSPACE=true)" },
+};
+
+/** The HTTP status an API error message quotes ({"error":{"code":401,…}}), if any. */
+function quotedStatus(message: string): number | null {
+  const m = /"code"\s*:\s*(\d{3})\b/.exec(message);
+  return m ? Number(m[1]) : null;
+}
 
 /** stats.models.<name>.tokens of the single-object JSON output, summed. */
 function modelsUsage(stats: any): Usage | null {
@@ -84,7 +103,8 @@ export function geminiParser(): StreamParser {
       }
     },
     end(exit): StreamEnd {
-      let error: ProviderError | null = failure ? { class: classify(failure), message: failure } : null;
+      let error: ProviderError | null = failure ? { class: classify(failure, quotedStatus(failure)), message: failure } : null;
+      if (!error && exit.code !== null && FATAL_EXITS[exit.code]) error = FATAL_EXITS[exit.code];
       if (exit.code === TURN_LIMIT_EXIT) error = { class: "max_turns", message: failure ?? "gemini exited 53: turn limit exceeded" };
       return {
         result_text: error || !sawAnswer ? null : capText(text),

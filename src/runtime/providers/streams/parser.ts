@@ -1,4 +1,4 @@
-import type { RunResult } from "../../../lifecycle/usage.js";
+import type { RunResult, Usage } from "../../../lifecycle/usage.js";
 
 /** The provider error classes a failed run's reason code names (invocation.failed.provider_<class>). */
 export type ErrorClass = "auth" | "rate_limit" | "context_length" | "other";
@@ -11,6 +11,23 @@ export interface ProviderError {
 
 export interface StreamEnd extends RunResult {
   error: ProviderError | null;
+  /**
+   * The running totals the provider reports for its whole session (codex: the thread's tokens;
+   * claude: the session's cost), as reported: a run that resumes this one subtracts them from
+   * its own report, so that each run's usage is its own. Null where the provider reports per run.
+   */
+  session_totals?: Usage | null;
+}
+
+/** What a parser is told before the stream starts. */
+export interface ParserOptions {
+  /** The session_totals of the run this one resumes (else its recorded usage); null for a new session. */
+  resumedTotals?: Usage | null;
+}
+
+/** `total` minus what an earlier run of the same session already reported, never below zero. */
+export function ownPart(total: number, before: number | undefined): number {
+  return Math.max(0, total - (before ?? 0));
 }
 
 /**

@@ -1,0 +1,73 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { LiError } from "../errors.js";
+import { isObject } from "../json.js";
+import { yaml } from "../packages.js";
+import { liHome } from "./paths.js";
+
+/*
+ * Where the records live and which host this is. LI_STORE (else `store:` in the user settings
+ * file) names a PostgreSQL store shared by several hosts; absent, the store is
+ * $LI_HOME/state.db. Run directories stay under each host's LI_HOME either way.
+ */
+
+export type StoreLocation = { kind: "sqlite" } | { kind: "postgres"; url: string; source: "LI_STORE" | "settings" };
+
+const POSTGRES = /^postgres(ql)?:\/\//i;
+
+/** A store URL checked: a PostgreSQL URL, or a clear error naming where it came from. */
+export function checkStoreUrl(value: unknown, source: string): string {
+  if (typeof value !== "string" || !POSTGRES.test(value))
+    throw new LiError("invalid_input", `${source}: expected a PostgreSQL URL (postgres://user@host:port/db), got ${JSON.stringify(typeof value === "string" ? value.replace(/:[^:@/]*@/, ":***@") : value)}; leave it unset for the local state.db`, {
+      field: source,
+    });
+  try {
+    new URL(value);
+  } catch {
+    throw new LiError("invalid_input", `${source}: not a valid URL; expected postgres://user@host:port/db`, { field: source });
+  }
+  return value;
+}
+
+/** The `store:` of the user settings file, read only when the file has such a line (parsing YAML costs start-up time). */
+function settingsStore(): string | undefined {
+  const file = path.join(liHome(), "settings.yaml");
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  if (!/^store\s*:/m.test(text)) return undefined;
+  let doc: unknown;
+  try {
+    doc = yaml().parse(text);
+  } catch (err: any) {
+    throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
+  }
+  const value = isObject(doc) ? doc.store : undefined;
+  return value === undefined || value === null ? undefined : checkStoreUrl(value, `${file}: store`);
+}
+
+export function storeLocation(): StoreLocation {
+  const env = process.env.LI_STORE;
+  if (env) return { kind: "postgres", url: checkStoreUrl(env, "LI_STORE"), source: "LI_STORE" };
+  const fromSettings = settingsStore();
+  return fromSettings ? { kind: "postgres", url: fromSettings, source: "settings" } : { kind: "sqlite" };
+}
+
+/** Host names: what `--host` and LI_HOST take (`any` is placement, never a host). */
+export const HOST_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/** This host's name: LI_HOST, else the machine's hostname. */
+export function hostName(): string {
+  const given = process.env.LI_HOST;
+  const name = given || os.hostname().split(".")[0] || "localhost";
+  if (!HOST_PATTERN.test(name) || name === "any")
+    throw new LiError("invalid_input", `${given ? "LI_HOST" : "the machine's hostname"} ${JSON.stringify(name)} is not a usable host name: use 1–63 letters, digits, ".", "_" or "-" (not "any"); set LI_HOST`, {
+      field: "LI_HOST",
+      host: name,
+    });
+  return name;
+}

@@ -1,0 +1,125 @@
+/**
+ * The real claude, codex and gemini CLIs (installed by `npm run agent-clis`, pinned in
+ * scripts/agent-clis.json) and how a suite points one at its loopback fake API: a private home,
+ * config folder and API key per test home, a proxy that refuses everything not on loopback (so
+ * any call to the internet fails at once instead of hanging), and telemetry and update checks off.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ROOT } from "./li.js";
+
+const PINS_TEXT = fs.readFileSync(path.join(ROOT, "scripts", "agent-clis.json"), "utf8");
+export const PINS: Record<string, string> = JSON.parse(PINS_TEXT);
+
+/** Where install-agent-clis.mjs puts them (the same rule: LI_AGENT_CLIS, else a folder per set of pins). */
+export const CLI_DIR = process.env.LI_AGENT_CLIS || path.join(os.homedir(), ".cache", "li-agent-clis", createHash("sha256").update(PINS_TEXT).digest("hex").slice(0, 12));
+export const CLI_BIN = path.join(CLI_DIR, "node_modules", ".bin");
+
+/** True when the pinned versions are installed; otherwise says, once, how to get them. */
+export function agentClisInstalled(): boolean {
+  let stamp: unknown;
+  try {
+    stamp = JSON.parse(fs.readFileSync(path.join(CLI_DIR, "installed.json"), "utf8"));
+  } catch {
+    stamp = null;
+  }
+  if (JSON.stringify(stamp) === JSON.stringify(PINS)) return true;
+  console.warn(`The real agent CLIs (${Object.entries(PINS).map(([n, v]) => `${n}@${v}`).join(", ")}) are not in ${CLI_DIR}: this suite is skipped. Run \`npm run agent-clis\` to install them (about 900 MB).`);
+  return false;
+}
+
+/** describe, or describe.skip when the CLIs are not installed. */
+export const describeReal = (name: string, fn: () => void) => (agentClisInstalled() ? describe : describe.skip)(name, fn);
+
+/** The environment every real CLI runs with under `home`: its own HOME, the CLIs first on PATH, no way off loopback. */
+export function baseEnv(home: string): Record<string, string> {
+  const h = path.join(home, "agent-home");
+  fs.mkdirSync(h, { recursive: true });
+  return {
+    HOME: h,
+    PATH: `${CLI_BIN}:${process.env.PATH}`,
+    // Port 9 (discard) refuses connections: anything not on loopback fails fast.
+    HTTPS_PROXY: "http://127.0.0.1:9",
+    HTTP_PROXY: "http://127.0.0.1:9",
+    https_proxy: "http://127.0.0.1:9",
+    http_proxy: "http://127.0.0.1:9",
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_TELEMETRY: "1",
+    DO_NOT_TRACK: "1",
+  };
+}
+
+/** claude against an Anthropic Messages fake at `url`. */
+export function claudeEnv(home: string, url: string): Record<string, string> {
+  const env = baseEnv(home);
+  const config = path.join(env.HOME, ".claude");
+  fs.mkdirSync(config, { recursive: true });
+  return {
+    ...env,
+    CLAUDE_CONFIG_DIR: config,
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: "sk-ant-test",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    // One attempt: a 500 then fails at once instead of after claude's backoff.
+    CLAUDE_CODE_MAX_RETRIES: "0",
+  };
+}
+
+/** The config.toml that sends codex to a Responses fake at `url`, with no retries. */
+export function codexProviderToml(url: string): string {
+  return [
+    'model_provider = "fake"',
+    "check_for_update_on_startup = false",
+    "[analytics]",
+    "enabled = false",
+    "[model_providers.fake]",
+    'name = "fake"',
+    `base_url = "${url}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "OPENAI_API_KEY"',
+    "request_max_retries = 0",
+    "stream_max_retries = 0",
+    "supports_websockets = false",
+    "",
+  ].join("\n");
+}
+
+/** codex against a Responses fake at `url`; `extraToml` is appended to its config.toml. */
+export function codexEnv(home: string, url: string, extraToml = ""): Record<string, string> {
+  const env = baseEnv(home);
+  // Not under /tmp's top level only by accident: codex warns that it will not put helper binaries in a temp dir, and goes on.
+  const codexHome = path.join(env.HOME, ".codex");
+  fs.mkdirSync(codexHome, { recursive: true });
+  fs.writeFileSync(path.join(codexHome, "config.toml"), codexProviderToml(url) + extraToml);
+  return { ...env, CODEX_HOME: codexHome, OPENAI_API_KEY: "sk-test" };
+}
+
+/** gemini against a Gemini API fake at `url`: API-key auth, one attempt per request, no telemetry. */
+export function geminiEnv(home: string, url: string, settings: Record<string, unknown> = {}): Record<string, string> {
+  const env = baseEnv(home);
+  const dir = path.join(env.HOME, ".gemini");
+  fs.mkdirSync(dir, { recursive: true });
+  const base = { security: { auth: { selectedType: "gemini-api-key" } }, general: { maxAttempts: 1, enableAutoUpdate: false, enableAutoUpdateNotification: false }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
+  fs.writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ ...base, ...settings }, null, 2));
+  return { ...env, GEMINI_CLI_HOME: env.HOME, GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "test-key" };
+}
+
+/** Live (non-zombie) processes whose environment names this LI_HOME: the run's worker and every CLI process under it. */
+export function processesOf(liHome: string): number[] {
+  const mark = Buffer.from(`LI_HOME=${liHome}\0`);
+  const out: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${name}/stat`, "utf8"))) continue;
+      if (fs.readFileSync(`/proc/${name}/environ`).includes(mark)) out.push(Number(name));
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
+}
