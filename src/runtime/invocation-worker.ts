@@ -75,6 +75,8 @@ export async function run(store: Store, id: string): Promise<void> {
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
   const structured = launch.stream !== "text";
   const raw = structured ? fs.openSync(path.join(dir, "events.jsonl"), "a", 0o600) : -1;
+  // A resumed session's provider may report running totals: the parser takes off the resumed run's.
+  const resumed = structured ? await resumedTotals(store, e.spec.resumes) : null;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
@@ -83,8 +85,7 @@ export async function run(store: Store, id: string): Promise<void> {
       stdio: [stdin, structured ? "pipe" : out, out],
       env: { ...process.env, ...profileEnv, ...launch.env },
     });
-    // A resumed session's provider may report running totals: the parser takes off the resumed run's.
-    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { resumedTotals: resumedTotals(store, e.spec.resumes) });
+    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { resumedTotals: resumed });
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
           // Bookkeeping beside the stream, never holding it up; a failed write is only logged.

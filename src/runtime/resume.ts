@@ -44,8 +44,8 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
  * session_totals), which the run resuming it subtracts from its own report. A run recorded
  * before li kept them recorded the provider's figures as they came, totals included.
  */
-export function resumedTotals(store: Store, id: string | null | undefined): Usage | null {
-  const e = id ? store.get(id) : null;
+export async function resumedTotals(store: Store, id: string | null | undefined): Promise<Usage | null> {
+  const e = id ? await store.get(id) : null;
   if (!e) return null;
   try {
     const t = JSON.parse(fs.readFileSync(path.join(e.run_dir!, PROVIDER_RESULT_FILE), "utf8"))?.session_totals;
