@@ -1,4 +1,5 @@
 import { dbOf } from "./db/handle.js";
+import { jsonNumber, jsonText } from "./db/fragments.js";
 import type { Store } from "./store.js";
 
 /*
@@ -72,9 +73,11 @@ export type GroupKey = (typeof GROUP_KEYS)[number];
 export type Group = { [key: string]: string | number | null; count: number };
 
 export async function groupCounts(store: Store, keys: readonly GroupKey[], since: Date | null): Promise<Group[]> {
-  const rows = await dbOf(store).all<Record<GroupKey, string | null> & { n: number }>(
-    `SELECT kind, status, coalesce(outcome, 'none') AS outcome, json_extract(spec, '$.model') AS model, count(*) AS n FROM entities
-     ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, json_extract(spec, '$.model')`,
+  const db = dbOf(store);
+  const model = jsonText(db.dialect, "spec", "model");
+  const rows = await db.all<Record<GroupKey, string | null> & { n: number }>(
+    `SELECT kind, status, coalesce(outcome, 'none') AS outcome, ${model} AS model, count(*) AS n FROM entities
+     ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, ${model}`,
     since ? [since.toISOString()] : [],
   );
   const folded = new Map<string, Group>();
@@ -105,13 +108,15 @@ export interface ModelUsage {
 /** Usage totals by model over the agent runs that reported any (created at or after `since`, when given). */
 export function usageByModel(store: Store, since: Date | null): Promise<ModelUsage[]> {
   // The partial index holds only runs with usage (the planner, without statistics, would scan by kind).
-  return dbOf(store).all<ModelUsage>(
-    `SELECT json_extract(spec, '$.model') AS model, count(*) AS runs,
-       sum(coalesce(json_extract(usage, '$.input_tokens'), 0)) AS input_tokens,
-       sum(coalesce(json_extract(usage, '$.output_tokens'), 0)) AS output_tokens,
-       sum(coalesce(json_extract(usage, '$.cached_tokens'), 0)) AS cached_tokens,
-       sum(json_extract(usage, '$.cost_usd')) AS cost_usd,
-       count(json_extract(usage, '$.cost_usd')) AS runs_with_cost
+  const db = dbOf(store);
+  const n = (key: string) => jsonNumber(db.dialect, "usage", key);
+  return db.all<ModelUsage>(
+    `SELECT ${jsonText(db.dialect, "spec", "model")} AS model, count(*) AS runs,
+       sum(coalesce(${n("input_tokens")}, 0)) AS input_tokens,
+       sum(coalesce(${n("output_tokens")}, 0)) AS output_tokens,
+       sum(coalesce(${n("cached_tokens")}, 0)) AS cached_tokens,
+       sum(${n("cost_usd")}) AS cost_usd,
+       count(${n("cost_usd")}) AS runs_with_cost
      FROM entities INDEXED BY entities_usage ${since ? "WHERE created_at >= ? AND" : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
     since ? [since.toISOString()] : [],
   );
@@ -120,7 +125,12 @@ export function usageByModel(store: Store, since: Date | null): Promise<ModelUsa
 /** What li doctor reports about the store: its integrity check, journal mode and record count. */
 export async function storeHealth(store: Store): Promise<{ integrity: unknown; journal_mode: unknown; entities: number }> {
   const db = dbOf(store);
-  // SQLite's own checks (the PostgreSQL backend will answer these its own way).
+  if (db.dialect === "postgres") {
+    const entities = (await db.get<{ n: number }>("SELECT coalesce(sum(n), 0) AS n FROM entity_counts"))!.n;
+    // PostgreSQL keeps its own integrity (WAL, checksums where enabled): nothing for li to check.
+    return { integrity: "ok", journal_mode: "postgresql", entities };
+  }
+  // SQLite's own checks.
   const integrity = Object.values((await db.get<Record<string, unknown>>("PRAGMA quick_check")) ?? {})[0];
   const journal_mode = Object.values((await db.get<Record<string, unknown>>("PRAGMA journal_mode")) ?? {})[0];
   const entities = (await db.get<{ n: number }>("SELECT coalesce(sum(n), 0) AS n FROM entity_counts"))!.n;

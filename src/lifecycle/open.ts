@@ -9,6 +9,7 @@ import { openSqliteStore } from "./sqlite-file.js";
 import { asStorageError, isDiskFull } from "./storage-faults.js";
 import { dbOf as dbOfStore } from "./db/handle.js";
 import { Store } from "./store.js";
+import { storeLocation } from "./locate.js";
 
 /*
  * The composition root of the lifecycle store: opens it and hands it its terminal hook, so the
@@ -45,11 +46,34 @@ export function placeholderStore(): Store {
  */
 export async function openStoreForRead(opts: OpenOptions = {}): Promise<Store> {
   checkHome();
+  const where = storeLocation();
+  if (where.kind === "postgres") return withHook(await openSharedStore(where.url, { ...opts, create: false }));
   if (!fs.existsSync(statePath())) return placeholderStore();
   return openStore(opts);
 }
 
+/**
+ * The shared PostgreSQL store; an empty database reads as the placeholder until a write creates
+ * the schema (reading never creates anything, as with state.db).
+ */
+async function openSharedStore(url: string, opts: OpenOptions & { create?: boolean; readOnly?: boolean }): Promise<Store> {
+  const { openPostgresStore } = await import("./pg-open.js");
+  const store = await openPostgresStore(url, opts);
+  if (opts.create === false && (await store.schemaVersion()) === 0) {
+    await store.close();
+    return placeholderStore();
+  }
+  return store;
+}
+
+function withHook(store: Store): Store {
+  if (!store.placeholder) store.terminalHook = notifyHook;
+  return store;
+}
+
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
+  const where = storeLocation();
+  if (where.kind === "postgres") return withHook(await openSharedStore(where.url, opts));
   let store: Store;
   try {
     store = await openSqliteStore(opts);
@@ -84,6 +108,8 @@ async function readOnlyStore(cause: unknown, opts: OpenOptions): Promise<Store> 
  */
 export async function openReaderStore(): Promise<Store> {
   checkHome();
+  const where = storeLocation();
+  if (where.kind === "postgres") return openSharedStore(where.url, { create: false, readOnly: true });
   const file = statePath();
   if (!fs.existsSync(file)) return placeholderStore();
   const db = openReadOnly(file);

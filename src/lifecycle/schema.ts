@@ -1,3 +1,6 @@
+import { LiError } from "../errors.js";
+import { PG_MIGRATIONS } from "./db/pg-schema.js";
+import type { Dialect } from "./db/types.js";
 /**
  * Forward-only migrations. Index i upgrades user_version i to i+1.
  * Never edit a shipped step: add a new one.
@@ -183,3 +186,13 @@ export const MIGRATIONS: readonly string[] = [
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * The step that upgrades version `v` to `v + 1` on a backend. A PostgreSQL store starts at its
+ * base version (db/pg-schema.ts), so it has steps only from there on.
+ */
+export function migrationStep(dialect: Dialect, v: number): string {
+  const step = dialect === "postgres" ? PG_MIGRATIONS[v] : MIGRATIONS[v];
+  if (step === undefined) throw new LiError("internal", `no ${dialect} migration from schema version ${v}`, { dialect, version: v });
+  return step;
+}

@@ -3,7 +3,7 @@ import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
-import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
+import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
 export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
@@ -42,21 +42,25 @@ export class Store implements HasSql {
     return !this.placeholder && db.isOpen && !db.readOnly;
   }
 
-  /** Refuses a schema this li does not speak; `migrating` accepts an older one. */
-  async checkVersion(file: string, opts: { migrating?: boolean } = {}): Promise<void> {
+  /** Refuses a schema this li does not speak; `migrating` accepts an older one. `where` names the store (a file, or a URL without its password). */
+  async checkVersion(where: string, opts: { migrating?: boolean } = {}): Promise<void> {
     const version = await this.schemaVersion();
+    const pg = this[SQL].dialect === "postgres";
+    const name = pg ? `the PostgreSQL store at ${where}` : "state.db";
+    const at = pg ? { store: where } : { path: where };
     if (version > SCHEMA_VERSION) {
-      throw new LiError(
-        "unavailable",
-        `state.db is at schema version ${version}, newer than this li understands (${SCHEMA_VERSION}); upgrade li`,
-        { path: file, schema_version: version, supported: SCHEMA_VERSION },
-      );
+      throw new LiError("unavailable", `${name} is at schema version ${version}, newer than this li understands (${SCHEMA_VERSION}); upgrade li`, {
+        ...at,
+        schema_version: version,
+        supported: SCHEMA_VERSION,
+      });
     } else if (version < SCHEMA_VERSION && !opts.migrating) {
-      throw new LiError(
-        "unavailable",
-        `state.db is at schema version ${version}; this li needs ${SCHEMA_VERSION}. Run \`li state migrate\` to upgrade it`,
-        { path: file, schema_version: version, required: SCHEMA_VERSION, remedy: "li state migrate" },
-      );
+      throw new LiError("unavailable", `${name} is at schema version ${version}; this li needs ${SCHEMA_VERSION}. Run \`li state migrate\` to upgrade it`, {
+        ...at,
+        schema_version: version,
+        required: SCHEMA_VERSION,
+        remedy: "li state migrate",
+      });
     }
   }
 
@@ -78,7 +82,7 @@ export class Store implements HasSql {
       const next = await db.tx(async (): Promise<number | null> => {
         const v = await db.schemaVersion();
         if (v >= target) return null;
-        await db.exec(MIGRATIONS[v]);
+        await db.exec(migrationStep(db.dialect, v));
         await db.setSchemaVersion(v + 1);
         return v + 1;
       });

@@ -1,0 +1,215 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Pool, PoolClient, QueryResult } from "pg";
+import { LiError } from "../../errors.js";
+import { redactUrl, toPostgres } from "./pg-sql.js";
+import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
+
+/*
+ * The PostgreSQL backend of the store interface, through node-postgres's pool (loaded only
+ * here, only when a store URL names PostgreSQL).
+ *
+ * SQLite gives li one writer at a time, and three checks rely on it (the queue cap and claim,
+ * queue_seq = max + 1, a parent not terminal on insert) besides every compare-and-set. So a
+ * write transaction here takes one transaction-scoped advisory lock first: writers take turns
+ * across every host, as SQLite's writers do across processes, and each check keeps the meaning
+ * it has there. Reads take no lock (MVCC). A single write outside a transaction runs as one.
+ */
+
+/** The advisory lock every write transaction holds: "li" and a version, as one 64-bit key. */
+export const WRITE_LOCK = 0x6c69_0001;
+
+interface Frame {
+  db: PostgresDb;
+  client: PoolClient;
+  active: boolean;
+}
+
+const frames = new AsyncLocalStorage<Frame>();
+
+/** SQLSTATE classes and socket codes that mean the server could not be reached or went away. */
+const UNREACHABLE = /^(08|57P0|53300|3D000|28)/;
+const SOCKET = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"];
+
+export function isUnreachable(err: unknown): boolean {
+  const code = String((err as { code?: unknown } | null)?.code ?? "");
+  const message = String((err as { message?: unknown } | null)?.message ?? "");
+  return UNREACHABLE.test(code) || SOCKET.includes(code) || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+}
+
+export class PostgresDb implements SqlDb {
+  readonly dialect = "postgres" as const;
+  private savepoints = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly pool: Pool,
+    /** The URL without its password: what errors name. */
+    readonly where: string,
+    /** Every transaction read-only, by the server's own rule (li studio's connection). */
+    readonly readOnly: boolean,
+  ) {}
+
+  /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
+  static async connect(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
+    const { default: pg } = await import("pg");
+    const where = redactUrl(url);
+    // int8 and numeric as numbers, as SQLite's integers and reals arrive: li's counts and sums fit.
+    const types = {
+      getTypeParser: (oid: number, format?: any) =>
+        oid === 20 ? (v: string) => Number(v) : oid === 1700 ? (v: string) => Number.parseFloat(v) : pg.types.getTypeParser(oid, format),
+    };
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 4,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 10_000,
+      keepAlive: true,
+      application_name: "li",
+      ...(opts.readOnly ? { options: "-c default_transaction_read_only=on" } : {}),
+      types,
+    } as any);
+    // A pooled connection the server drops while idle (a restart) is not this process's crash.
+    pool.on("error", () => {});
+    const db = new PostgresDb(pool, where, !!opts.readOnly);
+    try {
+      await db.get("SELECT 1");
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw db.unavailable(err);
+    }
+    return db;
+  }
+
+  /** The contract's error for a server li cannot use, naming it without its password. */
+  unavailable(err: unknown): unknown {
+    if (err instanceof LiError || !isUnreachable(err)) return err;
+    const code = (err as { code?: string }).code;
+    const message = (err as Error).message;
+    const what = code?.startsWith("28") ? "refused li's credentials" : code === "3D000" ? "has no such database" : "cannot be reached";
+    return new LiError("unavailable", `the PostgreSQL store at ${this.where} ${what} (${message}); check LI_STORE (or store: in settings.yaml) and that the server is up`, {
+      store: this.where,
+      code: code ?? null,
+      reason: "store_unreachable",
+    });
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  get inTransaction(): boolean {
+    return this.frame() !== undefined;
+  }
+
+  private frame(): Frame | undefined {
+    const f = frames.getStore();
+    return f && f.db === this && f.active ? f : undefined;
+  }
+
+  private async query(sql: string, params: Params): Promise<{ result: QueryResult; returns?: string }> {
+    const stmt = toPostgres(sql);
+    const f = this.frame();
+    try {
+      const result = f ? await f.client.query(stmt.text, params as unknown[]) : await this.pool.query(stmt.text, params as unknown[]);
+      return { result, returns: stmt.returns };
+    } catch (err) {
+      throw this.unavailable(err);
+    }
+  }
+
+  async get<T>(sql: string, params: Params = []): Promise<T | undefined> {
+    return (await this.query(sql, params)).result.rows[0] as T | undefined;
+  }
+
+  async all<T>(sql: string, params: Params = []): Promise<T[]> {
+    return (await this.query(sql, params)).result.rows as T[];
+  }
+
+  async run(sql: string, params: Params = []): Promise<RunInfo> {
+    // A write on its own is a transaction of its own, in its turn with every other writer.
+    if (!this.frame() && /^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) return this.tx(() => this.run(sql, params));
+    const { result, returns } = await this.query(sql, params);
+    const id = returns ? Number(result.rows.at(-1)?.[returns] ?? 0) : 0;
+    return { changes: result.rowCount ?? 0, lastInsertRowid: id };
+  }
+
+  async exec(sql: string): Promise<void> {
+    const f = this.frame();
+    try {
+      // A simple query: several statements at once, as SQLite's exec.
+      if (f) await f.client.query(sql);
+      else await this.pool.query(sql);
+    } catch (err) {
+      throw this.unavailable(err);
+    }
+  }
+
+  async tx<T>(fn: (tx: SqlRunner) => Promise<T>, mode: TxMode = "immediate"): Promise<T> {
+    const outer = this.frame();
+    if (outer) return this.savepoint(outer, fn);
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.unavailable(err);
+    }
+    const frame: Frame = { db: this, client, active: true };
+    let broken: unknown;
+    try {
+      await client.query("BEGIN");
+      if (mode === "immediate") await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+      const result = await frames.run(frame, () => fn(this));
+      frame.active = false;
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      frame.active = false;
+      // A failed COMMIT leaves the outcome unknown to us; the caller re-reads to settle it.
+      await client.query("ROLLBACK").catch((e) => (broken = e));
+      if (isUnreachable(err)) broken ??= err;
+      throw this.unavailable(err);
+    } finally {
+      frame.active = false;
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  private async savepoint<T>(outer: Frame, fn: (tx: SqlRunner) => Promise<T>): Promise<T> {
+    const name = `li_sp${++this.savepoints}`;
+    await outer.client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(this);
+      await outer.client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await outer.client.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {});
+      throw err;
+    }
+  }
+
+  async schemaVersion(): Promise<number> {
+    const exists = await this.get<{ t: string | null }>("SELECT to_regclass('meta')::text AS t");
+    if (!exists?.t) return 0;
+    const row = await this.get<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'");
+    return row ? Number(row.value) : 0;
+  }
+
+  async setSchemaVersion(version: number): Promise<void> {
+    await this.run("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [String(Math.trunc(version))]);
+  }
+
+  async hasTables(): Promise<boolean> {
+    return !!(await this.get("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() LIMIT 1"));
+  }
+
+  /** PostgreSQL has no cheap "something committed" counter: a poller reads instead. */
+  async changeStamp(): Promise<number | null> {
+    return null;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end().catch(() => {});
+  }
+}

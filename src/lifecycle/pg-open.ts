@@ -1,0 +1,49 @@
+import { LiError } from "../errors.js";
+import { PG_BASE_SCHEMA, PG_BASE_VERSION } from "./db/pg-schema.js";
+import type { PostgresDb } from "./db/postgres.js";
+import { SCHEMA_VERSION } from "./schema.js";
+import { Store } from "./store.js";
+
+/*
+ * Opening a PostgreSQL store (LI_STORE): connecting, and giving an empty database li's schema
+ * on first use, as a fresh state.db gets it. Loaded only when the store location names one.
+ */
+
+/** A connection to `url`; unreachable, refusing or unknown is a clear `unavailable` naming it without its password. */
+export async function connectPostgres(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
+  const { PostgresDb } = await import("./db/postgres.js");
+  return PostgresDb.connect(url, opts);
+}
+
+/** The store at `url`, its schema created when the database has none; refuses another schema version unless migrating. */
+export async function openPostgresStore(url: string, opts: { migrating?: boolean; create?: boolean; readOnly?: boolean } = {}): Promise<Store> {
+  const db = await connectPostgres(url, opts);
+  const store = new Store(db);
+  try {
+    const version = await db.schemaVersion();
+    // A reader of an empty database gets it as it is (the caller answers from the placeholder).
+    if (version === 0 && (opts.create === false || opts.readOnly)) return store;
+    if (version === 0) {
+      // Under the write lock every li writer takes, re-checked: two first users create it once.
+      await db.tx(async () => {
+        if ((await db.schemaVersion()) !== 0) return;
+        try {
+          await db.exec(PG_BASE_SCHEMA);
+        } catch (err: any) {
+          if (err?.code !== "42P07" && err?.code !== "42723") throw err;
+          throw new LiError("unavailable", `the PostgreSQL store at ${db.where} already holds a table or function li would create (${err.message}) but no li schema; give li a database (or a schema, through the URL's search_path) of its own`, {
+            store: db.where,
+            reason: "store_not_empty",
+          });
+        }
+        await db.setSchemaVersion(PG_BASE_VERSION);
+      });
+      if (PG_BASE_VERSION < SCHEMA_VERSION) await store.migrate();
+    }
+    await store.checkVersion(db.where, opts);
+    return store;
+  } catch (err) {
+    await db.close();
+    throw db.unavailable(err);
+  }
+}
