@@ -1,5 +1,7 @@
 // Tests run from TypeScript through swc; black-box tests use the built bin/li.js (npm test builds first).
-export default {
+import fs from "node:fs";
+
+const project = {
   testEnvironment: "node",
   transform: {
     "^.+\\.ts$": [
@@ -17,9 +19,34 @@ export default {
   extensionsToTreatAsEsm: [".ts"],
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   setupFiles: ["reflect-metadata"],
-  testMatch: ["<rootDir>/test/**/*.test.ts"],
+};
+
+// The lifecycle, wait, kill and queue suites run a second time against a PostgreSQL store
+// (LI_STORE), one database per test home, in a cluster the project starts for itself.
+const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue"];
+const havePostgres =
+  !!process.env.LI_TEST_PG_BIN || (fs.existsSync("/usr/lib/postgresql") && fs.readdirSync("/usr/lib/postgresql").some((v) => fs.existsSync(`/usr/lib/postgresql/${v}/bin/initdb`)));
+if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
+  console.warn("li: skipping the PostgreSQL store's run of the lifecycle suites: apt-get install postgresql (or set LI_TEST_PG_BIN)");
+
+export default {
   testTimeout: 60000,
   // Most suites wait on child processes rather than compute: two workers keep both cores busy
   // (jest's default on two cores is one), which keeps npm test well under ten minutes.
   maxWorkers: 2,
+  projects: [
+    { ...project, displayName: "sqlite", testMatch: ["<rootDir>/test/**/*.test.ts"] },
+    ...(havePostgres || process.env.LI_TEST_REQUIRE_POSTGRES
+      ? [
+          {
+            ...project,
+            displayName: "postgres",
+            testMatch: ON_BOTH_STORES.map((name) => `<rootDir>/test/${name}.test.ts`),
+            globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
+            globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
+            setupFiles: ["reflect-metadata", "<rootDir>/test/helpers/pg-mode.ts"],
+          },
+        ]
+      : []),
+  ],
 };

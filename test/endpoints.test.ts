@@ -115,7 +115,7 @@ test.each(SPAWN_VERBS)("%s: no argument routes a request or a key; endpoint take
     expect(named.results[0].error.message).toMatch(/is not an endpoint name/);
     expect(named.results[1].error.message).toMatch(/endpoint SECRET_X is not defined \(defined: openai, local\)/);
   }
-  expect(entityRows(h)).toEqual([]);
+  expect((await entityRows(h))).toEqual([]);
   expect(seen).toEqual([]);
 });
 
@@ -186,7 +186,7 @@ describe("refusals", () => {
     fs.mkdirSync(path.join(proj, ".git"), { recursive: true });
     fs.mkdirSync(path.join(proj, ".li"));
     fs.writeFileSync(path.join(proj, ".li", "settings.yaml"), `endpoints: {proj: {base_url: "${origin}/proj/v1", api_key_env: SECRET_X}}\ndefault_endpoint: proj\n`);
-    const before = entityRows(h).length;
+    const before = (await entityRows(h)).length;
     const named = await li(["--machine", "agent", "--endpoint", "proj", MODEL, "hi"], { env, cwd: proj });
     expect(named.json.error.kind).toBe("invalid_input");
     expect(named.json.error.message).toMatch(/endpoint proj is not defined .*which is not trusted, so li ignores it: review it, then run `li hooks trust`/);
@@ -194,12 +194,12 @@ describe("refusals", () => {
     // Its default_endpoint is ignored too: the run falls back to the built-in, which has no key here.
     const unnamed = await li(["--machine", "agent", MODEL, "hi"], { env, cwd: proj });
     expect(unnamed.json.error).toMatchObject({ kind: "unavailable", message: expect.stringContaining("endpoint openai: OPENAI_API_KEY is not set") });
-    expect(entityRows(h).length).toBe(before);
+    expect((await entityRows(h)).length).toBe(before);
     expect(seen.filter((s) => s.path.startsWith("/proj"))).toEqual([]);
   });
 
   test("an unknown endpoint is refused before any record exists, naming those defined and where to define one", async () => {
-    const before = entityRows(h).length;
+    const before = (await entityRows(h)).length;
     const r = await li(["--machine", "agent", "--endpoint", "nosuch", MODEL, "hi"], { env });
     expect(r.json.error).toMatchObject({ kind: "invalid_input", detail: { endpoint: "nosuch", known: ["openai", "local"] } });
     expect(r.json.error.message).toContain(`define it under endpoints in ${settingsFile}`);
@@ -207,7 +207,7 @@ describe("refusals", () => {
     expect(sched.json.error.kind).toBe("invalid_input");
     const viaMcp = await m.op("agent.submit", { model: MODEL, prompt: ["hi"], endpoint: "nosuch" }, await m.fingerprint("agent.submit"));
     expect(viaMcp.error).toMatchObject({ code: "invalid_args", params: ["endpoint"], kind: "invalid_input" });
-    expect(entityRows(h).length).toBe(before);
+    expect((await entityRows(h)).length).toBe(before);
     expect((await m.op("schedule.list", {})).result.schedules.map((s: any) => s.name)).toEqual(["nightly"]);
   });
 

@@ -28,14 +28,14 @@ interface Row {
 }
 
 /** Reads state.db directly: fast enough to poll, and no reaping side effects. */
-const rows = (h: Home): Row[] => entityRows<Row>(h);
+const rows = (h: Home): Promise<Row[]> => entityRows<Row>(h);
 
 /** Polls the session until it ends, collecting each distinct current_phase in the order seen. */
 async function watchPhases(h: Home, id: string): Promise<{ end: Row; phases: string[] }> {
   const phases: string[] = [];
   const end = await until<Row | undefined>(
-    () => {
-      const s = rows(h).find((r) => r.id === id);
+    async () => {
+      const s = (await rows(h)).find((r) => r.id === id);
       if (s?.current_phase && phases[phases.length - 1] !== s.current_phase) phases.push(s.current_phase);
       return s && ["completed", "failed", "cancelled", "lost"].includes(s.status) ? s : undefined;
     },
@@ -45,7 +45,7 @@ async function watchPhases(h: Home, id: string): Promise<{ end: Row; phases: str
   return { end: end!, phases };
 }
 
-const steps = (h: Home, session: string) => Object.fromEntries(rows(h).filter((r) => r.parent_id === session && r.label !== "synthesis" && r.label !== "planner").map((r) => [r.label!, r]));
+const steps = async (h: Home, session: string) => Object.fromEntries((await rows(h)).filter((r) => r.parent_id === session && r.label !== "synthesis" && r.label !== "planner").map((r) => [r.label!, r]));
 const t = (iso: string | null) => Date.parse(iso!);
 
 /** The most intervals [started_at, ended_at) open at one instant. */
@@ -88,7 +88,7 @@ describe("li o flow", () => {
     const data = r.json.data;
     expect(data).toMatchObject({ kind: "session", status: "completed", reason_code: "session.completed.steps_completed", current_phase: "done" });
 
-    const s = steps(h, data.id);
+    const s = (await steps(h, data.id));
     expect(Object.keys(s).sort()).toEqual(["a", "b", "c", "d"]);
     for (const r of Object.values(s)) expect(r).toMatchObject({ kind: "invocation", status: "completed" });
     // Dependency order from the recorded times: nothing starts before its dependencies ended.
@@ -99,7 +99,7 @@ describe("li o flow", () => {
     expect(maxOverlap(Object.values(s))).toBe(1);
 
     // Each step was queued first, then moved by the supervisor, then ran.
-    expect(events(h, s.d.id).map((e) => [e.from_status, e.to_status, e.reason_code])).toEqual([
+    expect((await events(h, s.d.id)).map((e) => [e.from_status, e.to_status, e.reason_code])).toEqual([
       ["queued", "preparing", "invocation.preparing.dependencies_met"],
       ["preparing", "running", "invocation.running.spawned"],
       ["running", "completed", "invocation.completed.exit_zero"],
@@ -138,7 +138,7 @@ describe("li o flow", () => {
     const r = await li(["--machine", "o", "flow", "--plan-file", plan, "--model", "mock/echo", "the goal"], { env: h.env });
     expect(r.code).toBe(0); // --machine: an ok result exits 0; the data says it failed
     expect(r.json.data).toMatchObject({ status: "failed", outcome: "failed", reason_code: "session.failed.steps_failed", current_phase: "done" });
-    const s = steps(h, r.json.data.id);
+    const s = (await steps(h, r.json.data.id));
     expect(Object.fromEntries(Object.entries(s).map(([k, v]) => [k, [v.status, v.reason_code]]))).toEqual({
       a: ["completed", "invocation.completed.exit_zero"],
       bad: ["failed", "invocation.failed.exit_nonzero"],
@@ -150,9 +150,9 @@ describe("li o flow", () => {
     // The cancelled ones never started a process.
     expect(s.child.pid).toBeNull();
     expect(s.grandchild.started_at).toBeNull();
-    expect(events(h, s.child.id)).toEqual([expect.objectContaining({ from_status: "queued", to_status: "cancelled", reason_code: "invocation.cancelled.dep_failed", source: "runtime" })]);
+    expect((await events(h, s.child.id))).toEqual([expect.objectContaining({ from_status: "queued", to_status: "cancelled", reason_code: "invocation.cancelled.dep_failed", source: "runtime" })]);
     // Transitive: the grandchild names the dependency that doomed it.
-    expect(JSON.parse(events(h, s.grandchild.id)[0].detail!)).toEqual({ dependency: "child", dependency_status: "cancelled" });
+    expect(JSON.parse((await events(h, s.grandchild.id))[0].detail!)).toEqual({ dependency: "child", dependency_status: "cancelled" });
     // The failed step's output is kept too (mock/fail writes the prompt to stderr).
     expect(fs.readFileSync(path.join(r.json.data.run_dir, "outputs", "bad.txt"), "utf8")).toContain("breaks");
   });
@@ -199,7 +199,7 @@ describe("li o flow", () => {
     expect(r.code).toBe(2);
     expect(r.json.error.kind).toBe("invalid_input");
     expect(r.json.error.message).toMatch(pattern);
-    expect(rows(h)).toEqual([]);
+    expect((await rows(h))).toEqual([]);
     expect(fs.existsSync(path.join(h.home, "runs")) ? fs.readdirSync(path.join(h.home, "runs")) : []).toEqual([]);
   });
 });
@@ -214,7 +214,7 @@ describe("li o fanout", () => {
     // A fan-out has nothing to plan, so "planning" may pass too fast to be seen.
     expect(phases.filter((p) => p !== "planning")).toEqual(["executing", "synthesizing", "done"]);
 
-    const kids = rows(h).filter((r) => r.parent_id === sub.id);
+    const kids = (await rows(h)).filter((r) => r.parent_id === sub.id);
     expect(kids.map((k) => [k.label, JSON.parse(k.spec).model, k.status])).toEqual([
       ["w1", "mock/sleep:0.7", "completed"],
       ["w2", "mock/sleep:0.8", "completed"],
@@ -241,7 +241,7 @@ describe("li o fanout", () => {
     const h = home();
     const data = await liData(["o", "fanout", "-n", "4", "--model", "mock/sleep:0.5", "--max-concurrent", "2", "hello"], { env: h.env });
     expect(data.status).toBe("completed");
-    expect(maxOverlap(Object.values(steps(h, data.id)))).toBe(2);
+    expect(maxOverlap(Object.values((await steps(h, data.id))))).toBe(2);
   });
 });
 
@@ -276,7 +276,7 @@ describe("a real provider plans through the JSON contract", () => {
     delayMs = 0;
     expect(end).toMatchObject({ status: "completed", current_phase: "done" });
     expect(phases).toEqual(["planning", "executing", "done"]);
-    const kids = rows(h).filter((r) => r.parent_id === data.id);
+    const kids = (await rows(h)).filter((r) => r.parent_id === data.id);
     expect(kids.map((k) => [k.label, JSON.parse(k.spec).model, k.status])).toEqual([
       ["planner", "openai/planner-1", "completed"],
       ["x", "mock/echo", "completed"],
@@ -286,10 +286,10 @@ describe("a real provider plans through the JSON contract", () => {
     expect(plan).toMatchObject({ planned_by: "model", steps: [{ id: "x" }, { id: "y", depends_on: ["x"] }] });
 
     // The same answer, asked for with --dry-run, is planned in the foreground and nothing is recorded.
-    const before = rows(h).length;
+    const before = (await rows(h)).length;
     const dry = await liData(["o", "flow", "--model", "openai/planner-1", "--workers", "mock/echo", "--dry-run", "plan me"], { env });
     expect(dry.steps.map((s: any) => s.id)).toEqual(["x", "y"]);
-    expect(rows(h).length).toBe(before);
+    expect((await rows(h)).length).toBe(before);
   });
 
   test("an answer that is not a valid plan fails the session as invalid_plan, running no step", async () => {
@@ -299,6 +299,6 @@ describe("a real provider plans through the JSON contract", () => {
     const r = await li(["--machine", "o", "flow", "--model", "openai/planner-1", "--workers", "mock/echo", "plan me"], { env });
     expect(r.code).toBe(0); // --machine: an ok result exits 0; the data says it failed
     expect(r.json.data).toMatchObject({ status: "failed", reason_code: "session.failed.invalid_plan" });
-    expect(rows(h).filter((k) => k.parent_id === r.json.data.id).map((k) => k.label)).toEqual(["planner"]);
+    expect((await rows(h)).filter((k) => k.parent_id === r.json.data.id).map((k) => k.label)).toEqual(["planner"]);
   });
 });

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { type Home, READY_BYTES, detach, events, jobStatus, readDb, untilAgentReady, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { type Home, READY_BYTES, detach, events, jobStatus, readDb, rows, untilAgentReady, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { LI_BIN, ROOT, groupAlive, liData, sleep } from "./helpers/li.js";
 
 const procs: ChildProcess[] = [];
@@ -51,18 +51,16 @@ async function untilMidGrace(h: Home, id: string): Promise<void> {
   await sleep(300);
 }
 
-/** state.db is sound, and every terminal record has exactly one terminal audit row. */
-function expectStoreIntact(h: Home): void {
-  readDb(h, (db) => {
-    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
-    const marks = TERMINAL_STATUSES.map(() => "?").join(",");
-    const ids = (db.prepare(`SELECT id FROM entities WHERE status IN (${marks})`).all(...TERMINAL_STATUSES) as { id: string }[]).map((r) => r.id);
-    expect(ids.length).toBeGreaterThan(0);
-    for (const id of ids) {
-      const rows = db.prepare(`SELECT count(*) AS n FROM events WHERE entity_id = ? AND to_status IN (${marks})`).get(id, ...TERMINAL_STATUSES) as { n: number };
-      expect({ id, terminal_rows: rows.n }).toEqual({ id, terminal_rows: 1 });
-    }
-  });
+/** The store is sound (state.db's integrity check), and every terminal record has exactly one terminal audit row. */
+async function expectStoreIntact(h: Home): Promise<void> {
+  if (!h.env.LI_STORE) readDb(h, (db) => expect(db.pragma("integrity_check", { simple: true })).toBe("ok"));
+  const marks = TERMINAL_STATUSES.map(() => "?").join(",");
+  const ids = (await rows<{ id: string }>(h, `SELECT id FROM entities WHERE status IN (${marks})`, [...TERMINAL_STATUSES])).map((r) => r.id);
+  expect(ids.length).toBeGreaterThan(0);
+  for (const id of ids) {
+    const [count] = await rows<{ n: number }>(h, `SELECT count(*) AS n FROM events WHERE entity_id = ? AND to_status IN (${marks})`, [id, ...TERMINAL_STATUSES]);
+    expect({ id, terminal_rows: count.n }).toEqual({ id, terminal_rows: 1 });
+  }
 }
 
 test("a kill SIGKILLed mid-grace leaves the group running; the next kill signals it though the record is already cancelled", async () => {
@@ -96,11 +94,11 @@ test("a kill SIGKILLed mid-grace leaves the group running; the next kill signals
   expect(groupAlive(run.pgid)).toBe(false);
   expect(await jobStatus(h.env, run.id)).toMatchObject({ status: "cancelled", reason_code: "invocation.cancelled.killed", possibly_orphaned: false });
   // The record was not rewritten: the one cancel is the first kill's.
-  expect(events(h, run.id).map((e) => [e.to_status, e.source])).toEqual([
+  expect((await events(h, run.id)).map((e) => [e.to_status, e.source])).toEqual([
     ["running", "runtime"],
     ["cancelled", "admin"],
   ]);
-  expectStoreIntact(h);
+  await expectStoreIntact(h);
 });
 
 test.each(["SIGINT", "SIGTERM"] as const)("%s mid-grace does not abort li kill: it escalates to SIGKILL, ends the tree and exits with its report", async (sig) => {
@@ -121,5 +119,5 @@ test.each(["SIGINT", "SIGTERM"] as const)("%s mid-grace does not abort li kill: 
   expect(r.data.entities).toEqual([expect.objectContaining({ id: run.id, action: "cancelled", status: "cancelled", signals: ["SIGTERM", "SIGKILL"], process_gone: true })]);
   expect(groupAlive(run.pgid)).toBe(false);
   expect(await jobStatus(h.env, run.id)).toMatchObject({ status: "cancelled", possibly_orphaned: false });
-  expectStoreIntact(h);
+  await expectStoreIntact(h);
 });

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
-import { detach, openStore, readDb, terminal, useHomes } from "./helpers/fixtures.js";
+import { detach, openStore, rows, terminal, useHomes } from "./helpers/fixtures.js";
 import { readProcStat } from "../src/lifecycle/procfs.js";
 import { groupAlive, li, liData, ROOT, sleep, until } from "./helpers/li.js";
 
@@ -70,10 +70,10 @@ test("100 trials of kill racing natural completion give exactly one terminal tra
   const [completer, killer] = (await Promise.all([run(RACER, ["complete", t0, "12", idsFile], h.env), run(RACER, ["kill", t0, "12", idsFile], h.env)])).map((s) => JSON.parse(s) as string[]);
 
   const wins = { completed: 0, cancelled: 0 };
-  readDb(h, (db) => {
-    ids.forEach((id, i) => {
-      const row = db.prepare("SELECT status, reason_code, version FROM entities WHERE id = ?").get(id) as any;
-      const terminalRows = db.prepare(`SELECT * FROM events WHERE entity_id = ? AND to_status IN (${TERMINAL_STATUSES.map(() => "?").join(",")})`).all(id, ...TERMINAL_STATUSES) as any[];
+  for (const [i, id] of ids.entries()) {
+    {
+      const [row] = await rows(h, "SELECT status, reason_code, version FROM entities WHERE id = ?", [id]);
+      const terminalRows = await rows(h, `SELECT * FROM events WHERE entity_id = ? AND to_status IN (${TERMINAL_STATUSES.map(() => "?").join(",")})`, [id, ...TERMINAL_STATUSES]);
       expect(terminalRows).toHaveLength(1);
       expect(terminalRows[0].to_status).toBe(row.status);
       expect(row.version).toBe(3); // insert, running, exactly one terminal move
@@ -87,9 +87,9 @@ test("100 trials of kill racing natural completion give exactly one terminal tra
         expect([completer[i], killer[i]]).toEqual(["terminal", "cancelled"]);
         expect(terminalRows[0]).toMatchObject({ source: "admin", reason_code: "invocation.cancelled.killed" });
       }
-    });
-    expect((db.prepare("SELECT count(*) AS n FROM events").get() as any).n).toBe(200);
-  });
+    }
+  }
+  expect((await rows(h, "SELECT count(*) AS n FROM events"))[0].n).toBe(200);
   expect(wins.completed + wins.cancelled).toBe(100);
   console.log(`kill race: ${wins.completed} completed first, ${wins.cancelled} cancelled first`);
 }, 30000);

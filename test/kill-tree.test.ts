@@ -128,10 +128,10 @@ describe("transitive reaping", () => {
     });
 
     // Killing it again changes nothing and reports every entity already terminal.
-    const before = dump(h);
+    const before = (await dump(h));
     const again = await liData(["kill", "--grace", "0", tree.play.id], { env: h.env });
     expect(again.entities.map((e: any) => e.action)).toEqual(again.entities.map(() => "already_terminal"));
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
   });
 
   test("killing a session reaps its invocations but not its parent play", async () => {
@@ -161,16 +161,16 @@ test("an already-terminal record is reported already_terminal and left unchanged
   const h = home();
   const id = await submit(h.env, "mock/echo", "done");
   await untilStatus(h.env, id, (j) => j.terminal);
-  const before = dump(h);
+  const before = (await dump(h));
   const r = await li(["--machine", "kill", "--grace", "0", id], { env: h.env });
   expect(r.code).toBe(0);
   expect(r.json.data).toMatchObject({ id, partial: false });
   expect(r.json.data.entities).toEqual([
     { id, kind: "invocation", previous_status: "completed", status: "completed", action: "already_terminal", reason_code: "invocation.completed.exit_zero", pgid: expect.any(Number), signals: [], process_gone: null },
   ]);
-  expect(dump(h)).toBe(before);
+  expect((await dump(h))).toBe(before);
   const human = await li(["kill", id], { env: h.env });
   expect(human.code).toBe(0);
   expect(human.stdout).toContain("already_terminal");
-  expect(dump(h)).toBe(before);
+  expect((await dump(h))).toBe(before);
 });

@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
-import Database from "better-sqlite3";
 import { SCHEMA_VERSION } from "../src/lifecycle/schema.js";
+import { rows } from "./helpers/fixtures.js";
 import { ROOT, li, tempHome } from "./helpers/li.js";
 
 const h = tempHome();
@@ -16,7 +16,7 @@ afterAll(() => h.cleanup());
 const BUSY = /SQLITE_BUSY|database is locked|SQLITE_|already exists/i;
 
 test("50 detached mock/sleep:0.2 runs submitted at once all reach terminal completed, with no SQLITE_BUSY anywhere", async () => {
-  expect(fs.existsSync(path.join(h.home, "state.db"))).toBe(false);
+  expect(await rows(h, "SELECT id FROM entities")).toEqual([]);
   const subs = await Promise.all(
     Array.from({ length: 50 }, (_, i) => li(["--machine", "agent", "--detach", "mock/sleep:0.2", `run-${i}`], { env: h.env, timeoutMs: 90000 })),
   );
@@ -46,16 +46,11 @@ test("50 detached mock/sleep:0.2 runs submitted at once all reach terminal compl
   });
 
   // And the store agrees: 50 records, each with exactly its two audit rows, from the runtime.
-  const db = new Database(path.join(h.home, "state.db"), { readonly: true });
-  try {
-    const rows = db.prepare("SELECT status, count(*) AS n FROM entities GROUP BY status").all();
-    expect(rows).toEqual([{ status: "completed", n: 50 }]);
-    const perEntity = db.prepare("SELECT entity_id, group_concat(to_status || '/' || source, ' ') AS path FROM (SELECT * FROM events ORDER BY id) GROUP BY entity_id").all() as any[];
-    expect(perEntity).toHaveLength(50);
-    for (const p of perEntity) expect(p.path).toBe("running/runtime completed/runtime");
-  } finally {
-    db.close();
-  }
+  expect(await rows(h, "SELECT status, count(*) AS n FROM entities GROUP BY status")).toEqual([{ status: "completed", n: 50 }]);
+  const paths = new Map<string, string[]>();
+  for (const e of await rows(h, "SELECT entity_id, to_status, source FROM events ORDER BY id")) paths.set(e.entity_id, [...(paths.get(e.entity_id) ?? []), `${e.to_status}/${e.source}`]);
+  expect(paths.size).toBe(50);
+  for (const p of paths.values()) expect(p.join(" ")).toBe("running/runtime completed/runtime");
 }, 120000);
 
 /** One process opening the store (built code) at a shared instant; prints ok or the error. */

@@ -5,7 +5,7 @@
 import { dbOf } from "../src/lifecycle/db/handle.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
 import { NON_TERMINAL, STATUSES, TERMINAL, outcomeOf } from "../src/lifecycle/vocab.js";
-import { openStore } from "./helpers/fixtures.js";
+import { openStore, refuseWrites } from "./helpers/fixtures.js";
 import { tempHome } from "./helpers/li.js";
 
 let h: ReturnType<typeof tempHome>;
@@ -161,7 +161,7 @@ describe("the audit trail", () => {
   test("the row and its audit row commit together: a failing audit insert rolls the status back", async () => {
     const e = await recordAt(a, "running");
     const before = await snapshot(a, e.id);
-    await dbOf(a).exec("CREATE TRIGGER no_audit BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'audit refused'); END;");
+    await refuseWrites(a, { name: "no_audit", table: "events", event: "INSERT", action: "abort", message: "audit refused" });
     await expect(a.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" })).rejects.toThrow(/audit refused/);
     expect(await snapshot(b, e.id)).toBe(before);
   });

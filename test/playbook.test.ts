@@ -56,7 +56,7 @@ function setup(): { h: Home; repo: string; cwd: string } {
 }
 
 /** The entities, their spec parsed. */
-const rows = (h: Home): any[] => entityRows(h).map((r) => ({ ...r, spec: JSON.parse(r.spec) }));
+const rows = async (h: Home): Promise<any[]> => (await entityRows(h)).map((r) => ({ ...r, spec: JSON.parse(r.spec) }));
 
 const sha256 = (file: string) => "sha256:" + createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
@@ -83,7 +83,7 @@ describe("li play", () => {
     ]);
 
     // The tree: play → session → steps, and the play's spec carries its playbook identity.
-    const all = rows(h);
+    const all = (await rows(h));
     const play = all.find((x) => x.id === data.id);
     const session = all.find((x) => x.parent_id === play.id);
     expect(session).toMatchObject({ kind: "session", id: data.session.id });
@@ -118,7 +118,7 @@ describe("li play", () => {
     const dry = await liData(["play", "run", "--tone=formal", "--depth=7", "--dry-run", "--", "review", "-dash input"], { env: h.env, cwd });
     expect(dry).toMatchObject({ dry_run: true, playbook: "review", args: { depth: 7, strict: false, tone: "formal" }, prompt: "Review -dash input at depth 7 (strict=false, tone formal)" });
     expect(dry.steps.map((s: any) => s.task)).toEqual(["Read -dash input", "Judge it formally"]);
-    expect(rows(h)).toEqual([]);
+    expect((await rows(h))).toEqual([]);
   });
 
   test.each([
@@ -137,7 +137,7 @@ describe("li play", () => {
     expect(r.code).toBe(2);
     expect(r.json.error.kind).toBe("invalid_input");
     expect(r.json.error.message).toMatch(pattern);
-    expect(rows(h)).toEqual([]);
+    expect((await rows(h))).toEqual([]);
     expect(fs.existsSync(path.join(h.home, "runs"))).toBe(false);
   });
 
@@ -167,7 +167,7 @@ describe("li play", () => {
 
     const mine = await liData(["play", "mine", "--detach", "hello"], { env: h.env, cwd });
     expect(mine).toMatchObject({ kind: "play", playbook: "mine", playbook_path: path.join(h.home, "playbooks", "mine.playbook.yaml") });
-    await until(() => rows(h).find((r) => r.id === mine.id)?.status === "completed");
+    await until(async () => (await rows(h)).find((r) => r.id === mine.id)?.status === "completed");
   });
 
   test("li kill <play> while hanging steps run: every group gone, every entity cancelled, audited", async () => {
@@ -178,10 +178,10 @@ describe("li play", () => {
     const sub = await liData(["play", "hangs", "--detach", "--prompt-file", input], { env: h.env, cwd });
     // Wait for both hanging steps to be running in their own groups (the third stays queued),
     // each with its agent past the point where it ignores SIGTERM.
-    await until(() => rows(h).filter((r) => r.kind === "invocation" && r.status === "running").length === 2, 20000, 50);
-    for (const r of rows(h).filter((r) => r.kind === "invocation" && r.status === "running")) await untilAgentReady(r);
+    await until(async () => (await rows(h)).filter((r) => r.kind === "invocation" && r.status === "running").length === 2, 20000, 50);
+    for (const r of (await rows(h)).filter((r) => r.kind === "invocation" && r.status === "running")) await untilAgentReady(r);
 
-    const tree = rows(h);
+    const tree = (await rows(h));
     const session = tree.find((r) => r.parent_id === sub.id);
     const stepRows = tree.filter((r) => r.parent_id === session.id);
     expect(stepRows.map((r) => [r.label, r.status])).toEqual([
@@ -207,16 +207,16 @@ describe("li play", () => {
     expect(kill.json.data.entities.filter((e: any) => e.signals.includes("SIGKILL")).length).toBeGreaterThanOrEqual(2);
 
     for (const g of pgids) expect(liveMembers(g)).toEqual([]);
-    const after = rows(h);
+    const after = (await rows(h));
     expect(after).toHaveLength(5);
     for (const r of after) {
       expect([r.id, r.status, r.reason_code]).toEqual([r.id, "cancelled", `${r.kind}.cancelled.killed`]);
-      const last = events(h, r.id).at(-1);
+      const last = (await events(h, r.id)).at(-1);
       expect(last).toMatchObject({ to_status: "cancelled", reason_code: `${r.kind}.cancelled.killed`, source: "admin" });
     }
     // The queued step never started; the supervisor wrote nothing after the kill.
     expect(after.find((r) => r.label === "after").pid).toBeNull();
     await new Promise((r) => setTimeout(r, 400));
-    for (const r of rows(h)) expect(events(h, r.id).filter((e) => e.to_status === "cancelled")).toHaveLength(1);
+    for (const r of (await rows(h))) expect((await events(h, r.id)).filter((e) => e.to_status === "cancelled")).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { events, readDb, READY_BYTES, terminal, untilAgentReady, useHomes, type Home } from "./helpers/fixtures.js";
+import { events, rows as sql, READY_BYTES, terminal, untilAgentReady, useHomes, type Home } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, ROOT, sleep, until } from "./helpers/li.js";
 
 /*
@@ -19,22 +19,18 @@ function limited(settings: string): Home {
   return h;
 }
 
-/** Top-level records preparing or running right now, read straight from state.db. */
-function executing(h: Home): number {
+/** How many records match `where` right now, read straight from the store; 0 before it is created or initialised. */
+async function count(h: Home, where: string): Promise<number> {
   try {
-    return readDb(h, (db) => (db.prepare("SELECT count(*) AS n FROM entities WHERE parent_id IS NULL AND status IN ('preparing', 'running')").get() as { n: number }).n);
-  } catch {
-    return 0; // not created yet, or not initialised yet
-  }
-}
-
-function queuedNow(h: Home): number {
-  try {
-    return readDb(h, (db) => (db.prepare("SELECT count(*) AS n FROM entities WHERE status = 'queued'").get() as { n: number }).n);
+    return (await sql<{ n: number }>(h, `SELECT count(*) AS n FROM entities WHERE ${where}`))[0]?.n ?? 0;
   } catch {
     return 0;
   }
 }
+
+/** Top-level records preparing or running right now. */
+const executing = (h: Home) => count(h, "parent_id IS NULL AND status IN ('preparing', 'running')");
+const queuedNow = (h: Home) => count(h, "status = 'queued'");
 
 /** A mock/hang run whose agent is ready to be killed (it has read its READY_BYTES prompt). */
 async function hangingRun(h: Home): Promise<{ id: string }> {
@@ -50,8 +46,8 @@ async function untilHangReady(h: Home, id: string): Promise<void> {
   await untilAgentReady(j);
 }
 
-function rows(h: Home): any[] {
-  return readDb(h, (db) => db.prepare("SELECT * FROM entities ORDER BY queue_seq").all());
+function rows(h: Home): Promise<any[]> {
+  return sql(h, "SELECT * FROM entities ORDER BY queue_seq");
 }
 
 /** The largest number of [started_at, ended_at] intervals that overlap at any instant. */
@@ -68,18 +64,18 @@ function maxOverlap(spans: { started_at: string; ended_at: string }[]): number {
   return max;
 }
 
-const promotions = (h: Home, id: string) => events(h, id).filter((e) => e.from_status === "queued" && e.to_status === "preparing");
-const starts = (h: Home, id: string) => events(h, id).filter((e) => e.to_status === "running");
+const promotions = async (h: Home, id: string) => (await events(h, id)).filter((e) => e.from_status === "queued" && e.to_status === "preparing");
+const starts = async (h: Home, id: string) => (await events(h, id)).filter((e) => e.to_status === "running");
 
 test("20 runs at max_parallel 3: never more than 3 execute at once, and they start in submission order", async () => {
   const h = limited("max_parallel: 3\n");
   let peak = 0;
   let peakQueued = 0;
   let sampling = true;
-  const sampler = await (async () => {
+  const sampler = (async () => {
     while (sampling) {
-      peak = Math.max(peak, executing(h));
-      peakQueued = Math.max(peakQueued, queuedNow(h));
+      peak = Math.max(peak, await executing(h));
+      peakQueued = Math.max(peakQueued, await queuedNow(h));
       await sleep(15);
     }
   })();
@@ -93,20 +89,21 @@ test("20 runs at max_parallel 3: never more than 3 execute at once, and they sta
   // Submitting is faster than running: a line formed.
   expect(peakQueued).toBeGreaterThan(1);
   expect(peak).toBeLessThanOrEqual(3);
-  const all = rows(h);
+  const all = (await rows(h));
   expect(all.map((r) => r.id)).toEqual(ids);
   expect(all.every((r) => r.status === "completed")).toBe(true);
   expect(maxOverlap(all)).toBeLessThanOrEqual(3);
   // Each started exactly once, after exactly one promotion, and the promotions went in line order.
   for (const id of ids) {
-    expect(promotions(h, id)).toHaveLength(1);
-    expect(starts(h, id)).toHaveLength(1);
+    expect((await promotions(h, id))).toHaveLength(1);
+    expect((await starts(h, id))).toHaveLength(1);
   }
-  const promotedOrder = ids.map((id) => ({ id, event: promotions(h, id)[0].id })).sort((a, b) => a.event - b.event).map((p) => p.id);
+  const promoted = await Promise.all(ids.map((id) => promotions(h, id)));
+  const promotedOrder = ids.map((id, i) => ({ id, event: promoted[i][0].id })).sort((a, b) => a.event - b.event).map((p) => p.id);
   expect(promotedOrder).toEqual(ids);
   // A later run never started before an earlier one had been promoted.
   const startedAt = ids.map((id) => Date.parse(all.find((r) => r.id === id).started_at));
-  const promotedAt = ids.map((id) => Date.parse(promotions(h, id)[0].at));
+  const promotedAt = promoted.map((p) => Date.parse(p[0].at));
   for (let i = 1; i < ids.length; i++) expect(startedAt[i]).toBeGreaterThanOrEqual(promotedAt[i - 1]);
 }, 120000);
 
@@ -132,8 +129,8 @@ test("a queued run is pending to li wait, shows its place in line, and li kill c
   await untilHangReady(h, hang.id);
   await liData(["kill", "--grace", "0", hang.id], { env: h.env });
   expect((await terminal(h.env, b)).status).toBe("completed");
-  expect(starts(h, a)).toEqual([]);
-  expect(events(h, a).map((e) => e.to_status)).toEqual(["cancelled"]);
+  expect((await starts(h, a))).toEqual([]);
+  expect((await events(h, a)).map((e) => e.to_status)).toEqual(["cancelled"]);
 }, 60000);
 
 test("a promoter killed mid-promotion: the run goes back in line and starts exactly once", async () => {
@@ -148,15 +145,15 @@ test("a promoter killed mid-promotion: the run goes back in line and starts exac
     cwd: ROOT,
     stdio: "ignore",
   });
-  await until(() => rows(h).find((r) => r.id === b)?.status === "preparing", 20000, 20);
-  expect(promotions(h, b)).toHaveLength(1);
-  expect(JSON.parse(promotions(h, b)[0].detail!).promoter.pid).toBe(promoter.pid);
+  await until(async () => (await rows(h)).find((r) => r.id === b)?.status === "preparing", 20000, 20);
+  expect((await promotions(h, b))).toHaveLength(1);
+  expect(JSON.parse((await promotions(h, b))[0].detail!).promoter.pid).toBe(promoter.pid);
 
   // While the promoter lives, another promoter leaves its claim alone, however old.
   await sleep(300);
   await liData(["job", "list"], { env: { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.1" } });
-  expect(rows(h).find((r) => r.id === b)).toMatchObject({ status: "preparing", pid: null });
-  expect(events(h, b).map((e) => e.to_status)).toEqual(["preparing"]);
+  expect((await rows(h)).find((r) => r.id === b)).toMatchObject({ status: "preparing", pid: null });
+  expect((await events(h, b)).map((e) => e.to_status)).toEqual(["preparing"]);
 
   promoter.kill("SIGKILL");
   await new Promise((r) => promoter.once("exit", r));
@@ -166,7 +163,7 @@ test("a promoter killed mid-promotion: the run goes back in line and starts exac
   await Promise.all(Array.from({ length: 4 }, () => li(["--machine", "job", "list"], { env })));
   const end = await terminal(h.env, b);
   expect(end.status).toBe("completed");
-  expect(events(h, b).map((e) => `${e.from_status}->${e.to_status} ${e.reason_code} ${e.source}`)).toEqual([
+  expect((await events(h, b)).map((e) => `${e.from_status}->${e.to_status} ${e.reason_code} ${e.source}`)).toEqual([
     "queued->preparing invocation.preparing.promoted runtime",
     "preparing->queued invocation.queued.promoter_lost reaper",
     "queued->preparing invocation.preparing.promoted runtime",
@@ -187,10 +184,10 @@ test("many promoters at once never start one run twice, nor more than the limit"
   await Promise.all(Array.from({ length: 8 }, () => li(["--machine", "job", "list"], { env: h.env })));
   for (const id of ids) expect((await terminal(h.env, id, 30000)).status).toBe("completed");
   for (const id of ids) {
-    expect(promotions(h, id)).toHaveLength(1);
-    expect(starts(h, id)).toHaveLength(1);
+    expect((await promotions(h, id))).toHaveLength(1);
+    expect((await starts(h, id))).toHaveLength(1);
   }
-  expect(maxOverlap(rows(h).filter((r) => ids.includes(r.id)))).toBeLessThanOrEqual(4);
+  expect(maxOverlap((await rows(h)).filter((r) => ids.includes(r.id)))).toBeLessThanOrEqual(4);
 }, 60000);
 
 test("named queues: --queue must name one settings define; each caps its own runs under the global cap", async () => {
@@ -198,15 +195,15 @@ test("named queues: --queue must name one settings define; each caps its own run
   const bad = await li(["--machine", "agent", "--detach", "--queue", "tpu", "mock/echo", "x"], { env: h.env });
   expect(bad.json.error).toMatchObject({ kind: "invalid_input", detail: { field: "queue", queue: "tpu", known: ["gpu"] } });
   expect(bad.json.error.message).toMatch(/queues: \{tpu: \{max_parallel: 2\}\}/);
-  expect(rows(h)).toEqual([]);
+  expect((await rows(h))).toEqual([]);
   const gpu: string[] = [];
   for (let i = 0; i < 3; i++) gpu.push((await liData(["agent", "--detach", "--queue", "gpu", "mock/sleep:0.5", `g${i}`], { env: h.env })).id);
   const other = (await liData(["agent", "--detach", "mock/echo", "not in gpu"], { env: h.env })).id;
   // The ungated run does not wait behind the gpu line.
   expect((await terminal(h.env, other)).status).toBe("completed");
   for (const id of gpu) expect((await terminal(h.env, id, 30000)).status).toBe("completed");
-  expect(maxOverlap(rows(h).filter((r) => gpu.includes(r.id)))).toBe(1);
-  expect(rows(h).filter((r) => gpu.includes(r.id)).every((r) => r.queue === "gpu")).toBe(true);
+  expect(maxOverlap((await rows(h)).filter((r) => gpu.includes(r.id)))).toBe(1);
+  expect((await rows(h)).filter((r) => gpu.includes(r.id)).every((r) => r.queue === "gpu")).toBe(true);
 }, 60000);
 
 test("settings: limits are the user file's alone, and a bad value names the key", async () => {

@@ -40,12 +40,12 @@ describe("li clean", () => {
     await terminal(h.env, flow.id, 30000);
     const notified = await run(h, ["--notify", "slow", "mock/echo", "tell me"]);
     const running = await hang(h);
-    const steps = entityRows(h).filter((r) => r.parent_id === flow.id).map((r) => r.id);
+    const steps = (await entityRows(h)).filter((r) => r.parent_id === flow.id).map((r) => r.id);
     expect(steps).toHaveLength(2);
 
-    const before = dump(h);
+    const before = (await dump(h));
     const dry = await liData(["clean", "--dry-run"], { env: h.env });
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     expect(dry.dry_run).toBe(true);
     expect(dry.removed.map((r: any) => r.id).sort()).toEqual([ok, failed, flow.id].sort());
     expect(dry.removed.find((r: any) => r.id === flow.id)).toMatchObject({ kind: "session", records: 3 });
@@ -55,11 +55,11 @@ describe("li clean", () => {
 
     const wet = await liData(["clean"], { env: h.env });
     expect({ ...wet, dry_run: true }).toEqual(dry);
-    const left = entityRows(h).map((r) => r.id).sort();
+    const left = (await entityRows(h)).map((r) => r.id).sort();
     expect(left).toEqual([notified, running].sort());
     for (const id of [ok, failed, flow.id, ...steps]) {
       expect(fs.existsSync(path.join(h.home, "runs", id))).toBe(false);
-      expect(events(h, id)).toEqual([]);
+      expect((await events(h, id))).toEqual([]);
     }
     expect(fs.existsSync(path.join(h.home, "runs", running))).toBe(true);
     expect(wet.bytes_freed).toBeGreaterThan(0);
@@ -83,7 +83,7 @@ describe("li clean", () => {
     const kept = await liData(["clean", "--keep-last", "1"], { env: h.env });
     expect(kept.removed.map((r: any) => r.id)).toEqual([a]);
     expect(kept.kept.keep_last).toBe(1);
-    expect(entityRows(h).map((r) => r.id)).toEqual([c]);
+    expect((await entityRows(h)).map((r) => r.id)).toEqual([c]);
   }, 60000);
 
   test("reading before anything ran creates nothing, and clean says there is nothing to remove", async () => {
@@ -117,9 +117,9 @@ describe("li rerun", () => {
     await terminal(h.env, flow.id, 30000);
     const again = await liData(["rerun", "--detach", flow.id], { env: h.env });
     expect((await terminal(h.env, again.id, 30000)).status).toBe("completed");
-    expect(entityRows(h).filter((r) => r.parent_id === again.id)).toHaveLength(2);
+    expect((await entityRows(h)).filter((r) => r.parent_id === again.id)).toHaveLength(2);
 
-    const step = entityRows(h).find((r) => r.parent_id === flow.id)!.id;
+    const step = (await entityRows(h)).find((r) => r.parent_id === flow.id)!.id;
     const refused = await li(["--machine", "rerun", step], { env: h.env });
     expect(refused.json.error).toMatchObject({ kind: "invalid_input", detail: { id: step, parent_id: flow.id } });
     expect(refused.json.error.message).toContain(`li rerun ${flow.id}`);
@@ -137,9 +137,9 @@ describe("li kill: several ids, --label, --dry-run", () => {
     const a = await hang(h, "batch");
     const b = await hang(h, "batch");
     const other = await hang(h, "other");
-    const before = dump(h);
+    const before = (await dump(h));
     const dry = await liData(["kill", "--dry-run", "--label", "batch"], { env: h.env });
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     expect(dry.targets).toEqual([a, b]);
     expect(dry.entities).toEqual([
       expect.objectContaining({ id: a, status: "running", transition: "cancel", reason_code: "invocation.cancelled.killed", signals: ["SIGTERM", "SIGKILL"] }),
@@ -160,10 +160,10 @@ describe("li kill: several ids, --label, --dry-run", () => {
     const h = home();
     const a = await hang(h);
     const b = await hang(h);
-    const before = dump(h);
+    const before = (await dump(h));
     const r = await li(["--machine", "kill", "--grace", "0", a, b, "inv_zzzzzz"], { env: h.env });
     expect(r.json.error.kind).toBe("not_found");
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     const k = await liData(["kill", "--grace", "0", a, b], { env: h.env });
     expect(k.entities.map((e: any) => e.status)).toEqual(["cancelled", "cancelled"]);
     const none = await li(["--machine", "kill"], { env: h.env });

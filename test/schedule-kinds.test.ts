@@ -39,7 +39,7 @@ test("flow, fan-out and play actions fire as runs of their own kind, labelled wi
   expect(t.errors).toEqual([]);
   const byName = Object.fromEntries(t.fired.map((f: any) => [f.name, f.entity_id]));
   for (const id of Object.values(byName) as string[]) expect((await terminal(h.env, id, 30000)).status).toBe("completed");
-  const rows = entityRows(h);
+  const rows = (await entityRows(h));
   const row = (id: string) => rows.find((r) => r.id === id);
   expect(row(byName.flows)).toMatchObject({ kind: "session", label: "flows" });
   expect(row(byName.fans)).toMatchObject({ kind: "session", label: "fans" });

@@ -85,7 +85,7 @@ describe("the reaper", () => {
       const o = await observe(refusing(s, sqlite(code)), e, { reap: true });
       expect(o.placement).toBe("stopped_without_end");
       expect(await s.get(e.id)).toEqual(e);
-      expect(events(h, e.id).map((v) => v.to_status)).toEqual(["running"]);
+      expect((await events(h, e.id)).map((v) => v.to_status)).toEqual(["running"]);
     } finally {
       await s.close();
     }
@@ -113,7 +113,7 @@ describe("the reaper", () => {
       fs.writeFileSync(path.join(e.run_dir!, END_FILE), evidence(e).padEnd(4095) + "\n");
       const o = await observe(s, e, { reap: true });
       expect(o.entity).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
-      const end = events(h, e.id).at(-1)!;
+      const end = (await events(h, e.id)).at(-1)!;
       expect(end).toMatchObject({ to_status: "completed", source: "reaper" });
       expect(JSON.parse(end.detail!)).toMatchObject({ from: "worker_evidence", recorded_at: "2026-01-01T00:00:00.000Z", pid: GONE_PID });
     } finally {

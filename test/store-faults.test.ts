@@ -85,7 +85,7 @@ describe("10: a full disk is a clear error, and reads keep working", () => {
     const h = tiny.home();
     const id = await submit(h.env, "mock/echo", "hi");
     await terminal(h.env, id);
-    const before = dump(h);
+    const before = (await dump(h));
     const runs = fs.readdirSync(path.join(h.home, "runs"));
     tiny.fill();
 
@@ -108,12 +108,12 @@ describe("10: a full disk is a clear error, and reads keep working", () => {
     expect(human.stderr).toBe(`li: the disk holding LI_HOME (${h.home}) is full; free space and retry\n`);
 
     tiny.free();
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     expect(fs.readdirSync(path.join(h.home, "runs"))).toEqual(runs);
     expectFloor(h);
     // With the space back, the same write goes through.
     await terminal(h.env, await submit(h.env, "mock/echo", "hi"));
-    expect(entityRows(h)).toHaveLength(2);
+    expect((await entityRows(h))).toHaveLength(2);
     expectFloor(h);
   });
 
@@ -133,7 +133,7 @@ describe("11: a refused reaper write never aborts a read", () => {
   maybe("a gone run stays unreaped in stopped_without_end while the disk is full, and is reaped once space is back", async () => {
     const h = tiny.home();
     const id = await goneRun(h);
-    const before = dump(h);
+    const before = (await dump(h));
     tiny.fill();
 
     const list = expectOk(await li(["--machine", "job", "list"], { env: h.env }));
@@ -150,12 +150,12 @@ describe("11: a refused reaper write never aborts a read", () => {
     expect(expectOk(await li(["--machine", "job", "status", id], { env: h.env })).jobs[0]).toMatchObject({ status: "running", placement: "stopped_without_end" });
 
     tiny.free();
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     const reaped = expectOk(await li(["--machine", "wait", "--max-wait-seconds", "2", id], { env: h.env }));
     expect(reaped.terminal).toEqual([id]);
     expectPartition(reaped, [id]);
     expect(await jobStatus(h.env, id)).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
-    expect(events(h, id).map((e) => [e.to_status, e.source])).toEqual([
+    expect((await events(h, id)).map((e) => [e.to_status, e.source])).toEqual([
       ["running", "runtime"],
       ["lost", "reaper"],
     ]);
@@ -180,7 +180,7 @@ describe("12: a run that finished keeps its end", () => {
     expect(w.terminal).toEqual([id]);
     expectPartition(w, [id]);
     expect(await jobStatus(h.env, id)).toMatchObject({ status: "completed", outcome: "succeeded", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
-    const ends = events(h, id).filter((e) => e.to_status !== "running");
+    const ends = (await events(h, id)).filter((e) => e.to_status !== "running");
     expect(ends.map((e) => [e.to_status, e.source])).toEqual([["completed", "reaper"]]);
     expect(JSON.parse(ends[0].detail!)).toMatchObject({ from: "worker_evidence", evidence: endFile(h, id) });
     expect(fs.readFileSync(path.join(h.home, "runs", id, "console.log"), "utf8")).toBe("hi");
@@ -197,7 +197,7 @@ describe("12: a run that finished keeps its end", () => {
 
     const done = await terminal(h.env, id);
     expect(done).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", exit_code: 0 });
-    expect(events(h, id).map((e) => [e.to_status, e.source])).toEqual([
+    expect((await events(h, id)).map((e) => [e.to_status, e.source])).toEqual([
       ["running", "runtime"],
       ["completed", "runtime"],
     ]);

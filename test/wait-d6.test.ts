@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readProcStat, selfStat } from "../src/lifecycle/procfs.js";
 import { waitExitCode } from "../src/lifecycle/wait.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
-import { dump, type Home, jobStatus, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
+import { allowWrites, dump, type Home, jobStatus, refuseWrites, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, type LiRun, liveMembers, sleep, until } from "./helpers/li.js";
 
 const ENTRY_KEYS = ["error", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
@@ -170,12 +170,12 @@ describe("D6: stopped_without_end", () => {
   test("a record with no recorded spawn phase that is not shown alive is stopped_without_end", async () => {
     const h = home();
     const [legacy, queued] = await withStore(h, async (s) => [await noSpawnPhase(s), (await s.transition({ id: (await s.insert({ kind: "invocation" })).id, to: "queued", reason: "invocation.queued.waiting", source: "submit" })) as any]);
-    const before = dump(h);
+    const before = (await dump(h));
     const { data } = await wait(h, [legacy.id, queued.entity.id], ["--max-wait-seconds", "0"]);
     expect(data.stopped_without_end).toEqual([legacy.id, queued.entity.id]);
     expect(data.entries.map((e: any) => e.status)).toEqual(["running", "queued"]);
     // Nothing to prove gone, so nothing is reaped.
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
   });
 
   test("(a live one is classified running and stays pending): a spawn-less record under a live supervising ancestor is pending", async () => {
@@ -222,10 +222,10 @@ describe("D6: stopped_without_end", () => {
       ["running", "lost", "invocation.lost.process_gone", "reaper"],
     ]);
     // The reap happened once: later readers find it terminal and write nothing.
-    const before = dump(h);
+    const before = (await dump(h));
     await wait(h, [id], ["--max-wait-seconds", "0"]);
     await liData(["job", "list"], { env: h.env });
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
   });
 
   test("a reused pid is detected: the next reader reaps the record to lost with reason invocation.lost.pid_reused", async () => {
@@ -247,16 +247,16 @@ describe("D6: stopped_without_end", () => {
       const e = await runningAs(s, process.pid, { proc_start: 1, pgid: dead });
       await dbOf(s).run(`UPDATE entities SET pid = ? WHERE id = ?`, [dead, e.id]); // its process: gone
       // The fence refuses every write to this row (as a concurrent writer winning the CAS would).
-      await dbOf(s).exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
+      await refuseWrites(s, { name: "li_freeze", table: "entities", event: "UPDATE", action: "ignore", when: `OLD.id = '${e.id}'` });
       return (await s.get(e.id))!;
     });
-    const before = dump(h);
+    const before = (await dump(h));
     const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
     expect(data.stopped_without_end).toEqual([e.id]);
     expect(data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: false, error: null });
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     // Once the write can publish, the next reader reaps it.
-    await withStore(h, (s) => dbOf(s).exec("DROP TRIGGER freeze"));
+    await withStore(h, (s) => allowWrites(s, "li_freeze", "entities"));
     const j = await jobStatus(h.env, e.id);
     expect(j).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone" });
   });
@@ -265,10 +265,10 @@ describe("D6: stopped_without_end", () => {
     const h = home();
     const leader = groupLeader();
     const e = await withStore(h, (s) => runningAs(s, leader.pid!));
-    const before = dump(h);
+    const before = (await dump(h));
     const { data } = await wait(h, [e.id], ["--max-wait-seconds", "0"]);
     expect(data.pending).toEqual([e.id]);
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
   });
 });
 
@@ -281,7 +281,7 @@ describe("D6: unresolved_spawn", () => {
     expect(young.data.pending).toEqual([e.id]);
     expect(young.data.unresolved_spawn_after_seconds).toBe(2);
     await sleep(Math.max(0, Date.parse(e.updated_at) + 2200 - Date.now()));
-    const before = dump(h);
+    const before = (await dump(h));
     const aged = await wait(h, [e.id], ["--max-wait-seconds", "0"], env);
     expect(aged.data.unresolved_spawn).toEqual([e.id]);
     expect(aged.data.entries[0]).toMatchObject({ status: "preparing", terminal: false });
@@ -289,7 +289,7 @@ describe("D6: unresolved_spawn", () => {
     expect(aged.data.all_terminal).toBe(false);
     expect(aged.humanCode).toBe(1);
     // No process to prove absent: it is not reaped.
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     // The default threshold is echoed too.
     expect((await wait(h, [e.id], ["--max-wait-seconds", "0"])).data.unresolved_spawn_after_seconds).toBe(20);
   });
@@ -371,7 +371,7 @@ describe("D6: expiry and errors", () => {
     const sleeper = await submit(h.env, "mock/sleep:30");
     await untilStatus(h.env, done, (j) => j.terminal);
     await untilStatus(h.env, sleeper, (j) => j.status === "running");
-    const before = dump(h);
+    const before = (await dump(h));
     const r = await wait(h, [done, sleeper], ["--max-wait-seconds", "1", "--poll-interval-seconds", "0.2"]);
     expect(r.humanCode).toBe(3);
     expect(r.data.timed_out).toBe(true);
@@ -383,7 +383,7 @@ describe("D6: expiry and errors", () => {
     expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(1);
     expect(r.data.elapsed_seconds).toBeLessThan(2.5);
     // A wait that expires leaves the durable record exactly as it was.
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
   });
 
   test("unknown or ambiguous ids are per-id errors inside the result and never prevent the other ids from being observed (exit 2)", async () => {
@@ -425,7 +425,7 @@ describe("D6: observing does not touch the run", () => {
     const sleeper = await submit(h.env, "mock/sleep:30");
     const fresh = await withStore(h, (s) => s.insert({ kind: "invocation" }));
     const running = await untilStatus(h.env, sleeper, (j) => j.status === "running");
-    const before = dump(h);
+    const before = (await dump(h));
 
     const child = spawn(process.execPath, [LI_BIN, "wait", sleeper, fresh.id, "--max-wait-seconds", "30", "--poll-interval-seconds", "0.2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
     procs.push(child);
@@ -437,7 +437,7 @@ describe("D6: observing does not touch the run", () => {
     child.kill("SIGINT");
     expect(await closed).toEqual([130, null]);
 
-    expect(dump(h)).toBe(before);
+    expect((await dump(h))).toBe(before);
     // Cancelling an observation is not cancelling the work.
     expect(liveMembers(running.pgid)).toContain(running.pid);
     expect((await jobStatus(h.env, sleeper)).status).toBe("running");

@@ -36,7 +36,7 @@ describe("the window", () => {
 
   test("job.wait over MCP stays clamped to the call's budget and echoes it; it takes --label too", async () => {
     const h = home();
-    const ids = [done(h, "mcp-batch"), done(h, "mcp-batch"), done(h)];
+    const ids = [await done(h, "mcp-batch"), await done(h, "mcp-batch"), await done(h)];
     const m = await connectMcp(h.env);
     try {
       const r = await m.op("job.wait", { label: "mcp-batch", max_wait_seconds: 49 });

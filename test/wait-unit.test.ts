@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 /** A virtual clock: sleep(ms) advances it and runs `onSleep` (the world moving meanwhile). */
-function fakeTime(onSleep: (n: number) => void = () => {}) {
+function fakeTime(onSleep: (n: number) => void | Promise<void> = () => {}) {
   let t = 1_000_000;
   const sleeps: number[] = [];
   return {
@@ -34,7 +34,7 @@ function fakeTime(onSleep: (n: number) => void = () => {}) {
       sleep: async (ms: number) => {
         sleeps.push(ms);
         t += ms;
-        onSleep(sleeps.length);
+        await onSleep(sleeps.length);
       },
     },
   };

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
 import { openStore as openLifecycleStore } from "../../src/lifecycle/open.js";
 import type { Store } from "../../src/lifecycle/store.js";
+import { dbOf } from "../../src/lifecycle/db/handle.js";
 import { type Home, li, liData, liveMembers, tempHome, until } from "./li.js";
 
 export type { Home };
@@ -64,9 +65,11 @@ export async function untilAgentReady(run: { pid: number; pgid: number }): Promi
   return agent;
 }
 
-/** A Store on `h`'s state.db, with its terminal hook; sets process.env.LI_HOME, which opening reads. The caller closes it. */
+/** A Store on `h`'s store (state.db, or its LI_STORE), with its terminal hook; sets process.env.LI_HOME and LI_STORE, which opening reads. The caller closes it. */
 export function openStore(h: Home): Promise<Store> {
   process.env.LI_HOME = h.home;
+  if (h.env.LI_STORE) process.env.LI_STORE = h.env.LI_STORE;
+  else delete process.env.LI_STORE;
   return openLifecycleStore();
 }
 
@@ -80,7 +83,7 @@ export async function withStore<T>(h: Home, fn: (s: Store) => T | Promise<T>): P
   }
 }
 
-/** Runs `fn` on `h`'s state.db opened read-only: no Store, so no migration and no reaping. */
+/** Runs `fn` on `h`'s state.db opened read-only: no Store, so no migration and no reaping. SQLite only; see rows(). */
 export function readDb<T>(h: Home, fn: (db: Database.Database) => T): T {
   const db = new Database(path.join(h.home, "state.db"), { readonly: true });
   try {
@@ -90,21 +93,37 @@ export function readDb<T>(h: Home, fn: (db: Database.Database) => T): T {
   }
 }
 
-/** Every row of entities, events and deliveries, as one string: equal before and after means nothing was written. */
-export function dump(h: Home): string {
-  return readDb(h, (db) =>
-    JSON.stringify({
-      entities: db.prepare("SELECT * FROM entities ORDER BY id").all(),
-      events: db.prepare("SELECT * FROM events ORDER BY id").all(),
-      deliveries: db.prepare("SELECT * FROM deliveries ORDER BY id").all(),
-    }),
-  );
+/**
+ * Rows of one query (SQLite's dialect) straight from `h`'s store, whichever backend: no Store, so
+ * no migration and no reaping. [] before the store exists.
+ */
+export async function rows<T = any>(h: Home, sql: string, params: unknown[] = []): Promise<T[]> {
+  if (!h.env.LI_STORE) {
+    if (!fs.existsSync(path.join(h.home, "state.db"))) return [];
+    return readDb(h, (db) => db.prepare(sql).all(...params) as T[]);
+  }
+  const { PostgresDb } = await import("../../src/lifecycle/db/postgres.js");
+  const db = await PostgresDb.connect(h.env.LI_STORE);
+  try {
+    if ((await db.schemaVersion()) === 0) return [];
+    return await db.all<T>(sql, params);
+  } finally {
+    await db.close();
+  }
 }
 
-/** The entities table as stored (spec still JSON text), by id; [] before state.db exists. Fast enough to poll. */
-export function entityRows<T = any>(h: Home): T[] {
-  if (!fs.existsSync(path.join(h.home, "state.db"))) return [];
-  return readDb(h, (db) => db.prepare("SELECT * FROM entities ORDER BY id").all() as T[]);
+/** Every row of entities, events and deliveries, as one string: equal before and after means nothing was written. */
+export async function dump(h: Home): Promise<string> {
+  return JSON.stringify({
+    entities: await rows(h, "SELECT * FROM entities ORDER BY id"),
+    events: await rows(h, "SELECT * FROM events ORDER BY id"),
+    deliveries: await rows(h, "SELECT * FROM deliveries ORDER BY id"),
+  });
+}
+
+/** The entities table as stored (spec still JSON text), by id; [] before the store exists. Fast enough to poll. */
+export function entityRows<T = any>(h: Home): Promise<T[]> {
+  return rows<T>(h, "SELECT * FROM entities ORDER BY id");
 }
 
 export interface EventRow {
@@ -118,9 +137,9 @@ export interface EventRow {
   detail: string | null;
 }
 
-/** One entity's audit rows, oldest first, read straight from state.db. */
-export function events(h: Home, id: string): EventRow[] {
-  return readDb(h, (db) => db.prepare("SELECT * FROM events WHERE entity_id = ? ORDER BY id").all(id) as EventRow[]);
+/** One entity's audit rows, oldest first, read straight from the store. */
+export function events(h: Home, id: string): Promise<EventRow[]> {
+  return rows<EventRow>(h, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [id]);
 }
 
 /** `li job status <id>`: the one job. */
@@ -154,4 +173,26 @@ export async function submit(env: NodeJS.ProcessEnv, model: string, prompt = "p"
 /** `li job output <id>`, all of it (under --machine the default page is the last 16 KiB). */
 export async function output(env: NodeJS.ProcessEnv, id: string): Promise<any> {
   return liData(["job", "output", id, "--offset", "0", "--max-bytes", String(16 * 1024 * 1024)], { env });
+}
+
+/**
+ * A trigger that makes the store refuse writes, in whichever backend `s` has: `abort` fails the
+ * statement with `message`, `ignore` skips the row silently (as a concurrent writer winning a
+ * compare-and-set would leave it). `when` is a condition on OLD/NEW.
+ */
+export async function refuseWrites(s: Store, t: { name: string; table: string; event: "INSERT" | "UPDATE"; action: "abort" | "ignore"; when?: string; message?: string }): Promise<void> {
+  const db = dbOf(s);
+  if (db.dialect === "sqlite") {
+    const raise = t.action === "abort" ? `RAISE(ABORT, '${t.message ?? "refused"}')` : "RAISE(IGNORE)";
+    await db.exec(`CREATE TRIGGER ${t.name} BEFORE ${t.event} ON ${t.table} ${t.when ? `WHEN ${t.when}` : ""} BEGIN SELECT ${raise}; END;`);
+    return;
+  }
+  const body = t.action === "abort" ? `RAISE EXCEPTION '${t.message ?? "refused"}';` : "RETURN NULL;";
+  await db.exec(`CREATE FUNCTION ${t.name}_fn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body} END $$;
+    CREATE TRIGGER ${t.name} BEFORE ${t.event} ON ${t.table} FOR EACH ROW ${t.when ? `WHEN (${t.when})` : ""} EXECUTE FUNCTION ${t.name}_fn();`);
+}
+
+export async function allowWrites(s: Store, name: string, table: string): Promise<void> {
+  const db = dbOf(s);
+  await db.exec(db.dialect === "sqlite" ? `DROP TRIGGER ${name}` : `DROP TRIGGER ${name} ON ${table}; DROP FUNCTION ${name}_fn();`);
 }

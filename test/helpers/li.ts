@@ -1,9 +1,10 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
+import { pgBinDir } from "./postgres.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const LI_BIN = path.join(ROOT, "bin", "li.js");
@@ -13,11 +14,21 @@ export type Home = ReturnType<typeof tempHome>;
 /** A fresh LI_HOME, removed by the caller's cleanup (see tempHome().cleanup). */
 export function tempHome(): { home: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-test-"));
-  return {
-    home,
-    env: { ...process.env, LI_HOME: home, NODE_OPTIONS: "" },
-    cleanup: () => fs.rmSync(home, { recursive: true, force: true }),
-  };
+  const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
+  delete env.LI_STORE;
+  if (process.env.LI_TEST_STORE === "postgres") env.LI_STORE = testDatabase();
+  return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+}
+
+let databases = 0;
+
+/** A new, empty database in the postgres project's cluster (see test/helpers/pg-global.ts); its URL. */
+function testDatabase(): string {
+  const port = process.env.LI_TEST_PG_PORT;
+  if (!port) throw new Error("LI_TEST_STORE=postgres without a cluster: run through jest's postgres project");
+  const name = `home_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 10)}`;
+  execFileSync(path.join(pgBinDir()!, "createdb"), ["-h", "127.0.0.1", "-p", port, "-U", "li", name]);
+  return `postgres://li@127.0.0.1:${port}/${name}`;
 }
 
 export interface LiRun {

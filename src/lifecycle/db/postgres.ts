@@ -188,8 +188,10 @@ export class PostgresDb implements SqlDb {
   }
 
   async schemaVersion(): Promise<number> {
-    const exists = await this.get<{ t: string | null }>("SELECT to_regclass('meta')::text AS t");
-    if (!exists?.t) return 0;
+    // pg_tables is read under the statement's snapshot; to_regclass reads the catalog cache,
+    // which can miss a table another transaction just committed (two first users at once).
+    const exists = await this.get("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'meta'");
+    if (!exists) return 0;
     const row = await this.get<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'");
     return row ? Number(row.value) : 0;
   }

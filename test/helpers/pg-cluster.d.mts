@@ -1,0 +1,13 @@
+export const PG_HINT: string;
+export function pgBinDir(): string | undefined;
+export function freePort(): Promise<number>;
+export interface PgCluster {
+  port: number;
+  dir: string;
+  /** A connection URL for `db` as the cluster's superuser (no password: the cluster trusts loopback). */
+  url(db?: string): string;
+  createDatabase(): string;
+  restart(mode?: "immediate" | "fast"): void;
+  stop(): void;
+}
+export function startCluster(): Promise<PgCluster>;

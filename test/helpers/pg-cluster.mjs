@@ -1,0 +1,80 @@
+// A throwaway PostgreSQL cluster (plain JS: jest's global set-up loads it untransformed).
+// initdb into a temporary folder and pg_ctl on a free loopback port. PostgreSQL refuses to run
+// as root, so as root the cluster belongs to `nobody`.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export const PG_HINT = "PostgreSQL's binaries are missing: `apt-get install postgresql` (Debian), or set LI_TEST_PG_BIN to the folder holding initdb and pg_ctl";
+
+/** The folder holding initdb and pg_ctl: LI_TEST_PG_BIN, else Debian's newest, else PATH. */
+export function pgBinDir() {
+  const given = process.env.LI_TEST_PG_BIN;
+  if (given) return fs.existsSync(path.join(given, "initdb")) ? given : undefined;
+  const debian = "/usr/lib/postgresql";
+  if (fs.existsSync(debian)) {
+    const versions = fs.readdirSync(debian).filter((v) => fs.existsSync(path.join(debian, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+    if (versions.length) return path.join(debian, versions[0], "bin");
+  }
+  const found = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" }).stdout.trim();
+  return found ? path.dirname(found) : undefined;
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const asRoot = () => process.getuid?.() === 0;
+
+/** Runs a PostgreSQL server binary, as `nobody` when we are root. */
+function runPg(bin, args) {
+  const file = path.join(pgBinDir(), bin);
+  const [cmd, argv] = asRoot() ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", file, ...args]] : [file, args];
+  return execFileSync(cmd, argv, { encoding: "utf8", cwd: os.tmpdir(), stdio: ["ignore", "pipe", "pipe"] });
+}
+
+let counter = 0;
+
+/** A new cluster on 127.0.0.1; stop it when done. */
+export async function startCluster() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-pg-"));
+  if (asRoot()) fs.chownSync(dir, 65534, 65534);
+  const data = path.join(dir, "data");
+  runPg("initdb", ["-D", data, "-U", "li", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"]);
+  const port = await freePort();
+  const conf = [`listen_addresses = '127.0.0.1'`, `port = ${port}`, `unix_socket_directories = '${dir}'`, "fsync = off", "synchronous_commit = off", "full_page_writes = off", "max_connections = 300"];
+  fs.appendFileSync(path.join(data, "postgresql.conf"), conf.join("\n") + "\n");
+  const ctl = (...args) => runPg("pg_ctl", ["-D", data, "-l", path.join(dir, "log"), "-w", "-t", "60", ...args]);
+  ctl("start");
+  const url = (db = "postgres") => `postgres://li@127.0.0.1:${port}/${db}`;
+  return {
+    port,
+    dir,
+    url,
+    /** A fresh, empty database; its URL. */
+    createDatabase() {
+      const name = `li_${process.pid}_${++counter}_${Date.now().toString(36)}`;
+      execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", name]);
+      return url(name);
+    },
+    /** `pg_ctl restart`: immediate cuts every connection, as a crash does. */
+    restart(mode = "immediate") {
+      ctl("-m", mode, "restart");
+    },
+    stop() {
+      try {
+        ctl("-m", "immediate", "stop");
+      } catch {}
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
