@@ -76,7 +76,7 @@ test("20 runs at max_parallel 3: never more than 3 execute at once, and they sta
   let peak = 0;
   let peakQueued = 0;
   let sampling = true;
-  const sampler = await (async () => {
+  const sampler = (async () => {
     while (sampling) {
       peak = Math.max(peak, executing(h));
       peakQueued = Math.max(peakQueued, queuedNow(h));

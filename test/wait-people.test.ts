@@ -36,7 +36,7 @@ describe("the window", () => {
 
   test("job.wait over MCP stays clamped to the call's budget and echoes it; it takes --label too", async () => {
     const h = home();
-    const ids = [done(h, "mcp-batch"), done(h, "mcp-batch"), done(h)];
+    const ids = [await done(h, "mcp-batch"), await done(h, "mcp-batch"), await done(h)];
     const m = await connectMcp(h.env);
     try {
       const r = await m.op("job.wait", { label: "mcp-batch", max_wait_seconds: 49 });
@@ -90,7 +90,7 @@ describe("what to wait for", () => {
     expect([r.code, r.json.error.kind, r.json.error.detail.field]).toEqual([2, "invalid_input", "ids"]);
     expect(r.json.error.message).toMatch(/--label LABEL, or --all-active/);
     const first = await liData(["agent", "--detach", "mock/sleep:2", "first"], { env: h.env });
-    const waiting = await liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
+    const waiting = liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
     await new Promise((res) => setTimeout(res, 600));
     const later = await liData(["agent", "--detach", "mock/echo", "later"], { env: h.env });
     const w = await waiting;
