@@ -65,6 +65,30 @@ for (const sf of program.getSourceFiles()) {
       const toAll = ts.isCallExpression(p) && ts.isPropertyAccessExpression(p.expression) && ts.isIdentifier(p.expression.expression) && p.expression.expression.text === "Promise";
       if (!toAll) for (const el of node.elements) if (holdsPromise(checker.getTypeAtLocation(el))) report(el, sf, "promise stored in an array literal");
     }
+    // A promise handed to a place typed unknown or any (a JSON body, a log line) is taken as a value.
+    if (ts.isCallExpression(node) && isThenable(checker.getTypeAtLocation(node))) {
+      let p = node.parent;
+      while (ts.isParenthesizedExpression(p)) p = p.parent;
+      const passed = ts.isPropertyAssignment(p) || ts.isArrayLiteralExpression(p) || (ts.isCallExpression(p) && p.expression !== node) || ts.isTemplateSpan(p);
+      const ctx = passed ? checker.getContextualType(node) : undefined;
+      const loose = ctx && (ctx.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown)) !== 0;
+      const toAll = ts.isArrayLiteralExpression(p) && ts.isCallExpression(p.parent) && /^Promise\./.test(p.parent.expression.getText(sf));
+      const intoJest = ts.isCallExpression(p) && /^(expect|Promise\.\w+)$/.test(p.expression.getText(sf));
+      if (loose && !toAll && !intoJest) report(node, sf, "promise passed where any value is taken");
+    }
+    // An async function where a function returning a plain value is expected: its caller never awaits it.
+    if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && returnsThenable(node)) {
+      const ctx = checker.getContextualType(node);
+      const sigs = ctx ? checker.getSignaturesOfType(ctx, ts.SignatureKind.Call) : [];
+      const loose = sigs.length > 0 && sigs.every((sig) => {
+        const r = checker.getReturnTypeOfSignature(sig);
+        return (r.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown | ts.TypeFlags.Void)) !== 0 && !isThenable(r);
+      });
+      const host = ts.isCallExpression(node.parent) ? node.parent.expression.getText(sf) : "";
+      // Test frameworks, event emitters and timers are reported by their own rules, or await what they are given.
+      if (loose && sf.fileName.startsWith(path.join(root, "src/")) && !/^(test|it|describe|beforeAll|afterAll|beforeEach|afterEach|test\.each\(.*\)|.*\.(on|once|action|then|catch|finally)|setInterval|setTimeout|setImmediate)$/.test(host))
+        report(node, sf, "async function where a plain value's function is expected");
+    }
     // jest: expect(promise).toBe… compares the promise object, not its value.
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "expect" && node.arguments.length === 1 && isThenable(checker.getTypeAtLocation(node.arguments[0]))) {
       const p = node.parent;

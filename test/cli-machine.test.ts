@@ -100,13 +100,13 @@ describe("--machine prints exactly one JSON object", () => {
     const e = await store.insert({ kind: "invocation", label: "frozen" });
     // Every UPDATE of this row is silently dropped, so each compare-and-set write is refused.
     await dbOf(store).exec(`CREATE TRIGGER freeze BEFORE UPDATE ON entities WHEN OLD.id = '${e.id}' BEGIN SELECT RAISE(IGNORE); END;`);
-    const before = JSON.stringify(store.get(e.id));
+    const before = JSON.stringify(await store.get(e.id));
     await store.close();
     const err = expectError(await li(["--machine", "kill", "--grace", "0", e.id], { env: h.env }), "conflict", 1);
     expect(err.detail.partial).toBe(true);
     expect(err.detail.entities).toEqual([expect.objectContaining({ id: e.id, action: "refused", status: "preparing" })]);
     const again = await openStore(h);
-    expect(JSON.stringify(again.get(e.id))).toBe(before);
+    expect(JSON.stringify(await again.get(e.id))).toBe(before);
     expect(await again.events(e.id)).toEqual([]);
     await again.close();
   });

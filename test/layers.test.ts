@@ -169,3 +169,21 @@ test("no import circle, static, dynamic or type-only", () => {
   for (const f of SOURCES) if (!idx.has(f)) visit(f);
   expect(circles).toEqual([]);
 });
+
+test("only src/lifecycle reaches the store's SQL: nothing else imports the driver, the SQL backend or the connection handle", () => {
+  // The SQL interface, its SQLite backend (the one module importing better-sqlite3) and the symbol a Store keeps its
+  // connection under all live in src/lifecycle/db; callers get lifecycle functions (issue 19: a second backend slots in there).
+  const sqlModules = (to: string) => under(to, "src/lifecycle/db");
+  const reached = ALL.filter((e) => !under(e.from, "src/lifecycle") && sqlModules(e.to) && !e.typeOnly);
+  expect(reached).toEqual([]);
+  const driver = SOURCES.filter((f) => /from\s+["']better-sqlite3["']|import\(\s*["']better-sqlite3["']\s*\)|require\(\s*["']better-sqlite3["']\s*\)/.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+  // Type-only imports of the driver (read-only.ts, sqlite-file.ts) load nothing; the backend is the one real import.
+  const runtime = driver.filter((f) => /^\s*import\s+(?!type\b)[^;]*from\s+["']better-sqlite3["']/m.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+  expect(runtime).toEqual(["src/lifecycle/db/sqlite.ts"]);
+  expect(driver.filter((f) => !under(f, "src/lifecycle"))).toEqual([]);
+  // A Store has no raw connection to read: its SQL handle sits under a symbol only src/lifecycle/db exports.
+  const store = fs.readFileSync(path.join(ROOT, "src/lifecycle/store.ts"), "utf8");
+  expect(store).not.toMatch(/\b(readonly|public)\s+db\b|\bdb\s*:\s*Database/);
+  // The check can fail: an edge of that shape is seen.
+  expect(scan("src/cli/x.ts", 'import { dbOf } from "../lifecycle/db/handle.js";\n').filter((e) => sqlModules(e.to))).toHaveLength(1);
+});

@@ -165,7 +165,7 @@ describe("plugging in", () => {
 
   test("a naive caller: one help, a submit written from it with a string prompt, then wait and output batched: 3 calls", async () => {
     let calls = 0;
-    const call = async (a: any) => (calls++, (await srv.m.call(a)));
+    const call = (a: any) => (calls++, srv.m.call(a));
     const help = await call({ help: "agent.submit" });
     const sub = (await call({ ops: [{ op: "agent.submit", args: { model: "mock/echo", prompt: "the answer" }, schema_fingerprint: help.schema_fingerprint }] })).results[0];
     expect(sub.ok).toBe(true);

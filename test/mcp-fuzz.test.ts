@@ -106,7 +106,7 @@ test(`${COUNT} seeded hostile payloads: every answer well-formed, the server ali
         let r: any;
         if (p.line) {
           const id = raw.id();
-          const answer = await raw.answer(id, 20000);
+          const answer = raw.answer(id, 20000);
           raw.write(p.line(id) + "\n");
           r = await answer;
         } else r = await raw.call(p.args);

@@ -23,7 +23,7 @@ const content = (r: any) => r.result.structuredContent ?? r.result.content[0].te
 describe("no message can end the session", () => {
   test(`a message over ${MAX_MESSAGE_BYTES} bytes gets a JSON-RPC error naming the limit, and the session goes on`, async () => {
     const id = raw.id();
-    const answer = await raw.answer(id);
+    const answer = raw.answer(id);
     // The SDK puts the id last: the transport finds it in the tail it keeps of a skipped line.
     raw.write(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"request","arguments":{"help":"${"x".repeat(MAX_MESSAGE_BYTES + 10)}"}},"id":${id}}\n`);
     const r = await answer;
@@ -34,7 +34,7 @@ describe("no message can end the session", () => {
 
   test("a prompt inside the prompt cap that escaping inflates past the wire limit is refused by the limit, not by a dead session", async () => {
     const id = raw.id();
-    const answer = await raw.answer(id);
+    const answer = raw.answer(id);
     // 3 MiB of control characters: each is 6 bytes of JSON (\u0001), 18 MiB on the wire.
     const prompt = JSON.stringify("\u0001".repeat(3 * 1024 * 1024));
     raw.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"request","arguments":{"ops":[{"op":"agent.submit","args":{"model":"mock/echo","prompt":${prompt}}}]}}}\n`);
@@ -55,7 +55,7 @@ describe("malformed structure is a per-op error, never a crash", () => {
   test("an op name nested 5,000 deep is invalid_args", async () => {
     const deep = `${"[".repeat(5000)}"job.list"${"]".repeat(5000)}`;
     const id = raw.id();
-    const answer = await raw.answer(id);
+    const answer = raw.answer(id);
     raw.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"request","arguments":{"ops":[{"op":${deep}},{"op":"job.list","args":{"limit":0}}]}}}\n`);
     const body = content(await answer);
     expect(body.results[0]).toMatchObject({ ok: false, op: "(not a verb id)", error: { code: "invalid_args", params: ["op"] } });
@@ -65,7 +65,7 @@ describe("malformed structure is a per-op error, never a crash", () => {
   test.each([10000, 100000])("args nested %d deep are invalid_args naming the arg, with the schema, not a stack overflow", async (depth) => {
     const text = `{"ops":[{"op":"job.list","args":{"label":${"[".repeat(depth)}${"]".repeat(depth)}}}]}`;
     const id = raw.id();
-    const answer = await raw.answer(id);
+    const answer = raw.answer(id);
     raw.write(`{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"request","arguments":${text}}}\n`);
     const r = await answer;
     const schema = (await raw.call({ help: "job.list" })).result.structuredContent.schema;
@@ -98,11 +98,11 @@ describe("malformed structure is a per-op error, never a crash", () => {
       [(id: number) => `{"jsonrpc":"1.0","id":${id},"method":"ping"}`, -32600],
     ] as const) {
       const id = raw.id();
-      const answer = await raw.answer(id);
+      const answer = raw.answer(id);
       raw.write(line(id) + "\n");
       expect((await answer).error.code).toBe(code);
     }
-    const parse = await raw.answer(null);
+    const parse = raw.answer(null);
     raw.write("{not json\n");
     expect((await parse).error.code).toBe(-32700);
     await still();

@@ -90,7 +90,7 @@ describe("what to wait for", () => {
     expect([r.code, r.json.error.kind, r.json.error.detail.field]).toEqual([2, "invalid_input", "ids"]);
     expect(r.json.error.message).toMatch(/--label LABEL, or --all-active/);
     const first = await liData(["agent", "--detach", "mock/sleep:2", "first"], { env: h.env });
-    const waiting = await liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
+    const waiting = liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
     await new Promise((res) => setTimeout(res, 600));
     const later = await liData(["agent", "--detach", "mock/echo", "later"], { env: h.env });
     const w = await waiting;

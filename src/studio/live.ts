@@ -160,7 +160,18 @@ export async function streamConsole(source: StoreSource, id: string, offset: num
       finish("failure", { message: (err as Error).message });
     }
   };
-  const timer = setInterval(tick, intervalMs);
+  // One tick at a time: a slow read is not overlapped by the next (each would pump the same bytes).
+  let ticking = false;
+  const once = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      await tick();
+    } finally {
+      ticking = false;
+    }
+  };
+  const timer = setInterval(once, intervalMs);
   timer.unref();
-  await tick();
+  await once();
 }

@@ -29,7 +29,7 @@ export interface Studio {
 
 const BODY_CAP = 4096;
 
-type Read = (q: URLSearchParams, m: RegExpMatchArray) => unknown;
+type Read = (q: URLSearchParams, m: RegExpMatchArray) => Promise<unknown>;
 
 /** A decoded path segment; a malformed escape is the caller's mistake, not the studio's. */
 function pathWord(raw: string): string {
@@ -74,7 +74,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
   let port = opts.port;
 
   const reads: [RegExp, Read][] = [
-    [/^\/api\/session$/, () => ({ version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
+    [/^\/api\/session$/, async () => ({ version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
     [/^\/api\/runs$/, async (q) => listRuns((await source.get()), q)],
     [/^\/api\/runs\/([^/]+)$/, async (_q, m) => runDetail((await source.get()), m[1])],
     [/^\/api\/runs\/([^/]+)\/graph$/, async (_q, m) => graphOf((await source.get()), m[1])],
@@ -124,7 +124,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
       }
       for (const [pattern, read] of reads) {
         const m = pathname.match(pattern);
-        if (m) return sendJson(res, 200, { ok: true, data: read(url.searchParams, m) });
+        if (m) return sendJson(res, 200, { ok: true, data: await read(url.searchParams, m) });
       }
       return sendError(res, 404, "not_found", `li studio has no ${pathname}: the page is / and its API is under /api/ (docs/studio-api.md)`);
     }

@@ -64,9 +64,9 @@ export class RawMcp {
     return this.nextId++;
   }
 
-  async request(method: string, params?: unknown): Promise<any> {
+  request(method: string, params?: unknown): Promise<any> {
     const id = this.id();
-    const answer = await this.answer(id);
+    const answer = this.answer(id);
     this.write(JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) }) + "\n");
     return answer;
   }
