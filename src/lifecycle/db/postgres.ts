@@ -65,7 +65,10 @@ export class PostgresDb implements SqlDb {
       idleTimeoutMillis: 10_000,
       keepAlive: true,
       application_name: "li",
-      ...(opts.readOnly ? { options: "-c default_transaction_read_only=on" } : {}),
+      // A commit li was told of must survive a server crash: a run's end once recorded stays.
+      // A server set to synchronous_commit = off may forget the last commits it acknowledged,
+      // so li's connections ask for the durable default whatever the server's own setting.
+      options: opts.readOnly ? "-c default_transaction_read_only=on" : "-c synchronous_commit=on",
       types,
     } as any);
     // A pooled connection the server drops while idle (a restart) is not this process's crash.
@@ -157,6 +160,11 @@ export class PostgresDb implements SqlDb {
     }
     const frame: Frame = { db: this, client, active: true };
     let broken: unknown;
+    // The server going away between two statements (a restart) is emitted on the client, which
+    // the pool listens to only while idle: unheard, it would end the process. The next statement
+    // fails with it, and the client is then discarded.
+    const lost = (err: Error) => (broken ??= err);
+    client.on("error", lost);
     try {
       await client.query("BEGIN");
       if (mode === "immediate") await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
@@ -168,10 +176,11 @@ export class PostgresDb implements SqlDb {
       frame.active = false;
       // A failed COMMIT leaves the outcome unknown to us; the caller re-reads to settle it.
       await client.query("ROLLBACK").catch((e) => (broken = e));
-      if (isUnreachable(err)) broken ??= err;
+      if (isUnreachable(err) || (err instanceof LiError && err.detail.reason === "store_unreachable")) broken ??= err;
       throw this.unavailable(err);
     } finally {
       frame.active = false;
+      client.off("error", lost);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
