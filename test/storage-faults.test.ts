@@ -60,6 +60,14 @@ describe("the full-disk mapping", () => {
     for (const err of [new TypeError("bug"), sqlite("SQLITE_CONSTRAINT_UNIQUE"), sqlite("SQLITE_ERROR"), new LiError("conflict", "x")])
       expect(isStorageWriteFailure(err)).toBe(false);
   });
+
+  test("a PostgreSQL server gone or restarting is a storage failure; refused credentials, a missing database or a constraint are not", () => {
+    const pg = (code: string | undefined, message = "x") => Object.assign(new Error(message), code ? { code } : {});
+    for (const err of [pg("ECONNREFUSED"), pg("ECONNRESET"), pg("57P01"), pg("57P03"), pg("08006"), pg(undefined, "Connection terminated unexpectedly"), new LiError("unavailable", "x", { reason: "store_unreachable" })])
+      expect([err.message, (err as any).code, isStorageWriteFailure(err)]).toEqual([err.message, (err as any).code, true]);
+    for (const err of [pg("28P01"), pg("3D000"), pg("23505"), pg("42P01"), new LiError("unavailable", "x", { reason: "store_credentials" }), new LiError("unavailable", "x", { reason: "schema_unknown" })])
+      expect([(err as any).code ?? (err as any).detail?.reason, isStorageWriteFailure(err)]).toEqual([(err as any).code ?? (err as any).detail?.reason, false]);
+  });
 });
 
 describe("the reaper", () => {

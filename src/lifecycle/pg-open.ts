@@ -39,6 +39,14 @@ export async function openPostgresStore(url: string, opts: { migrating?: boolean
         await db.setSchemaVersion(PG_BASE_VERSION);
       });
       if (PG_BASE_VERSION < SCHEMA_VERSION) await store.migrate();
+    } else if (version < PG_BASE_VERSION) {
+      // No li made a PostgreSQL store before PG_BASE_VERSION, so there is no step from here:
+      // `li state migrate` (which this error must not advise) would find none.
+      throw new LiError("unavailable", `the PostgreSQL store at ${db.where} is at schema version ${version}, which no li's PostgreSQL store has had (they begin at ${PG_BASE_VERSION}): li did not make it and cannot upgrade it; give li a database of its own`, {
+        store: db.where,
+        schema_version: version,
+        reason: "schema_unknown",
+      });
     }
     await store.checkVersion(db.where, opts);
     return store;

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { LiError } from "../errors.js";
+import { isUnreachable } from "./db/pg-errors.js";
 import { liHome } from "./paths.js";
 
 /*
@@ -19,9 +20,15 @@ const WRITE_REFUSED = /^(SQLITE_(FULL|READONLY|BUSY|LOCKED|IOERR|CANTOPEN)|ENOSP
 /** Less free space than this when an ambiguous I/O error happens is taken to be its cause. */
 const NEARLY_FULL_BYTES = 1024 * 1024;
 
+/**
+ * A write the storage refused or could not take, which a later attempt may land: never a bug in
+ * li. A PostgreSQL server that cannot be reached (restarting, a network cut) is such a storage,
+ * as a full disk is; one refusing li's credentials or lacking the database is not, as retrying
+ * cannot change it.
+ */
 export function isStorageWriteFailure(err: unknown): boolean {
-  if (err instanceof LiError) return err.detail.reason === "disk_full";
-  return WRITE_REFUSED.test(codeOf(err));
+  if (err instanceof LiError) return err.detail.reason === "disk_full" || err.detail.reason === "store_unreachable";
+  return WRITE_REFUSED.test(codeOf(err)) || isUnreachable(err);
 }
 
 /** Bytes this process may still write on the file system holding `dir`; null when unknown. */

@@ -1,9 +1,12 @@
+import { settleByReading } from "../lifecycle/settle.js";
 import { isStorageWriteFailure } from "../lifecycle/storage-faults.js";
+import type { Store, TransitionRequest, TransitionResult } from "../lifecycle/store.js";
 import { errorText, type WorkerLog } from "./worker-log.js";
 
 /*
  * A worker's writes that must land (its `running` publish, its end) outlast a short storage
- * fault: a full disk someone is clearing, a lock held past the busy timeout. Bounded, so a
+ * fault: a full disk someone is clearing, a lock held past the busy timeout, a PostgreSQL server
+ * restarting. Bounded, so a
  * worker never lingers forever; growing delays, so a long fault costs few attempts.
  */
 
@@ -37,4 +40,27 @@ export async function persist<T>(what: string, write: () => T | Promise<T>, log:
       await sleep(Math.min(delay, left));
     }
   }
+}
+
+/**
+ * `req` through the store's one transition, retried as `persist` retries. An attempt that failed
+ * may still have committed (a COMMIT whose connection died): when a later attempt is then refused,
+ * the record is re-read, and one that already shows this very transition is the earlier attempt's
+ * success (settle.ts), never a second audit row.
+ */
+export function persistTransition(what: string, store: Store, req: TransitionRequest, log: WorkerLog, windowMs = retryWindowMs()): Promise<TransitionResult> {
+  let uncertain = false;
+  const write = async (): Promise<TransitionResult> => {
+    try {
+      const r = await store.transition(req);
+      if (r.ok || !uncertain) return r;
+      const settled = await settleByReading(store, req, r);
+      if (settled) log(`${what}: an earlier attempt had committed (settled by re-reading the record)`);
+      return settled ?? r;
+    } catch (err) {
+      if (isStorageWriteFailure(err)) uncertain = true;
+      throw err;
+    }
+  };
+  return persist(what, write, log, windowMs);
 }

@@ -1,7 +1,7 @@
 import { recordEnd, reserveEnd, WORKER_ENDS } from "../lifecycle/end-evidence.js";
 import { isStorageWriteFailure } from "../lifecycle/storage-faults.js";
-import type { Entity, Store, TransitionPatch, TransitionResult } from "../lifecycle/store.js";
-import { persist } from "./persist.js";
+import type { Entity, Store, TransitionPatch, TransitionRequest, TransitionResult } from "../lifecycle/store.js";
+import { persistTransition } from "./persist.js";
 import { errorText, workerLog, type WorkerLog } from "./worker-log.js";
 
 /**
@@ -58,8 +58,8 @@ export class RunEnd {
         this.log(`could not write end.json for ${reason} (${errorText(err)})`);
       }
     }
-    const write = () => this.store.transition({ id: e.id, to, reason, source: "runtime", expect: { status: "running" }, patch, detail: opts.detail });
-    this.ending = persist(`recording ${reason}`, write, this.log).catch((err) => {
+    const req: TransitionRequest = { id: e.id, to, reason, source: "runtime", expect: { status: "running" }, patch, detail: opts.detail };
+    this.ending = persistTransition(`recording ${reason}`, this.store, req, this.log).catch((err) => {
       if (!isStorageWriteFailure(err)) throw err;
       this.log(
         `could not record ${reason} in state.db (${errorText(err)}); ${evidence ? "end.json holds it for the next reader to publish" : "with no evidence left, a reader will find the run lost"}`,

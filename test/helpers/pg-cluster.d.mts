@@ -8,6 +8,10 @@ export interface PgCluster {
   url(db?: string): string;
   createDatabase(): string;
   restart(mode?: "immediate" | "fast"): void;
+  /** restart without blocking the event loop: in-process clients see the outage. */
+  restartAsync(mode?: "immediate" | "fast"): Promise<void>;
+  /** An immediate stop, `ms` down, then a start: writes made meanwhile are refused. */
+  outage(ms: number): Promise<void>;
   stop(): void;
 }
 export function startCluster(): Promise<PgCluster>;

@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL cluster (plain JS: jest's global set-up loads it untransformed).
 // initdb into a temporary folder and pg_ctl on a free loopback port. PostgreSQL refuses to run
 // as root, so as root the cluster belongs to `nobody`.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -35,11 +35,21 @@ export function freePort() {
 
 const asRoot = () => process.getuid?.() === 0;
 
-/** Runs a PostgreSQL server binary, as `nobody` when we are root. */
-function runPg(bin, args) {
+/** The command running a PostgreSQL server binary, as `nobody` when we are root. */
+function pgCommand(bin, args) {
   const file = path.join(pgBinDir(), bin);
-  const [cmd, argv] = asRoot() ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", file, ...args]] : [file, args];
+  return asRoot() ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", file, ...args]] : [file, args];
+}
+
+function runPg(bin, args) {
+  const [cmd, argv] = pgCommand(bin, args);
   return execFileSync(cmd, argv, { encoding: "utf8", cwd: os.tmpdir(), stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** runPg without blocking the event loop: the test's own clients see the server go and come back. */
+function runPgAsync(bin, args) {
+  const [cmd, argv] = pgCommand(bin, args);
+  return new Promise((resolve, reject) => execFile(cmd, argv, { encoding: "utf8", cwd: os.tmpdir() }, (err, out) => (err ? reject(err) : resolve(out))));
 }
 
 let counter = 0;
@@ -53,7 +63,8 @@ export async function startCluster() {
   const port = await freePort();
   const conf = [`listen_addresses = '127.0.0.1'`, `port = ${port}`, `unix_socket_directories = '${dir}'`, "fsync = off", "synchronous_commit = off", "full_page_writes = off", "max_connections = 300"];
   fs.appendFileSync(path.join(data, "postgresql.conf"), conf.join("\n") + "\n");
-  const ctl = (...args) => runPg("pg_ctl", ["-D", data, "-l", path.join(dir, "log"), "-w", "-t", "60", ...args]);
+  const ctlArgs = (args) => ["-D", data, "-l", path.join(dir, "log"), "-w", "-t", "60", ...args];
+  const ctl = (...args) => runPg("pg_ctl", ctlArgs(args));
   ctl("start");
   const url = (db = "postgres") => `postgres://li@127.0.0.1:${port}/${db}`;
   return {
@@ -69,6 +80,16 @@ export async function startCluster() {
     /** `pg_ctl restart`: immediate cuts every connection, as a crash does. */
     restart(mode = "immediate") {
       ctl("-m", mode, "restart");
+    },
+    /** restart, resolving once the server accepts connections again. */
+    async restartAsync(mode = "immediate") {
+      await runPgAsync("pg_ctl", ctlArgs(["-m", mode, "restart"]));
+    },
+    /** A crash and `ms` of the server being down (connections refused) before it starts again. */
+    async outage(ms) {
+      await runPgAsync("pg_ctl", ctlArgs(["-m", "immediate", "stop"]));
+      await new Promise((r) => setTimeout(r, ms));
+      await runPgAsync("pg_ctl", ctlArgs(["start"]));
     },
     stop() {
       try {

@@ -67,3 +67,14 @@ export function redactUrl(url: string): string {
     return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
   }
 }
+
+/** `text` with `url`'s password (as written and decoded) replaced, for text li did not compose itself. */
+export function scrubSecret(text: string, url: string): string {
+  let secrets: string[] = [];
+  try {
+    const u = new URL(url);
+    secrets = [u.password, decodeURIComponent(u.password), u.searchParams.get("password") ?? ""];
+  } catch {}
+  for (const s of secrets) if (s.length >= 1) text = text.split(s).join("***");
+  return text;
+}

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResult } from "pg";
 import { LiError } from "../../errors.js";
-import { redactUrl, toPostgres } from "./pg-sql.js";
+import { isUnreachable, pgFailure, type PgFailure } from "./pg-errors.js";
+import { redactUrl, scrubSecret, toPostgres } from "./pg-sql.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
 /*
@@ -26,15 +27,12 @@ interface Frame {
 
 const frames = new AsyncLocalStorage<Frame>();
 
-/** SQLSTATE classes and socket codes that mean the server could not be reached or went away. */
-const UNREACHABLE = /^(08|57P0|53300|3D000|28)/;
-const SOCKET = ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE"];
-
-export function isUnreachable(err: unknown): boolean {
-  const code = String((err as { code?: unknown } | null)?.code ?? "");
-  const message = String((err as { message?: unknown } | null)?.message ?? "");
-  return UNREACHABLE.test(code) || SOCKET.includes(code) || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
-}
+/** Where a failure to use the store comes from, the detail's stable reason, and what to do about it. */
+const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }> = {
+  unreachable: { what: "cannot be reached", reason: "store_unreachable", todo: "check that the server is up and that LI_STORE (or store: in settings.yaml) names it" },
+  credentials: { what: "refused li's credentials", reason: "store_credentials", todo: "check the user and password in LI_STORE (or store: in settings.yaml) and the server's pg_hba.conf" },
+  no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
+};
 
 export class PostgresDb implements SqlDb {
   readonly dialect = "postgres" as const;
@@ -43,6 +41,8 @@ export class PostgresDb implements SqlDb {
 
   private constructor(
     private readonly pool: Pool,
+    /** The URL as given: never printed, only taken out of what is (see unavailable). */
+    private readonly url: string,
     /** The URL without its password: what errors name. */
     readonly where: string,
     /** Every transaction read-only, by the server's own rule (li studio's connection). */
@@ -65,12 +65,15 @@ export class PostgresDb implements SqlDb {
       idleTimeoutMillis: 10_000,
       keepAlive: true,
       application_name: "li",
-      ...(opts.readOnly ? { options: "-c default_transaction_read_only=on" } : {}),
+      // A commit li was told of must survive a server crash: a run's end once recorded stays.
+      // A server set to synchronous_commit = off may forget the last commits it acknowledged,
+      // so li's connections ask for the durable default whatever the server's own setting.
+      options: opts.readOnly ? "-c default_transaction_read_only=on" : "-c synchronous_commit=on",
       types,
     } as any);
     // A pooled connection the server drops while idle (a restart) is not this process's crash.
     pool.on("error", () => {});
-    const db = new PostgresDb(pool, where, !!opts.readOnly);
+    const db = new PostgresDb(pool, url, where, !!opts.readOnly);
     try {
       await db.get("SELECT 1");
     } catch (err) {
@@ -82,14 +85,16 @@ export class PostgresDb implements SqlDb {
 
   /** The contract's error for a server li cannot use, naming it without its password. */
   unavailable(err: unknown): unknown {
-    if (err instanceof LiError || !isUnreachable(err)) return err;
+    const failure = err instanceof LiError ? null : pgFailure(err);
+    if (!failure) return err;
     const code = (err as { code?: string }).code;
-    const message = (err as Error).message;
-    const what = code?.startsWith("28") ? "refused li's credentials" : code === "3D000" ? "has no such database" : "cannot be reached";
-    return new LiError("unavailable", `the PostgreSQL store at ${this.where} ${what} (${message}); check LI_STORE (or store: in settings.yaml) and that the server is up`, {
+    // The driver's words, with the password taken out should it ever quote the URL.
+    const message = scrubSecret((err as Error).message, this.url);
+    const { what, reason, todo } = FAILURES[failure];
+    return new LiError("unavailable", `the PostgreSQL store at ${this.where} ${what} (${message}); ${todo}`, {
       store: this.where,
       code: code ?? null,
-      reason: "store_unreachable",
+      reason,
     });
   }
 
@@ -155,6 +160,11 @@ export class PostgresDb implements SqlDb {
     }
     const frame: Frame = { db: this, client, active: true };
     let broken: unknown;
+    // The server going away between two statements (a restart) is emitted on the client, which
+    // the pool listens to only while idle: unheard, it would end the process. The next statement
+    // fails with it, and the client is then discarded.
+    const lost = (err: Error) => (broken ??= err);
+    client.on("error", lost);
     try {
       await client.query("BEGIN");
       if (mode === "immediate") await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
@@ -166,10 +176,11 @@ export class PostgresDb implements SqlDb {
       frame.active = false;
       // A failed COMMIT leaves the outcome unknown to us; the caller re-reads to settle it.
       await client.query("ROLLBACK").catch((e) => (broken = e));
-      if (isUnreachable(err)) broken ??= err;
+      if (isUnreachable(err) || (err instanceof LiError && err.detail.reason === "store_unreachable")) broken ??= err;
       throw this.unavailable(err);
     } finally {
       frame.active = false;
+      client.off("error", lost);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
