@@ -108,7 +108,7 @@ describe("on a terminal and off it", () => {
     await terminal(h.env, id);
     const piped = await li(["job", "list"], { env: h.env });
     expect(piped.stdout).not.toMatch(ESC);
-    expect(piped.stdout).toMatch(/^ID\s+KIND\s+STATUS\s+AGE\s+TOOK\s+MODEL\s+LABEL\s+REASON\n/);
+    expect(piped.stdout).toMatch(/^ID\s+KIND\s+STATUS\s+AGE\s+TOOK\s+MODEL\s+LABEL\s+REASON\s+HOST\n/);
     expect(piped.stdout).toMatch(/ago|just now/);
     const narrow = await li(["job", "list"], { env: { ...h.env, COLUMNS: "50" } });
     for (const l of narrow.stdout.trim().split("\n").slice(0, -1)) expect(l.length).toBeLessThanOrEqual(50);

@@ -72,6 +72,10 @@ test("a flow's graph turns from running to completed without a reload", async ()
   await page.waitForSelector('#run-status[data-status="completed"]', { timeout: 30_000 });
   await page.waitForSelector('svg#graph g.node[data-step="d"][data-status="completed"]', { timeout: 10_000 });
   for (const step of ["a", "b", "c", "d"]) expect([step, await statusOf(page, step)]).toEqual([step, "completed"]);
+  // Each node and the run itself name the host the flow ran on (issue 19).
+  const host = (await liData(["job", "status", id], { env: h.env })).jobs[0].host;
+  expect(await page.textContent("#run-host")).toBe(host);
+  expect(await page.$$eval("svg#graph g.node", (els) => els.map((e) => e.getAttribute("data-host")))).toEqual(Array(5).fill(host));
   // The edges are the plan's: a feeds b and c, both feed d.
   const edges = await page.$$eval("svg#graph path.edge.depends", (els) => els.map((e) => `${e.getAttribute("data-from")}>${e.getAttribute("data-to")}`));
   expect(edges).toHaveLength(4);
@@ -183,8 +187,9 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   const row = `tr[data-run-id="${fresh.id}"]`;
   expect(await page.textContent(`${row} td.age`)).toMatch(/^\d+s ago$/);
   expect(await page.textContent(`${row} td.duration`)).toMatch(/^(\d+ms|\d+\.\ds)$/);
-  const created = (await liData(["job", "status", fresh.id], { env: h.env })).jobs[0].created_at;
-  expect(await page.getAttribute(`${row} td.age time`, "datetime")).toBe(created);
+  const job = (await liData(["job", "status", fresh.id], { env: h.env })).jobs[0];
+  expect(await page.getAttribute(`${row} td.age time`, "datetime")).toBe(job.created_at);
+  expect([await page.getAttribute(row, "data-host"), await page.textContent(`${row} td.host`)]).toEqual([job.host, job.host]);
   expect(await marker(page)).toBe(m);
   await page.screenshot({ path: path.join(ARTIFACTS, "runs.png"), fullPage: true });
   await page.check('input[name=status][value="cancelled"]');

@@ -5,10 +5,12 @@ export const nullable = (type: string) => ({ type: [type, "null"] });
 
 export const JOB = {
   type: "object",
-  required: ["id", "kind", "status", "terminal", "outcome", "reason_code"],
+  required: ["id", "kind", "host", "status", "terminal", "outcome", "reason_code"],
   properties: {
     id: { type: "string" },
     kind: { enum: ["invocation", "session", "play"] },
+    // Null for a record made before hosts were recorded.
+    host: nullable("string"),
     status: { type: "string" },
     terminal: { type: "boolean" },
     outcome: nullable("string"),

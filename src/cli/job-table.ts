@@ -19,6 +19,8 @@ export const JOB_TABLE: Column[] = [
   { key: "model" },
   { key: "label", drop: 1 },
   { key: "reason_code", header: "REASON", drop: 3 },
+  // Last, and the first column a narrow terminal drops: on one host it is the same on every row.
+  { key: "host", drop: 5 },
 ];
 
 /** Human rows for `jobs`: shortest unambiguous ids, ages and durations as of `now`. */

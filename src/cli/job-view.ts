@@ -13,6 +13,8 @@ function recordFields(e: Entity) {
     kind: e.kind,
     parent_id: e.parent_id,
     label: e.label,
+    // Where it was made (null: before hosts were recorded); its steps run there too.
+    host: e.host ?? null,
     status: e.status,
     terminal: isTerminal(e.status),
     outcome: e.outcome,

@@ -1,4 +1,5 @@
 import { openStore, openStoreForRead } from "../lifecycle/open.js";
+import { hostName } from "../lifecycle/locate.js";
 import { liHome } from "../lifecycle/paths.js";
 import { queueActive } from "../lifecycle/queued.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
@@ -26,6 +27,9 @@ async function promoteIfQueued(store: Store): Promise<void> {
  */
 export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: StoreOptions = {}): Promise<T> {
   const open = { migrating: opts.migrating, readOnlyFallback: true };
+  // A writer records this host on what it makes: an unusable LI_HOST is refused before the
+  // store (or LI_HOME) is created or touched, not half way through a submission.
+  if (opts.write) hostName();
   const store = opts.write ? (await openStore(open)) : (await openStoreForRead(open));
   try {
     // A store being migrated may not have the queue's columns yet.

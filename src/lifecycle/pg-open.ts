@@ -1,7 +1,7 @@
 import { LiError } from "../errors.js";
 import { PG_BASE_SCHEMA, PG_BASE_VERSION } from "./db/pg-schema.js";
 import type { PostgresDb } from "./db/postgres.js";
-import { SCHEMA_VERSION } from "./schema.js";
+import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { Store } from "./store.js";
 
 /*
@@ -36,9 +36,12 @@ export async function openPostgresStore(url: string, opts: { migrating?: boolean
             reason: "store_not_empty",
           });
         }
-        await db.setSchemaVersion(PG_BASE_VERSION);
+        // The later steps in the same transaction, as a fresh state.db gets every step in one:
+        // a concurrent first user sees no schema or the current one, never the base version
+        // (which it would refuse, asking for li state migrate).
+        for (let v = PG_BASE_VERSION; v < SCHEMA_VERSION; v++) await db.exec(migrationStep("postgres", v));
+        await db.setSchemaVersion(SCHEMA_VERSION);
       });
-      if (PG_BASE_VERSION < SCHEMA_VERSION) await store.migrate();
     } else if (version < PG_BASE_VERSION) {
       // No li made a PostgreSQL store before PG_BASE_VERSION, so there is no step from here:
       // `li state migrate` (which this error must not advise) would find none.

@@ -32,6 +32,8 @@ export interface Entity {
   /** The queue a run was submitted to under a parallelism limit (null: the default line), and its place in submission order. */
   queue: string | null;
   queue_seq: number | null;
+  /** The host the record was made on (locate.ts hostName); null for records made before schema 8. */
+  host: string | null;
 }
 
 export interface AuditEvent {

@@ -183,6 +183,13 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE schedules ADD COLUMN disabled_reason TEXT;
    UPDATE schedules SET fired_count = (SELECT count(*) FROM schedule_runs r WHERE r.schedule_id = schedules.id AND r.trigger = 'tick');
    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;`,
+  // 8: the host a record was made on (LI_HOST, else the hostname); null for records made before
+  // hosts were recorded. One store may serve several hosts, and each host's daemon and
+  // `li host list` count that host's unfinished runs: the partial index holds only those, so the
+  // count costs what is running, not the history. Its predicate is spelled exactly as the
+  // queries spell it (lifecycle/hosts.ts), which is what SQLite needs to use a partial index.
+  `ALTER TABLE entities ADD COLUMN host TEXT;
+   CREATE INDEX entities_host_active ON entities(host, status) WHERE status IN ('preparing', 'queued', 'running');`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

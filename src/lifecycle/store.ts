@@ -2,6 +2,7 @@ import { LiError } from "../errors.js";
 import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
+import { hostName } from "./locate.js";
 import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
@@ -118,19 +119,24 @@ export class Store implements HasSql {
     const db = this[SQL];
     const id = input.id ?? newId(input.kind as IdKind);
     const at = now();
+    // Read (and checked) before the transaction: an unusable LI_HOST writes nothing.
+    const here = hostName();
     return this.tx(async () => {
+      let host = here;
       if (input.parent_id) {
         const parent = await this.get(input.parent_id);
         if (!parent) throw new LiError("not_found", `parent ${input.parent_id} does not exist`);
         // A finished parent takes no new children: kill relies on this to stop a tree growing.
         if (isTerminal(parent.status))
           throw new LiError("conflict", `parent ${parent.id} is already ${parent.status}`, { parent: parent.id });
+        // A flow's steps run where the flow runs, whatever environment its worker was given.
+        host = parent.host ?? here;
       }
       // Under the write lock, so two submitters never draw the same place in the line.
       const seq = input.queue ? ((await db.get<{ m: number | null }>("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL"))!.m ?? 0) + 1 : null;
       await db.run(
-        `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq, host)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
           input.kind,
@@ -143,6 +149,7 @@ export class Store implements HasSql {
           input.run_dir ? input.run_dir(id) : null,
           input.queue?.name ?? null,
           seq,
+          host,
         ],
       );
       return (await this.get(id))!;

@@ -29,6 +29,8 @@ export interface WaitEntry {
   id: string;
   kind: string | null;
   label: string | null;
+  /** The host the record was made on; null before hosts were recorded, or with an error. */
+  host: string | null;
   status: string | null;
   terminal: boolean | null;
   outcome: string | null;
@@ -56,13 +58,14 @@ export type Observation = { input: string; observed?: Observed; error?: ResolveE
 
 export function entryOf(o: Observation): WaitEntry {
   if (!o.observed) {
-    return { id: o.input, kind: null, label: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: o.error! };
+    return { id: o.input, kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: o.error! };
   }
   const e = o.observed.entity;
   return {
     id: e.id,
     kind: e.kind,
     label: e.label,
+    host: e.host ?? null,
     status: e.status,
     terminal: isTerminal(e.status),
     outcome: e.outcome,

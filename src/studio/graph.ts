@@ -15,6 +15,8 @@ export interface GraphNode {
   id: string;
   label: string;
   kind: string;
+  /** The host the run was made on (null: before hosts were recorded). */
+  host: string | null;
   role: string | null;
   step: string | null;
   status: string;
@@ -43,6 +45,7 @@ async function node(store: Store, e: Entity): Promise<GraphNode> {
     id: e.id,
     label: e.label ?? step?.id ?? e.kind,
     kind: e.kind,
+    host: e.host ?? null,
     role: (e.spec.role as string | undefined) ?? null,
     step: step?.id ?? null,
     status: e.status,

@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { v1 } from "../schemas.js";
+import { nullable, v1 } from "../schemas.js";
 
 @verb({
   id: "job.output",
@@ -11,8 +11,8 @@ import { v1 } from "../schemas.js";
   synonyms: v1("job_output"),
   result: {
     type: "object",
-    required: ["id", "output", "bytes", "total_bytes", "truncated"],
-    properties: { id: { type: "string" }, output: { type: "string" }, bytes: { type: "integer" }, total_bytes: { type: "integer" }, truncated: { type: "boolean" } },
+    required: ["id", "host", "output", "bytes", "total_bytes", "truncated"],
+    properties: { id: { type: "string" }, host: nullable("string"), output: { type: "string" }, bytes: { type: "integer" }, total_bytes: { type: "integer" }, truncated: { type: "boolean" } },
   },
 })
 export class JobOutput implements Verb {}

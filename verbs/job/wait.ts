@@ -21,11 +21,12 @@ const START_AND_LAST_POLL_SECONDS = 3;
         items: {
           type: "object",
           additionalProperties: false,
-          required: ["id", "kind", "label", "status", "terminal", "outcome", "reason_code", "possibly_orphaned", "error"],
+          required: ["id", "kind", "label", "host", "status", "terminal", "outcome", "reason_code", "possibly_orphaned", "error"],
           properties: {
             id: { type: "string" },
             kind: nullable("string"),
             label: nullable("string"),
+            host: nullable("string"),
             status: nullable("string"),
             terminal: nullable("boolean"),
             outcome: nullable("string"),

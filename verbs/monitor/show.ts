@@ -1,4 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
+import { nullable } from "../schemas.js";
 
 @verb({
   id: "monitor",
@@ -13,7 +14,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
     properties: {
       now: { type: "string" },
       counts: { type: "object", additionalProperties: { type: "integer" } },
-      active: { type: "array", items: { type: "object", required: ["id", "kind", "status", "age_seconds", "model", "label"], properties: { age_seconds: { type: "number" } } } },
+      active: { type: "array", items: { type: "object", required: ["id", "kind", "host", "status", "age_seconds", "model", "label"], properties: { host: nullable("string"), age_seconds: { type: "number" } } } },
       active_total: { type: "integer" },
       recent_failures: { type: "array", items: { type: "object", required: ["id", "kind", "status", "reason_code"] } },
       outbox: { type: "object", additionalProperties: { type: "integer" } },

@@ -77,6 +77,7 @@ Examples:
           data: {
             id: e.id,
             kind: e.kind,
+            host: now.host ?? null,
             status: now.status,
             source: fromResult ? "result" : "console",
             output: buf.text.toString("utf8"),

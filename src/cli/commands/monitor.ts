@@ -36,6 +36,7 @@ export async function snapshot(store: Store, opts: { limit: number; failures: nu
       id: e.id,
       kind: e.kind,
       parent_id: e.parent_id,
+      host: e.host ?? null,
       status: e.status,
       placement,
       possibly_orphaned,
@@ -49,7 +50,7 @@ export async function snapshot(store: Store, opts: { limit: number; failures: nu
 
   const counts = countBy(STATUSES, (await statusCounts(store)));
   const failures = (await recentFailures(store, opts.failures)).map((r) => {
-    return { id: r.id, kind: r.kind, parent_id: r.parent_id, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: r.spec.model ?? null, label: r.label, ended_at: r.ended_at };
+    return { id: r.id, kind: r.kind, parent_id: r.parent_id, host: r.host ?? null, status: r.status, outcome: r.outcome, reason_code: r.reason_code, exit_code: r.exit_code, model: r.spec.model ?? null, label: r.label, ended_at: r.ended_at };
   });
   const outbox = await deliveryCounts(store);
   const sched = await scheduleCounts(store);

@@ -14,7 +14,11 @@
 export const PG_BASE_VERSION = 7;
 
 /** Steps after the base, by the version each upgrades from (the same numbers as SQLite's). */
-export const PG_MIGRATIONS: Readonly<Record<number, string>> = {};
+export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
+  // 8: the host a record was made on, and the index of each host's unfinished runs (see SQLite's step 8).
+  7: `ALTER TABLE entities ADD COLUMN host TEXT COLLATE "C";
+      CREATE INDEX entities_host_active ON entities(host, status) WHERE status IN ('preparing', 'queued', 'running');`,
+};
 
 const T = 'TEXT COLLATE "C"';
 

@@ -40,9 +40,9 @@ export function Graph({ runId }: { runId: string }) {
               const x = p.x - NODE_W / 2;
               const y = p.y - NODE_H / 2;
               const name = nameOf(n);
-              const tip = [`${name} (${n.kind}${n.role ? `, ${n.role}` : ""})`, `${n.status}${n.reason_code ? `: ${n.reason_code}` : ""}`, n.model ?? "", n.why ?? "", n.id].filter(Boolean).join("\n");
+              const tip = [`${name} (${n.kind}${n.role ? `, ${n.role}` : ""})`, `${n.status}${n.reason_code ? `: ${n.reason_code}` : ""}`, n.model ?? "", n.host ? `on ${n.host}` : "", n.why ?? "", n.id].filter(Boolean).join("\n");
               return (
-                <g key={n.id} class={`node ${tone(n.status)}${n.id === g.root ? " root" : ""}`} data-node-id={n.id} data-step={name} data-status={n.status}>
+                <g key={n.id} class={`node ${tone(n.status)}${n.id === g.root ? " root" : ""}`} data-node-id={n.id} data-step={name} data-status={n.status} data-host={n.host ?? ""}>
                   <a href={runHref(n.id)}>
                     <title>{tip}</title>
                     <rect x={x} y={y} width={NODE_W} height={NODE_H} rx="6" ry="6" />

@@ -46,7 +46,7 @@ export function Mono({ children }: { children: ComponentChildren }) {
 
 export function JobRow({ job }: { job: Job }) {
   return (
-    <tr data-run-id={job.id} data-status={job.status}>
+    <tr data-run-id={job.id} data-status={job.status} data-host={job.host ?? ""}>
       <td class="id"><a class="mono" href={runHref(job.id)}>{job.id}</a></td>
       <td class="kind">{job.kind}</td>
       <td class="status"><Badge status={job.status} /></td>
@@ -54,6 +54,7 @@ export function JobRow({ job }: { job: Job }) {
       <td class="model">{job.model ?? <span class="muted">—</span>}</td>
       <td class="age"><Age at={job.created_at} /></td>
       <td class="duration"><Duration start={job.started_at} end={job.ended_at} /></td>
+      <td class="host">{job.host ?? <span class="muted">—</span>}</td>
       <td class="queue">{job.queue_position != null ? `#${job.queue_position} in line` : ""}</td>
     </tr>
   );
@@ -64,7 +65,7 @@ export function JobTable({ jobs, empty }: { jobs: Job[]; empty: string }) {
   return (
     <table class="grid jobs">
       <thead>
-        <tr><th>id</th><th>kind</th><th>status</th><th>label</th><th>model</th><th>age</th><th>duration</th><th>queue</th></tr>
+        <tr><th>id</th><th>kind</th><th>status</th><th>label</th><th>model</th><th>age</th><th>duration</th><th>host</th><th>queue</th></tr>
       </thead>
       <tbody>{jobs.map((j) => <JobRow key={j.id} job={j} />)}</tbody>
     </table>

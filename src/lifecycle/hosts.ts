@@ -1,0 +1,28 @@
+import { dbOf } from "./db/handle.js";
+import type { Store } from "./store.js";
+
+/*
+ * Each host's unfinished runs: what a host's daemon and `li host list` count. The predicate is
+ * spelled as the partial index entities_host_active spells it (schema step 8), literally: SQLite
+ * uses a partial index only for a query whose WHERE contains the index's own term, and a bound
+ * parameter list is not that term. It lists the non-terminal statuses (vocab.ts NON_TERMINAL).
+ */
+const UNFINISHED = "status IN ('preparing', 'queued', 'running')";
+
+export interface HostLoad {
+  /** Null for records made before hosts were recorded. */
+  host: string | null;
+  status: string;
+  n: number;
+}
+
+/** Unfinished records by host and status, or only `host`'s; by host, then status. */
+export function hostLoad(store: Store, host?: string): Promise<HostLoad[]> {
+  const sql =
+    host === undefined
+      ? `SELECT host, status, count(*) AS n FROM entities WHERE ${UNFINISHED} GROUP BY host, status ORDER BY host, status`
+      : `SELECT host, status, count(*) AS n FROM entities WHERE host = ? AND ${UNFINISHED} GROUP BY host, status ORDER BY host, status`;
+  return dbOf(store)
+    .all<HostLoad>(sql, host === undefined ? [] : [host])
+    .then((rows) => rows.map((r) => ({ ...r, n: Number(r.n) })));
+}
