@@ -99,7 +99,7 @@ test("an agent and a notify handler see neither LI_STORE nor li's store credenti
     expect(run.status).toBe("completed");
     const granted = await liData(["agent", "--profile", "granted", "success", "again"], { env: t.env });
     expect(granted.status).toBe("completed");
-    const handled = await until(() => (t.dumped("handler-").length === 2 ? t.dumped("handler-") : null), 20000);
+    const handled = (await until(() => (t.dumped("handler-").length === 2 ? t.dumped("handler-") : null), 20000))!;
 
     const agents = t.dumped("agent-");
     expect(agents).toHaveLength(2);
