@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
+import { childEnv } from "../lifecycle/child-env.js";
 import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Store } from "../lifecycle/store.js";
 import { resultPatch } from "../lifecycle/usage.js";
@@ -83,7 +84,8 @@ export async function run(store: Store, id: string): Promise<void> {
       cwd: e.spec.cwd,
       // A plain-text provider writes its console itself; a structured one is read and rendered.
       stdio: [stdin, structured ? "pipe" : out, out],
-      env: { ...process.env, ...profileEnv, ...launch.env },
+      // The agent is not li: no store URL, no store credentials (D9; see child-env.ts).
+      env: childEnv(process.env, profileEnv, launch.env),
     });
     const parser = launch.stream === "text" ? null : parserFor(launch.stream, { resumedTotals: resumed });
     const streamed = parser

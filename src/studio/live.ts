@@ -10,9 +10,10 @@ import type { EventStream } from "./sse.js";
 import type { StoreSource } from "./store-source.js";
 
 /*
- * Live updates: one poll of SQLite's data_version for the whole server (it moves on every
- * commit any li process makes), fanned out to every open page as a `change` event carrying
- * the new audit rows. Console streams tail one run's console.log each.
+ * Live updates: one poll of the store's change stamp for the whole server (SQLite's
+ * data_version, which moves on every commit any li process makes; on PostgreSQL the newest
+ * audit row's id, see StoreSource.dataVersion), fanned out to every open page as a `change`
+ * event carrying the new audit rows. Console streams tail one run's console.log each.
  */
 
 export const MAX_STREAMS = 64;
@@ -71,7 +72,7 @@ export class ChangeFeed {
     for (const s of this.streams) s.end();
   }
 
-  /** One tick: a changed data_version (or a state.db that appeared) becomes one change event. */
+  /** One tick: a changed stamp (or a store that appeared) becomes one change event. */
   async poll(): Promise<void> {
     let store: Store;
     let version: number;
@@ -79,10 +80,10 @@ export class ChangeFeed {
       store = await this.source.get();
       version = await this.source.dataVersion();
     } catch {
-      // state.db being replaced or migrated: the next tick tries again.
+      // The store being replaced, migrated or out of reach: the next tick tries again.
       return;
     }
-    // A new connection (state.db just appeared) counts versions afresh: that is a change itself.
+    // A new connection (the store just appeared) counts versions afresh: that is a change itself.
     const appeared = this.placeholder && !store.placeholder;
     this.placeholder = store.placeholder;
     if (version === this.version && !appeared) return this.keepAlive();

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { childEnv } from "../lifecycle/child-env.js";
 import { ensurePrivateDir, liHome, writePrivateFile } from "../lifecycle/paths.js";
 
 /**
@@ -24,7 +25,8 @@ export function openBrowser(url: string, port: number): Promise<string | null> {
   const [cmd, ...args] = process.env.BROWSER ? [process.env.BROWSER] : process.platform === "darwin" ? ["open"] : ["xdg-open"];
   return new Promise((resolve) => {
     try {
-      const child = spawn(cmd, [...args, target], { stdio: "ignore", detached: true });
+      // A browser is not li: it gets no store URL or credentials (D9; see child-env.ts).
+      const child = spawn(cmd, [...args, target], { stdio: "ignore", detached: true, env: childEnv() });
       child.once("error", (err) => resolve(`could not open a browser (${cmd}: ${err.message}); open the URL yourself`));
       child.once("spawn", () => {
         child.unref();

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { childEnv } from "../child-env.js";
 import type { Target } from "./outbox.js";
 
 export type AttemptResult = { ok: true } | { ok: false; error: string };
@@ -29,7 +30,8 @@ function runExec(target: Extract<Target, { type: "exec" }>, payload: string, met
         shell: false,
         detached: true,
         stdio: ["pipe", "ignore", "pipe"],
-        env: { ...process.env, LI_DELIVERY_ID: meta.delivery_id, LI_DELIVERY_ATTEMPT: String(meta.attempt) },
+        // A handler is where data flows out of li, never a way in: no store URL or credentials (D9).
+        env: childEnv(process.env, { LI_DELIVERY_ID: meta.delivery_id, LI_DELIVERY_ATTEMPT: String(meta.attempt) }),
       });
     } catch (err: any) {
       resolve({ ok: false, error: `could not start ${target.argv[0]}: ${err?.message ?? err}` });

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { LiError } from "../../errors.js";
+import { childEnv } from "../../lifecycle/child-env.js";
 import { pipeProviderStream } from "../provider-stream.js";
 import { parseModelSpec } from "../providers/index.js";
 import { parserFor } from "../providers/streams/index.js";
@@ -31,7 +32,8 @@ export async function planInForeground(spec: SessionSpec, goal: string, timeoutM
       const child = spawn(launch.argv[0], launch.argv.slice(1), {
         cwd: spec.cwd,
         stdio: [launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore", "pipe", "pipe"],
-        env: { ...process.env, ...env, ...launch.env },
+        // The planner is an agent, not li: no store URL or credentials (D9; see child-env.ts).
+        env: childEnv(process.env, env, launch.env),
       });
       const parser = launch.stream === "text" ? null : parserFor(launch.stream);
       const out: Buffer[] = [];
