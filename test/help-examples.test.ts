@@ -89,17 +89,6 @@ test("every help example runs as written", async () => {
   expect(failures).toEqual([]);
 }, 600_000);
 
-test("li play --help lists list and show; li play NAME --help leads with the playbook's description", async () => {
-  const h = home();
-  fs.mkdirSync(path.join(h.home, "playbooks"), { recursive: true });
-  fs.writeFileSync(path.join(h.home, "playbooks", "triage.playbook.yaml"), 'description: sort incoming bugs by urgency\nprompt: "{input}"\nmodel: mock/echo\n');
-  const group = await li(["play", "--help"], { env: h.env });
-  expect(group.stdout).toMatch(/li play list\s+every playbook/);
-  expect(group.stdout).toMatch(/li play show NAME\s+a playbook's definition/);
-  const one = await li(["play", "triage", "--help"], { env: h.env });
-  expect(one.stdout.split("\n").slice(0, 2)).toEqual([expect.stringMatching(/^playbook triage \(.*triage\.playbook\.yaml\):$/), "  sort incoming bugs by urgency"]);
-});
-
 test("li --machine --help is one li.result object with the help text", async () => {
   const h = home();
   for (const args of [["--help"], ["job", "list", "--help"], ["help", "kill"]]) {

@@ -84,10 +84,10 @@ describe("li agent --profile", () => {
     const { env, last } = setup();
     await liData(["agent", "--profile", "cx", "success"], { env });
     expect(last().argv).toEqual([
-      "exec", "--json", "--model", "gpt-5", "--sandbox", "workspace-write", "-c", 'model_reasoning_effort="high"', "-c", 'developer_instructions="Keep diffs small."', "-",
+      "exec", "--json", "--skip-git-repo-check", "--model", "gpt-5", "--sandbox", "workspace-write", "-c", 'model_reasoning_effort="high"', "-c", 'developer_instructions="Keep diffs small."', "-",
     ]);
     await liData(["agent", "--profile", "gem", "success"], { env });
-    expect(last().argv).toEqual(["--model", "gemini-2.5-pro", "--output-format", "stream-json", "--approval-mode", "auto_edit", "--allowed-tools", "read_file,glob"]);
+    expect(last().argv).toEqual(["--model", "gemini-2.5-pro", "--output-format", "stream-json", "--skip-trust", "--approval-mode", "auto_edit", "--allowed-tools", "read_file,glob"]);
   });
 
   test("a model beside a profile must be of its provider; a first word that is not provider/model begins the prompt", async () => {
