@@ -2,6 +2,7 @@ import { LiError } from "../errors.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import type { CliContext } from "./adapter.js";
 import { streamRun } from "./follow-run.js";
+import { consoleFile } from "./run-files.js";
 import { endLine, lineAware, say, startLine } from "./run-status.js";
 
 /**
@@ -10,7 +11,7 @@ import { endLine, lineAware, say, startLine } from "./run-status.js";
  * watching: Ctrl-C stops it and leaves the job and its record alone (exit 130).
  */
 export async function followOutput(ctx: CliContext, store: Store, e: Entity, tailBytes?: number): Promise<void> {
-  if (!e.run_dir) throw new LiError("not_found", `${e.id} has no run directory, so no console to follow (status ${e.status})`, { id: e.id, status: e.status });
+  if (!consoleFile(e)) throw new LiError("not_found", `${e.id} has no run directory, so no console to follow (status ${e.status})`, { id: e.id, status: e.status });
   const abort = new AbortController();
   const onInt = () => abort.abort();
   process.once("SIGINT", onInt);

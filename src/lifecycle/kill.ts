@@ -2,6 +2,8 @@ import { ProcSnapshot, runAlive } from "./observe.js";
 import { selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
 import { isTerminal } from "./vocab.js";
+import { LiError } from "../errors.js";
+import { isForeign, thisHost } from "./locate.js";
 
 export interface KilledEntity {
   id: string;
@@ -69,6 +71,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
  * its write left it so, and no later writer would ever stop it. `hurry` aborting ends the grace.
  */
 export async function killTree(store: Store, root: Entity, graceSeconds: number, hurry?: AbortSignal): Promise<KillReport> {
+  await refuseForeign(store, root);
   const entities: KilledEntity[] = [];
   const queue: Entity[] = [root];
   const toStop: { report: KilledEntity; entity: Entity }[] = [];
@@ -124,6 +127,25 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
     partial: entities.some((e) => e.action === "refused" || e.process_gone === false),
     entities,
   };
+}
+
+/**
+ * A tree with a started process on another host is refused before anything is written: its
+ * processes are that host's to stop, and recording it cancelled from here would leave them
+ * running under a terminal record (ADR D5). Work that has no process yet (queued, or preparing
+ * before its worker started) has nothing to stop, and is cancelled from anywhere.
+ */
+async function refuseForeign(store: Store, root: Entity): Promise<void> {
+  const running = (await store.tree(root.id)).filter((e) => !isTerminal(e.status) && e.pid !== null && isForeign(e));
+  if (!running.length) return;
+  const hosts = [...new Set(running.map((e) => e.host))];
+  throw new LiError("conflict", `${root.id} runs on host ${hosts.join(", ")}, not here (${thisHost()}): its processes can only be stopped there; run li kill ${root.id} on ${hosts[0]}`, {
+    id: root.id,
+    hosts,
+    this_host: thisHost(),
+    reason: "runs_on_another_host",
+    running: running.map((e) => e.id),
+  });
 }
 
 export interface KillPlanEntry {

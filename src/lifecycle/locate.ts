@@ -71,3 +71,20 @@ export function hostName(): string {
     });
   return name;
 }
+
+/** This host's name for comparing with records; a read never fails on an unusable LI_HOST (a write does). */
+export function thisHost(): string {
+  try {
+    return hostName();
+  } catch {
+    return process.env.LI_HOST || os.hostname().split(".")[0];
+  }
+}
+
+/**
+ * A record made on another host (a shared store): its pids, process groups and files are that
+ * host's, so nothing here may read /proc for it, signal it or open its run directory.
+ */
+export function isForeign(e: { host: string | null }): boolean {
+  return e.host !== null && e.host !== thisHost();
+}

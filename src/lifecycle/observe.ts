@@ -4,6 +4,7 @@ import { isSameProcess, readProcStat } from "./procfs.js";
 import { queuePosition } from "./queued.js";
 import { isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
+import { isForeign } from "./locate.js";
 import type { Entity, Store } from "./store.js";
 
 /** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
@@ -84,6 +85,10 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
     return { entity: e, placement: age > unresolvedSpawnAfterSeconds() ? "unresolved_spawn" : "pending", possibly_orphaned: false };
   }
 
+  // Another host's process: only that host can tell whether it lives, so it is never reaped from
+  // here, and it stays pending: visible, never guessed lost.
+  if (started(e) && isForeign(e)) return { entity: e, placement: "pending", possibly_orphaned: false };
+
   if (started(e)) {
     const live = liveness(e, procs);
     if (live === "alive") return { entity: e, placement: "pending", possibly_orphaned: false };
@@ -123,7 +128,7 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
 async function ancestorAlive(store: Store, e: Entity): Promise<boolean> {
   for (let p = e.parent_id ? await store.get(e.parent_id) : undefined; p; p = p.parent_id ? await store.get(p.parent_id) : undefined) {
     if (isTerminal(p.status)) return false;
-    if (started(p)) return readProcStat(p.pid!)?.starttime === p.proc_start;
+    if (started(p)) return isForeign(p) || readProcStat(p.pid!)?.starttime === p.proc_start;
   }
   return false;
 }
@@ -133,7 +138,8 @@ async function ancestorAlive(store: Store, e: Entity): Promise<boolean> {
  * readers and li kill: a terminal record flagged possibly_orphaned is one li kill still signals.
  */
 export function runAlive(e: Entity, procs: ProcSnapshot): boolean {
-  if (e.proc_start === null) return false;
+  // Another host's pid names some unrelated process here: never read it, never signal it.
+  if (e.proc_start === null || isForeign(e)) return false;
   if (e.pid !== null && isSameProcess(e.pid, e.proc_start)) return true;
   return e.pgid !== null && procs.members(e.pgid, e.proc_start).length > 0;
 }

@@ -1,5 +1,13 @@
 import { dbOf } from "./db/handle.js";
 import { hydrate, type Entity, type Store } from "./store.js";
+import { thisHost } from "./locate.js";
+
+/*
+ * The queue is each host's own: its limits come from that host's settings and its runs start
+ * there (their run directories are that host's), so a promoter sees only this host's runs. A
+ * record from before hosts were recorded counts as this host's.
+ */
+const HERE = "(host = ? OR host IS NULL)";
 
 /*
  * The two reads of the run queue that every command may make (src/runtime/queue.ts promotes):
@@ -8,28 +16,28 @@ import { hydrate, type Entity, type Store } from "./store.js";
 
 /** Whether anything waits in line, or was promoted and has no worker yet: one indexed probe. */
 export async function queueActive(store: Store): Promise<boolean> {
-  return !!(await dbOf(store).get("SELECT 1 FROM entities WHERE status IN ('queued', 'preparing') AND queue_seq IS NOT NULL AND pid IS NULL LIMIT 1"));
+  return !!(await dbOf(store).get(`SELECT 1 FROM entities WHERE status IN ('queued', 'preparing') AND queue_seq IS NOT NULL AND pid IS NULL AND ${HERE} LIMIT 1`, [thisHost()]));
 }
 
 /** The queued runs in submission order (what `li job list --status queued` ranks). */
 export async function queuedRuns(store: Store): Promise<Entity[]> {
-  const rows = await dbOf(store).all("SELECT * FROM entities WHERE status = 'queued' AND queue_seq IS NOT NULL ORDER BY queue_seq");
+  const rows = await dbOf(store).all(`SELECT * FROM entities WHERE status = 'queued' AND queue_seq IS NOT NULL AND ${HERE} ORDER BY queue_seq`, [thisHost()]);
   return rows.map((r) => hydrate(r)!);
 }
 
 /** Top-level runs holding a slot (preparing or running), by queue. */
 export function queueLoad(store: Store): Promise<{ queue: string | null; n: number }[]> {
-  return dbOf(store).all("SELECT queue, count(*) AS n FROM entities WHERE parent_id IS NULL AND status IN ('preparing', 'running') GROUP BY queue");
+  return dbOf(store).all(`SELECT queue, count(*) AS n FROM entities WHERE parent_id IS NULL AND status IN ('preparing', 'running') AND ${HERE} GROUP BY queue`, [thisHost()]);
 }
 
 /** Promoted runs that never started a worker and were last touched before `before`. */
 export async function lostPromotions(store: Store, before: Date): Promise<Entity[]> {
-  const rows = await dbOf(store).all("SELECT * FROM entities WHERE status = 'preparing' AND queue_seq IS NOT NULL AND pid IS NULL AND updated_at < ?", [before.toISOString()]);
+  const rows = await dbOf(store).all(`SELECT * FROM entities WHERE status = 'preparing' AND queue_seq IS NOT NULL AND pid IS NULL AND updated_at < ? AND ${HERE}`, [before.toISOString(), thisHost()]);
   return rows.map((r) => hydrate(r)!);
 }
 
 /** A queued run's place in line: the queued runs submitted before it, plus one. */
 export async function queuePosition(store: Store, e: Entity): Promise<number> {
-  const ahead = (await dbOf(store).get<{ n: number }>("SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ?", [e.queue_seq]))!;
+  const ahead = (await dbOf(store).get<{ n: number }>(`SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ? AND ${e.host === null ? "host IS NULL" : "host = ?"}`, e.host === null ? [e.queue_seq] : [e.queue_seq, e.host]))!;
   return ahead.n + 1;
 }

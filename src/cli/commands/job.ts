@@ -11,6 +11,8 @@ import { followOutput } from "../follow-output.js";
 import { jobDetail, jobTable } from "../job-table.js";
 import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
 import { intIn } from "../parsers.js";
+import { consoleFile } from "../run-files.js";
+import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
 
 export function register(root: Command, ctx: CliContext): void {
@@ -66,8 +68,9 @@ Examples:
         const e = await resolve(store, id);
         if (opts.follow) await followOutput(ctx, store, e, opts.tailBytes);
         const now = (await store.get(e.id))!;
-        const file = now.run_dir ? `${now.run_dir}/console.log` : null;
         const fromResult = !opts.console && now.result_text !== null;
+        // Another host's answer reads from the store; only its console is that host's alone.
+        const file = fromResult && isForeign(now) ? null : consoleFile(now);
         if (!fromResult && (!file || !fs.existsSync(file)))
           throw new LiError("not_found", `${e.id} has no console output yet (status ${now.status})${isTerminal(now.status) ? "" : `; li job output --follow ${e.id} waits for it`}`, { id: e.id, status: now.status });
         const range = rangeOf(opts, ctx.machine && !opts.follow);

@@ -1,0 +1,93 @@
+/**
+ * Two hosts on one PostgreSQL store (issue 19): a host never reads /proc for, signals, reaps or
+ * promotes another host's runs. Each "host" is a LI_HOME and a LI_HOST of its own; both run on this
+ * machine, so another host's pids would name real processes here: reading them is exactly the
+ * mistake these tests would catch.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
+import { type Home, li, liData, liveMembers, tempHome, until } from "./helpers/li.js";
+import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+
+describePostgres("two hosts sharing one store", () => {
+  let cluster: PgCluster;
+  const homes: Home[] = [];
+  let a: Home;
+  let b: Home;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    const url = cluster.createDatabase();
+    for (const host of ["host-a", "host-b"]) {
+      const h = tempHome();
+      h.env.LI_STORE = url;
+      h.env.LI_HOST = host;
+      homes.push(h);
+    }
+    [a, b] = homes;
+  });
+  afterAll(async () => {
+    // Stop what host a started, from host a (the only host that may).
+    for (const j of (await liData(["job", "list", "--limit", "100"], { env: a.env })).jobs) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: a.env });
+    for (const h of homes) h.cleanup();
+    cluster?.stop();
+  });
+
+  /** A mock/hang run on host a whose agent is ready; its record. */
+  async function hanging(): Promise<any> {
+    const run = await liData(["agent", "--detach", "--prompt-file", "-", "mock/hang"], { env: a.env, input: "x".repeat(READY_BYTES) });
+    const j = await untilStatus(a.env, run.id, (j) => j.status === "running" && j.pid);
+    await untilAgentReady(j);
+    return j;
+  }
+
+  test("another host's running run is pending from here and never reaped; its own host reaps it once its processes are gone", async () => {
+    const j = await hanging();
+    expect(j.host).toBe("host-a");
+    // Its processes die without an end: only host a has the evidence.
+    process.kill(-j.pgid, "SIGKILL");
+    await until(() => liveMembers(j.pgid).length === 0);
+    const fromB = await liData(["wait", j.id, "--max-wait-seconds", "0"], { env: b.env });
+    expect(fromB.pending).toEqual([j.id]);
+    expect(fromB.entries[0]).toMatchObject({ status: "running", host: "host-a", terminal: false, possibly_orphaned: false });
+    expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
+    const fromA = await liData(["wait", j.id, "--max-wait-seconds", "0"], { env: a.env });
+    expect(fromA.entries[0]).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone", host: "host-a" });
+  });
+
+  test("li kill of another host's running run is refused before anything is written, and signals nothing here", async () => {
+    const j = await hanging();
+    const before = await rows(a, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [j.id]);
+    const r = await li(["--machine", "kill", "--grace", "0", j.id], { env: b.env });
+    expect(r.code).not.toBe(0);
+    expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "runs_on_another_host", hosts: ["host-a"], this_host: "host-b" } });
+    expect(r.json.error.message).toContain(`run li kill ${j.id} on host-a`);
+    expect(await rows(a, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [j.id])).toEqual(before);
+    expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
+    // Its console is host a's: host b says where it is rather than read a local path.
+    const out = await li(["--machine", "job", "output", j.id], { env: b.env });
+    expect(out.json.error).toMatchObject({ kind: "unavailable", detail: { reason: "console_on_another_host", host: "host-a" } });
+    expect((await liData(["job", "output", j.id], { env: a.env })).host).toBe("host-a");
+    // From its own host the kill does what it always did.
+    const own = await liData(["kill", "--grace", "0", j.id], { env: a.env });
+    expect(own.entities[0]).toMatchObject({ id: j.id, action: "cancelled", signals: ["SIGTERM", "SIGKILL"], process_gone: true });
+  });
+
+  test("a host promotes only its own queued runs; a queued run is cancelled from any host", async () => {
+    fs.writeFileSync(path.join(a.home, "settings.yaml"), "max_parallel: 1\n");
+    const first = await hanging();
+    const queued = await liData(["agent", "--detach", "mock/echo", "second"], { env: a.env });
+    expect(queued.status).toBe("queued");
+    // Host b has no limit and commands that promote; host a's line is not its to start.
+    await liData(["job", "list"], { env: b.env });
+    await liData(["wait", queued.id, "--max-wait-seconds", "0"], { env: b.env });
+    expect((await rows(a, "SELECT status, pid FROM entities WHERE id = ?", [queued.id]))[0]).toEqual({ status: "queued", pid: null });
+    // Nothing runs yet, so nothing needs its host: cancelled from b at once.
+    const k = await liData(["kill", queued.id], { env: b.env });
+    expect(k.entities).toEqual([expect.objectContaining({ id: queued.id, previous_status: "queued", action: "cancelled", signals: [] })]);
+    expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [queued.id]))[0].status).toBe("cancelled");
+    await li(["kill", "--grace", "0", first.id], { env: a.env });
+    fs.rmSync(path.join(a.home, "settings.yaml"));
+  });
+});
