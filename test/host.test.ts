@@ -42,7 +42,8 @@ describe("every view of a record names its host", () => {
     expect((await liData(["job", "status", run.id], { env: reader })).jobs[0].host).toBe("build-1");
     const list = (await liData(["job", "list"], { env: reader })).jobs;
     expect(list.map((j: any) => j.host)).toEqual(list.map(() => "build-1"));
-    expect((await liData(["job", "output", run.id], { env: reader })).host).toBe("build-1");
+    // Its console is build-1's: read there (another host is told where it is: hosts-shared.test).
+    expect((await liData(["job", "output", run.id], { env })).host).toBe("build-1");
     const shown = await liData(["state", "show", flow.id], { env: reader });
     expect(shown.record.host).toBe("build-1");
     expect(shown.children.length).toBeGreaterThan(0);

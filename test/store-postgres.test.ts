@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { PG_BASE_VERSION } from "../src/lifecycle/db/pg-schema.js";
 import { SCHEMA_VERSION } from "../src/lifecycle/schema.js";
 import { connectMcp } from "./helpers/mcp.js";
 import { type Home, li, liData, type LiRun, tempHome } from "./helpers/li.js";
@@ -107,14 +108,14 @@ describePostgres("a PostgreSQL store li cannot use", () => {
     expect(psql("kept", "SELECT value FROM meta WHERE key = 'schema_version'")).toBe("99");
   });
 
-  test("an older schema: refused, never advised to a migration that does not exist; li state migrate stays human-only", async () => {
+  test("a schema older than any li's PostgreSQL store (a store at the base version is migrated instead: host.test): refused, never advised to a migration that does not exist; li state migrate stays human-only", async () => {
     const url = cluster.createDatabase();
     const h = home(url);
     expect((await liData(["job", "list"], { env: h.env })).jobs).toEqual([]);
     await liData(["agent", "--detach", "mock/echo", "hi"], { env: h.env });
-    psql(new URL(url).pathname.slice(1), `UPDATE meta SET value = '${SCHEMA_VERSION - 1}' WHERE key = 'schema_version'`);
+    psql(new URL(url).pathname.slice(1), `UPDATE meta SET value = '${PG_BASE_VERSION - 1}' WHERE key = 'schema_version'`);
     const errs = await bothRefused(home(url), url, /give li a database of its own/);
-    for (const e of errs) expect(e.detail).toMatchObject({ reason: "schema_unknown", schema_version: SCHEMA_VERSION - 1 });
+    for (const e of errs) expect(e.detail).toMatchObject({ reason: "schema_unknown", schema_version: PG_BASE_VERSION - 1 });
     for (const e of errs) expect(e.message).not.toContain("li state migrate");
     // The human command says the same, and changes nothing.
     const m = await li(["--machine", "state", "migrate"], { env: h.env });
@@ -127,7 +128,7 @@ describePostgres("a PostgreSQL store li cannot use", () => {
     } finally {
       await mcp.close();
     }
-    expect(psql(new URL(url).pathname.slice(1), "SELECT value FROM meta WHERE key = 'schema_version'")).toBe(String(SCHEMA_VERSION - 1));
+    expect(psql(new URL(url).pathname.slice(1), "SELECT value FROM meta WHERE key = 'schema_version'")).toBe(String(PG_BASE_VERSION - 1));
   });
 
   test("li state migrate on a current PostgreSQL store: nothing to apply", async () => {

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { li, LI_BIN, liData, tempHome, until, type Home } from "./helpers/li.js";
-import { apiGet, authHeaders, postAction, readyHang, request, sseLines, startStudio, type StudioProc, useStudio } from "./helpers/studio.js";
+import { apiGet, authHeaders, expectKilledRunReaped, postAction, readyHang, request, sseLines, startStudio, type StudioProc, useStudio } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
 
 /*
@@ -153,14 +153,7 @@ describe("graphs", () => {
 
 describe("reconciling", () => {
   test("a run whose processes were killed -9 (no end written) is handed to li, which reaps it to lost, and the stream says so", async () => {
-    const events = sseLines(s, "/api/stream");
-    const run = await liData(["agent", "--detach", "mock/hang", "doomed"], { env: h.env });
-    const job = await until(() => liData(["job", "status", run.id], { env: h.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
-    process.kill(-job.pgid, "SIGKILL");
-    await until(() => events.text().includes(`"entity_id":"${run.id}","from_status":"running","to_status":"lost"`), 15000);
-    const d = await apiGet(s, `/api/runs/${run.id}`);
-    expect([d.run.status, d.events.at(-1).source]).toEqual(["lost", "reaper"]);
-    events.close();
+    await expectKilledRunReaped(s, h.env);
   });
 });
 

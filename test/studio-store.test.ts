@@ -1,6 +1,6 @@
 import { useHomes } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
-import { apiGet, postAction, readyHang, sseLines, startStudio } from "./helpers/studio.js";
+import { apiGet, expectKilledRunReaped, postAction, readyHang, sseLines, startStudio } from "./helpers/studio.js";
 
 /*
  * li studio on either store (this suite runs in the sqlite and the postgres projects): the
@@ -40,14 +40,9 @@ test("a run killed -9 is handed to li and reaped to lost; a kill from the page i
   await liData(["agent", "mock/echo", "warm"], { env: h.env });
   const s = await startStudio(h.env);
   try {
-    const events = sseLines(s, "/api/stream");
-    const doomed = await liData(["agent", "--detach", "mock/hang", "doomed"], { env: h.env });
-    const job = await until(() => liData(["job", "status", doomed.id], { env: h.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
-    process.kill(-job.pgid, "SIGKILL");
-    await until(() => events.text().includes(`"entity_id":"${doomed.id}","from_status":"running","to_status":"lost"`), 15000);
-    const d = await apiGet(s, `/api/runs/${doomed.id}`);
-    expect([d.run.status, d.events.at(-1).source]).toEqual(["lost", "reaper"]);
+    await expectKilledRunReaped(s, h.env);
 
+    const events = sseLines(s, "/api/stream");
     const hang = await readyHang(h);
     const r = await postAction(s, { action: "kill", target: hang.id });
     expect([r.status, r.json?.data?.result?.ok]).toEqual([200, true]);

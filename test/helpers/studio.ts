@@ -137,3 +137,23 @@ export function useStudio(set: (home: Home, studio: StudioProc) => void): void {
     home?.cleanup();
   });
 }
+
+/**
+ * A mock/hang run killed -9 (its worker and agent, so no end is written) while the studio
+ * watches: the studio hands it to li, which reaps it to lost, and its change stream says so.
+ * Returns the run's page as the API gives it.
+ */
+export async function expectKilledRunReaped(s: StudioProc, env: NodeJS.ProcessEnv): Promise<any> {
+  const events = sseLines(s, "/api/stream");
+  try {
+    const run = await liData(["agent", "--detach", "mock/hang", "doomed"], { env });
+    const job = await until(() => liData(["job", "status", run.id], { env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
+    process.kill(-job.pgid, "SIGKILL");
+    await until(() => events.text().includes(`"entity_id":"${run.id}","from_status":"running","to_status":"lost"`), 15000);
+    const d = await apiGet(s, `/api/runs/${run.id}`);
+    expect([d.run.status, d.events.at(-1).source]).toEqual(["lost", "reaper"]);
+    return d;
+  } finally {
+    events.close();
+  }
+}
