@@ -23,7 +23,10 @@ Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.str
   };
 }
 
-test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml nor node:crypto", async () => {
+/** node-postgres and its parts, as the tracer names them. */
+const PG_DRIVER = /node_modules\/(pg|pg-pool|pg-protocol|pg-types|pg-connection-string)\//;
+
+test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node:crypto nor the PostgreSQL driver", async () => {
   const h = tempHome();
   try {
     const t = tracer(h.home);
@@ -33,8 +36,23 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml nor n
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
     expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto/.test(u))).toEqual([]);
+    // On state.db, PostgreSQL's driver stays unloaded (it loads only when a store URL names it).
+    expect(loaded.filter((u) => PG_DRIVER.test(u))).toEqual([]);
     // Nor li studio: its server (node:http, preact's page) is a bundle only that command loads.
     expect(loaded.filter((u) => /node:http\b|dist\/bundle\/studio\.js|dist\/studio\//.test(u))).toEqual([]);
+  } finally {
+    h.cleanup();
+  }
+});
+
+test("the tracer sees the PostgreSQL driver when LI_STORE names a store (so its absence above means something)", async () => {
+  const h = tempHome();
+  try {
+    const t = tracer(h.home);
+    // Nothing listens on port 9 of the loopback: the driver loads, connects, and is refused.
+    const r = await li(["--machine", "job", "list"], { env: { ...h.env, ...t.env, LI_STORE: "postgres://li@127.0.0.1:9/none" } });
+    expect(r.json?.error?.kind).toBe("unavailable");
+    expect(t.loaded().some((u) => PG_DRIVER.test(u))).toBe(true);
   } finally {
     h.cleanup();
   }

@@ -22,7 +22,6 @@ export function hostLoad(store: Store, host?: string): Promise<HostLoad[]> {
     host === undefined
       ? `SELECT host, status, count(*) AS n FROM entities WHERE ${UNFINISHED} GROUP BY host, status ORDER BY host, status`
       : `SELECT host, status, count(*) AS n FROM entities WHERE host = ? AND ${UNFINISHED} GROUP BY host, status ORDER BY host, status`;
-  return dbOf(store)
-    .all<HostLoad>(sql, host === undefined ? [] : [host])
-    .then((rows) => rows.map((r) => ({ ...r, n: Number(r.n) })));
+  // Counts arrive as numbers from both backends (db/postgres.ts parses int8).
+  return dbOf(store).all<HostLoad>(sql, host === undefined ? [] : [host]);
 }

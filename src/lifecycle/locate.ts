@@ -60,10 +60,13 @@ export function storeLocation(): StoreLocation {
 /** Host names: what `--host` and LI_HOST take (`any` is placement, never a host). */
 export const HOST_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
+/** LI_HOST, else the machine's short hostname, unchecked. */
+const givenHost = () => process.env.LI_HOST || os.hostname().split(".")[0] || "localhost";
+
 /** This host's name: LI_HOST, else the machine's hostname. */
 export function hostName(): string {
   const given = process.env.LI_HOST;
-  const name = given || os.hostname().split(".")[0] || "localhost";
+  const name = givenHost();
   if (!HOST_PATTERN.test(name) || name === "any")
     throw new LiError("invalid_input", `${given ? "LI_HOST" : "the machine's hostname"} ${JSON.stringify(name)} is not a usable host name: use 1–63 letters, digits, ".", "_" or "-" (not "any"); set LI_HOST`, {
       field: "LI_HOST",
@@ -74,11 +77,7 @@ export function hostName(): string {
 
 /** This host's name for comparing with records; a read never fails on an unusable LI_HOST (a write does). */
 export function thisHost(): string {
-  try {
-    return hostName();
-  } catch {
-    return process.env.LI_HOST || os.hostname().split(".")[0];
-  }
+  return givenHost();
 }
 
 /**

@@ -1,10 +1,10 @@
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
-import { pgBinDir } from "./postgres.js";
+import { createDatabase } from "./postgres.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const LI_BIN = path.join(ROOT, "bin", "li.js");
@@ -20,15 +20,11 @@ export function tempHome(): { home: string; env: NodeJS.ProcessEnv; cleanup: () 
   return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
 }
 
-let databases = 0;
-
-/** A new, empty database in the postgres project's cluster (see test/helpers/pg-global.ts); its URL. */
+/** A new, empty database in the postgres project's cluster (test/helpers/pg-global.mjs); its URL. */
 function testDatabase(): string {
   const port = process.env.LI_TEST_PG_PORT;
   if (!port) throw new Error("LI_TEST_STORE=postgres without a cluster: run through jest's postgres project");
-  const name = `home_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 10)}`;
-  execFileSync(path.join(pgBinDir()!, "createdb"), ["-h", "127.0.0.1", "-p", port, "-U", "li", name]);
-  return `postgres://li@127.0.0.1:${port}/${name}`;
+  return createDatabase(port);
 }
 
 export interface LiRun {

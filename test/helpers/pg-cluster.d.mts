@@ -1,6 +1,7 @@
 export const PG_HINT: string;
 export function pgBinDir(): string | undefined;
 export function freePort(): Promise<number>;
+export function createDatabase(port: number | string): string;
 export interface PgCluster {
   port: number;
   dir: string;

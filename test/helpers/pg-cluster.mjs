@@ -54,6 +54,16 @@ function runPgAsync(bin, args) {
 
 let counter = 0;
 
+/**
+ * A fresh, empty database in the cluster on `port`; its URL. The name is unique across test
+ * files sharing a worker process (each has its own counter) and across workers.
+ */
+export function createDatabase(port) {
+  const name = `li_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 10)}`;
+  execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", name]);
+  return `postgres://li@127.0.0.1:${port}/${name}`;
+}
+
 /** A new cluster on 127.0.0.1; stop it when done. */
 export async function startCluster() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-pg-"));
@@ -72,11 +82,7 @@ export async function startCluster() {
     dir,
     url,
     /** A fresh, empty database; its URL. */
-    createDatabase() {
-      const name = `li_${process.pid}_${++counter}_${Date.now().toString(36)}`;
-      execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", name]);
-      return url(name);
-    },
+    createDatabase: () => createDatabase(port),
     /** `pg_ctl restart`: immediate cuts every connection, as a crash does. */
     restart(mode = "immediate") {
       ctl("-m", mode, "restart");

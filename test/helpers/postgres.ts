@@ -6,7 +6,7 @@ import { PG_HINT, pgBinDir } from "./pg-cluster.mjs";
  * itself is test/helpers/pg-cluster.mjs (plain JS, which jest's global set-up also loads).
  */
 
-export { PG_HINT, pgBinDir, startCluster, freePort, type PgCluster } from "./pg-cluster.mjs";
+export { PG_HINT, pgBinDir, startCluster, freePort, createDatabase, type PgCluster } from "./pg-cluster.mjs";
 
 export function describePostgres(name: string, fn: () => void): void {
   if (pgBinDir()) return describe(name, fn);
