@@ -52,6 +52,22 @@ describeReal("li mcp config, as printed, in the real codex and gemini", () => {
     expect(shown).toContain("[mcp li.request] completed");
   }, T);
 
+  // codex starts its first turn about 2 s after launch without an optional server that has not
+  // answered yet; the printed `required = true` makes it wait (CI saw the tool missing under load).
+  test("li starting slowly (3 s) is still there for the first turn", async () => {
+    const { h, env, cwd } = await codexSetup((t) => {
+      const slow = path.join(path.dirname(t.match(/LI_HOME = "(.*)"/)![1]), "slow-li.sh");
+      fs.writeFileSync(slow, `#!/bin/sh\nsleep 3\nexec "$@"\n`, { mode: 0o755 });
+      return t.replace(/^command = (.*)$/m, `command = ${JSON.stringify(slow)}`).replace(/^args = \[/m, `args = [${JSON.stringify(process.execPath)}, `);
+    });
+    const sent = fake.requests.length;
+    const r = await liData(["agent", "--cwd", cwd, "codex/gpt-5", "ask", "li"], { env });
+    const outputs = fake.requests.slice(sent).map(toolOutput).filter((o): o is string => o !== null);
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toContain(`"li_home":${JSON.stringify(h.home)}`);
+    expect((await jobStatus(env, r.id)).status).toBe("completed");
+  }, T);
+
   test.each(["auto", "writes", "prompt"])("with approval_mode %s codex exec refuses the call, and the console says why", async (mode) => {
     const { env, cwd } = await codexSetup((t) => t.replace(/^approval_mode = .*$/m, `approval_mode = "${mode}"`));
     const sent = fake.requests.length;

@@ -16,6 +16,15 @@ const CODEX_APPROVAL = "approve";
  * (readOnlyHint false), so "auto" and "writes" ask too. Checked with the real codex in
  * test/agent-clis-mcp.test.ts.
  */
+/*
+ * codex 0.171 starts its first turn about two seconds after launch whether or not an optional MCP
+ * server has answered yet: on a loaded machine the turn then runs without li's tool, silently.
+ */
+const CODEX_REQUIRED_NOTE = [
+  "# codex waits for li before the first turn (up to startup_timeout_sec, 10 s by default) and",
+  "# stops with an error if li cannot start; without it a slow start means a turn without li's tool.",
+];
+
 const CODEX_APPROVAL_NOTE = [
   "# What codex does before each call to li's one tool, request (every op goes through it):",
   '#   "approve"  calls without asking. li still decides what runs: its policy (li mcp --read-only,',
@@ -65,12 +74,14 @@ export function clientConfig(client: string) {
       return {
         client,
         file: "~/.codex/config.toml",
-        config: { mcp_servers: { li: { ...server, tools: { request: { approval_mode: CODEX_APPROVAL } } } } },
+        config: { mcp_servers: { li: { ...server, required: true, tools: { request: { approval_mode: CODEX_APPROVAL } } } } },
         toml: [
           "[mcp_servers.li]",
           `command = ${toml(command)}`,
           `args = [${args.map(toml).join(", ")}]`,
           `env = { LI_HOME = ${toml(env.LI_HOME)} }`,
+          ...CODEX_REQUIRED_NOTE,
+          "required = true",
           "",
           ...CODEX_APPROVAL_NOTE,
           "[mcp_servers.li.tools.request]",
