@@ -69,8 +69,8 @@ test("every help example runs as written", async () => {
   for (const { path: cmd, example } of all) {
     // A live view never ends off a terminal; test/follow.test.ts drives it in a pty.
     if (/--watch\b/.test(example)) continue;
-    // Nor does a server: test/studio-http and test/studio-browser start li studio.
-    if (/^li studio\b/.test(example)) continue;
+    // Nor does a server (test/studio-http and test/studio-browser start li studio) or a daemon (test/host-daemon).
+    if (/^(LI_\w+=\S+ )*li (studio|host run)\b/.test(example)) continue;
     // Examples delete and recreate what others name: put the schedule back before each.
     await li(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env, cwd: dir });
     fs.writeFileSync(log, "");

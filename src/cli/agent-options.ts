@@ -4,7 +4,7 @@ import { readPrompt } from "../runtime/prompt.js";
 import type { Command } from "./commander.js";
 import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
-import { runTimeoutArg } from "./parsers.js";
+import { HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
@@ -20,6 +20,7 @@ export interface AgentRunOptions {
   maxBudgetUsd?: number;
   resume?: string;
   queue?: string;
+  host?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -29,7 +30,8 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--timeout <seconds>", `stop ${scope} (timed_out) after this many seconds`, runTimeoutArg)
     .option("--label <text>", "a label shown in job lists")
     .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`)
-    .option("--queue <name>", `under parallelism limits: ${scope === "this run" ? "wait" : "each run waits"} in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})`);
+    .option("--queue <name>", `under parallelism limits: ${scope === "this run" ? "wait" : "each run waits"} in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})`)
+    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg);
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   return addEndpointOption(cmd);
@@ -61,6 +63,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     max_budget_usd: opts.maxBudgetUsd,
     resume,
     ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
+    ...(opts.host !== undefined ? { host: opts.host } : {}),
   };
 }
 

@@ -64,12 +64,14 @@ export async function detachOrFollow(
   ctx: CliContext,
   store: Store,
   root: Entity,
-  started: { pid: number | null; console_log: string },
+  started: { pid: number | null; console_log: string | null },
   detach: boolean,
   extra: Record<string, unknown>,
 ): Promise<CommandResult> {
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...(await queued(store, root)), ...extra };
-  if (detach) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
+  const placed = root.place !== null ? { place: root.place } : {};
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...placed, ...(await queued(store, root)), ...extra };
+  // A placed run starts on whichever host claims it, and its console is written there: there is nothing here to stream.
+  if (detach || root.place !== null) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
 
   const abort = new AbortController();
   const onInt = () => abort.abort();

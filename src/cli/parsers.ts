@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "./commander.js";
+import { HOST_PATTERN } from "../lifecycle/locate.js";
 
 /*
  * Value parsers for commander options. The MCP projector recognises each by identity and reads
@@ -11,7 +12,7 @@ const SCHEMAS = new Map<Function, Record<string, unknown>>();
 /** The JSON Schema a known parser stands for (the projector's only source of numeric types). */
 export const parserSchema = (fn: Function): Record<string, unknown> | undefined => SCHEMAS.get(fn);
 
-function declare<T extends (value: string) => number>(fn: T, schema: Record<string, unknown>): T {
+function declare<T extends (value: string) => unknown>(fn: T, schema: Record<string, unknown>): T {
   SCHEMAS.set(fn, schema);
   return fn;
 }
@@ -100,3 +101,16 @@ export function durationIn(min: number, max: number): (value: string) => number 
     { type: "string", pattern: "^[0-9]+(\\.[0-9]+)?(s|m|h|d|w)?$" },
   );
 }
+
+/** --host on every spawn command. */
+export const HOST_OPTION_HELP = "start on this host (a name from li host list) or on any host: queued for a host daemon (li host run) to claim; without it the run starts here";
+
+/** --host: a host name (LI_HOST's rule) or `any`. */
+export const hostPlacementArg = declare(
+  (value: string) => {
+    if (value !== "any" && !HOST_PATTERN.test(value))
+      throw new InvalidArgumentError(`expected a host name (1–63 letters, digits, ".", "_" or "-", as LI_HOST) or any, got ${JSON.stringify(value)}; li host list shows the hosts`);
+    return value;
+  },
+  { type: "string", pattern: `^(any|${HOST_PATTERN.source.slice(1, -1)})$` },
+);

@@ -26,6 +26,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: "rerun", summary: "run a run's stored request again, as a new run linked to the old one", load: () => import("./commands/rerun.js") },
   { name: "clean", summary: "remove finished runs' records and directories (--older-than, --status, --dry-run)", load: () => import("./commands/clean.js") },
   { name: "schedule", summary: "schedules of agent runs, flows, fan-outs and plays: create, validate, export, list, trigger, runs, tick, daemon", load: () => import("./commands/schedule.js") },
+  { name: "host", summary: "the hosts sharing one store: li host run (this host's daemon), list, forget", load: () => import("./commands/host.js") },
   { name: "team", summary: "teams of named members exchanging messages: create, list, show, send, receive", load: () => import("./commands/team.js") },
   { name: "monitor", summary: "one snapshot: counts, active jobs, recent failures, outbox, due schedules", load: () => import("./commands/monitor.js") },
   { name: "stats", summary: "counts by kind, status and outcome, and run durations", load: () => import("./commands/stats.js") },

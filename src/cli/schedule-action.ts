@@ -57,6 +57,7 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     ["--notify", opts.notify],
     ["--endpoint", opts.endpoint],
     ["--queue", opts.queue],
+    ["--host", opts.host],
     ["--profile", opts.profile],
     ["--max-turns", opts.maxTurns],
     ["--max-budget-usd", opts.maxBudgetUsd],
@@ -161,7 +162,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
         model,
         prompt: req.prompt,
         label: opts.label ?? null,
-        spec: { ...agentSpec(req, v), ...(req.queue ? { queue: req.queue } : {}) },
+        spec: { ...agentSpec(req, v), ...(req.queue ? { queue: req.queue } : {}), ...(req.host ? { place: req.host } : {}) },
       };
     }
     if (kind === "play") {
@@ -191,7 +192,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
       action: {
         kind,
         argv: inlinePromptFile(argv, req.prompt),
-        request: { ...stored, cwd: prepared.spec.cwd, settings_dir: prepared.spec.settings_dir, label: opts.label ?? null, queue: opts.queue ?? null },
+        request: { ...stored, cwd: prepared.spec.cwd, settings_dir: prepared.spec.settings_dir, label: opts.label ?? null, queue: opts.queue ?? null, place: opts.host ?? null },
       },
       model: prepared.spec.model ?? prepared.spec.workers[0] ?? "",
       prompt: prepared.prompt,
@@ -229,11 +230,11 @@ export async function prepareAction(row: ScheduleRow): Promise<Prepared> {
       const { preparePlay } = await import("./commands/play.js");
       const { resolvePlaybook } = await import("../runtime/playbooks/resolve.js");
       const r = await preparePlay(resolvePlaybook(name, process.cwd()), words, opts);
-      return { kind: "play", prompt: r.prepared.prompt, label: opts.label ?? row.label ?? row.name, spec: { ...r.spec, schedule }, ...(opts.queue ? { queue: opts.queue } : {}) };
+      return { kind: "play", prompt: r.prepared.prompt, label: opts.label ?? row.label ?? row.name, spec: { ...r.spec, schedule }, ...(opts.queue ? { queue: opts.queue } : {}), ...(opts.host ? { place: opts.host } : {}) };
     });
   }
-  const { label, queue, ...req } = action.request as unknown as SessionRequest & { label: string | null; queue: string | null };
+  const { label, queue, place, ...req } = action.request as unknown as SessionRequest & { label: string | null; queue: string | null; place?: string | null };
   const { prepareSession } = await import("../runtime/flow/request.js");
   const prepared = await prepareSession(req);
-  return { kind: "session", prompt: prepared.prompt, label: label ?? row.label ?? row.name, spec: { ...prepared.spec, schedule }, ...(queue ? { queue } : {}) };
+  return { kind: "session", prompt: prepared.prompt, label: label ?? row.label ?? row.name, spec: { ...prepared.spec, schedule }, ...(queue ? { queue } : {}), ...(place ? { place } : {}) };
 }

@@ -1,5 +1,5 @@
 import { dbOf } from "./db/handle.js";
-import type { Store } from "./store.js";
+import { hydrate, type Entity, type Store } from "./store.js";
 
 /*
  * Each host's unfinished runs: what a host's daemon and `li host list` count. The predicate is
@@ -24,4 +24,10 @@ export function hostLoad(store: Store, host?: string): Promise<HostLoad[]> {
       : `SELECT host, status, count(*) AS n FROM entities WHERE host = ? AND ${UNFINISHED} GROUP BY host, status ORDER BY host, status`;
   // Counts arrive as numbers from both backends (db/postgres.ts parses int8).
   return dbOf(store).all<HostLoad>(sql, host === undefined ? [] : [host]);
+}
+
+/** `host`'s started, unfinished runs (at most 1,000 a call): what only that host can reap. */
+export async function ownStarted(store: Store, host: string): Promise<Entity[]> {
+  const rows = await dbOf(store).all(`SELECT * FROM entities WHERE host = ? AND ${UNFINISHED} AND pid IS NOT NULL ORDER BY id LIMIT 1000`, [host]);
+  return rows.map((r) => hydrate(r)!);
 }

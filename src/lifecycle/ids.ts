@@ -12,6 +12,7 @@ export const KIND_PREFIX = {
   schedule_run: "srn",
   team: "tm",
   message: "msg",
+  kill_request: "krq",
 } as const;
 
 export type IdKind = keyof typeof KIND_PREFIX;

@@ -5,9 +5,10 @@ import { thisHost } from "./locate.js";
 /*
  * The queue is each host's own: its limits come from that host's settings and its runs start
  * there (their run directories are that host's), so a promoter sees only this host's runs. A
- * record from before hosts were recorded counts as this host's.
+ * record from before hosts were recorded counts as this host's; a run placed with --host and not
+ * yet claimed is no promoter's: a host daemon claims it (placed.ts).
  */
-const HERE = "(host = ? OR host IS NULL)";
+const HERE = "(host = ? OR (host IS NULL AND place IS NULL))";
 
 /*
  * The two reads of the run queue that every command may make (src/runtime/queue.ts promotes):
@@ -38,6 +39,9 @@ export async function lostPromotions(store: Store, before: Date): Promise<Entity
 
 /** A queued run's place in line: the queued runs submitted before it, plus one. */
 export async function queuePosition(store: Store, e: Entity): Promise<number> {
-  const ahead = (await dbOf(store).get<{ n: number }>(`SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ? AND ${e.host === null ? "host IS NULL" : "host = ?"}`, e.host === null ? [e.queue_seq] : [e.queue_seq, e.host]))!;
+  // A placed run's line is the placed runs a daemon may take before it: for its host, or for any.
+  const [where, params] =
+    e.place !== null ? ["place IS NOT NULL AND (place = 'any' OR place = ?)", [e.place]] : e.host === null ? ["host IS NULL AND place IS NULL", []] : ["host = ?", [e.host]];
+  const ahead = (await dbOf(store).get<{ n: number }>(`SELECT count(*) AS n FROM entities WHERE status = 'queued' AND queue_seq < ? AND ${where}`, [e.queue_seq, ...params]))!;
   return ahead.n + 1;
 }

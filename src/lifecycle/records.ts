@@ -34,6 +34,11 @@ export interface Entity {
   queue_seq: number | null;
   /** The host the record was made on (locate.ts hostName); null for records made before schema 8. */
   host: string | null;
+  /**
+   * Where a run placed with --host may start: 'any' host, or the one named. Null for a run that
+   * starts where it was submitted. A placed run has no host until a daemon claims it.
+   */
+  place: string | null;
 }
 
 export interface AuditEvent {
@@ -49,7 +54,7 @@ export interface AuditEvent {
 
 /** Fields a transition may set beside the status. */
 export type TransitionPatch = Partial<
-  Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase" | "result_text" | "usage" | "provider_session_id" | "num_turns">
+  Pick<Entity, "pid" | "pgid" | "proc_start" | "started_at" | "exit_code" | "current_phase" | "result_text" | "usage" | "provider_session_id" | "num_turns" | "host" | "run_dir">
 >;
 
 export interface TransitionRequest {

@@ -190,6 +190,39 @@ export const MIGRATIONS: readonly string[] = [
   // queries spell it (lifecycle/hosts.ts), which is what SQLite needs to use a partial index.
   `ALTER TABLE entities ADD COLUMN host TEXT;
    CREATE INDEX entities_host_active ON entities(host, status) WHERE status IN ('preparing', 'queued', 'running');`,
+  // 9: several hosts (issue 19). A run placed with --host waits, unowned (host null), for a host
+  // daemon to claim it: `place` is 'any' or the one host that may. Its prompt waits in the store
+  // (run_inputs), since the submitter's run directory is on the submitter's disk. Each daemon
+  // holds a lease in `hosts`, its times from the database's clock; `epoch` grows with every
+  // registration so a daemon that lost its lease cannot act as if it had not. A kill of another
+  // host's run is a request that host's daemon carries out.
+  `ALTER TABLE entities ADD COLUMN place TEXT;
+   CREATE INDEX entities_placed ON entities(queue_seq) WHERE place IS NOT NULL AND status = 'queued';
+   CREATE TABLE run_inputs (entity_id TEXT PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE, prompt TEXT NOT NULL);
+   CREATE TABLE hosts (
+     name TEXT PRIMARY KEY,
+     epoch INTEGER NOT NULL,
+     boot_id TEXT,
+     pid INTEGER,
+     proc_start INTEGER,
+     max_parallel INTEGER NOT NULL,
+     lease_seconds REAL NOT NULL,
+     started_at TEXT NOT NULL,
+     heartbeat_at TEXT NOT NULL,
+     lease_until TEXT NOT NULL,
+     stopped_at TEXT
+   );
+   CREATE TABLE kill_requests (
+     id TEXT PRIMARY KEY,
+     entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     host TEXT NOT NULL,
+     requested_by TEXT NOT NULL,
+     requested_at TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+     result TEXT,
+     done_at TEXT
+   );
+   CREATE INDEX kill_requests_pending ON kill_requests(host, requested_at) WHERE status = 'pending';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -115,6 +115,11 @@ export class Store implements HasSql {
     id?: string;
     /** Enqueue under a parallelism limit: recorded `queued` with the next submission sequence number. */
     queue?: { name: string | null };
+    /**
+     * Placed with --host: recorded `queued`, in line, with no host until a daemon claims it, and
+     * its prompt kept in the store for whichever host that is.
+     */
+    placed?: { place: string; prompt?: string };
   }): Promise<Entity> {
     const db = this[SQL];
     const id = input.id ?? newId(input.kind as IdKind);
@@ -132,26 +137,29 @@ export class Store implements HasSql {
         // A flow's steps run where the flow runs, whatever environment its worker was given.
         host = parent.host ?? here;
       }
+      const queue = input.queue ?? (input.placed ? { name: null } : undefined);
       // Under the write lock, so two submitters never draw the same place in the line.
-      const seq = input.queue ? ((await db.get<{ m: number | null }>("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL"))!.m ?? 0) + 1 : null;
+      const seq = queue ? ((await db.get<{ m: number | null }>("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL"))!.m ?? 0) + 1 : null;
       await db.run(
-        `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq, host)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO entities (id, kind, parent_id, label, status, spec, created_at, updated_at, run_dir, queue, queue_seq, host, place)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
           input.kind,
           input.parent_id ?? null,
           input.label ?? null,
-          input.queue ? "queued" : (input.status ?? "preparing"),
+          queue ? "queued" : (input.status ?? "preparing"),
           JSON.stringify(input.spec ?? {}),
           at,
           at,
-          input.run_dir ? input.run_dir(id) : null,
-          input.queue?.name ?? null,
+          input.run_dir && !input.placed ? input.run_dir(id) : null,
+          queue?.name ?? null,
           seq,
-          host,
+          input.placed ? null : host,
+          input.placed?.place ?? null,
         ],
       );
+      if (input.placed?.prompt !== undefined) await db.run("INSERT INTO run_inputs (entity_id, prompt) VALUES (?, ?)", [id, input.placed.prompt]);
       return (await this.get(id))!;
     });
   }

@@ -47,4 +47,5 @@ export function reasonCode(kind: string, status: string, cause: string): string 
   return `${kind}.${status}.${cause}`;
 }
 
-export type AuditSource = "runtime" | "admin" | "reaper" | "submit";
+/** operator: a person's declaration that the store cannot check (li host forget). */
+export type AuditSource = "runtime" | "admin" | "reaper" | "submit" | "operator";

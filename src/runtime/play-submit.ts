@@ -1,14 +1,13 @@
-import path from "node:path";
 import type { Entity, Store } from "../lifecycle/store.js";
-import { admission, launch } from "./queue.js";
+import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 
 /** Records a play (`preparing`, or `queued` under a parallelism limit) and starts its worker, which makes its session. */
 export async function submitPlay(
   store: Store,
-  input: { label: string | null; spec: Record<string, unknown>; prompt: string; queue?: string },
-): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
-  const recorded = await createRecord(store, { kind: "play", label: input.label, spec: input.spec, prompt: input.prompt, queue: admission(input.queue) });
+  input: { label: string | null; spec: Record<string, unknown>; prompt: string; queue?: string; host?: string },
+): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
+  const recorded = await createRecord(store, { kind: "play", label: input.label, spec: input.spec, prompt: input.prompt, queue: admission(input.queue), ...placement(input.host) });
   const { entity, pid } = await launch(store, recorded);
-  return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
+  return { entity, pid, console_log: consoleLogOf(entity) };
 }

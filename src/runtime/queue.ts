@@ -16,6 +16,7 @@
  * is preparing or running.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { invalid } from "../errors.js";
 import { unresolvedSpawnAfterSeconds } from "../lifecycle/observe.js";
 import { isSameProcess, readProcStat, selfStat } from "../lifecycle/procfs.js";
@@ -107,7 +108,16 @@ async function recover(store: Store): Promise<string[]> {
     const r =
       lostBefore > MAX_REQUEUES
         ? await store.transition({ id: row.id, to: "failed", reason: `${row.kind}.failed.spawn_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promotions: lostBefore } })
-        : await store.transition({ id: row.id, to: "queued", reason: `${row.kind}.queued.promoter_lost`, source: "reaper", expect: { status: "preparing", version: row.version }, detail: { promoter } });
+        : await store.transition({
+            id: row.id,
+            to: "queued",
+            reason: `${row.kind}.queued.promoter_lost`,
+            source: "reaper",
+            expect: { status: "preparing", version: row.version },
+            // A placed run goes back unowned, for whichever daemon claims it next.
+            patch: row.place !== null ? { host: null } : {},
+            detail: { promoter },
+          });
     if (r.ok && r.entity.status === "queued") requeued.push(row.id);
   }
   return requeued;
@@ -167,11 +177,23 @@ export async function promoteQuietly(store: Store): Promise<Promotion | null> {
   }
 }
 
+/** createRecord's placement for --host (undefined: start where submitted). */
+export function placement(host: string | undefined): { place?: string } {
+  return host === undefined ? {} : { place: host };
+}
+
+/** Where a run's console is: null for a placed run no host has claimed (its directory is made where it starts). */
+export function consoleLogOf(e: Entity): string | null {
+  return e.run_dir ? path.join(e.run_dir, "console.log") : null;
+}
+
 /**
  * Starts a freshly recorded run: its worker at once, or, for a queued run, whatever the queue
  * lets start now (this run, if its turn has come). The pid is null while the run waits.
  */
 export async function launch(store: Store, entity: Entity): Promise<{ entity: Entity; pid: number | null }> {
+  // Placed with --host: a host daemon starts it (li host run).
+  if (entity.place !== null) return { entity, pid: null };
   if (entity.status !== "queued") return { entity, pid: await startWorker(store, entity) };
   const { started } = await promote(store);
   return { entity: (await store.get(entity.id)) ?? entity, pid: started.find((s) => s.id === entity.id)?.pid ?? null };

@@ -19,7 +19,7 @@ import { submitAgent } from "./submit.js";
 export interface Rerun {
   entity: Entity;
   pid: number | null;
-  console_log: string;
+  console_log: string | null;
 }
 
 /** The stored prompt, or not_found when li clean (or a person) removed the run's directory. */

@@ -23,7 +23,7 @@ import { recordTick } from "../lifecycle/schedules/ticks.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal, type EntityKind } from "../lifecycle/vocab.js";
 import { invalid } from "../errors.js";
-import { admission, launch } from "./queue.js";
+import { admission, launch, placement } from "./queue.js";
 import { resolveEndpoint, resolveProfile, usesEndpoint } from "./settings-bridge.js";
 import { createRecord } from "./spawn.js";
 import { agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
@@ -38,6 +38,8 @@ export interface Prepared {
   spec: Record<string, unknown>;
   /** The queue a fire joins (--queue in its action), if any. */
   queue?: string;
+  /** --host in its action: the fire waits for a host daemon. */
+  place?: string;
 }
 
 /** Validates a schedule's stored request now (the cwd, the provider, the endpoint may have gone). */
@@ -72,19 +74,20 @@ export function prepareRun(row: ScheduleRow): Prepared {
     max_budget_usd: stored.max_budget_usd ?? undefined,
   };
   const v = validateAgentRequest(req);
-  const { queue: _q, ...rest } = agentSpec(req, v) as Record<string, unknown>;
+  const { queue: _q, place: _p, ...rest } = agentSpec(req, v) as Record<string, unknown>;
   return {
     kind: "invocation",
     prompt: v.prompt,
     label,
     spec: { ...rest, settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
     ...(stored.queue ? { queue: stored.queue } : {}),
+    ...(stored.place ? { place: stored.place } : {}),
   };
 }
 
 /** The record, written inside the claiming transaction; queued when a parallelism limit applies. */
 function record(store: Store, p: Prepared, queue: { name: string | null } | undefined): Promise<Entity> {
-  return createRecord(store, { kind: p.kind, label: p.label, spec: p.spec, prompt: p.prompt, queue });
+  return createRecord(store, { kind: p.kind, label: p.label, spec: p.spec, prompt: p.prompt, queue, ...placement(p.place) });
 }
 
 /** Starts the worker (or lets the queue); a failure is already recorded on the entity (failed, spawn_error), so it is reported, not thrown. */

@@ -26,9 +26,13 @@ export async function createRecord(
     prompt?: string;
     /** Join the run queue (see runtime/queue.ts admission) instead of starting at once. */
     queue?: { name: string | null };
+    /** --host: for a host daemon to claim (queue.ts placement); its run directory is made where it starts. */
+    place?: string;
   },
 ): Promise<Entity> {
-  const entity = await store.insert({ ...input, run_dir: runDir });
+  const { place, ...rest } = input;
+  if (place !== undefined) return store.insert({ ...rest, run_dir: runDir, placed: { place, prompt: input.prompt } });
+  const entity = await store.insert({ ...rest, run_dir: runDir });
   try {
     ensurePrivateDir(entity.run_dir!);
     fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });

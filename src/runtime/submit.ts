@@ -1,4 +1,3 @@
-import path from "node:path";
 import type { Entity, Store } from "../lifecycle/store.js";
 import type { Profile } from "../config/profiles.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
@@ -8,7 +7,7 @@ import type { Endpoint } from "../config/endpoints.js";
 import { invalid } from "../errors.js";
 import type { ResumeTarget } from "./resume.js";
 import { effectiveLimits, modelWithProfile } from "./run-settings.js";
-import { admission, launch } from "./queue.js";
+import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 
 export interface AgentRequest {
@@ -29,6 +28,8 @@ export interface AgentRequest {
   resume?: ResumeTarget | null;
   /** --queue: a named queue from settings (a top-level run joins the default line under max_parallel without one). */
   queue?: string;
+  /** --host: a host name or `any`; the run waits for a host daemon (top-level runs only). */
+  host?: string;
 }
 
 export interface ValidatedAgent {
@@ -82,7 +83,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
  * Validates, records `preparing` (or `queued` under a parallelism limit), snapshots the prompt
  * and starts the detached worker (a queued run's starts when its turn comes: pid null).
  */
-export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
+export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const v = validateAgentRequest(req);
   const queue = req.parent_id ? undefined : admission(req.queue);
   const recorded = await createRecord(store, {
@@ -92,7 +93,8 @@ export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Re
     spec: { ...agentSpec(req, v), ...extraSpec },
     prompt: v.prompt,
     queue,
+    ...placement(req.parent_id ? undefined : req.host),
   });
   const { entity, pid } = await launch(store, recorded);
-  return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
+  return { entity, pid, console_log: consoleLogOf(entity) };
 }

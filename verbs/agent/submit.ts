@@ -6,7 +6,7 @@ import { SPAWNED, SUBMIT, v1 } from "../schemas.js";
   ...SUBMIT,
   effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["agent"],
-  summary: "one agent run in the background",
+  summary: "one background agent run",
   synonyms: v1("submit_agent"),
   result: SPAWNED,
 })

@@ -6,7 +6,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
   ...SUBMIT,
   effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["o", "flow"],
-  summary: "a planned DAG of agent steps",
+  summary: "a planned DAG of steps",
   synonyms: v1("submit_flow"),
   result: SPAWNED_OR_PLAN,
 })

@@ -11,7 +11,7 @@ import { v1 } from "../schemas.js";
   effects: ["signals", "runs_handlers", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["kill"],
-  summary: "cancel jobs and everything under them",
+  summary: "cancel jobs and their trees",
   synonyms: v1("job_kill"),
   // One id also carries id and kind; several ids or a label only the lists; a dry run has no partial.
   result: {

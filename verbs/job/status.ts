@@ -6,7 +6,7 @@ import { JOB_LIST, v1 } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["job", "status"],
-  summary: "status of jobs by id or prefix",
+  summary: "jobs' status",
   synonyms: v1("job_status"),
   result: JOB_LIST,
 })

@@ -19,7 +19,7 @@ const VERB = "play.submit";
   cliPath: ["play", "run"],
   artifactFingerprint: { key: "playbook_fingerprint", flag: "--playbook-fingerprint" },
   helpKeys: ["playbook"],
-  summary: "run a playbook in the background",
+  summary: "run a playbook",
   note: 'Playbooks declare their own arguments: call help={"verb":"play.submit","playbook":NAME} for that playbook\'s schema, schema_fingerprint and playbook_fingerprint.',
   result: { allOf: [SPAWNED_OR_PLAN, { required: ["playbook_fingerprint", "playbook_changed"] }] },
 })

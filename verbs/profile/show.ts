@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["profile", "show"],
-  summary: "one profile as its runs get it",
+  summary: "one profile, resolved",
   result: {
     type: "object",
     required: ["profile"],

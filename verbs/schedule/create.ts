@@ -8,7 +8,7 @@ import { PROMPT_SPILL, SCHEDULE } from "../schemas.js";
   effects: ["spawns_later", "reads_files", "writes_records"],
   requiresFingerprint: true,
   cliPath: ["schedule", "create"],
-  summary: "schedule any spawn (cron or interval)",
+  summary: "schedule any spawn",
   result: { type: "object", required: ["schedule"], properties: { schedule: SCHEDULE } },
   spill: PROMPT_SPILL,
 })

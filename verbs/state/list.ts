@@ -6,7 +6,7 @@ import { JOB } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["state", "list"],
-  summary: "lifecycle records, newest first",
+  summary: "records, newest first",
   result: { type: "object", required: ["records"], properties: { records: { type: "array", items: JOB } } },
 })
 export class StateList implements Verb {}

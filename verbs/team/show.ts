@@ -6,7 +6,7 @@ import { TEAM_SHOW } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["team", "show"],
-  summary: "a team's members and message counts",
+  summary: "a team's members",
   result: TEAM_SHOW,
 })
 export class TeamShow implements Verb {}

@@ -1,6 +1,6 @@
 import type { Command } from "../commander.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
-import { intIn, runTimeoutArg } from "../parsers.js";
+import { HOST_OPTION_HELP, hostPlacementArg, intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
 import { addProfileOption } from "./profile-options.js";
@@ -26,6 +26,7 @@ export interface SessionOptions {
   endpoint?: string;
   profile?: string;
   queue?: string;
+  host?: string;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
@@ -42,7 +43,8 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--dry-run", "print the plan and run nothing (no record is written)")
     .option("--detach", "start in the background and print the id at once")
     .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends")
-    .option("--queue <name>", "under parallelism limits: wait in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})");
+    .option("--queue <name>", "under parallelism limits: wait in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})")
+    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg);
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   return addEndpointOption(cmd);
 }

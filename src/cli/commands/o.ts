@@ -144,7 +144,7 @@ async function runSessionCommand(ctx: CliContext, mode: SessionMode, words: stri
   const prepared = await prepareSession(await sessionRequest(mode, words, opts));
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {
-    const { entity, pid, console_log } = await submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue });
+    const { entity, pid, console_log } = await submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue, host: opts.host });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
   }, { write: true });
 }

@@ -157,7 +157,7 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
   const { prepared, identity, label, spec } = await preparePlay(pb, words, opts);
   if (opts.dryRun) return dryRun(prepared, identity);
   return withStore(async (store) => {
-    const { entity, pid, console_log } = await submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue });
+    const { entity, pid, console_log } = await submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue, host: opts.host });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);
   }, { write: true });
 }

@@ -14,3 +14,14 @@ export function jsonText(dialect: Dialect, column: string, key: string): string 
 export function jsonNumber(dialect: Dialect, column: string, key: string): string {
   return dialect === "postgres" ? `((${column})::jsonb ->> '${key}')::float8` : `json_extract(${column}, '$.${key}')`;
 }
+
+/**
+ * The database's clock as an ISO time (li's format: milliseconds, `Z`), plus a bound number of
+ * seconds when `plusParam`: leases and their expiry are read from one clock, the store's, so a
+ * host whose own clock is off neither expires another early nor holds its own too long.
+ */
+export function dbNow(dialect: Dialect, plusParam = false): string {
+  if (dialect === "postgres")
+    return `to_char(${plusParam ? "(now() + make_interval(secs => ?::float8))" : "now()"} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return `strftime('%Y-%m-%dT%H:%M:%fZ', 'now'${plusParam ? ", '+' || ? || ' seconds'" : ""})`;
+}

@@ -18,6 +18,34 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
   // 8: the host a record was made on, and the index of each host's unfinished runs (see SQLite's step 8).
   7: `ALTER TABLE entities ADD COLUMN host TEXT COLLATE "C";
       CREATE INDEX entities_host_active ON entities(host, status) WHERE status IN ('preparing', 'queued', 'running');`,
+  // 9: placement, leases and kill requests (see SQLite's step 9).
+  8: `ALTER TABLE entities ADD COLUMN place TEXT COLLATE "C";
+      CREATE INDEX entities_placed ON entities(queue_seq) WHERE place IS NOT NULL AND status = 'queued';
+      CREATE TABLE run_inputs (entity_id TEXT COLLATE "C" PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE, prompt TEXT NOT NULL);
+      CREATE TABLE hosts (
+        name TEXT COLLATE "C" PRIMARY KEY,
+        epoch BIGINT NOT NULL,
+        boot_id TEXT,
+        pid BIGINT,
+        proc_start BIGINT,
+        max_parallel INTEGER NOT NULL,
+        lease_seconds DOUBLE PRECISION NOT NULL,
+        started_at TEXT COLLATE "C" NOT NULL,
+        heartbeat_at TEXT COLLATE "C" NOT NULL,
+        lease_until TEXT COLLATE "C" NOT NULL,
+        stopped_at TEXT COLLATE "C"
+      );
+      CREATE TABLE kill_requests (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        host TEXT COLLATE "C" NOT NULL,
+        requested_by TEXT COLLATE "C" NOT NULL,
+        requested_at TEXT COLLATE "C" NOT NULL,
+        status TEXT COLLATE "C" NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+        result TEXT,
+        done_at TEXT COLLATE "C"
+      );
+      CREATE INDEX kill_requests_pending ON kill_requests(host, requested_at) WHERE status = 'pending';`,
 };
 
 const T = 'TEXT COLLATE "C"';

@@ -4,7 +4,6 @@
  * step) and the plan itself. What survives becomes the session's spec, which the session
  * worker executes without re-deciding anything.
  */
-import path from "node:path";
 import { yaml } from "../../packages.js";
 import { invalid } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
@@ -12,7 +11,7 @@ import { readTextFile, syntaxPosition } from "../file-args.js";
 import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../config/endpoints.js";
-import { admission, launch } from "../queue.js";
+import { admission, consoleLogOf, launch, placement } from "../queue.js";
 import { createRecord } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
@@ -257,8 +256,8 @@ export function readPlanFile(file: string): unknown {
 export async function submitSession(
   store: Store,
   prepared: PreparedSession,
-  opts: { label?: string | null; parent_id?: string | null; queue?: string; extraSpec?: Record<string, unknown> } = {},
-): Promise<{ entity: Entity; pid: number | null; console_log: string }> {
+  opts: { label?: string | null; parent_id?: string | null; queue?: string; host?: string; extraSpec?: Record<string, unknown> } = {},
+): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const queue = opts.parent_id ? undefined : admission(opts.queue);
   const recorded = await createRecord(store, {
     kind: "session",
@@ -267,7 +266,8 @@ export async function submitSession(
     spec: { ...(prepared.spec as unknown as Record<string, unknown>), ...opts.extraSpec },
     prompt: prepared.prompt,
     queue,
+    ...placement(opts.parent_id ? undefined : opts.host),
   });
   const { entity, pid } = await launch(store, recorded);
-  return { entity, pid, console_log: path.join(entity.run_dir!, "console.log") };
+  return { entity, pid, console_log: consoleLogOf(entity) };
 }

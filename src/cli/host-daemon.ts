@@ -1,0 +1,142 @@
+/**
+ * `li host run`: the host daemon (issue 19). It registers this host (a new epoch), then beats:
+ * renew the lease, reap this host's own runs, carry out kill requests for them, claim placed runs
+ * up to max_parallel and start them here, promote this host's own queue, tick schedules and start
+ * a notify drainer when a delivery is due. On SIGTERM or SIGINT it stops claiming, ends its lease
+ * and exits 0; the runs it started keep running (they are detached) and the next daemon, or any
+ * li command here, reaps them.
+ *
+ * A store outage is survived: the beat fails, is logged, and is tried again. A lease that lapsed
+ * meanwhile is not renewed but registered again (a new epoch), and the host's runs reconciled,
+ * since other hosts may have shown them stopped_without_end by then.
+ */
+import { LiError } from "../errors.js";
+import { bootId, registerHost, releaseLease, renewLease, type Registration } from "../lifecycle/leases.js";
+import { hostName } from "../lifecycle/locate.js";
+import { nextDueMs } from "../lifecycle/notify/outbox.js";
+import { startDrainer } from "../lifecycle/notify/hook.js";
+import { openStore } from "../lifecycle/open.js";
+import { selfStat } from "../lifecycle/procfs.js";
+import type { Store } from "../lifecycle/store.js";
+import { claimAndStart, endRebootedRuns, reapOwn, type DaemonIdentity } from "../runtime/host-duties.js";
+import { carryOutKillRequests } from "../runtime/kill-requests.js";
+import { promoteQuietly } from "../runtime/queue.js";
+
+export interface DaemonOptions {
+  maxParallel: number;
+  leaseSeconds: number;
+  pollSeconds: number;
+  log: (line: string) => void;
+  /** Ticks schedules (li schedule's own tick, with the CLI's action preparer). */
+  tick: (store: Store) => Promise<{ fired: { name: string; entity_id: string | null; error: string | null }[] }>;
+}
+
+export interface DaemonSummary {
+  host: string;
+  epoch: number;
+  beats: number;
+  started: number;
+  reaped: number;
+  kills: number;
+  fired: number;
+  errors: number;
+  stopped_by: string | null;
+}
+
+/** How often schedules are ticked and a due delivery looked for, at most. */
+const SIDE_DUTY_MS = 5_000;
+
+export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary> {
+  const host = hostName();
+  const self = selfStat();
+  let stoppedBy: string | null = null;
+  let wake: () => void = () => {};
+  const onSignal = (sig: NodeJS.Signals) => {
+    stoppedBy = sig;
+    wake();
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  const store = await openStore();
+  const register = async (why: string): Promise<DaemonIdentity> => {
+    const boot = bootId();
+    const reg: Registration = await registerHost(store, { name: host, pid: process.pid, proc_start: self.starttime, max_parallel: opts.maxParallel, lease_seconds: opts.leaseSeconds, boot_id: boot });
+    opts.log(`li host run: ${host} registered (${why}), epoch ${reg.row.epoch}, max_parallel ${opts.maxParallel}, lease ${opts.leaseSeconds}s, pid ${process.pid}`);
+    const before = reg.previous?.boot_id;
+    if (before && boot && before !== boot) {
+      const ended = await endRebootedRuns(store, host, { before, now: boot });
+      if (ended.length) opts.log(`this host rebooted since its last registration: ${ended.length} run(s) ended lost (host_rebooted): ${ended.join(", ")}`);
+    }
+    return { host, epoch: reg.row.epoch, max_parallel: opts.maxParallel, promoter: { pid: process.pid, proc_start: self.starttime } };
+  };
+  const sum: DaemonSummary = { host, epoch: 0, beats: 0, started: 0, reaped: 0, kills: 0, fired: 0, errors: 0, stopped_by: null };
+  let id: DaemonIdentity | null = null;
+  let lastSide = 0;
+  let lastError = "";
+  try {
+    while (!stoppedBy) {
+      try {
+        if (!id) id = await register("start");
+        else {
+          const beat = await renewLease(store, host, id.epoch, opts.leaseSeconds);
+          if (beat === "forgotten")
+            throw new LiError("conflict", `host ${host} was forgotten (li host forget) while this daemon ran; its runs were ended lost. Start li host run again to register it anew`, { host, reason: "host_forgotten" });
+          if (beat === "replaced")
+            throw new LiError("conflict", `another li host run registered host ${host} after this one (its epoch is newer than ${id.epoch}); two daemons may not serve one host: stop one, or give each its own LI_HOST`, { host, reason: "host_replaced", epoch: id.epoch });
+          if (beat === "lapsed") id = await register("its lease lapsed: the store was unreachable or this process stalled");
+        }
+        sum.epoch = id.epoch;
+        const reaped = await reapOwn(store, host);
+        sum.reaped += reaped.length;
+        for (const r of reaped) opts.log(`reaped ${r}`);
+        if (stoppedBy) break;
+        const kills = await carryOutKillRequests(store, id);
+        sum.kills += kills.length;
+        for (const k of kills) opts.log(`kill request ${k.request_id} for ${k.entity_id}: ${k.summary}`);
+        if (stoppedBy) break;
+        const started = await claimAndStart(store, id);
+        sum.started += started.length;
+        for (const s of started) opts.log(`claimed ${s.id}${s.pid ? `: worker pid ${s.pid}` : ": could not start (recorded on the run)"}`);
+        await promoteQuietly(store);
+        if (Date.now() - lastSide >= SIDE_DUTY_MS) {
+          lastSide = Date.now();
+          const t = await opts.tick(store);
+          sum.fired += t.fired.length;
+          for (const f of t.fired) opts.log(`fired schedule ${f.name} → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
+          const due = await nextDueMs(store);
+          if (due !== null && due <= Date.now()) startDrainer();
+        }
+        sum.beats++;
+        lastError = "";
+      } catch (err) {
+        if (err instanceof LiError && err.kind === "conflict") throw err;
+        sum.errors++;
+        const text = err instanceof Error ? err.message : String(err);
+        // An outage fails every beat alike: say so once, and again when it changes.
+        if (text !== lastError) opts.log(`beat failed (retrying every ${opts.pollSeconds}s): ${text}`);
+        lastError = text;
+      }
+      if (stoppedBy) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, opts.pollSeconds * 1000);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+    sum.stopped_by = stoppedBy;
+    if (id) {
+      try {
+        await releaseLease(store, host, id.epoch);
+      } catch (err) {
+        opts.log(`could not end the lease (it expires by itself): ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return sum;
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+    await store.close();
+  }
+}

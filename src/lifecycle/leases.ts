@@ -1,0 +1,132 @@
+import fs from "node:fs";
+import { dbNow } from "./db/fragments.js";
+import { dbOf } from "./db/handle.js";
+import type { Store } from "./store.js";
+
+/*
+ * Host leases (issue 19). A host daemon registers its host, which bumps the host's epoch, and
+ * renews a lease while it runs; every time here is the database's clock (db/fragments.ts dbNow).
+ * A renewal names the epoch it holds, so a daemon that a newer registration replaced, or whose
+ * host a person forgot, learns it on its next beat and stops acting for the host.
+ */
+
+export interface HostRow {
+  name: string;
+  epoch: number;
+  boot_id: string | null;
+  pid: number | null;
+  proc_start: number | null;
+  max_parallel: number;
+  lease_seconds: number;
+  started_at: string;
+  heartbeat_at: string;
+  lease_until: string;
+  stopped_at: string | null;
+}
+
+/** This machine's boot id: a host that comes back with another one rebooted. LI_TEST_BOOT_ID stands in for a reboot in tests. */
+export function bootId(): string | null {
+  if (process.env.LI_TEST_BOOT_ID) return process.env.LI_TEST_BOOT_ID;
+  try {
+    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
+export interface Registration {
+  row: HostRow;
+  /** The host's row before this registration (null: first seen), e.g. to tell a reboot. */
+  previous: HostRow | null;
+}
+
+/** Registers `name` for this daemon: a new epoch, a fresh lease. */
+export function registerHost(store: Store, reg: { name: string; pid: number; proc_start: number; max_parallel: number; lease_seconds: number; boot_id: string | null }): Promise<Registration> {
+  const db = dbOf(store);
+  return store.tx(async () => {
+    const previous = (await db.get<HostRow>("SELECT * FROM hosts WHERE name = ?", [reg.name])) ?? null;
+    const epoch = (previous?.epoch ?? 0) + 1;
+    const t = dbNow(db.dialect);
+    const until = dbNow(db.dialect, true);
+    const values = [reg.boot_id, reg.pid, reg.proc_start, reg.max_parallel, reg.lease_seconds];
+    if (previous)
+      await db.run(`UPDATE hosts SET epoch = ?, boot_id = ?, pid = ?, proc_start = ?, max_parallel = ?, lease_seconds = ?, started_at = ${t}, heartbeat_at = ${t}, lease_until = ${until}, stopped_at = NULL WHERE name = ?`, [
+        epoch,
+        ...values,
+        reg.lease_seconds,
+        reg.name,
+      ]);
+    else
+      await db.run(`INSERT INTO hosts (name, epoch, boot_id, pid, proc_start, max_parallel, lease_seconds, started_at, heartbeat_at, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ${t}, ${t}, ${until})`, [
+        reg.name,
+        epoch,
+        ...values,
+        reg.lease_seconds,
+      ]);
+    const row = (await db.get<HostRow>("SELECT * FROM hosts WHERE name = ?", [reg.name]))!;
+    return { row, previous };
+  });
+}
+
+/**
+ * One heartbeat of the lease held at `epoch`:
+ * - renewed: it was live and runs `leaseSeconds` more from now;
+ * - lapsed: it expired first (the daemon was cut off from the store, or stalled): it is not
+ *   renewed, since others may have judged the host's runs by its expiry; register again;
+ * - replaced: a newer registration of the host holds it;
+ * - forgotten: a person removed the host (li host forget).
+ */
+export type Beat = "renewed" | "lapsed" | "replaced" | "forgotten";
+
+export function renewLease(store: Store, name: string, epoch: number, leaseSeconds: number): Promise<Beat> {
+  const db = dbOf(store);
+  return store.tx(async (): Promise<Beat> => {
+    const row = await db.get<{ epoch: number; live: number | boolean }>(`SELECT epoch, lease_until > ${dbNow(db.dialect)} AS live FROM hosts WHERE name = ?`, [name]);
+    if (!row) return "forgotten";
+    if (Number(row.epoch) !== epoch) return "replaced";
+    if (!row.live) return "lapsed";
+    await db.run(`UPDATE hosts SET heartbeat_at = ${dbNow(db.dialect)}, lease_until = ${dbNow(db.dialect, true)} WHERE name = ? AND epoch = ?`, [leaseSeconds, name, epoch]);
+    return "renewed";
+  });
+}
+
+/** A daemon's clean stop: the lease ends now, so readers elsewhere stop counting on it at once. */
+export async function releaseLease(store: Store, name: string, epoch: number): Promise<void> {
+  const db = dbOf(store);
+  await db.run(`UPDATE hosts SET lease_until = ${dbNow(db.dialect)}, stopped_at = ${dbNow(db.dialect)} WHERE name = ? AND epoch = ?`, [name, epoch]);
+}
+
+/**
+ * Whether `epoch` still holds a live lease on `name`, read inside the caller's transaction: what
+ * a daemon checks before each write it makes for its host (a claim, a kill it carries out).
+ */
+export async function holdsLease(store: Store, name: string, epoch: number): Promise<boolean> {
+  const db = dbOf(store);
+  return !!(await db.get(`SELECT 1 FROM hosts WHERE name = ? AND epoch = ? AND lease_until > ${dbNow(db.dialect)}`, [name, epoch]));
+}
+
+export interface LeaseView {
+  host: string;
+  /** alive: renewed within its lease; expired: not (the daemon stopped, died, or lost the store). */
+  lease: "alive" | "expired";
+  /** Seconds since the last heartbeat, by the database's clock. */
+  heartbeat_age_seconds: number;
+  row: HostRow;
+}
+
+/** Every registered host with its lease judged by the database's clock, by name; or only `name`'s. */
+export async function leases(store: Store, name?: string): Promise<LeaseView[]> {
+  const db = dbOf(store);
+  const rows = await db.all<HostRow & { now: string }>(`SELECT hosts.*, ${dbNow(db.dialect)} AS now FROM hosts${name === undefined ? "" : " WHERE name = ?"} ORDER BY name`, name === undefined ? [] : [name]);
+  return rows.map(({ now, ...row }) => ({
+    host: row.name,
+    lease: row.lease_until > now ? "alive" : "expired",
+    heartbeat_age_seconds: Math.max(0, Math.round((Date.parse(now) - Date.parse(row.heartbeat_at)) / 100) / 10),
+    row,
+  }));
+}
+
+/** Removes a host's registration (li host forget): a daemon still holding it stops at its next beat. */
+export async function dropHost(store: Store, name: string): Promise<boolean> {
+  return (await dbOf(store).run("DELETE FROM hosts WHERE name = ?", [name])).changes === 1;
+}

@@ -1,0 +1,97 @@
+/**
+ * What a host daemon (li host run) does for its host on every beat, each a function of the store
+ * and the daemon's registration: claim placed runs and start them here, reap this host's own
+ * runs from /proc evidence, and end the runs a reboot took. Nothing here touches another host's
+ * runs: their pids mean nothing on this machine.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { ownStarted } from "../lifecycle/hosts.js";
+import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
+import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
+import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import { startWorker } from "./spawn.js";
+
+export interface DaemonIdentity {
+  host: string;
+  epoch: number;
+  max_parallel: number;
+  promoter: { pid: number; proc_start: number };
+}
+
+/** The run directory a claimed run starts with, made here: its console log and its prompt from the store. */
+async function prepareRunDir(store: Store, e: Entity): Promise<void> {
+  ensurePrivateDir(e.run_dir!);
+  fs.writeFileSync(path.join(e.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
+  const prompt = await placedPrompt(store, e.id);
+  if (prompt !== null) writePrivateFile(path.join(e.run_dir!, "prompt.txt"), prompt);
+}
+
+/** A test seam: LI_TEST_CLAIM_PAUSE_MS holds a daemon between its claim and the worker's start. */
+async function pauseForTests(): Promise<void> {
+  const ms = Number(process.env.LI_TEST_CLAIM_PAUSE_MS);
+  if (Number.isFinite(ms) && ms > 0) await new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * Claims placed runs while this host has free slots and starts each one's worker. A claim whose
+ * directory cannot be made, or whose worker cannot start, ends failed (spawn_error): its slot is
+ * free again, and it is never started twice.
+ */
+export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<{ id: string; pid: number | null }[]> {
+  const started: { id: string; pid: number | null }[] = [];
+  for (;;) {
+    const r = await claimPlaced(store, { ...d, runDir });
+    if (!r.claimed) break;
+    const e = r.claimed;
+    await pauseForTests();
+    try {
+      await prepareRunDir(store, e);
+    } catch (err: any) {
+      await store.transition({ id: e.id, to: "failed", reason: `${e.kind}.failed.spawn_error`, source: "runtime", expect: { status: "preparing" }, detail: { error: `cannot make its run directory on ${d.host}: ${err?.message ?? err}` } });
+      started.push({ id: e.id, pid: null });
+      continue;
+    }
+    let pid: number | null = null;
+    try {
+      pid = await startWorker(store, e);
+    } catch {
+      // startWorker recorded the failure on the run.
+    }
+    started.push({ id: e.id, pid });
+  }
+  return started;
+}
+
+/** Reaps this host's runs whose processes are conclusively gone (lost, or the end they left as evidence). */
+export async function reapOwn(store: Store, host: string): Promise<string[]> {
+  const procs = new ProcSnapshot();
+  const ended: string[] = [];
+  for (const e of await ownStarted(store, host)) {
+    const o = await observeFresh(store, e, procs);
+    if (o.placement === "terminal") ended.push(e.id);
+  }
+  return ended;
+}
+
+/**
+ * A host that comes back with another boot id rebooted: the processes its started runs recorded
+ * are gone, and their pids and start times may now name unrelated processes. Each ends `lost`
+ * with a reason naming the reboot, before anything reads /proc for it.
+ */
+export async function endRebootedRuns(store: Store, host: string, boot: { before: string; now: string }): Promise<string[]> {
+  const ended: string[] = [];
+  for (const e of await ownStarted(store, host)) {
+    const r = await store.transition({
+      id: e.id,
+      to: "lost",
+      reason: `${e.kind}.lost.host_rebooted`,
+      source: "reaper",
+      expect: { status: e.status, version: e.version },
+      detail: { host, pid: e.pid, boot_id_before: boot.before, boot_id_now: boot.now },
+    });
+    if (r.ok) ended.push(e.id);
+  }
+  return ended;
+}
