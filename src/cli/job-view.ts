@@ -15,6 +15,8 @@ function recordFields(e: Entity) {
     label: e.label,
     // Where it was made (null: before hosts were recorded); its steps run there too.
     host: e.host ?? null,
+    // Placed with --host (a host name or any): where it may start; null for a run started where it was submitted.
+    place: e.place ?? null,
     status: e.status,
     terminal: isTerminal(e.status),
     outcome: e.outcome,
