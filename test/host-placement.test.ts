@@ -1,0 +1,74 @@
+/**
+ * --host on the embedded store (issue 19): a placed run waits, unowned, for a host daemon; the
+ * daemon on this machine claims it and starts it here, with its prompt from the store. Bad host
+ * names are refused before anything is written, on the CLI and over MCP (the projected pattern).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { events, rows, terminal, useHomes } from "./helpers/fixtures.js";
+import { li, LI_BIN, liData, until } from "./helpers/li.js";
+
+describe("placement with --host on SQLite", () => {
+  const procs: ChildProcess[] = [];
+  const homes = useHomes({ procs, stopRuns: true });
+
+  function daemon(env: NodeJS.ProcessEnv, ...args: string[]): ChildProcess & { out: () => string } {
+    let out = "";
+    const p = spawn(process.execPath, [LI_BIN, "--machine", "host", "run", "--poll-seconds", "0.1", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    p.stdout!.on("data", (d) => (out += d));
+    p.stderr!.on("data", (d) => (out += d));
+    procs.push(p);
+    return Object.assign(p, { out: () => out });
+  }
+
+  test("a placed run waits with no host and no directory until a daemon claims it, then runs here with its prompt", async () => {
+    const h = homes();
+    const env = { ...h.env, LI_HOST: "box-1" };
+    const prompt = "a prompt that lives in the store until a host claims it ✓ with multi-byte text";
+    const r = await liData(["agent", "--host", "any", "mock/echo", prompt], { env });
+    // Returned at once, foreground or not: its console will be on whichever host claims it.
+    expect(r).toMatchObject({ status: "queued", place: "any", pid: null, console_log: null, run_dir: null, queue_position: 1 });
+    const waiting = await liData(["job", "status", r.id], { env });
+    expect(waiting.jobs[0]).toMatchObject({ status: "queued", host: null, place: "any", placement: "pending", queue_position: 1 });
+    // No daemon: nothing promotes it, however many commands run.
+    await liData(["job", "list"], { env });
+    expect((await rows(h, "SELECT status FROM entities WHERE id = ?", [r.id]))[0].status).toBe("queued");
+
+    const d = daemon(env);
+    const done = await terminal(env, r.id);
+    expect(done).toMatchObject({ status: "completed", host: "box-1", place: "any" });
+    expect((await liData(["job", "output", r.id], { env })).output).toBe(prompt);
+    const path = (await events(h, r.id)).map((e) => `${e.to_status}:${e.reason_code}`);
+    expect(path).toEqual(["preparing:invocation.preparing.claimed", "running:invocation.running.spawned", "completed:invocation.completed.exit_zero"]);
+    d.kill("SIGTERM");
+    const code = await new Promise((res) => d.on("exit", res));
+    expect(code).toBe(0);
+    const summary = JSON.parse(d.out().trim().split("\n").at(-1)!);
+    expect(summary.data).toMatchObject({ host: "box-1", started: 1, stopped_by: "SIGTERM" });
+  });
+
+  test("--host NAME is claimed only by that host's daemon", async () => {
+    const h = homes();
+    const other = daemon({ ...h.env, LI_HOST: "box-2" });
+    const r = await liData(["agent", "--detach", "--host", "box-3", "mock/echo", "for box-3"], { env: { ...h.env, LI_HOST: "box-2" } });
+    await until(() => /registered/.test(other.out()));
+    await new Promise((res) => setTimeout(res, 600));
+    expect((await rows(h, "SELECT status, host FROM entities WHERE id = ?", [r.id]))[0]).toEqual({ status: "queued", host: null });
+    daemon({ ...h.env, LI_HOST: "box-3" });
+    expect(await terminal(h.env, r.id)).toMatchObject({ status: "completed", host: "box-3" });
+  });
+
+  test.each([
+    ["a space", "bad name"],
+    ["a leading dash", "-x"],
+    ["64 characters", "h".repeat(64)],
+    ["a slash", "a/b"],
+    ["an empty name", ""],
+  ])("--host with %s is refused before anything is written", async (_what, value) => {
+    const h = homes();
+    const r = await li(["--machine", "agent", `--host=${value}`, "mock/echo", "x"], { env: h.env });
+    expect(r.code).toBe(2);
+    expect(r.json.error.kind).toBe("invalid_input");
+    expect(r.json.error.message).toMatch(/host/);
+    expect(await rows(h, "SELECT id FROM entities").catch(() => [])).toEqual([]);
+  });
+});
