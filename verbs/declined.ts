@@ -13,6 +13,7 @@ export const DECLINED: Declined[] = [
   { cliPath: ["schedule", "tick"], reason: "unattended machinery" },
   { cliPath: ["schedule", "daemon"], reason: "never returns" },
   { cliPath: ["host", "run"], reason: "never returns" },
+  { cliPath: ["host", "forget"], reason: "fenced (D8)" },
   { cliPath: ["dispatch", "purge"], reason: "destroys deliveries" },
   { cliPath: ["clean"], reason: "destroys runs" },
   { cliPath: ["rerun"], reason: "for a person" },

@@ -11,6 +11,7 @@ import { DispatchRetry } from "./dispatch/retry.js";
 import { DispatchShow } from "./dispatch/show.js";
 import { FanoutSubmit } from "./fanout/submit.js";
 import { FlowSubmit } from "./flow/submit.js";
+import { HostList } from "./host/list.js";
 import { JobKill } from "./job/kill.js";
 import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
@@ -47,7 +48,7 @@ export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStat
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
   TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
   ProfileList, ProfileShow,
-  Monitor, Stats];
+  Monitor, Stats, HostList];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

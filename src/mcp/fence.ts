@@ -3,6 +3,8 @@ export const FENCED_PATHS: readonly (readonly string[])[] = [
   ["state", "migrate"],
   ["plugin", "trust"],
   ["hooks", "trust"],
+  // A person's declaration that a host is gone: it ends that host's runs on nobody's evidence.
+  ["host", "forget"],
 ];
 
 /** True when `cliPath` is, or lies under, a fenced path, or is any trust or migrate command. */

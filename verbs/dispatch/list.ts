@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["dispatch", "list"],
-  summary: "terminal-notify deliveries",
+  summary: "notify deliveries",
   result: { type: "object", required: ["deliveries"], properties: { deliveries: { type: "array", items: { type: "object", required: ["id", "status"] } } } },
 })
 export class DispatchList implements Verb {}

@@ -6,7 +6,7 @@ import { SPAWNED_OR_PLAN, SUBMIT, v1 } from "../schemas.js";
   ...SUBMIT,
   effects: ["spawns", "reads_files", "writes_records"],
   cliPath: ["o", "fanout"],
-  summary: "N parallel workers on one prompt",
+  summary: "N workers, one prompt",
   synonyms: v1("submit_fanout"),
   result: SPAWNED_OR_PLAN,
 })

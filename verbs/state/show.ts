@@ -6,7 +6,7 @@ import { JOB } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["state", "show"],
-  summary: "a record, its spec and children",
+  summary: "a record and its children",
   result: { type: "object", required: ["record", "children"], properties: { record: JOB, children: { type: "array", items: JOB } } },
 })
 export class StateShow implements Verb {}

@@ -6,7 +6,7 @@ import { TEAM_SHOW } from "../schemas.js";
   effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "create"],
-  summary: "a team of named members",
+  summary: "a new team",
   result: TEAM_SHOW,
 })
 export class TeamCreate implements Verb {}

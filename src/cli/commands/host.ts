@@ -1,6 +1,90 @@
 import type { Command } from "../commander.js";
 import { render, type CliContext } from "../adapter.js";
 import { intIn, numberIn } from "../parsers.js";
+import { renderWithStore, withStore } from "../views.js";
+import type { ForgetPlan, Forgotten, HostEntry, HostList } from "../../lifecycle/host-admin.js";
+
+/** `expired 42s ago` (since the lease ran out, by the store's clock), `alive`, or `none`. */
+function leaseText(h: HostEntry, duration: (s: number) => string): string {
+  if (h.lease !== "expired") return h.lease;
+  const span = (Date.parse(h.lease_until!) - Date.parse(h.heartbeat_at!)) / 1000;
+  const since = Math.max(0, h.heartbeat_age_seconds! - (Number.isFinite(span) ? span : 0));
+  return `expired ${duration(since)} ago${h.stopped_at ? " (stopped)" : ""}`;
+}
+
+async function listView(d: HostList): Promise<string> {
+  const { duration } = await import("../human-time.js");
+  const { table } = await import("../format.js");
+  const rows = d.hosts.map((h) => ({
+    ...h,
+    lease: leaseText(h, duration),
+    beat: h.heartbeat_age_seconds === null ? "-" : `${duration(h.heartbeat_age_seconds)} ago`,
+    epoch: h.epoch ?? "-",
+    pid: h.pid ?? "-",
+    max_parallel: h.max_parallel ?? "-",
+  }));
+  const lines = [
+    d.hosts.length
+      ? table(rows, [
+          { key: "host", keep: true },
+          "lease",
+          { key: "beat", header: "HEARTBEAT" },
+          { key: "epoch", drop: 2 },
+          { key: "pid", drop: 3 },
+          { key: "max_parallel", header: "MAX", drop: 1 },
+          { key: "preparing", header: "PREP" },
+          "running",
+          "queued",
+          { key: "placed", header: "PLACED" },
+        ])
+      : "no hosts: none has registered (li host run) and no unfinished run names one",
+    `placed for any host, unclaimed: ${d.placed_any}`,
+  ];
+  const unclaimable = d.hosts.filter((h) => h.lease !== "alive" && h.placed > 0).map((h) => h.host);
+  if (unclaimable.length) lines.push(`runs placed for ${unclaimable.join(", ")} wait until a daemon (li host run) holds that host's lease`);
+  return lines.join("\n");
+}
+
+const idList = (ids: string[]) => (ids.length > 8 ? `${ids.slice(0, 8).join(", ")} and ${ids.length - 8} more` : ids.join(", "));
+
+function forgetView(d: any): string {
+  const lease = d.lease === "none" ? "not registered" : d.lease === "alive" ? "lease alive" : `lease expired, last heartbeat ${Math.round(d.heartbeat_age_seconds)}s ago`;
+  if (!d.known) return `nothing is known of host ${d.host}: no registration, no unfinished runs, no runs placed for it`;
+  const out: string[] = [];
+  if (d.dry_run) {
+    out.push(`li host forget ${d.host} --yes would (${lease}):`);
+    out.push(d.would_end.length ? `  end ${d.would_end.length} unfinished run(s) lost (host_forgotten): ${idList(d.would_end.map((e: any) => e.id))}` : "  end no runs (it has none unfinished)");
+    if (d.kill_requests) out.push(`  fail ${d.kill_requests} pending kill request(s) for it`);
+    out.push(d.registered ? "  drop its registration (a daemon still running for it stops at its next beat)" : "  drop no registration (it has none)");
+  } else {
+    out.push(`forgot host ${d.host} (${lease}${d.forced ? ", --force" : ""}): ${d.ended.length} run(s) ended lost (host_forgotten)${d.ended.length ? `: ${idList(d.ended.map((e: any) => e.id))}` : ""}; registration ${d.dropped ? "dropped" : "none"}`);
+    if (d.skipped.length) out.push(`  already ended meanwhile, left as they are: ${idList(d.skipped.map((e: any) => e.id))}`);
+    if (d.kill_requests_failed) out.push(`  ${d.kill_requests_failed} pending kill request(s) failed`);
+  }
+  if (d.placed.length) out.push(`${d.placed.length} run(s) placed for ${d.host} stay queued (they are not its runs until it claims them; li kill ID cancels one): ${idList(d.placed.map((e: any) => e.id))}`);
+  return out.join("\n");
+}
+
+function placedView(p: ForgetPlan) {
+  return p.placed.map((e) => ({ id: e.id, kind: e.kind, status: e.status, place: e.place, created_at: e.created_at }));
+}
+
+function forgottenView(f: Forgotten, forced: boolean) {
+  const p = f.plan;
+  return {
+    host: p.host,
+    dry_run: false,
+    known: true,
+    lease: p.lease,
+    heartbeat_age_seconds: p.heartbeat_age_seconds,
+    forced,
+    ended: f.ended.map((x) => ({ id: x.entity.id, kind: x.entity.kind, parent_id: x.entity.parent_id, previous_status: x.from, status: x.entity.status, reason_code: x.entity.reason_code })),
+    skipped: f.skipped.map((x) => ({ id: x.entity.id, status: x.entity.status, refused: x.refused })),
+    kill_requests_failed: p.kill_requests,
+    dropped: f.dropped,
+    placed: placedView(p),
+  };
+}
 
 /*
  * li host: the hosts that share one store (issue 19). `run` is the host daemon; `list` shows every
@@ -46,6 +130,113 @@ Examples:
         const log = (line: string) => ctx.live.write(`${new Date().toISOString()} ${line}\n`);
         const data = await runHostDaemon({ ...opts, log, tick: (store) => tick(store, new Date(), prepareAction) });
         return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.beats} beat(s): started ${d.started}, reaped ${d.reaped}, kill requests ${d.kills}, fired ${d.fired}, errors ${d.errors}` };
+      }),
+    );
+
+  host
+    .command("list")
+    .description("every host seen: its lease (alive, expired or none), its daemon, and its unfinished and placed runs")
+    .addHelpText(
+      "after",
+      `
+A host is listed when a daemon (li host run) registered it, when unfinished runs carry its
+name, or when runs are placed for it (--host NAME). LEASE is alive while its daemon renews it,
+expired once it stops (SIGTERM ends it at once) or dies (it runs out), and none for a name no
+daemon holds. Lease and heartbeat ages are read from the store's clock, never this machine's.
+PREP, RUNNING and QUEUED count the host's unfinished runs; PLACED, runs placed for it by name
+that no daemon has claimed yet. Runs placed with --host any are counted once, below the table.
+
+Machine output: {hosts: [{host, lease, heartbeat_age_seconds, epoch, max_parallel, pid,
+started_at, heartbeat_at, lease_until, stopped_at, preparing, queued, running, placed}],
+placed_any, count}; a host without a registration has nulls for its daemon's fields.
+
+Examples:
+  li host list
+  li --machine host list`,
+    )
+    .action(() =>
+      renderWithStore(ctx, async (store) => {
+        const { listHosts } = await import("../../lifecycle/host-admin.js");
+        const data = await listHosts(store);
+        const text = await listView(data);
+        return { data, human: () => text };
+      }),
+    );
+
+  host
+    .command("forget")
+    .description("declare a host gone for good: its unfinished runs end lost (host_forgotten) and its registration is dropped (human-only: never reachable from MCP)")
+    .argument("<name>", "the host's name, as li host list shows it")
+    .option("--yes", "do it; without --yes, say what it would do and change nothing")
+    .option("--force", "forget it even though its lease is alive, or it is this host")
+    .addHelpText(
+      "after",
+      `
+For a host that will not come back (a machine decommissioned or lost): nothing else ends its
+runs, since only their own host can tell whether their processes still run. Each of its
+preparing, queued or running runs ends lost, reason <kind>.lost.host_forgotten, recorded as
+the operator's declaration; its pending kill requests fail; its registration is dropped, and
+a daemon still running for it stops at its next beat. All of it is one transaction.
+
+A host whose lease is alive is refused (stop its daemon, or wait for the lease to expire),
+and so is this host (LI_HOST): its runs are reaped here. --force overrides both; processes
+still running there are not stopped. Runs placed for the host by name and not yet claimed are
+not its runs: they stay queued, and are listed so you can cancel them (li kill ID). A name
+nothing knows of is reported and nothing is done.
+
+Examples:
+  li host forget gpu-1
+  li host forget gpu-1 --yes`,
+    )
+    .action((name: string, opts: { yes?: boolean; force?: boolean }) =>
+      render(ctx, async () => {
+        const { HOST_PATTERN, thisHost } = await import("../../lifecycle/locate.js");
+        const { LiError, invalid } = await import("../../errors.js");
+        if (!HOST_PATTERN.test(name) || name === "any") throw invalid(`expected a host name (1–63 letters, digits, ".", "_" or "-"; not any), got ${JSON.stringify(name)}; li host list shows the hosts`, { field: "name" });
+        const { forgetHost, forgetPlan, afterForget } = await import("../../lifecycle/host-admin.js");
+        const check = (p: ForgetPlan) => {
+          if (opts.force) return;
+          if (p.lease === "alive")
+            throw new LiError(
+              "conflict",
+              `host ${name}'s lease is alive (last heartbeat ${p.heartbeat_age_seconds}s ago): its daemon is running. Stop li host run there first, or wait for the lease to expire; --force forgets it anyway`,
+              { reason: "host_lease_alive", host: name, heartbeat_age_seconds: p.heartbeat_age_seconds },
+            );
+          if (name === thisHost())
+            throw new LiError("conflict", `${name} is this host (LI_HOST): its runs are reaped here from their processes, and li kill stops them; forget a host that is gone, or pass --force`, {
+              reason: "this_host",
+              host: name,
+            });
+        };
+        const known = (p: ForgetPlan) => p.registered || p.records.length > 0 || p.placed.length > 0 || p.kill_requests > 0;
+        const data = await withStore(
+          async (store) => {
+            if (!opts.yes) {
+              const p = await forgetPlan(store, name);
+              if (known(p)) check(p);
+              return {
+                host: name,
+                dry_run: true,
+                known: known(p),
+                lease: p.lease,
+                heartbeat_age_seconds: p.heartbeat_age_seconds,
+                would_end: p.records.map((e) => ({ id: e.id, kind: e.kind, parent_id: e.parent_id, status: e.status })),
+                kill_requests: p.kill_requests,
+                registered: p.registered,
+                placed: placedView(p),
+              };
+            }
+            let unknown = false;
+            const f = await forgetHost(store, name, (p) => {
+              unknown = !known(p);
+              if (!unknown) check(p);
+            });
+            await afterForget(store, f);
+            return { ...forgottenView(f, !!opts.force), known: !unknown };
+          },
+          { write: !!opts.yes },
+        );
+        return { data, human: forgetView };
       }),
     );
 }

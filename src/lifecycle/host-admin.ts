@@ -1,0 +1,180 @@
+import { dbNow } from "./db/fragments.js";
+import { dbOf } from "./db/handle.js";
+import { hostLoad } from "./hosts.js";
+import { dropHost, leases, type LeaseView } from "./leases.js";
+import type { Entity, Store } from "./store.js";
+import { hydrate } from "./store.js";
+
+/*
+ * What `li host list` shows and what `li host forget` does (issue 19). A host is "seen" when it
+ * has a registration (a hosts row), when unfinished records carry its name, or when runs are
+ * placed for it by name: a name no daemon ever registered still shows, with lease `none`, so
+ * runs nothing will claim or reap are not invisible.
+ */
+
+/** Runs placed with --host and not yet claimed: queued, no host yet, by place ('any' or a host name). */
+const PLACED = "place IS NOT NULL AND status = 'queued' AND host IS NULL";
+
+export interface HostEntry {
+  host: string;
+  /** none: no registration (no daemon ever ran for it here, or it was forgotten). */
+  lease: "alive" | "expired" | "none";
+  /** Seconds since the last heartbeat by the database's clock; null without a registration. */
+  heartbeat_age_seconds: number | null;
+  epoch: number | null;
+  max_parallel: number | null;
+  pid: number | null;
+  started_at: string | null;
+  heartbeat_at: string | null;
+  lease_until: string | null;
+  stopped_at: string | null;
+  preparing: number;
+  queued: number;
+  running: number;
+  /** Runs placed for this host by name (--host NAME) that no daemon has claimed yet. */
+  placed: number;
+}
+
+export interface HostList {
+  hosts: HostEntry[];
+  /** Runs placed for any host (--host any) that no daemon has claimed yet. */
+  placed_any: number;
+  count: number;
+}
+
+async function placedCounts(store: Store): Promise<Map<string, number>> {
+  const rows = await dbOf(store).all<{ place: string; n: number }>(`SELECT place, count(*) AS n FROM entities WHERE ${PLACED} GROUP BY place`);
+  return new Map(rows.map((r) => [r.place, Number(r.n)]));
+}
+
+function entry(host: string, lease: LeaseView | undefined): HostEntry {
+  const r = lease?.row;
+  return {
+    host,
+    lease: lease?.lease ?? "none",
+    heartbeat_age_seconds: lease?.heartbeat_age_seconds ?? null,
+    epoch: r ? Number(r.epoch) : null,
+    max_parallel: r ? Number(r.max_parallel) : null,
+    pid: r?.pid ?? null,
+    started_at: r?.started_at ?? null,
+    heartbeat_at: r?.heartbeat_at ?? null,
+    lease_until: r?.lease_until ?? null,
+    stopped_at: r?.stopped_at ?? null,
+    preparing: 0,
+    queued: 0,
+    running: 0,
+    placed: 0,
+  };
+}
+
+/** Every host seen, by name, with its lease (judged by the database's clock) and its unfinished runs. */
+export async function listHosts(store: Store): Promise<HostList> {
+  const byName = new Map<string, HostEntry>();
+  for (const l of await leases(store)) byName.set(l.host, entry(l.host, l));
+  const at = (host: string) => byName.get(host) ?? byName.set(host, entry(host, undefined)).get(host)!;
+  // Records from before hosts were recorded, and placed runs not yet claimed, have no host.
+  for (const l of await hostLoad(store)) if (l.host !== null && (l.status === "preparing" || l.status === "queued" || l.status === "running")) at(l.host)[l.status] += Number(l.n);
+  const placed = await placedCounts(store);
+  for (const [place, n] of placed) if (place !== "any") at(place).placed += n;
+  const hosts = [...byName.values()].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+  return { hosts, placed_any: placed.get("any") ?? 0, count: hosts.length };
+}
+
+export interface ForgetPlan {
+  host: string;
+  lease: "alive" | "expired" | "none";
+  heartbeat_age_seconds: number | null;
+  /** The host's unfinished records, leaves before their parents: what forgetting ends `lost`. */
+  records: Entity[];
+  /** Runs placed for the host by name and not claimed: not its runs, left queued. */
+  placed: Entity[];
+  /** Kill requests waiting for the host: never carried out once it is forgotten. */
+  kill_requests: number;
+  registered: boolean;
+}
+
+/** Children before parents (a tree lives on one host), so a parent's end is recorded after its steps'. */
+function leavesFirst(records: Entity[]): Entity[] {
+  const byId = new Map(records.map((r) => [r.id, r]));
+  const depth = (e: Entity): number => {
+    let d = 0;
+    for (let p = e.parent_id ? byId.get(e.parent_id) : undefined; p && d < 64; p = p.parent_id ? byId.get(p.parent_id) : undefined) d++;
+    return d;
+  };
+  return records.map((e) => ({ e, d: depth(e) })).sort((a, b) => b.d - a.d || (a.e.id < b.e.id ? -1 : 1)).map((x) => x.e);
+}
+
+/** What forgetting `host` would do, read now (inside the caller's transaction when there is one). */
+export async function forgetPlan(store: Store, host: string): Promise<ForgetPlan> {
+  const db = dbOf(store);
+  const lease = (await leases(store, host))[0];
+  const records = (await db.all(`SELECT * FROM entities WHERE host = ? AND status IN ('preparing', 'queued', 'running') ORDER BY id`, [host])).map((r) => hydrate(r)!);
+  const placed = (await db.all(`SELECT * FROM entities WHERE ${PLACED} AND place = ? ORDER BY queue_seq`, [host])).map((r) => hydrate(r)!);
+  const kr = await db.get<{ n: number }>("SELECT count(*) AS n FROM kill_requests WHERE host = ? AND status = 'pending'", [host]);
+  return {
+    host,
+    lease: lease?.lease ?? "none",
+    heartbeat_age_seconds: lease?.heartbeat_age_seconds ?? null,
+    records: leavesFirst(records),
+    placed,
+    kill_requests: Number(kr?.n ?? 0),
+    registered: !!lease,
+  };
+}
+
+export interface Forgotten {
+  plan: ForgetPlan;
+  /** Each record ended, with the status it had. */
+  ended: { entity: Entity; from: string; eventId: number }[];
+  /** Records that ended by themselves (or were moved by another writer) meanwhile: left as they are. */
+  skipped: { entity: Entity; refused: string }[];
+  dropped: boolean;
+}
+
+/**
+ * Forgets `host` in one transaction: `check` sees the plan first (and may refuse by throwing,
+ * which writes nothing); then every unfinished record of the host ends `lost`
+ * (`<kind>.lost.host_forgotten`, source operator) through the compare-and-set, the host's
+ * pending kill requests fail, and its registration is dropped.
+ */
+export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan) => void): Promise<Forgotten> {
+  const db = dbOf(store);
+  return store.tx(async (): Promise<Forgotten> => {
+    const plan = await forgetPlan(store, host);
+    check(plan);
+    const ended: Forgotten["ended"] = [];
+    const skipped: Forgotten["skipped"] = [];
+    for (const e of plan.records) {
+      const r = await store.transition({
+        id: e.id,
+        to: "lost",
+        reason: `${e.kind}.lost.host_forgotten`,
+        source: "operator",
+        expect: { status: e.status, version: e.version },
+        detail: { host },
+      });
+      if (r.ok) ended.push({ entity: r.entity, from: r.from, eventId: r.eventId });
+      else skipped.push({ entity: r.entity ?? e, refused: r.refused });
+    }
+    if (plan.kill_requests)
+      await db.run(`UPDATE kill_requests SET status = 'failed', result = ?, done_at = ${dbNow(db.dialect)} WHERE host = ? AND status = 'pending'`, [
+        JSON.stringify({ error: `host ${host} was forgotten (li host forget): its runs ended lost`, reason: "host_forgotten" }),
+        host,
+      ]);
+    const dropped = await dropHost(store, host);
+    return { plan, ended, skipped, dropped };
+  });
+}
+
+/** Starts the notify drainer for deliveries the forgotten runs' ends enqueued (transitions inside a transaction start none). */
+export async function afterForget(store: Store, f: Forgotten): Promise<void> {
+  if (!store.terminalHook || !f.ended.length) return;
+  const ids = f.ended.map((x) => x.eventId);
+  let total = 0;
+  for (let i = 0; i < ids.length; i += 500) {
+    const part = ids.slice(i, i + 500);
+    const n = await dbOf(store).get<{ n: number }>(`SELECT count(*) AS n FROM deliveries WHERE event_id IN (${part.map(() => "?").join(", ")})`, part);
+    total += Number(n?.n ?? 0);
+  }
+  if (total > 0) store.terminalHook.afterCommit(total);
+}
