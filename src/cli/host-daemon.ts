@@ -86,7 +86,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
           if (beat === "lapsed") id = await register("its lease lapsed: the store was unreachable or this process stalled");
         }
         sum.epoch = id.epoch;
-        const reaped = await reapOwn(store, host);
+        const reaped = await reapOwn(store, id);
         sum.reaped += reaped.length;
         for (const r of reaped) opts.log(`reaped ${r}`);
         if (stoppedBy) break;
