@@ -9,7 +9,7 @@
  * PostgreSQL; the daemons are `li host run` processes.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { registerHost, holdsLease, leases, renewLease } from "../src/lifecycle/leases.js";
+import { dbClock, registerHost, holdsLease, leases, renewLease } from "../src/lifecycle/leases.js";
 import { hostName } from "../src/lifecycle/locate.js";
 import { getSchedule, insertSchedule, listRuns } from "../src/lifecycle/schedules/store.js";
 import type { Store } from "../src/lifecycle/store.js";
@@ -244,6 +244,8 @@ describePostgres("liveness across hosts", () => {
       // A daemon whose clock runs behind cannot renew what the store says has lapsed.
       skew(-5 * 60_000);
       expect(await renewLease(store, "clock-host", reg.row.epoch, 2)).toBe("lapsed");
+      // What a daemon hands its schedule tick as now: the store's time, not this process's.
+      expect(Math.abs((await dbClock(store)).getTime() - realNow.call(Date))).toBeLessThan(5000);
     });
 
     test("a daemon whose registration was replaced reaps nothing; the one holding the lease reaps", async () => {
