@@ -42,15 +42,16 @@ describePostgres("two hosts sharing one store", () => {
     return j;
   }
 
-  test("another host's running run is pending from here and never reaped; its own host reaps it once its processes are gone", async () => {
+  test("another host's running run is never reaped from here (no daemon there: stopped_without_end, host_has_no_lease); its own host reaps it once its processes are gone", async () => {
     const j = await hanging();
     expect(j.host).toBe("host-a");
     // Its processes die without an end: only host a has the evidence.
     process.kill(-j.pgid, "SIGKILL");
     await until(() => liveMembers(j.pgid).length === 0);
+    // Host a runs no daemon, so no lease vouches for the run (host-liveness.test: with one, pending).
     const fromB = await liData(["wait", j.id, "--max-wait-seconds", "0"], { env: b.env });
-    expect(fromB.pending).toEqual([j.id]);
-    expect(fromB.entries[0]).toMatchObject({ status: "running", host: "host-a", terminal: false, possibly_orphaned: false });
+    expect(fromB.stopped_without_end).toEqual([j.id]);
+    expect(fromB.entries[0]).toMatchObject({ status: "running", host: "host-a", terminal: false, possibly_orphaned: false, detail: { reason: "host_has_no_lease", host: "host-a" } });
     expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
     const fromA = await liData(["wait", j.id, "--max-wait-seconds", "0"], { env: a.env });
     expect(fromA.entries[0]).toMatchObject({ status: "lost", reason_code: "invocation.lost.process_gone", host: "host-a" });

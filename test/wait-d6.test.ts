@@ -11,7 +11,7 @@ import type { Entity, Store } from "../src/lifecycle/store.js";
 import { allowWrites, dump, type Home, jobStatus, refuseWrites, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, type LiRun, liveMembers, sleep, until } from "./helpers/li.js";
 
-const ENTRY_KEYS = ["error", "host", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
+const ENTRY_KEYS = ["detail", "error", "host", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
 const LISTS = ["terminal", "pending", "stopped_without_end", "unresolved_spawn"] as const;
 
 const procs: ChildProcess[] = [];
@@ -97,7 +97,7 @@ describe("D6: entries", () => {
     expectPartition(data);
   });
 
-  test("every entry carries the same keys whether or not it also carries an error (exactly id, kind, label, host, status, terminal, outcome, reason_code, possibly_orphaned, error: issue 19 added host)", async () => {
+  test("every entry carries the same keys whether or not it also carries an error (exactly id, kind, label, host, status, terminal, outcome, reason_code, possibly_orphaned, detail, error: issue 19 added host and detail)", async () => {
     const h = home();
     const [x, y] = await withStore(h, async (s) => {
       const x = await s.insert({ kind: "invocation" });
@@ -111,9 +111,9 @@ describe("D6: entries", () => {
     const r = await wait(h, [done, x.id, "inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"], ["--max-wait-seconds", "0"]);
     for (const e of r.data.entries) expect(Object.keys(e).sort()).toEqual(ENTRY_KEYS);
     const [ok, pend, unknown, ambiguous, malformed] = r.data.entries;
-    expect(ok).toEqual({ id: done, kind: "invocation", label: null, host: hostName(), status: "failed", terminal: true, outcome: "failed", reason_code: "invocation.failed.exit_nonzero", possibly_orphaned: false, error: null });
+    expect(ok).toEqual({ id: done, kind: "invocation", label: null, host: hostName(), status: "failed", terminal: true, outcome: "failed", reason_code: "invocation.failed.exit_nonzero", possibly_orphaned: false, detail: null, error: null });
     expect(pend).toMatchObject({ status: "preparing", terminal: false, outcome: null, error: null });
-    expect(unknown).toEqual({ id: "inv_0000000000zz", kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: expect.objectContaining({ code: "unknown" }) });
+    expect(unknown).toEqual({ id: "inv_0000000000zz", kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, detail: null, error: expect.objectContaining({ code: "unknown" }) });
     expect(ambiguous.error).toMatchObject({ code: "ambiguous", matches: [x.id, y.id].sort() });
     expect(malformed.error).toMatchObject({ code: "malformed" });
     expect(r.data.errors).toEqual(["inv_0000000000zz", x.id.slice(0, lcp), "Not-An-Id!"]);

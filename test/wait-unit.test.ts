@@ -95,7 +95,7 @@ describe("partition()", () => {
     const a = entryOf(obs("a", "terminal"));
     const b = entryOf(obs("zz", null));
     expect(Object.keys(a).sort()).toEqual(Object.keys(b).sort());
-    expect(b).toEqual({ id: "zz", kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: { code: "unknown", message: "no such id" } });
+    expect(b).toEqual({ id: "zz", kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, detail: null, error: { code: "unknown", message: "no such id" } });
   });
 });
 

@@ -11,7 +11,7 @@
  * since other hosts may have shown them stopped_without_end by then.
  */
 import { LiError } from "../errors.js";
-import { bootId, registerHost, releaseLease, renewLease, type Registration } from "../lifecycle/leases.js";
+import { bootId, dbClock, registerHost, releaseLease, renewLease, type Registration } from "../lifecycle/leases.js";
 import { hostName } from "../lifecycle/locate.js";
 import { nextDueMs } from "../lifecycle/notify/outbox.js";
 import { startDrainer } from "../lifecycle/notify/hook.js";
@@ -27,8 +27,12 @@ export interface DaemonOptions {
   leaseSeconds: number;
   pollSeconds: number;
   log: (line: string) => void;
-  /** Ticks schedules (li schedule's own tick, with the CLI's action preparer). */
-  tick: (store: Store) => Promise<{ fired: { name: string; entity_id: string | null; error: string | null }[] }>;
+  /**
+   * Ticks schedules (li schedule's own tick, with the CLI's action preparer). `now` is the
+   * database's clock, so hosts whose clocks differ agree on what is due; a tick that ignores it
+   * judges by this host's clock (a due time is still claimed once: schedule-fire.ts claimDue).
+   */
+  tick: (store: Store, now: Date) => Promise<{ fired: { name: string; entity_id: string | null; error: string | null }[] }>;
 }
 
 export interface DaemonSummary {
@@ -86,7 +90,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
           if (beat === "lapsed") id = await register("its lease lapsed: the store was unreachable or this process stalled");
         }
         sum.epoch = id.epoch;
-        const reaped = await reapOwn(store, host);
+        const reaped = await reapOwn(store, id);
         sum.reaped += reaped.length;
         for (const r of reaped) opts.log(`reaped ${r}`);
         if (stoppedBy) break;
@@ -100,7 +104,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
         await promoteQuietly(store);
         if (Date.now() - lastSide >= SIDE_DUTY_MS) {
           lastSide = Date.now();
-          const t = await opts.tick(store);
+          const t = await opts.tick(store, await dbClock(store));
           sum.fired += t.fired.length;
           for (const f of t.fired) opts.log(`fired schedule ${f.name} → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
           const due = await nextDueMs(store);

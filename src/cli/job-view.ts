@@ -42,6 +42,8 @@ export function jobView(o: Observed) {
   return {
     ...recordFields(e),
     placement: o.placement,
+    // Why, when the record alone does not say (another host's run no live lease vouches for).
+    placement_detail: o.detail ?? null,
     possibly_orphaned: o.possibly_orphaned,
     ...runFields(e),
     started_at: e.started_at,

@@ -105,6 +105,12 @@ export async function holdsLease(store: Store, name: string, epoch: number): Pro
   return !!(await db.get(`SELECT 1 FROM hosts WHERE name = ? AND epoch = ? AND lease_until > ${dbNow(db.dialect)}`, [name, epoch]));
 }
 
+/** Now by the database's clock: what a daemon judges due times by, whatever this host's clock says. */
+export async function dbClock(store: Store): Promise<Date> {
+  const db = dbOf(store);
+  return new Date((await db.get<{ now: string }>(`SELECT ${dbNow(db.dialect)} AS now`))!.now);
+}
+
 export interface LeaseView {
   host: string;
   /** alive: renewed within its lease; expired: not (the daemon stopped, died, or lost the store). */

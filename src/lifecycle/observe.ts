@@ -5,6 +5,7 @@ import { queuePosition } from "./queued.js";
 import { isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
 import { isForeign } from "./locate.js";
+import { leases, type LeaseView } from "./leases.js";
 import type { Entity, Store } from "./store.js";
 
 /** The four disjoint places an observed entity can be (ADR-0066 D6, Amendment 4). */
@@ -16,16 +17,42 @@ export interface Observed {
   possibly_orphaned: boolean;
   /** A run waiting under a parallelism limit: 1 for the next to start. */
   queue_position?: number;
+  /**
+   * Why a placement was given when the record alone does not say (null or absent otherwise):
+   * another host's run that no live lease vouches for is `stopped_without_end` with
+   * `{reason: "host_lease_expired", host, heartbeat_age_seconds}` or `{reason: "host_has_no_lease", host}`.
+   */
+  detail?: PlacementDetail | null;
 }
+
+export type PlacementDetail =
+  | { reason: "host_lease_expired"; host: string; heartbeat_age_seconds: number }
+  | { reason: "host_has_no_lease"; host: string };
 
 export function unresolvedSpawnAfterSeconds(): number {
   const v = Number(process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS);
   return Number.isFinite(v) && v > 0 ? v : 20;
 }
 
-/** One read of /proc per observation pass, so a poll over many ids costs one scan. */
+/**
+ * One read of /proc per observation pass, so a poll over many ids costs one scan; likewise one
+ * read of the host leases (by the database's clock) for the pass's runs made on other hosts.
+ */
 export class ProcSnapshot {
   private groups?: Map<number, { pid: number; starttime: number }[]>;
+  private hostLeases?: Promise<Map<string, LeaseView>>;
+
+  /** `host`'s lease as the store judges it now, read once per pass; undefined: it never registered. */
+  async lease(store: Store, host: string): Promise<LeaseView | undefined> {
+    this.hostLeases ??= leases(store).then((all) => new Map(all.map((l) => [l.host, l])));
+    try {
+      return (await this.hostLeases).get(host);
+    } catch (err) {
+      // A failed read is not cached: the next observation asks again.
+      this.hostLeases = undefined;
+      throw err;
+    }
+  }
 
   /** Live members of `pgid` that can belong to a group whose leader started at `since`. */
   members(pgid: number, since: number): number[] {
@@ -86,8 +113,12 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
   }
 
   // Another host's process: only that host can tell whether it lives, so it is never reaped from
-  // here, and it stays pending: visible, never guessed lost.
-  if (started(e) && isForeign(e)) return { entity: e, placement: "pending", possibly_orphaned: false };
+  // here (its pid names some unrelated process on this machine). What this host can judge is
+  // that host's lease: live, its daemon is there to reap what dies, so the run is pending.
+  if (started(e) && isForeign(e)) {
+    const gone = await foreignUnvouched(store, e.host!, procs);
+    return { entity: e, placement: gone ? "stopped_without_end" : "pending", possibly_orphaned: false, detail: gone };
+  }
 
   if (started(e)) {
     const live = liveness(e, procs);
@@ -122,13 +153,32 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
 
   // No recorded spawn of its own (a queued step, or a record from before spawns were
   // recorded): it is progressing only if a supervising ancestor is shown alive.
-  return { entity: e, placement: (await ancestorAlive(store, e)) ? "pending" : "stopped_without_end", possibly_orphaned: false };
+  return { entity: e, placement: (await ancestorAlive(store, e, procs)) ? "pending" : "stopped_without_end", possibly_orphaned: false };
 }
 
-async function ancestorAlive(store: Store, e: Entity): Promise<boolean> {
+/**
+ * Why nothing vouches for a run started on `host`, or null when its host's lease is alive (ADR D6:
+ * visible, never guessed). An expired lease means the daemon stopped, died or lost the store; the
+ * run is shown stopped_without_end and left running in the record, never ended lost from here:
+ * when that host comes back, its daemon reaps what died and publishes the ends it finds.
+ *
+ * A host with no lease row never ran li host run. Its runs are shown stopped_without_end too
+ * (`host_has_no_lease`), not pending: pending says waiting can still change the answer, and with
+ * no lease nothing on the shared store would ever say that host died, so a wait from here would
+ * hide a dead host for as long as it was asked to wait. Nothing is written: from that host itself
+ * the run reads as it always did, and the fix is to run li host run there.
+ */
+async function foreignUnvouched(store: Store, host: string, procs: ProcSnapshot): Promise<PlacementDetail | null> {
+  const l = await procs.lease(store, host);
+  if (!l) return { reason: "host_has_no_lease", host };
+  if (l.lease === "alive") return null;
+  return { reason: "host_lease_expired", host, heartbeat_age_seconds: l.heartbeat_age_seconds };
+}
+
+async function ancestorAlive(store: Store, e: Entity, procs: ProcSnapshot): Promise<boolean> {
   for (let p = e.parent_id ? await store.get(e.parent_id) : undefined; p; p = p.parent_id ? await store.get(p.parent_id) : undefined) {
     if (isTerminal(p.status)) return false;
-    if (started(p)) return isForeign(p) || readProcStat(p.pid!)?.starttime === p.proc_start;
+    if (started(p)) return isForeign(p) ? (await foreignUnvouched(store, p.host!, procs)) === null : readProcStat(p.pid!)?.starttime === p.proc_start;
   }
   return false;
 }

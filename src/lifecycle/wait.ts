@@ -1,4 +1,4 @@
-import { observe, ProcSnapshot, unresolvedSpawnAfterSeconds, type Observed, type Placement } from "./observe.js";
+import { observe, ProcSnapshot, unresolvedSpawnAfterSeconds, type Observed, type Placement, type PlacementDetail } from "./observe.js";
 import { tryResolve, type ResolveError } from "./resolver.js";
 import type { Store } from "./store.js";
 import { isTerminal } from "./vocab.js";
@@ -36,6 +36,11 @@ export interface WaitEntry {
   outcome: string | null;
   reason_code: string | null;
   possibly_orphaned: boolean | null;
+  /**
+   * Why it is where it is when the record alone does not say, else null: another host's run that
+   * no live lease vouches for (observe.ts PlacementDetail: reason host_lease_expired or host_has_no_lease).
+   */
+  detail: PlacementDetail | null;
   error: ResolveError | null;
 }
 
@@ -58,7 +63,7 @@ export type Observation = { input: string; observed?: Observed; error?: ResolveE
 
 export function entryOf(o: Observation): WaitEntry {
   if (!o.observed) {
-    return { id: o.input, kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, error: o.error! };
+    return { id: o.input, kind: null, label: null, host: null, status: null, terminal: null, outcome: null, reason_code: null, possibly_orphaned: null, detail: null, error: o.error! };
   }
   const e = o.observed.entity;
   return {
@@ -71,6 +76,7 @@ export function entryOf(o: Observation): WaitEntry {
     outcome: e.outcome,
     reason_code: e.reason_code,
     possibly_orphaned: o.observed.possibly_orphaned,
+    detail: o.observed.detail ?? null,
     error: null,
   };
 }

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ownStarted } from "../lifecycle/hosts.js";
+import { holdsLease } from "../lifecycle/leases.js";
 import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
@@ -64,8 +65,17 @@ export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<{ 
   return started;
 }
 
-/** Reaps this host's runs whose processes are conclusively gone (lost, or the end they left as evidence). */
-export async function reapOwn(store: Store, host: string): Promise<string[]> {
+/**
+ * Reaps this host's runs whose processes are conclusively gone (lost, or the end they left as
+ * evidence), while this daemon holds its host's lease. A daemon whose lease lapsed or was taken
+ * by a newer registration reaps nothing: /proc is evidence only on the machine that registered
+ * last (two machines given one LI_HOST would otherwise end each other's runs), and a lapsed one
+ * registers again on its next beat and reaps then. Each reap is itself a compare-and-set on the
+ * record's version, so a run whose end its worker published meanwhile is left as it is.
+ */
+export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "epoch">): Promise<string[]> {
+  const { host } = d;
+  if (!(await holdsLease(store, host, d.epoch))) return [];
   const procs = new ProcSnapshot();
   const ended: string[] = [];
   for (const e of await ownStarted(store, host)) {

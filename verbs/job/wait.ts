@@ -21,7 +21,7 @@ const START_AND_LAST_POLL_SECONDS = 3;
         items: {
           type: "object",
           additionalProperties: false,
-          required: ["id", "kind", "label", "host", "status", "terminal", "outcome", "reason_code", "possibly_orphaned", "error"],
+          required: ["id", "kind", "label", "host", "status", "terminal", "outcome", "reason_code", "possibly_orphaned", "detail", "error"],
           properties: {
             id: { type: "string" },
             kind: nullable("string"),
@@ -32,6 +32,8 @@ const START_AND_LAST_POLL_SECONDS = 3;
             outcome: nullable("string"),
             reason_code: nullable("string"),
             possibly_orphaned: nullable("boolean"),
+            // Why, when the record alone does not say: e.g. {reason: "host_lease_expired", host, heartbeat_age_seconds}.
+            detail: nullable("object"),
             error: nullable("object"),
           },
         },

@@ -7,7 +7,7 @@ import { shortIds } from "../../lifecycle/short-ids.js";
 import type { Store } from "../../lifecycle/store.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } from "../../lifecycle/wait.js";
 import type { CliContext } from "../adapter.js";
-import { table } from "../format.js";
+import { table, type Column } from "../format.js";
 import { needsOneOf } from "../builders/mcp-hints.js";
 import { duration } from "../human-time.js";
 import { statusTint } from "../terminal.js";
@@ -122,13 +122,22 @@ function humanWait(r: WaitResult, short: Map<string, string>): string {
   if (process.stderr.isTTY) process.stderr.write("\r\x1b[K");
   if (r.entries.length === 0) return "nothing to wait for: no record matched";
   const name = (id: string) => short.get(id) ?? id;
-  const rows = r.entries.map((e) => ({ ...e, id: name(e.id), error: e.error?.message ?? null }));
+  const rows = r.entries.map((e) => ({ ...e, id: name(e.id), detail: e.detail?.reason ?? null, error: e.error?.message ?? null }));
   const summary = [
     `all_terminal=${r.all_terminal} timed_out=${r.timed_out} elapsed=${r.elapsed_seconds}s window=${r.max_wait_seconds}s`,
     ...(["pending", "stopped_without_end", "unresolved_spawn", "errors"] as const)
       .filter((k) => r[k].length)
       // Whole ids here, under the table: the lines a person copies into the next command.
       .map((k) => `${k}: ${r[k].join(", ")}`),
+    ...r.entries.flatMap((e) => (e.detail ? [`${e.id}: ${whyUnvouched(e.detail)}`] : [])),
   ];
-  return `${table(rows, [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", "error"])}\n${summary.join("\n")}`;
+  const cols: (string | Column)[] = [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", ...(rows.some((e) => e.detail) ? ["detail"] : []), "error"];
+  return `${table(rows, cols)}\n${summary.join("\n")}`;
+}
+
+/** A sentence for a placement's detail: what a person reads under the table. */
+function whyUnvouched(d: NonNullable<WaitResult["entries"][number]["detail"]>): string {
+  if (d.reason === "host_lease_expired")
+    return `host ${d.host}'s lease expired (last heartbeat ${d.heartbeat_age_seconds}s ago by the store's clock): its daemon stopped, died or lost the store, so nothing vouches for this run; it is not ended here. When li host run is back on ${d.host} it reaps what died`;
+  return `host ${d.host} has never run li host run, so nothing on the store vouches for this run; read it on ${d.host}, or run li host run there`;
 }
