@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
 import { type Home, li, LI_BIN, liData, liveMembers, ROOT, tempHome, until } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
 import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
 
 describePostgres("li kill from another host", () => {
@@ -126,5 +127,30 @@ describePostgres("li kill from another host", () => {
     expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [theirs.id]))[0].status).toBe("running");
     // The pending request is host a's to carry out; its own kill settles it meanwhile.
     await li(["kill", "--grace", "0", theirs.id], { env: a.env });
+  });
+
+  test("job.kill over MCP from host b: carried out by host a's daemon; without it, a pending_on_host refusal", async () => {
+    const m = await connectMcp(b.env);
+    try {
+      const d = startDaemon();
+      try {
+        const j = await hanging();
+        const k = await m.op("job.kill", { id: j.id, grace: 0 });
+        expect(k.ok).toBe(true);
+        expect(k.result).toMatchObject({ id: j.id, carried_out_by: { host: "host-a" }, partial: false });
+        expect(k.result.entities[0]).toMatchObject({ id: j.id, action: "cancelled", process_gone: true });
+      } finally {
+        await stopDaemon(d);
+      }
+      const j = await hanging();
+      const k = await m.op("job.kill", { id: j.id, grace: 0, wait_seconds: 0 });
+      expect(k.ok).toBe(false);
+      expect(JSON.stringify(k.error)).toContain("pending_on_host");
+      expect(k.error).toMatchObject({ code: "cli_error", kind: "conflict" });
+      expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
+      await li(["kill", "--grace", "0", j.id], { env: a.env });
+    } finally {
+      await m.close();
+    }
   });
 });
