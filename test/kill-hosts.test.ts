@@ -92,10 +92,18 @@ describePostgres("li kill from another host", () => {
     expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
     expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
     expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("pending");
+    // Asked again, the pending request is waited on, not duplicated.
+    const again = await li(["--machine", "kill", "--grace", "0", "--wait-seconds", "0", j.id], { env: b.env });
+    expect(again.json.error.detail).toMatchObject({ reason: "pending_on_host", request_id: rid });
+    expect(await rows(a, "SELECT id FROM kill_requests WHERE entity_id = ?", [j.id])).toEqual([{ id: rid }]);
 
     const d = startDaemon();
     try {
-      await until(async () => (await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status === "done");
+      // A kill asked once the daemon is back reads the pending request's own report.
+      const k = await liData(["kill", "--grace", "0", j.id], { env: b.env });
+      expect(k.kills[0]).toMatchObject({ request_id: rid, carried_out_by: { host: "host-a" } });
+      expect(k.entities[0]).toMatchObject({ id: j.id, action: "cancelled", process_gone: true });
+      expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("done");
       expect((await rows(a, "SELECT status, reason_code FROM entities WHERE id = ?", [j.id]))[0]).toEqual({ status: "cancelled", reason_code: "invocation.cancelled.killed" });
       await until(() => liveMembers(j.pgid).length === 0);
       const result = JSON.parse((await rows(a, "SELECT result FROM kill_requests WHERE id = ?", [rid]))[0].result);

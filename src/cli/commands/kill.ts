@@ -1,7 +1,7 @@
 import { Command } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { foreignOwner, killTree, planKill, type KillReport } from "../../lifecycle/kill.js";
-import { killRequest, requestKill, type KillRequestRow } from "../../lifecycle/kill-requests.js";
+import { killRequest, pendingKillRequestFor, requestKill, type KillRequestRow } from "../../lifecycle/kill-requests.js";
 import type { ErrorKind } from "../../errors.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
@@ -139,7 +139,8 @@ shown as a local kill's would be, each such tree's entry under kills naming carr
 (host, epoch) and request_id; an error there is this command's error. When that host does not
 answer in time, li kill exits 1 with a conflict (reason pending_on_host, naming the host and
 request_id): the record is left as it was, not cancelled, since its processes may still run,
-and the request stays pending until that host's daemon runs and carries it out. A queued run,
+and the request stays pending until that host's daemon runs and carries it out; a later li kill
+of that tree waits on the pending request (its grace stands) rather than add one. A queued run,
 or one whose worker has not started, has no process yet: it is cancelled at once from any
 host. Trees on this host are killed here as usual, alongside any requested of other hosts.
 --dry-run names the host a kill would be requested of, and records nothing.
@@ -162,7 +163,10 @@ Examples:
             const asked: Asked[] = [];
             for (const [i, r] of roots.entries()) {
               const owner = owners[i];
-              if (owner) asked.push({ root: r, host: owner.host, request_id: await requestKill(store, r.id, owner.host, opts.grace) });
+              if (!owner) continue;
+              // A kill of this tree already pending there is waited on, not asked again: one answer serves both.
+              const already = await pendingKillRequestFor(store, r.id, owner.host);
+              asked.push({ root: r, host: owner.host, request_id: already?.id ?? (await requestKill(store, r.id, owner.host, opts.grace)) });
             }
             const [local] = await Promise.all([
               Promise.all(roots.map((r, i) => (owners[i] ? null : killTree(store, r, opts.grace, hurry)))),
