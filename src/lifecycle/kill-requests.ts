@@ -40,6 +40,11 @@ export async function requestKill(store: Store, entityId: string, host: string, 
   return id;
 }
 
+/** The oldest request for `host` to kill `entityId`'s tree that is still pending, if any. */
+export async function pendingKillRequestFor(store: Store, entityId: string, host: string): Promise<KillRequestRow | undefined> {
+  return dbOf(store).get<KillRequestRow>("SELECT * FROM kill_requests WHERE entity_id = ? AND host = ? AND status = 'pending' ORDER BY requested_at, id LIMIT 1", [entityId, host]);
+}
+
 export async function killRequest(store: Store, id: string): Promise<KillRequestRow | undefined> {
   return dbOf(store).get<KillRequestRow>("SELECT * FROM kill_requests WHERE id = ?", [id]);
 }

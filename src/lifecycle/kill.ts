@@ -130,21 +130,42 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
 }
 
 /**
- * A tree with a started process on another host is refused before anything is written: its
- * processes are that host's to stop, and recording it cancelled from here would leave them
- * running under a terminal record (ADR D5). Work that has no process yet (queued, or preparing
- * before its worker started) has nothing to stop, and is cancelled from anywhere.
+ * Where a tree's started, unfinished processes run when that is not here: the one other host
+ * that alone can stop them (ADR D5), or null when every such process is this host's or there is
+ * none. A tree lives on one host (children inherit their parent's), so a tree running on several
+ * is refused: no single host could carry its kill out. Work that has no process yet (queued, or
+ * preparing before its worker started) has nothing to stop, and is cancelled from anywhere.
+ */
+export async function foreignOwner(store: Store, root: Entity): Promise<{ host: string; running: string[] } | null> {
+  const started = (await store.tree(root.id)).filter((e) => !isTerminal(e.status) && e.pid !== null);
+  const running = started.filter((e) => isForeign(e));
+  if (!running.length) return null;
+  const hosts = [...new Set(started.map((e) => e.host ?? thisHost()))];
+  if (hosts.length > 1)
+    throw new LiError("conflict", `${root.id} has processes on several hosts (${hosts.join(", ")}): no one host can stop them all; kill its parts on each host`, {
+      id: root.id,
+      hosts,
+      this_host: thisHost(),
+      reason: "runs_on_several_hosts",
+      running: started.map((e) => e.id),
+    });
+  return { host: hosts[0], running: running.map((e) => e.id) };
+}
+
+/**
+ * A guard for killTree: a tree with a started process on another host is never cancelled here,
+ * since recording it cancelled would leave its processes running under a terminal record. li kill
+ * sends such a tree to its host as a kill request (src/cli/commands/kill.ts) before it gets here.
  */
 async function refuseForeign(store: Store, root: Entity): Promise<void> {
-  const running = (await store.tree(root.id)).filter((e) => !isTerminal(e.status) && e.pid !== null && isForeign(e));
-  if (!running.length) return;
-  const hosts = [...new Set(running.map((e) => e.host))];
-  throw new LiError("conflict", `${root.id} runs on host ${hosts.join(", ")}, not here (${thisHost()}): its processes can only be stopped there; run li kill ${root.id} on ${hosts[0]}`, {
+  const owner = await foreignOwner(store, root);
+  if (!owner) return;
+  throw new LiError("conflict", `${root.id} runs on host ${owner.host}, not here (${thisHost()}): its processes can only be stopped there`, {
     id: root.id,
-    hosts,
+    hosts: [owner.host],
     this_host: thisHost(),
     reason: "runs_on_another_host",
-    running: running.map((e) => e.id),
+    running: owner.running,
   });
 }
 

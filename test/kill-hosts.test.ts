@@ -1,0 +1,164 @@
+/**
+ * Kill from any host (issue 19, ADR D5): on a shared store, li kill of a run whose processes run
+ * on another host records a kill request; that host's daemon (li host run) carries it out with
+ * li kill's own semantics, and the requester reports the outcome. Unanswered, the request stays
+ * pending and the record is left as it was; a run with no process yet is cancelled from anywhere.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
+import { type Home, li, LI_BIN, liData, liveMembers, ROOT, tempHome, until } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
+import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+
+describePostgres("li kill from another host", () => {
+  let cluster: PgCluster;
+  const homes: Home[] = [];
+  const daemons: ChildProcess[] = [];
+  let a: Home;
+  let b: Home;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    const url = cluster.createDatabase();
+    for (const host of ["host-a", "host-b"]) {
+      const h = tempHome();
+      h.env.LI_STORE = url;
+      h.env.LI_HOST = host;
+      homes.push(h);
+    }
+    [a, b] = homes;
+  });
+  afterAll(async () => {
+    for (const d of daemons) if (d.exitCode === null && d.signalCode === null) d.kill("SIGKILL");
+    for (const j of (await liData(["job", "list", "--limit", "100"], { env: a.env })).jobs) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: a.env });
+    for (const h of homes) h.cleanup();
+    cluster?.stop();
+  });
+
+  /** Host a's daemon, started; stop it with stopDaemon. */
+  function startDaemon(): ChildProcess {
+    const d = spawn(process.execPath, [LI_BIN, "host", "run", "--poll-seconds", "0.2"], { env: a.env, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    d.stderr!.resume();
+    daemons.push(d);
+    return d;
+  }
+  async function stopDaemon(d: ChildProcess): Promise<void> {
+    const exited = new Promise<number | null>((r) => d.once("exit", (code) => r(code)));
+    d.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }
+
+  /** A mock/hang run on host a whose agent is ready; its record. */
+  async function hanging(): Promise<any> {
+    const run = await liData(["agent", "--detach", "--prompt-file", "-", "mock/hang"], { env: a.env, input: "x".repeat(READY_BYTES) });
+    const j = await untilStatus(a.env, run.id, (j) => j.status === "running" && j.pid);
+    await untilAgentReady(j);
+    return j;
+  }
+
+  test("host b kills host a's running run through host a's daemon: cancelled there, its processes gone, reported here as a local kill would be", async () => {
+    const d = startDaemon();
+    try {
+      const j = await hanging();
+      const k = await liData(["kill", "--grace", "0", j.id], { env: b.env });
+      expect(k).toMatchObject({ id: j.id, kind: "invocation", targets: [j.id], partial: false, carried_out_by: { host: "host-a" } });
+      expect(k.entities[0]).toMatchObject({ id: j.id, previous_status: "running", status: "cancelled", action: "cancelled", reason_code: "invocation.cancelled.killed", process_gone: true });
+      expect(k.entities[0].signals[0]).toBe("SIGTERM");
+      expect(k.kills).toEqual([expect.objectContaining({ id: j.id, carried_out_by: expect.objectContaining({ host: "host-a" }), request_id: expect.stringMatching(/^krq_/) })]);
+      expect(k.requests).toEqual([{ id: j.id, host: "host-a", request_id: k.kills[0].request_id, status: "done" }]);
+      expect(liveMembers(j.pgid)).toEqual([]);
+      const ev = await rows(a, "SELECT source, to_status FROM events WHERE entity_id = ? ORDER BY id", [j.id]);
+      expect(ev[ev.length - 1]).toMatchObject({ source: "admin", to_status: "cancelled" });
+      expect((await rows(a, "SELECT status, host, requested_by FROM kill_requests WHERE id = ?", [k.kills[0].request_id]))[0]).toEqual({ status: "done", host: "host-a", requested_by: "host-b" });
+    } finally {
+      await stopDaemon(d);
+    }
+  });
+
+  test("with no daemon on host a the request stays pending_on_host, nothing is written or signalled; host a's daemon carries it out when it starts", async () => {
+    const j = await hanging();
+    const before = await rows(a, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [j.id]);
+    const dry = await liData(["kill", "--dry-run", j.id], { env: b.env });
+    expect(dry.requests).toEqual([{ id: j.id, host: "host-a" }]);
+    const started = Date.now();
+    const r = await li(["--machine", "kill", "--grace", "0", "--wait-seconds", "1", j.id], { env: b.env });
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(r.code).not.toBe(0);
+    expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "pending_on_host", id: j.id, host: "host-a", request_id: expect.stringMatching(/^krq_/) } });
+    const rid = r.json.error.detail.request_id;
+    expect(r.json.error.message).toContain(rid);
+    expect(r.json.error.message).toContain("li host run");
+    expect(await rows(a, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [j.id])).toEqual(before);
+    expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
+    expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
+    expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("pending");
+    // Asked again, the pending request is waited on, not duplicated.
+    const again = await li(["--machine", "kill", "--grace", "0", "--wait-seconds", "0", j.id], { env: b.env });
+    expect(again.json.error.detail).toMatchObject({ reason: "pending_on_host", request_id: rid });
+    expect(await rows(a, "SELECT id FROM kill_requests WHERE entity_id = ?", [j.id])).toEqual([{ id: rid }]);
+
+    const d = startDaemon();
+    try {
+      // A kill asked once the daemon is back reads the pending request's own report.
+      const k = await liData(["kill", "--grace", "0", j.id], { env: b.env });
+      expect(k.kills[0]).toMatchObject({ request_id: rid, carried_out_by: { host: "host-a" } });
+      expect(k.entities[0]).toMatchObject({ id: j.id, action: "cancelled", process_gone: true });
+      expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("done");
+      expect((await rows(a, "SELECT status, reason_code FROM entities WHERE id = ?", [j.id]))[0]).toEqual({ status: "cancelled", reason_code: "invocation.cancelled.killed" });
+      await until(() => liveMembers(j.pgid).length === 0);
+      const result = JSON.parse((await rows(a, "SELECT result FROM kill_requests WHERE id = ?", [rid]))[0].result);
+      expect(result).toMatchObject({ id: j.id, carried_out_by: { host: "host-a" }, entities: [expect.objectContaining({ id: j.id, action: "cancelled", process_gone: true })] });
+    } finally {
+      await stopDaemon(d);
+    }
+  });
+
+  test("a queued placed run has no host yet: cancelled at once from any host, no request recorded", async () => {
+    const placed = await liData(["agent", "--detach", "--host", "any", "mock/echo", "x"], { env: a.env });
+    expect(placed.status).toBe("queued");
+    const started = Date.now();
+    const k = await liData(["kill", placed.id], { env: b.env });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(k.entities).toEqual([expect.objectContaining({ id: placed.id, previous_status: "queued", status: "cancelled", action: "cancelled", signals: [] })]);
+    expect(k.requests).toBeUndefined();
+    expect(await rows(a, "SELECT id FROM kill_requests WHERE entity_id = ?", [placed.id])).toEqual([]);
+  });
+
+  test("several ids: this host's own run is killed here, the other host's is asked of it", async () => {
+    const theirs = await hanging();
+    const ours = await liData(["agent", "--detach", "mock/sleep:30", "zzz"], { env: b.env });
+    const mine = await untilStatus(b.env, ours.id, (j) => j.status === "running" && j.pid);
+    const r = await li(["--machine", "kill", "--grace", "0", "--wait-seconds", "0", mine.id, theirs.id], { env: b.env });
+    expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "pending_on_host", id: theirs.id, host: "host-a", targets: [mine.id, theirs.id] } });
+    expect(r.json.error.detail.kills).toEqual([expect.objectContaining({ id: mine.id })]);
+    expect(r.json.error.detail.entities[0]).toMatchObject({ id: mine.id, action: "cancelled", process_gone: true });
+    expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [theirs.id]))[0].status).toBe("running");
+    // The pending request is host a's to carry out; its own kill settles it meanwhile.
+    await li(["kill", "--grace", "0", theirs.id], { env: a.env });
+  });
+
+  test("job.kill over MCP from host b: carried out by host a's daemon; without it, a pending_on_host refusal", async () => {
+    const m = await connectMcp(b.env);
+    try {
+      const d = startDaemon();
+      try {
+        const j = await hanging();
+        const k = await m.op("job.kill", { id: j.id, grace: 0 });
+        expect(k.ok).toBe(true);
+        expect(k.result).toMatchObject({ id: j.id, carried_out_by: { host: "host-a" }, partial: false });
+        expect(k.result.entities[0]).toMatchObject({ id: j.id, action: "cancelled", process_gone: true });
+      } finally {
+        await stopDaemon(d);
+      }
+      const j = await hanging();
+      const k = await m.op("job.kill", { id: j.id, grace: 0, wait_seconds: 0 });
+      expect(k.ok).toBe(false);
+      expect(JSON.stringify(k.error)).toContain("pending_on_host");
+      expect(k.error).toMatchObject({ code: "cli_error", kind: "conflict" });
+      expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
+      await li(["kill", "--grace", "0", j.id], { env: a.env });
+    } finally {
+      await m.close();
+    }
+  });
+});
