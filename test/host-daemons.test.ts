@@ -211,7 +211,7 @@ describePostgres("host daemons on one store", () => {
     const url = cluster.createDatabase();
     const first = host(url, "twin");
     const older = daemon(first);
-    expect((await registered(first, ["twin"]))[0].epoch).toBe(1);
+    expect((await registered(first, ["twin"]))![0].epoch).toBe(1);
     const newer = daemon(host(url, "twin"));
     await until(async () => (await rows(first, "SELECT epoch FROM hosts WHERE name = 'twin'"))[0].epoch === 2);
 
@@ -256,10 +256,10 @@ describePostgres("host daemons on one store", () => {
     expect((await rows(submitter, "SELECT DISTINCT host FROM entities")).every((r) => names.includes(r.host))).toBe(true);
 
     // Every delivery settles delivered, on its first attempt, and reaches the handler once.
-    const deliveries = await until(async () => {
+    const deliveries = (await until(async () => {
       const d = await rows(submitter, "SELECT entity_id, event_id, status, attempts FROM deliveries");
       return d.length >= ended.length && d.every((x) => x.status === "delivered") ? d : null;
-    }, 30000);
+    }, 30000))!;
     expect(deliveries.map((d) => d.entity_id).sort()).toEqual(
       (await rows(submitter, "SELECT id FROM entities")).map((r) => r.id).sort(),
     );
