@@ -225,6 +225,32 @@ describePostgres("host daemons on one store", () => {
     expect([s.code, s.json?.data?.epoch]).toEqual([0, 2]);
   });
 
+  test("a daemon killed between its claim and the worker's start: its host's next daemon puts the run back in line, and it runs once", async () => {
+    const url = cluster.createDatabase();
+    const submitter = host(url, "submitter");
+    const h = host(url, "crash-1");
+    // A claim older than a spawn takes (1 s here) whose claimer is gone is put back.
+    h.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS = "1";
+    const paused = daemon({ ...h, env: { ...h.env, LI_TEST_CLAIM_PAUSE_MS: "60000" } });
+    await registered(h, ["crash-1"]);
+    const run = await liData(["agent", "--host", "any", "mock/echo", "once"], { env: submitter.env });
+    await until(async () => (await status(h, run.id)).status === "preparing");
+    paused.child.kill("SIGKILL");
+    await paused.exited;
+    expect(await status(h, run.id)).toEqual({ status: "preparing", host: "crash-1", place: "any", pid: null });
+
+    const next = daemon(h);
+    expect(await untilStatus(h.env, run.id, (j) => j.terminal, 30000)).toMatchObject({ status: "completed", host: "crash-1" });
+    expect((await rows(h, "SELECT from_status, to_status, reason_code FROM events WHERE entity_id = ? ORDER BY id", [run.id])).map((e) => `${e.from_status}>${e.to_status} ${e.reason_code}`)).toEqual([
+      "queued>preparing invocation.preparing.claimed",
+      "preparing>queued invocation.queued.promoter_lost",
+      "queued>preparing invocation.preparing.claimed",
+      "preparing>running invocation.running.spawned",
+      "running>completed invocation.completed.exit_zero",
+    ]);
+    expect((await next.stop()).code).toBe(0);
+  });
+
   test("3 daemons: a schedule fires once per due time, and each terminal notification is delivered once", async () => {
     const url = cluster.createDatabase();
     const submitter = host(url, "submitter");
