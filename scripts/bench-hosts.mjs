@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Several hosts on one PostgreSQL store (issue 19): N mock/echo runs placed with --host any and
+// drained by 1 and by 3 host daemons (li host run --max-parallel 4), each as a ratio to the same
+// N runs submitted locally without placement on the same store (li's own queue under
+// max_parallel: 4, promoted by the runs' workers), measured in the same run. Also: each run's
+// wait from submission to its claim (median and p99: mostly time in line behind the others),
+// runs lost or started other than once (must be 0), and the pick-up time of a run submitted to
+// idle daemons. The hosts are homes of their own (LI_HOME, LI_HOST) on this machine; the cluster
+// is a throw-away one (test/helpers/pg-cluster.mjs), so PostgreSQL's binaries must be installed.
+// With --sqlite it also drains the same N runs on one host's state.db (no PostgreSQL).
+// Usage: npm run bench:hosts [-- --runs N] [--sqlite] [--keep]
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { li, median, numberArg, root } from "./bench-lib.mjs";
+import { PG_HINT, pgBinDir, startCluster } from "../test/helpers/pg-cluster.mjs";
+
+const N = numberArg("--runs", 100);
+const PICKUPS = 10;
+const withSqlite = process.argv.includes("--sqlite");
+const SLOTS = 4;
+const keep = process.argv.includes("--keep");
+if (!pgBinDir()) {
+  console.error(`bench:hosts needs a PostgreSQL cluster: ${PG_HINT}`);
+  process.exit(1);
+}
+
+const { openStore } = await import(path.join(root, "dist/src/lifecycle/open.js"));
+const { dbOf } = await import(path.join(root, "dist/src/lifecycle/db/handle.js"));
+const { submitAgent } = await import(path.join(root, "dist/src/runtime/submit.js"));
+
+const cluster = await startCluster();
+const dirs = [];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(fn) {
+  for (const end = Date.now() + 60_000; !(await fn()); await sleep(20)) if (Date.now() > end) throw new Error("timed out");
+}
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+/** A host: its own LI_HOME (with `settings`, if any) and LI_HOST, on the store `url`. */
+function host(url, name, settings) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), `li-bench-hosts-${name}-`));
+  dirs.push(home);
+  if (settings) fs.writeFileSync(path.join(home, "settings.yaml"), settings);
+  return { name, home, env: { ...process.env, LI_HOME: home, LI_STORE: url, LI_HOST: name, NODE_OPTIONS: "" } };
+}
+
+/** A store opened as `h` in this process (openStore and the submitter read these variables). */
+async function openAs(h) {
+  Object.assign(process.env, { LI_HOME: h.home, LI_HOST: h.name });
+  if (h.env.LI_STORE) process.env.LI_STORE = h.env.LI_STORE;
+  else delete process.env.LI_STORE;
+  return openStore();
+}
+
+function startDaemon(h) {
+  const child = spawn(process.execPath, [li, "--machine", "host", "run", "--max-parallel", String(SLOTS), "--poll-seconds", "0.1"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.resume();
+  const exited = new Promise((r) => child.on("exit", (code) => r(code)));
+  return { child, stop: async () => (child.kill("SIGTERM"), { code: await exited, summary: JSON.parse(out || "{}").data }) };
+}
+
+/**
+ * Submits N mock/echo runs (placed on `place`, or local), times them until all are terminal,
+ * and reads the audit rows: claim latency, and how many runs ran other than once.
+ */
+async function drain(store, place) {
+  const db = dbOf(store);
+  const t0 = performance.now();
+  const ids = [];
+  for (let i = 0; i < N; i++) ids.push((await submitAgent(store, { model: "mock/echo", prompt: `run ${i}`, ...(place ? { host: place } : {}) })).entity.id);
+  const submitMs = performance.now() - t0;
+  for (;;) {
+    const left = (await db.get("SELECT count(*) AS n FROM entities WHERE status IN ('queued', 'preparing', 'running')")).n;
+    if (Number(left) === 0) break;
+    if (performance.now() - t0 > 300_000) throw new Error(`${left} run(s) still unfinished after 5 minutes`);
+    await sleep(50);
+  }
+  const ms = performance.now() - t0;
+  const ends = await db.all("SELECT status, host, count(*) AS n FROM entities GROUP BY status, host ORDER BY host");
+  const running = await db.all("SELECT entity_id, count(*) AS n FROM events WHERE to_status = 'running' GROUP BY entity_id");
+  const notOnce = N - running.filter((r) => Number(r.n) === 1).length;
+  // The claim (or, locally, the promotion): the first move out of queued, against the submission.
+  const lat = await db.all(
+    "SELECT e.created_at, min(v.at) AS at FROM entities e JOIN events v ON v.entity_id = e.id AND v.from_status = 'queued' AND v.to_status = 'preparing' GROUP BY e.id, e.created_at",
+  );
+  const latency = lat.map((r) => Date.parse(r.at) - Date.parse(r.created_at));
+  const completed = ends.filter((e) => e.status === "completed").reduce((n, e) => n + Number(e.n), 0);
+  return { ms, submitMs, completed, notOnce, latency, byHost: Object.fromEntries(ends.map((e) => [e.host ?? "-", Number(e.n)])) };
+}
+
+/** The baseline: N runs submitted without placement, on PostgreSQL (or, `url` undefined, state.db). */
+async function localCase(url) {
+  const h = host(url, "local", `max_parallel: ${SLOTS}\n`);
+  if (url === undefined) delete h.env.LI_STORE;
+  const store = await openAs(h);
+  try {
+    return await drain(store, undefined);
+  } finally {
+    await store.close();
+  }
+}
+
+async function placedCase(daemons) {
+  const url = cluster.createDatabase();
+  const submitter = host(url, "submitter");
+  const store = await openAs(submitter);
+  const started = [];
+  try {
+    for (let i = 1; i <= daemons; i++) started.push(startDaemon(host(url, `d${i}`)));
+    // Every daemon registered before the first submission.
+    for (;;) {
+      const n = (await dbOf(store).get("SELECT count(*) AS n FROM hosts")).n;
+      if (Number(n) === daemons) break;
+      await sleep(50);
+    }
+    const r = await drain(store, "any");
+    // Pick-up: with every daemon idle, one run at a time, from its submission to its claim.
+    r.pickup = [];
+    const db = dbOf(store);
+    for (let i = 0; i < PICKUPS; i++) {
+      const { entity } = await submitAgent(store, { model: "mock/echo", prompt: `pick-up ${i}`, host: "any" });
+      for (;;) {
+        const claim = await db.get("SELECT at FROM events WHERE entity_id = ? AND to_status = 'preparing'", [entity.id]);
+        if (claim) {
+          r.pickup.push(Date.parse(claim.at) - Date.parse(entity.created_at));
+          break;
+        }
+        await sleep(5);
+      }
+      await until(async () => Number((await db.get("SELECT count(*) AS n FROM entities WHERE status IN ('queued', 'preparing', 'running')")).n) === 0);
+    }
+    return r;
+  } finally {
+    for (const d of started) {
+      const { code } = await d.stop();
+      if (code !== 0) console.error(`a daemon exited ${code}`);
+    }
+    await store.close();
+  }
+}
+
+try {
+  console.log(`bench:hosts: ${N} mock/echo runs each, max_parallel ${SLOTS} per host, one PostgreSQL cluster (${os.cpus().length} cores)\n`);
+  const cases = [
+    [`local, max_parallel ${SLOTS} (baseline)`, await localCase(cluster.createDatabase())],
+    ["--host any, 1 daemon", await placedCase(1)],
+    ["--host any, 3 daemons", await placedCase(3)],
+  ];
+  if (withSqlite) cases.push([`state.db, max_parallel ${SLOTS}`, await localCase(undefined)]);
+  const base = cases[0][1].ms;
+  console.log(`${"case".padEnd(34)} ${"total".padStart(9)} ${"runs/s".padStart(7)} ${"ratio".padStart(6)}  ${"submit".padStart(8)}  to claim p50/p99 ms  completed  not once  by host`);
+  for (const [name, r] of cases) {
+    const hosts = Object.entries(r.byHost).map(([h, n]) => `${h}:${n}`).join(" ");
+    console.log(
+      `${name.padEnd(34)} ${(r.ms / 1000).toFixed(2).padStart(7)} s ${((N * 1000) / r.ms).toFixed(1).padStart(7)} ${(r.ms / base).toFixed(2).padStart(5)}x  ${(r.submitMs / 1000).toFixed(2).padStart(6)} s  ${String(Math.round(median(r.latency))).padStart(6)} / ${String(Math.round(pct(r.latency, 99))).padEnd(7)}  ${String(r.completed).padStart(9)}  ${String(r.notOnce).padStart(8)}  ${hosts}`,
+    );
+  }
+  for (const [name, r] of cases)
+    if (r.pickup) console.log(`\n${name}: pick-up of a run submitted to idle daemons (submission to claim), ${PICKUPS} runs: median ${Math.round(median(r.pickup))} ms, max ${Math.round(Math.max(...r.pickup))} ms (beats every 100 ms)`);
+  const bad = cases.filter(([, r]) => r.notOnce !== 0 || r.completed !== N);
+  console.log(`\nratio: time to drain against the baseline (lower is faster). To claim: submission to the run's move out of queued (its claim, or locally its promotion).`);
+  if (bad.length) {
+    console.error(`FAILED: runs lost or started other than once in ${bad.map(([n]) => n).join(", ")}`);
+    process.exitCode = 1;
+  }
+} finally {
+  cluster.stop();
+  if (!keep) for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+}
