@@ -187,7 +187,7 @@ describePostgres("host daemons on one store", () => {
     expect(started).toBe(N);
   }, 240000);
 
-  test("SIGTERM: the daemon ends its lease and exits 0; the run it started keeps running", async () => {
+  test("SIGTERM: the daemon records its stop and exits 0; the run it started keeps running", async () => {
     const url = cluster.createDatabase();
     const h = host(url, "term-1");
     const d = daemon(h);

@@ -83,11 +83,17 @@ describePostgres("li host list and li host forget on a shared store", () => {
     });
     expect(run.host).toBe("host-a");
 
-    // SIGTERM: exit 0 and the lease ends at once; its age then grows by the store's clock.
+    // SIGTERM: exit 0, the stop recorded, the lease left to run out (a restart is no outage); then
+    // its age grows by the store's clock.
     d.kill("SIGTERM");
     expect(await d.exited).toBe(0);
-    const stopped = await hostOf(b, "host-a");
-    expect(stopped).toMatchObject({ lease: "expired", stopped_at: expect.any(String), running: 1 });
+    expect(await hostOf(b, "host-a")).toMatchObject({ lease: "alive", stopped_at: expect.any(String), running: 1 });
+    expect((await li(["host", "list"], { env: b.env })).stdout).toMatch(/^host-a\s+alive \(stopped\)\s/m);
+    const stopped = await until(async () => {
+      const h = await hostOf(b, "host-a");
+      return h.lease === "expired" ? h : null;
+    }, 10000);
+    expect(stopped).toMatchObject({ stopped_at: expect.any(String), running: 1 });
     await new Promise((r) => setTimeout(r, 1200));
     const [{ now, beat }] = await rows(a, `SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS now, heartbeat_at AS beat FROM hosts WHERE name = 'host-a'`);
     const later = await hostOf(b, "host-a");
@@ -146,6 +152,8 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect((await rows(a, "SELECT name FROM hosts")).length).toBe(1);
     d.kill("SIGTERM");
     expect(await d.exited).toBe(0);
+    // A clean stop leaves the lease to run out (3 s here).
+    await until(async () => (await liData(["host", "list"], { env: b.env })).hosts.find((h: any) => h.host === "host-a").lease === "expired", 10000, 200);
     // Expired, but host-a's own li may not forget host-a: its runs are reaped there.
     const self = await li(["--machine", "host", "forget", "host-a", "--yes"], { env: a.env });
     expect([self.code, self.json.error.kind, self.json.error.detail.reason]).toEqual([1, "conflict", "this_host"]);

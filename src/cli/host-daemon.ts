@@ -2,7 +2,7 @@
  * `li host run`: the host daemon (issue 19). It registers this host (a new epoch), then beats:
  * renew the lease, reap this host's own runs, carry out kill requests for them, claim placed runs
  * up to max_parallel and start them here, promote this host's own queue, tick schedules and start
- * a notify drainer when a delivery is due. On SIGTERM or SIGINT it stops claiming, ends its lease
+ * a notify drainer when a delivery is due. On SIGTERM or SIGINT it stops claiming, records the stop (the lease runs out by itself)
  * and exits 0; the runs it started keep running (they are detached) and the next daemon, or any
  * li command here, reaps them.
  *
@@ -104,11 +104,12 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
         await promoteQuietly(store);
         if (Date.now() - lastSide >= SIDE_DUTY_MS) {
           lastSide = Date.now();
-          const t = await opts.tick(store, await dbClock(store));
+          const now = await dbClock(store);
+          const t = await opts.tick(store, now);
           sum.fired += t.fired.length;
           for (const f of t.fired) opts.log(`fired schedule ${f.name} → ${f.entity_id ?? "no run"}${f.error ? `: ${f.error}` : ""}`);
           const due = await nextDueMs(store);
-          if (due !== null && due <= Date.now()) startDrainer();
+          if (due !== null && due <= now.getTime()) startDrainer();
         }
         sum.beats++;
         lastError = "";

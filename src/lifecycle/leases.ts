@@ -90,10 +90,15 @@ export function renewLease(store: Store, name: string, epoch: number, leaseSecon
   });
 }
 
-/** A daemon's clean stop: the lease ends now, so readers elsewhere stop counting on it at once. */
+/**
+ * A daemon's clean stop is recorded, and its lease left to run out: a restart (systemctl restart,
+ * an upgrade) is not an outage, and ending the lease at once would show every run the host still
+ * runs as stopped_without_end to other hosts' waiters for the seconds the restart takes. A daemon
+ * that does not come back within the lease is judged like one that died.
+ */
 export async function releaseLease(store: Store, name: string, epoch: number): Promise<void> {
   const db = dbOf(store);
-  await db.run(`UPDATE hosts SET lease_until = ${dbNow(db.dialect)}, stopped_at = ${dbNow(db.dialect)} WHERE name = ? AND epoch = ?`, [name, epoch]);
+  await db.run(`UPDATE hosts SET stopped_at = ${dbNow(db.dialect)} WHERE name = ? AND epoch = ?`, [name, epoch]);
 }
 
 /**

@@ -3,6 +3,7 @@
  * at a time, sleeps through retries that fall due soon, and exits when nothing is due.
  */
 import { openStore } from "../lifecycle/open.js";
+import { dbClock } from "../lifecycle/leases.js";
 import { attempt } from "../lifecycle/notify/deliver.js";
 import { claimDue, finishAttempt, MAX_DELAY_MS, nextDueMs } from "../lifecycle/notify/outbox.js";
 
@@ -20,10 +21,12 @@ async function main(): Promise<void> {
   const deadline = Date.now() + MAX_LIFETIME_MS;
   try {
     while (Date.now() < deadline) {
-      const claim = await claimDue(store);
+      // Leases and due times by the store's clock: drainers on several hosts share one outbox, and
+      // one whose clock ran ahead would take over a delivery another is still making.
+      const claim = await claimDue(store, (await dbClock(store)).getTime());
       if (claim) {
         const result = await attempt(claim.target, claim.row.payload, { delivery_id: claim.row.id, attempt: claim.attempt });
-        await finishAttempt(store, claim, result);
+        await finishAttempt(store, claim, result, (await dbClock(store)).getTime());
         continue;
       }
       const due = await nextDueMs(store);

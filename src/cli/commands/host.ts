@@ -6,7 +6,7 @@ import type { ForgetPlan, Forgotten, HostEntry, HostList } from "../../lifecycle
 
 /** `expired 42s ago` (since the lease ran out, by the store's clock), `alive`, or `none`. */
 function leaseText(h: HostEntry, duration: (s: number) => string): string {
-  if (h.lease !== "expired") return h.lease;
+  if (h.lease !== "expired") return `${h.lease}${h.stopped_at ? " (stopped)" : ""}`;
   const span = (Date.parse(h.lease_until!) - Date.parse(h.heartbeat_at!)) / 1000;
   const since = Math.max(0, h.heartbeat_age_seconds! - (Number.isFinite(span) ? span : 0));
   return `expired ${duration(since)} ago${h.stopped_at ? " (stopped)" : ""}`;
@@ -111,7 +111,8 @@ than --max-parallel top-level runs are active here, and starts them as detached 
 Every 5 s it also ticks schedules and starts a notify drainer when a delivery is due: several
 daemons fire each schedule once per due time and deliver each notification once.
 
-SIGTERM or SIGINT: it stops claiming, ends its lease and exits 0; runs it started keep
+SIGTERM or SIGINT: it stops claiming, records the stop and exits 0, its lease left to run out
+(a restart within it is not an outage to other hosts); runs it started keep
 running (they are detached), and the next daemon or any li command here reaps them. A store
 outage is logged and retried; a lease that lapsed meanwhile is registered again (a new epoch)
 and this host's runs reconciled. Two daemons for one host name: the older one exits 1.

@@ -2,6 +2,7 @@ import { mapSeq } from "../../lifecycle/seq.js";
 import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
+import { dbClock } from "../../lifecycle/leases.js";
 import {
   deleteSchedule,
   listRuns,
@@ -188,7 +189,8 @@ ${UNATTENDED}`,
         const { tick } = await fire();
         const { prepareAction } = await action();
         return withStore(async (store) => {
-          const data = await tick(store, new Date(), prepareAction);
+          // The store's clock, not this host's: several hosts may tick one store (issue 19).
+          const data = await tick(store, await dbClock(store), prepareAction);
           return { data, human: humanTick };
         }, { write: true });
       }),
@@ -241,7 +243,7 @@ async function daemon(ctx: CliContext, intervalSeconds: number) {
     while (!stoppedBy) {
       let waitMs = intervalSeconds * 1000;
       try {
-        const r = await withStore((store) => tick(store, new Date(), prepareAction), { write: true });
+        const r = await withStore(async (store) => tick(store, await dbClock(store), prepareAction), { write: true });
         ticks++;
         fired += r.fired.length;
         errors += r.errors.length;

@@ -77,7 +77,7 @@ export function claimDue(store: HasSql, nowMs = Date.now()): Promise<Claim | nul
     for (;;) {
       const row = await db.get<DeliveryRow>(
         `SELECT * FROM deliveries WHERE (status = 'pending' AND next_attempt_at <= ?) OR (status = 'delivering' AND lease_until <= ?)
-         ORDER BY next_attempt_at LIMIT 1`,
+         ORDER BY next_attempt_at LIMIT 1${db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : ""}`,
         [now, now],
       );
       if (!row) return null;
