@@ -21,6 +21,7 @@ import type { Store } from "../lifecycle/store.js";
 import { claimAndStart, endRebootedRuns, reapOwn, type DaemonIdentity } from "../runtime/host-duties.js";
 import { carryOutKillRequests } from "../runtime/kill-requests.js";
 import { promoteQuietly } from "../runtime/queue.js";
+import { StopSignals } from "./stop-signals.js";
 
 export interface DaemonOptions {
   maxParallel: number;
@@ -53,14 +54,7 @@ const SIDE_DUTY_MS = 5_000;
 export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary> {
   const host = hostName();
   const self = selfStat();
-  let stoppedBy: string | null = null;
-  let wake: () => void = () => {};
-  const onSignal = (sig: NodeJS.Signals) => {
-    stoppedBy = sig;
-    wake();
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
+  const stop = new StopSignals();
   const store = await openStore();
   const register = async (why: string): Promise<DaemonIdentity> => {
     const boot = bootId();
@@ -78,7 +72,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
   let lastSide = 0;
   let lastError = "";
   try {
-    while (!stoppedBy) {
+    while (!stop.stoppedBy) {
       try {
         if (!id) id = await register("start");
         else {
@@ -93,11 +87,11 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
         const reaped = await reapOwn(store, id);
         sum.reaped += reaped.length;
         for (const r of reaped) opts.log(`reaped ${r}`);
-        if (stoppedBy) break;
+        if (stop.stoppedBy) break;
         const kills = await carryOutKillRequests(store, id);
         sum.kills += kills.length;
         for (const k of kills) opts.log(`kill request ${k.request_id} for ${k.entity_id}: ${k.summary}`);
-        if (stoppedBy) break;
+        if (stop.stoppedBy) break;
         const started = await claimAndStart(store, id);
         sum.started += started.length;
         for (const s of started) opts.log(`claimed ${s.id}${s.pid ? `: worker pid ${s.pid}` : ": could not start (recorded on the run)"}`);
@@ -121,16 +115,10 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
         if (text !== lastError) opts.log(`beat failed (retrying every ${opts.pollSeconds}s): ${text}`);
         lastError = text;
       }
-      if (stoppedBy) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, opts.pollSeconds * 1000);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      if (stop.stoppedBy) break;
+      await stop.sleep(opts.pollSeconds * 1000);
     }
-    sum.stopped_by = stoppedBy;
+    sum.stopped_by = stop.stoppedBy;
     if (id) {
       try {
         await releaseLease(store, host, id.epoch);
@@ -140,8 +128,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
     }
     return sum;
   } finally {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
+    stop.dispose();
     await store.close();
   }
 }

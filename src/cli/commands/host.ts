@@ -128,7 +128,8 @@ Examples:
         const { runHostDaemon } = await import("../host-daemon.js");
         const { tick } = await import("../../runtime/schedule-fire.js");
         const { prepareAction } = await import("../schedule-action.js");
-        const log = (line: string) => ctx.live.write(`${new Date().toISOString()} ${line}\n`);
+        const { timestampedLog } = await import("../stop-signals.js");
+        const log = timestampedLog(ctx.live);
         const data = await runHostDaemon({ ...opts, log, tick: (store, now) => tick(store, now, prepareAction) });
         return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.beats} beat(s): started ${d.started}, reaped ${d.reaped}, kill requests ${d.kills}, fired ${d.fired}, errors ${d.errors}` };
       }),

@@ -21,6 +21,7 @@ import { keyValues, table } from "../format.js";
 import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { registerDefine, UNATTENDED } from "../schedule-define.js";
+import { StopSignals, timestampedLog } from "../stop-signals.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
 const cron = () => import("../../lifecycle/schedules/cron.js");
@@ -226,21 +227,14 @@ function humanTick(d: TickResult): string {
 async function daemon(ctx: CliContext, intervalSeconds: number) {
   const { tick } = await fire();
   const { prepareAction } = await action();
-  let stoppedBy: string | null = null;
-  let wake: () => void = () => {};
-  const onSignal = (sig: NodeJS.Signals) => {
-    stoppedBy = sig;
-    wake();
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  const log = (line: string) => ctx.live.write(`${new Date().toISOString()} ${line}\n`);
+  const stop = new StopSignals();
+  const log = timestampedLog(ctx.live);
   let ticks = 0;
   let fired = 0;
   let errors = 0;
   log(`li schedule daemon: ticking (interval ${intervalSeconds}s, pid ${process.pid})`);
   try {
-    while (!stoppedBy) {
+    while (!stop.stoppedBy) {
       let waitMs = intervalSeconds * 1000;
       try {
         const r = await withStore(async (store) => tick(store, await dbClock(store), prepareAction), { write: true });
@@ -258,20 +252,13 @@ async function daemon(ctx: CliContext, intervalSeconds: number) {
         errors++;
         log(`tick failed: ${err instanceof Error ? err.message : String(err)}`);
       }
-      if (stoppedBy) break;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, waitMs);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      if (stop.stoppedBy) break;
+      await stop.sleep(waitMs);
     }
   } finally {
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
+    stop.dispose();
   }
-  const data = { ticks, fired, errors, stopped_by: stoppedBy as string | null, interval_seconds: intervalSeconds };
+  const data = { ticks, fired, errors, stopped_by: stop.stoppedBy as string | null, interval_seconds: intervalSeconds };
   return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.ticks} tick(s); fired ${d.fired}, errors ${d.errors}` };
 }
 
