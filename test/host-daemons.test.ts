@@ -6,12 +6,13 @@
  * deliver each terminal notification once. Each "host" is a LI_HOME and a LI_HOST of its own on
  * this machine; each test has a database of its own in one cluster.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { openStore, READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
-import { type Home, LI_BIN, li, liData, liveMembers, ROOT, sleep, tempHome, until } from "./helpers/li.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { startDaemon, useSharedStore } from "./helpers/hosts.js";
+import { type Home, liData, liveMembers, sleep, until } from "./helpers/li.js";
+import { describePostgres } from "./helpers/postgres.js";
 import { submitAgent } from "../src/runtime/submit.js";
 
 interface Daemon {
@@ -23,51 +24,22 @@ interface Daemon {
 }
 
 describePostgres("host daemons on one store", () => {
-  let cluster: PgCluster;
-  const homes: Home[] = [];
-  const daemons: Daemon[] = [];
-  /** Runs left running on purpose, killed from their own host after the tests: [home, id]. */
-  const leftRunning: [Home, string][] = [];
-
-  beforeAll(async () => {
-    cluster = await startCluster();
-  });
-  afterAll(async () => {
-    for (const d of daemons) if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill("SIGKILL");
-    for (const [h, id] of leftRunning) await li(["kill", "--grace", "0", id], { env: h.env });
-    for (const h of homes) h.cleanup();
-    cluster?.stop();
-  });
+  // Runs left running on purpose are killed from their own host after the tests.
+  const hosts = useSharedStore();
+  const database = () => hosts().cluster.createDatabase();
 
   /** A host named `name` on the store `url`: its own LI_HOME (with `settings`, if given). */
   function host(url: string, name: string, settings?: string): Home {
-    const h = tempHome();
-    h.env.LI_STORE = url;
-    h.env.LI_HOST = name;
+    const h = hosts().addHome(name, url);
     if (settings) fs.writeFileSync(path.join(h.home, "settings.yaml"), settings);
-    homes.push(h);
     return h;
   }
 
   /** `li --machine host run …` on `h`, fast beats. */
   function daemon(h: Home, args: string[] = []): Daemon {
-    const child = spawn(process.execPath, [LI_BIN, "--machine", "host", "run", "--poll-seconds", "0.1", ...args], { env: h.env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (err += d));
-    const exited = new Promise<{ code: number | null; json: any; stderr: string }>((resolve) =>
-      child.on("close", (code) => {
-        let json: any;
-        try {
-          json = JSON.parse(out);
-        } catch {}
-        resolve({ code, json, stderr: err });
-      }),
-    );
-    const d: Daemon = { child, exited, stop: () => (child.kill("SIGTERM"), exited) };
-    daemons.push(d);
-    return d;
+    const d = startDaemon(h, { machine: true, pollSeconds: 0.1, args });
+    const exited = d.exited.then((code) => ({ code, json: d.json(), stderr: d.stderr() }));
+    return { child: d.proc, exited, stop: () => (d.proc.kill("SIGTERM"), exited) };
   }
 
   /** Waits until `names` all hold a live lease in `h`'s store; returns their rows. */
@@ -80,7 +52,7 @@ describePostgres("host daemons on one store", () => {
   const status = async (h: Home, id: string) => (await rows(h, "SELECT status, host, place, pid FROM entities WHERE id = ?", [id]))[0];
 
   test("a placed run waits for a daemon; host-b's daemon runs --host any runs and flows with their steps, never --host host-a's", async () => {
-    const url = cluster.createDatabase();
+    const url = database();
     const a = host(url, "host-a");
     const b = host(url, "host-b");
 
@@ -128,7 +100,7 @@ describePostgres("host daemons on one store", () => {
   test("5 daemons racing for 200 runs: each run claimed and started exactly once, never more than 4 at once on a host", async () => {
     const N = 200;
     const CAP = 4;
-    const url = cluster.createDatabase();
+    const url = database();
     const names = ["d1", "d2", "d3", "d4", "d5"];
     const ds = names.map((n) => daemon(host(url, n), ["--max-parallel", String(CAP)]));
     const submitter = host(url, "submitter");
@@ -188,13 +160,12 @@ describePostgres("host daemons on one store", () => {
   }, 240000);
 
   test("SIGTERM: the daemon records its stop and exits 0; the run it started keeps running", async () => {
-    const url = cluster.createDatabase();
+    const url = database();
     const h = host(url, "term-1");
     const d = daemon(h);
     await registered(h, ["term-1"]);
     const run = await liData(["agent", "--host", "term-1", "--prompt-file", "-", "mock/hang"], { env: h.env, input: "x".repeat(READY_BYTES) });
     const j = await untilStatus(h.env, run.id, (x) => x.status === "running" && x.pid, 30000);
-    leftRunning.push([h, run.id]);
     await untilAgentReady(j);
 
     const r = await d.stop();
@@ -208,7 +179,7 @@ describePostgres("host daemons on one store", () => {
   });
 
   test("a second daemon for one host name: the older one exits 1 (conflict, host_replaced) on its next beat", async () => {
-    const url = cluster.createDatabase();
+    const url = database();
     const first = host(url, "twin");
     const older = daemon(first);
     expect((await registered(first, ["twin"]))![0].epoch).toBe(1);
@@ -226,7 +197,7 @@ describePostgres("host daemons on one store", () => {
   });
 
   test("a daemon killed between its claim and the worker's start: its host's next daemon puts the run back in line, and it runs once", async () => {
-    const url = cluster.createDatabase();
+    const url = database();
     const submitter = host(url, "submitter");
     const h = host(url, "crash-1");
     // A claim older than a spawn takes (1 s here) whose claimer is gone is put back.
@@ -252,7 +223,7 @@ describePostgres("host daemons on one store", () => {
   });
 
   test("3 daemons: a schedule fires once per due time, and each terminal notification is delivered once", async () => {
-    const url = cluster.createDatabase();
+    const url = database();
     const submitter = host(url, "submitter");
     const out = path.join(submitter.home, "envelopes.jsonl");
     // Every host has the handler: a run's end enqueues its delivery from the host it ran on.

@@ -5,47 +5,26 @@
  * host.forget is fenced from it. Forgetting a gone host ends its unfinished runs lost on the
  * operator's word, in one transaction; an alive lease is refused; runs placed for it by name stay.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { rows, untilStatus } from "./helpers/fixtures.js";
-import { type Home, li, LI_BIN, liData, liveMembers, ROOT, tempHome, until } from "./helpers/li.js";
+import { type Daemon, startDaemon, useSharedStore } from "./helpers/hosts.js";
+import { type Home, li, liData, liveMembers, until } from "./helpers/li.js";
 import { connectMcp, type McpSession } from "./helpers/mcp.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("li host list and li host forget on a shared store", () => {
-  let cluster: PgCluster;
-  const homes: Home[] = [];
-  const daemons: ChildProcess[] = [];
   /** Process groups of runs these tests leave running on purpose (forgotten hosts' runs). */
   const groups: number[] = [];
-  let a: Home;
-  let b: Home;
   let m: McpSession | undefined;
-
-  beforeAll(async () => {
-    cluster = await startCluster();
-    const url = cluster.createDatabase();
-    for (const host of ["host-a", "host-b"]) {
-      const h = tempHome();
-      h.env.LI_STORE = url;
-      h.env.LI_HOST = host;
-      homes.push(h);
-    }
-    [a, b] = homes;
-  });
-  afterAll(async () => {
-    await m?.close();
-    for (const d of daemons) if (d.exitCode === null && d.signalCode === null) d.kill("SIGKILL");
-    for (const g of groups) if (liveMembers(g).length) process.kill(-g, "SIGKILL");
-    for (const j of (await liData(["job", "list", "--limit", "100"], { env: a.env })).jobs) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: a.env });
-    for (const h of homes) h.cleanup();
-    cluster?.stop();
-  });
+  const [a, b] = useSharedStore(["host-a", "host-b"], {
+    cleanup: async () => {
+      await m?.close();
+      for (const g of groups) if (liveMembers(g).length) process.kill(-g, "SIGKILL");
+    },
+  }).homes;
 
   /** `li host run` for `h`'s host, beating every 0.2 s under a 3 s lease; resolves once its lease shows alive. */
-  async function daemon(h: Home): Promise<ChildProcess & { exited: Promise<number | null> }> {
-    const d = spawn(process.execPath, [LI_BIN, "host", "run", "--poll-seconds", "0.2", "--lease-seconds", "3"], { env: h.env, cwd: ROOT, stdio: "ignore" }) as ChildProcess & { exited: Promise<number | null> };
-    d.exited = new Promise((resolve) => d.on("exit", (code) => resolve(code)));
-    daemons.push(d);
+  async function daemon(h: Home): Promise<Daemon> {
+    const d = startDaemon(h, { leaseSeconds: 3 });
     await until(async () => (await hostOf(b, h.env.LI_HOST!))?.lease === "alive" && (await hostOf(b, h.env.LI_HOST!))?.pid === d.pid);
     return d;
   }
@@ -85,8 +64,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
 
     // SIGTERM: exit 0, the stop recorded, the lease left to run out (a restart is no outage); then
     // its age grows by the store's clock.
-    d.kill("SIGTERM");
-    expect(await d.exited).toBe(0);
+    expect(await d.stop()).toBe(0);
     expect(await hostOf(b, "host-a")).toMatchObject({ lease: "alive", stopped_at: expect.any(String), running: 1 });
     expect((await li(["host", "list"], { env: b.env })).stdout).toMatch(/^host-a\s+alive \(stopped\)\s/m);
     const stopped = await until(async () => {
@@ -108,7 +86,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     // A daemon that dies holds its lease until it runs out (3 s here); a new registration is a new epoch.
     const d2 = await daemon(a);
     expect((await hostOf(b, "host-a")).epoch).toBe(2);
-    d2.kill("SIGKILL");
+    d2.proc.kill("SIGKILL");
     await d2.exited;
     const lapsed = await until(async () => ((await hostOf(b, "host-a")).lease === "expired" ? hostOf(b, "host-a") : null), 10000, 200);
     expect(lapsed).toMatchObject({ epoch: 2, stopped_at: null, pid: d2.pid });
@@ -150,8 +128,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(refused.json.error.message).toMatch(/stop li host run there first, or wait for the lease to expire/i);
     expect(await rows(a, "SELECT * FROM events ORDER BY id")).toEqual(before);
     expect((await rows(a, "SELECT name FROM hosts")).length).toBe(1);
-    d.kill("SIGTERM");
-    expect(await d.exited).toBe(0);
+    expect(await d.stop()).toBe(0);
     // A clean stop leaves the lease to run out (3 s here).
     await until(async () => (await liData(["host", "list"], { env: b.env })).hosts.find((h: any) => h.host === "host-a").lease === "expired", 10000, 200);
     // Expired, but host-a's own li may not forget host-a: its runs are reaped there.

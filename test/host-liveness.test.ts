@@ -8,7 +8,7 @@
  * higher epoch and keeps working. Two hosts are two LI_HOMEs with their own LI_HOST on one
  * PostgreSQL; the daemons are `li host run` processes.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { dbClock, registerHost, holdsLease, leases, renewLease } from "../src/lifecycle/leases.js";
 import { hostName } from "../src/lifecycle/locate.js";
 import { getSchedule, insertSchedule, listRuns } from "../src/lifecycle/schedules/store.js";
@@ -16,23 +16,16 @@ import type { Store } from "../src/lifecycle/store.js";
 import { reapOwn } from "../src/runtime/host-duties.js";
 import { tick } from "../src/runtime/schedule-fire.js";
 import { events, openStore, rows } from "./helpers/fixtures.js";
-import { type Home, LI_BIN, li, liData, liveMembers, ROOT, sleep, tempHome, until } from "./helpers/li.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { startDaemon, useSharedStore } from "./helpers/hosts.js";
+import { type Home, li, liData, liveMembers, sleep, until } from "./helpers/li.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("liveness across hosts", () => {
-  let cluster: PgCluster;
-  const homes: Home[] = [];
-  const daemons: ChildProcess[] = [];
   const groups: number[] = [];
-
-  beforeAll(async () => {
-    cluster = await startCluster();
-  });
-  afterAll(async () => {
-    for (const d of daemons) if (d.exitCode === null && d.signalCode === null) d.kill("SIGKILL");
-    for (const g of groups) killGroup(g);
-    for (const h of homes) h.cleanup();
-    cluster?.stop();
+  const hosts = useSharedStore([], {
+    cleanup: () => {
+      for (const g of groups) killGroup(g);
+    },
   });
 
   function killGroup(pgid: number): void {
@@ -43,27 +36,12 @@ describePostgres("liveness across hosts", () => {
 
   /** Host a and host b on a database of their own. */
   function pair(): { a: Home; b: Home } {
-    const url = cluster.createDatabase();
-    const [a, b] = ["host-a", "host-b"].map((host) => {
-      const h = tempHome();
-      h.env.LI_STORE = url;
-      h.env.LI_HOST = host;
-      homes.push(h);
-      return h;
-    });
+    const [a, b] = hosts().addHomes(["host-a", "host-b"]);
     return { a, b };
   }
 
   /** `li host run` for `h`'s host, beating every 0.2 s under a 3 s lease; its log so far. */
-  function daemon(h: Home, env: NodeJS.ProcessEnv = {}): { proc: ChildProcess; log: () => string; exited: Promise<number | null> } {
-    const proc = spawn(process.execPath, [LI_BIN, "host", "run", "--poll-seconds", "0.2", "--lease-seconds", "3"], { env: { ...h.env, ...env }, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    daemons.push(proc);
-    let text = "";
-    proc.stdout!.on("data", (d) => (text += d));
-    proc.stderr!.on("data", (d) => (text += d));
-    const exited = new Promise<number | null>((r) => proc.on("exit", (code) => r(code)));
-    return { proc, log: () => text, exited };
-  }
+  const daemon = (h: Home, env: NodeJS.ProcessEnv = {}) => startDaemon(h, { env, leaseSeconds: 3 });
 
   const hostRow = async (h: Home, name: string) => (await rows(h, "SELECT * FROM hosts WHERE name = ?", [name]))[0];
   const statusOf = async (h: Home, id: string) => (await rows(h, "SELECT status, reason_code, host, pid FROM entities WHERE id = ?", [id]))[0];
@@ -191,7 +169,7 @@ describePostgres("liveness across hosts", () => {
     const { a } = pair();
     const d = daemon(a);
     const epoch = await registered(d);
-    await cluster.outage(5000);
+    await hosts().cluster.outage(5000);
     expect(await registered(d, 2)).toBe(epoch + 1);
     expect(d.log()).toContain("its lease lapsed");
     expect(Number((await hostRow(a, "host-a")).epoch)).toBe(epoch + 1);

@@ -6,10 +6,10 @@
  * When the link heals, a's daemon finds its lease lapsed, registers again under a new epoch, and
  * publishes the end from the evidence: the run completes, once, as it really did.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import { rows } from "./helpers/fixtures.js";
-import { type Home, LI_BIN, liData, ROOT, tempHome, until } from "./helpers/li.js";
+import { killDaemons, startDaemon } from "./helpers/hosts.js";
+import { type Home, liData, tempHome, until } from "./helpers/li.js";
 import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
 
 /** A TCP proxy to `port` whose link can be cut (every connection dropped, new ones refused) and healed. */
@@ -47,8 +47,6 @@ describePostgres("a host cut off from the shared store, and back", () => {
   let proxy: Awaited<ReturnType<typeof cuttableProxy>>;
   let a: Home;
   let b: Home;
-  let daemon: ChildProcess | undefined;
-  let log = "";
 
   beforeAll(async () => {
     cluster = await startCluster();
@@ -60,7 +58,7 @@ describePostgres("a host cut off from the shared store, and back", () => {
     Object.assign(b.env, { LI_STORE: url, LI_HOST: "host-b" });
   });
   afterAll(async () => {
-    if (daemon && daemon.exitCode === null) daemon.kill("SIGKILL");
+    killDaemons();
     await proxy?.close();
     a?.cleanup();
     b?.cleanup();
@@ -68,8 +66,7 @@ describePostgres("a host cut off from the shared store, and back", () => {
   });
 
   test("lease expiry shows the run stopped_without_end elsewhere; on return the daemon registers anew and publishes the end the worker left", async () => {
-    daemon = spawn(process.execPath, [LI_BIN, "host", "run", "--poll-seconds", "0.2", "--lease-seconds", "3"], { env: a.env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    for (const s of [daemon.stdout!, daemon.stderr!]) s.on("data", (d) => (log += d));
+    const daemon = startDaemon(a, { leaseSeconds: 3 });
     // Placed from b, for a: it starts on a, its worker writing through the proxy.
     const run = await liData(["agent", "--host", "host-a", "mock/sleep:5", "x"], { env: b.env });
     await until(async () => (await liData(["job", "status", run.id], { env: b.env })).jobs[0].status === "running", 30000, 100);
@@ -96,9 +93,8 @@ describePostgres("a host cut off from the shared store, and back", () => {
     expect(ends).toEqual([{ to_status: "completed", source: "reaper" }]);
     const [host] = await rows(b, "SELECT epoch FROM hosts WHERE name = 'host-a'");
     expect(Number(host.epoch)).toBe(2);
-    expect(log).toMatch(/beat failed/);
-    expect(log).toMatch(/registered \(its lease lapsed/);
-    daemon.kill("SIGTERM");
-    expect(await new Promise((r) => daemon!.on("exit", r))).toBe(0);
+    expect(daemon.log()).toMatch(/beat failed/);
+    expect(daemon.log()).toMatch(/registered \(its lease lapsed/);
+    expect(await daemon.stop()).toBe(0);
   }, 120000);
 });

@@ -3,22 +3,14 @@
  * daemon on this machine claims it and starts it here, with its prompt from the store. Bad host
  * names are refused before anything is written, on the CLI and over MCP (the projected pattern).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { events, rows, terminal, useHomes } from "./helpers/fixtures.js";
-import { li, LI_BIN, liData, until } from "./helpers/li.js";
+import { startDaemon, startedDaemons } from "./helpers/hosts.js";
+import { li, liData, until } from "./helpers/li.js";
 
 describe("placement with --host on SQLite", () => {
-  const procs: ChildProcess[] = [];
-  const homes = useHomes({ procs, stopRuns: true });
+  const homes = useHomes({ procs: startedDaemons, stopRuns: true });
 
-  function daemon(env: NodeJS.ProcessEnv, ...args: string[]): ChildProcess & { out: () => string } {
-    let out = "";
-    const p = spawn(process.execPath, [LI_BIN, "--machine", "host", "run", "--poll-seconds", "0.1", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    p.stdout!.on("data", (d) => (out += d));
-    p.stderr!.on("data", (d) => (out += d));
-    procs.push(p);
-    return Object.assign(p, { out: () => out });
-  }
+  const daemon = (env: NodeJS.ProcessEnv) => startDaemon(env, { machine: true, pollSeconds: 0.1 });
 
   test("a placed run waits with no host and no directory until a daemon claims it, then runs here with its prompt", async () => {
     const h = homes();
@@ -39,10 +31,8 @@ describe("placement with --host on SQLite", () => {
     expect((await liData(["job", "output", r.id], { env })).output).toBe(prompt);
     const path = (await events(h, r.id)).map((e) => `${e.to_status}:${e.reason_code}`);
     expect(path).toEqual(["preparing:invocation.preparing.claimed", "running:invocation.running.spawned", "completed:invocation.completed.exit_zero"]);
-    d.kill("SIGTERM");
-    const code = await new Promise((res) => d.on("exit", res));
-    expect(code).toBe(0);
-    const summary = JSON.parse(d.out().trim().split("\n").at(-1)!);
+    expect(await d.stop()).toBe(0);
+    const summary = JSON.parse(d.log().trim().split("\n").at(-1)!);
     expect(summary.data).toMatchObject({ host: "box-1", started: 1, stopped_by: "SIGTERM" });
   });
 
@@ -50,7 +40,7 @@ describe("placement with --host on SQLite", () => {
     const h = homes();
     const other = daemon({ ...h.env, LI_HOST: "box-2" });
     const r = await liData(["agent", "--detach", "--host", "box-3", "mock/echo", "for box-3"], { env: { ...h.env, LI_HOST: "box-2" } });
-    await until(() => /registered/.test(other.out()));
+    await until(() => /registered/.test(other.log()));
     await new Promise((res) => setTimeout(res, 600));
     expect((await rows(h, "SELECT status, host FROM entities WHERE id = ?", [r.id]))[0]).toEqual({ status: "queued", host: null });
     daemon({ ...h.env, LI_HOST: "box-3" });

@@ -6,41 +6,17 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
-import { type Home, li, liData, liveMembers, tempHome, until } from "./helpers/li.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { rows } from "./helpers/fixtures.js";
+import { readyHang, useSharedStore } from "./helpers/hosts.js";
+import { li, liData, liveMembers, until } from "./helpers/li.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("two hosts sharing one store", () => {
-  let cluster: PgCluster;
-  const homes: Home[] = [];
-  let a: Home;
-  let b: Home;
-
-  beforeAll(async () => {
-    cluster = await startCluster();
-    const url = cluster.createDatabase();
-    for (const host of ["host-a", "host-b"]) {
-      const h = tempHome();
-      h.env.LI_STORE = url;
-      h.env.LI_HOST = host;
-      homes.push(h);
-    }
-    [a, b] = homes;
-  });
-  afterAll(async () => {
-    // Stop what host a started, from host a (the only host that may).
-    for (const j of (await liData(["job", "list", "--limit", "100"], { env: a.env })).jobs) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: a.env });
-    for (const h of homes) h.cleanup();
-    cluster?.stop();
-  });
+  // What a host leaves running is stopped after the block from that host (the only host that may).
+  const [a, b] = useSharedStore(["host-a", "host-b"]).homes;
 
   /** A mock/hang run on host a whose agent is ready; its record. */
-  async function hanging(): Promise<any> {
-    const run = await liData(["agent", "--detach", "--prompt-file", "-", "mock/hang"], { env: a.env, input: "x".repeat(READY_BYTES) });
-    const j = await untilStatus(a.env, run.id, (j) => j.status === "running" && j.pid);
-    await untilAgentReady(j);
-    return j;
-  }
+  const hanging = () => readyHang(a);
 
   test("another host's running run is never reaped from here (no daemon there: stopped_without_end, host_has_no_lease); its own host reaps it once its processes are gone", async () => {
     const j = await hanging();

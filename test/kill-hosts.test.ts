@@ -4,60 +4,26 @@
  * li kill's own semantics, and the requester reports the outcome. Unanswered, the request stays
  * pending and the record is left as it was; a run with no process yet is cancelled from anywhere.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { READY_BYTES, rows, untilAgentReady, untilStatus } from "./helpers/fixtures.js";
-import { type Home, li, LI_BIN, liData, liveMembers, ROOT, tempHome, until } from "./helpers/li.js";
+import { rows, untilStatus } from "./helpers/fixtures.js";
+import { type Daemon, readyHang, startDaemon, useSharedStore } from "./helpers/hosts.js";
+import { li, liData, liveMembers, until } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("li kill from another host", () => {
-  let cluster: PgCluster;
-  const homes: Home[] = [];
-  const daemons: ChildProcess[] = [];
-  let a: Home;
-  let b: Home;
-
-  beforeAll(async () => {
-    cluster = await startCluster();
-    const url = cluster.createDatabase();
-    for (const host of ["host-a", "host-b"]) {
-      const h = tempHome();
-      h.env.LI_STORE = url;
-      h.env.LI_HOST = host;
-      homes.push(h);
-    }
-    [a, b] = homes;
-  });
-  afterAll(async () => {
-    for (const d of daemons) if (d.exitCode === null && d.signalCode === null) d.kill("SIGKILL");
-    for (const j of (await liData(["job", "list", "--limit", "100"], { env: a.env })).jobs) if (!j.terminal && j.pid) await li(["kill", "--grace", "0", j.id], { env: a.env });
-    for (const h of homes) h.cleanup();
-    cluster?.stop();
-  });
+  const [a, b] = useSharedStore(["host-a", "host-b"]).homes;
 
   /** Host a's daemon, started; stop it with stopDaemon. */
-  function startDaemon(): ChildProcess {
-    const d = spawn(process.execPath, [LI_BIN, "host", "run", "--poll-seconds", "0.2"], { env: a.env, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
-    d.stderr!.resume();
-    daemons.push(d);
-    return d;
-  }
-  async function stopDaemon(d: ChildProcess): Promise<void> {
-    const exited = new Promise<number | null>((r) => d.once("exit", (code) => r(code)));
-    d.kill("SIGTERM");
-    expect(await exited).toBe(0);
+  const startA = () => startDaemon(a);
+  async function stopDaemon(d: Daemon): Promise<void> {
+    expect(await d.stop()).toBe(0);
   }
 
   /** A mock/hang run on host a whose agent is ready; its record. */
-  async function hanging(): Promise<any> {
-    const run = await liData(["agent", "--detach", "--prompt-file", "-", "mock/hang"], { env: a.env, input: "x".repeat(READY_BYTES) });
-    const j = await untilStatus(a.env, run.id, (j) => j.status === "running" && j.pid);
-    await untilAgentReady(j);
-    return j;
-  }
+  const hanging = () => readyHang(a);
 
   test("host b kills host a's running run through host a's daemon: cancelled there, its processes gone, reported here as a local kill would be", async () => {
-    const d = startDaemon();
+    const d = startA();
     try {
       const j = await hanging();
       const k = await liData(["kill", "--grace", "0", "--wait-seconds", "30", j.id], { env: b.env });
@@ -97,12 +63,10 @@ describePostgres("li kill from another host", () => {
     expect(again.json.error.detail).toMatchObject({ reason: "pending_on_host", request_id: rid });
     expect(await rows(a, "SELECT id FROM kill_requests WHERE entity_id = ?", [j.id])).toEqual([{ id: rid }]);
 
-    const d = startDaemon();
+    const d = startA();
     try {
-      // A kill asked once the daemon is back reads the pending request's own report.
-      const k = await liData(["kill", "--grace", "0", "--wait-seconds", "30", j.id], { env: b.env });
-      expect(k.kills[0]).toMatchObject({ request_id: rid, carried_out_by: { host: "host-a" } });
-      expect(k.entities[0]).toMatchObject({ id: j.id, action: "cancelled", process_gone: true });
+      // Back, the daemon carries out the request that waited for it, at its first beat.
+      await until(async () => (await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status !== "pending", 30000, 100);
       expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("done");
       expect((await rows(a, "SELECT status, reason_code FROM entities WHERE id = ?", [j.id]))[0]).toEqual({ status: "cancelled", reason_code: "invocation.cancelled.killed" });
       await until(() => liveMembers(j.pgid).length === 0);
@@ -140,7 +104,7 @@ describePostgres("li kill from another host", () => {
   test("job.kill over MCP from host b: carried out by host a's daemon; without it, a pending_on_host refusal", async () => {
     const m = await connectMcp(b.env);
     try {
-      const d = startDaemon();
+      const d = startA();
       try {
         const j = await hanging();
         const k = await m.op("job.kill", { id: j.id, grace: 0 });
