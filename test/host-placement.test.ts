@@ -6,6 +6,7 @@
 import { events, rows, terminal, useHomes } from "./helpers/fixtures.js";
 import { startDaemon, startedDaemons } from "./helpers/hosts.js";
 import { li, liData, until } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
 
 describe("placement with --host on SQLite", () => {
   const homes = useHomes({ procs: startedDaemons, stopRuns: true });
@@ -60,5 +61,23 @@ describe("placement with --host on SQLite", () => {
     expect(r.json.error.kind).toBe("invalid_input");
     expect(r.json.error.message).toMatch(/host/);
     expect(await rows(h, "SELECT id FROM entities").catch(() => [])).toEqual([]);
+  });
+
+  test("over MCP: host is a spawn verb's argument, checked by its projected pattern; a placed run is waited on like any other", async () => {
+    const h = homes();
+    const env = { ...h.env, LI_HOST: "box-4" };
+    const m = await connectMcp(env);
+    try {
+      const help = await m.call({ help: "agent.submit" });
+      expect(help.schema.properties.host).toMatchObject({ type: "string", pattern: expect.stringContaining("any") });
+      const bad = await m.op("agent.submit", { model: "mock/echo", prompt: "x", host: "no spaces allowed" }, help.schema_fingerprint);
+      expect(bad).toMatchObject({ ok: false, error: { code: "invalid_args", schema: expect.any(Object) } });
+      const sub = await m.submit("agent.submit", { model: "mock/echo", prompt: "placed over MCP", host: "any" });
+      expect(sub).toMatchObject({ status: "queued", place: "any", pid: null });
+      daemon(env);
+      expect(await m.waitTerminal(sub.id, 30)).toMatchObject({ status: "completed", host: "box-4" });
+    } finally {
+      await m.close();
+    }
   });
 });
