@@ -178,4 +178,25 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(await d.exited).not.toBe(0);
     expect(await rows(a, "SELECT name FROM hosts")).toEqual([]);
   });
+
+  test("li doctor on a shared store: a host that runs no daemon while others share the store fails the hosts check, with the fix", async () => {
+    const alone = await liData(["doctor"], { env: b.env });
+    expect(alone.checks.find((c: any) => c.check === "hosts")).toMatchObject({ ok: true, detail: expect.stringMatching(/only host-b uses this store/) });
+    const da = await daemon(a);
+    const without = await li(["--machine", "doctor"], { env: b.env });
+    expect(without.code).toBe(1);
+    const check = without.json.error.detail.checks.find((c: any) => c.check === "hosts");
+    expect(check).toMatchObject({ ok: false, fix: expect.stringMatching(/li host run/) });
+    expect(check.detail).toMatch(/host-b shares the store with \d+ other host\(s\).*never run a host daemon/);
+    expect(without.json.error.detail.store).toMatchObject({ ok: true, kind: "postgres", path: expect.stringMatching(/^postgres:\/\//) });
+    const d = await daemon(b);
+    try {
+      const withDaemon = await liData(["doctor"], { env: b.env });
+      expect(withDaemon.checks.find((c: any) => c.check === "hosts")).toMatchObject({ ok: true, detail: expect.stringMatching(/host-b: its daemon's lease is alive/) });
+    } finally {
+      expect(await d.stop()).toBe(0);
+      expect(await da.stop()).toBe(0);
+    }
+  });
 });
+

@@ -9,6 +9,9 @@ import { storeHealth } from "../lifecycle/aggregates.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Store } from "../lifecycle/store.js";
 import type { Settings } from "../config/settings.js";
+import { storeLocation, storeWhere, thisHost, type StoreLocation } from "../lifecycle/locate.js";
+import { leases } from "../lifecycle/leases.js";
+import { hostLoad } from "../lifecycle/hosts.js";
 
 /*
  * li doctor's pass/fail checks. Each says what it found and, when it fails, the fix; a failed
@@ -97,10 +100,19 @@ export function settingsCheck(settings: Settings | null, error: string | null): 
   return out;
 }
 
+/** Whether a store exists to check: state.db on disk, or a PostgreSQL store (which li creates on first use, and may be unreachable). */
+const storeExists = (loc: StoreLocation) => loc.kind === "postgres" || fs.existsSync(statePath());
+
 /** The store without creating it: none yet is healthy. */
 export async function storeCheck(open: () => Promise<Store>): Promise<{ check: Check; store: Record<string, unknown> }> {
-  const file = statePath();
-  if (!fs.existsSync(file)) return { check: pass("store", `no state.db yet (the first run creates ${file})`), store: { ok: true, exists: false, path: file, required_version: SCHEMA_VERSION } };
+  let loc: StoreLocation;
+  try {
+    loc = storeLocation();
+  } catch (err) {
+    return { check: failed("store", message(err), "fix LI_STORE, or store: in settings.yaml"), store: { ok: false, error: message(err) } };
+  }
+  const file = storeWhere(loc);
+  if (!storeExists(loc)) return { check: pass("store", `no state.db yet (the first run creates ${file})`), store: { ok: true, exists: false, path: file, required_version: SCHEMA_VERSION } };
   try {
     const s = await open();
     try {
@@ -109,6 +121,7 @@ export async function storeCheck(open: () => Promise<Store>): Promise<{ check: C
       const store = {
         ok: integrity === "ok",
         exists: true,
+        kind: loc.kind,
         path: file,
         schema_version: await s.schemaVersion(),
         required_version: SCHEMA_VERSION,
@@ -124,14 +137,14 @@ export async function storeCheck(open: () => Promise<Store>): Promise<{ check: C
   } catch (caught) {
     const err = asStorageError(caught);
     const detail = err instanceof LiError ? err.detail : {};
-    const store = { ok: false, exists: true, path: file, error: message(err), ...detail };
+    const store = { ok: false, exists: true, kind: loc.kind, path: file, error: message(err), ...detail };
     return { check: failed("store", message(err), String(detail.remedy ?? "see the message; li state migrate upgrades an older schema")), store };
   }
 }
 
 /** Enabled schedules fire only when ticked: a schedule enabled for 2 minutes with no tick in them is not firing. */
 export async function ticksCheck(open: () => Promise<Store>, now = new Date()): Promise<Check> {
-  if (!fs.existsSync(statePath())) return pass("schedule_ticks", "no schedules");
+  if (!storeExists(storeLocation())) return pass("schedule_ticks", "no schedules");
   let s: Store;
   try {
     s = await open();
@@ -148,9 +161,40 @@ export async function ticksCheck(open: () => Promise<Store>, now = new Date()): 
       return failed(
         "schedule_ticks",
         `${enabled} enabled schedule(s), and ${last ? `no tick since ${last}` : "nothing has ever ticked them"} (over ${TICK_STALE_SECONDS / 60} minutes): they are not firing`,
-        `keep li schedule daemon running, or add the crontab line: * * * * * LI_HOME=${liHome()} li schedule tick`,
+        `keep li schedule daemon (or li host run, which ticks too) running, or add the crontab line: * * * * * LI_HOME=${liHome()} li schedule tick`,
       );
     return pass("schedule_ticks", last ? `last tick ${last}` : `${enabled} enabled schedule(s), created under ${TICK_STALE_SECONDS / 60} minutes ago; nothing has ticked yet`);
+  } finally {
+    await s.close();
+  }
+}
+
+/**
+ * On a shared store, whether this host runs its daemon: without a live lease the runs it starts
+ * are stopped_without_end to every other host's waiters (host_has_no_lease, host_lease_expired),
+ * kills asked from elsewhere wait, and work placed here is never claimed. A store no other host
+ * uses needs no daemon.
+ */
+export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
+  if (storeLocation().kind !== "postgres") return pass("hosts", "one machine (state.db): no host daemon needed");
+  let s: Store;
+  try {
+    s = await open();
+  } catch {
+    return pass("hosts", "not checked: the store cannot be opened (see store)");
+  }
+  try {
+    const here = thisHost();
+    const all = await leases(s);
+    const mine = all.find((l) => l.host === here);
+    if (mine?.lease === "alive") return pass("hosts", `${here}: its daemon's lease is alive (epoch ${mine.row.epoch}); ${all.length - 1} other host(s) registered`);
+    const others = new Set([...all.map((l) => l.host), ...(await hostLoad(s)).map((r) => r.host)].filter((h): h is string => h !== null && h !== here));
+    if (!others.size) return pass("hosts", `only ${here} uses this store: no host daemon needed`);
+    return failed(
+      "hosts",
+      `${here} shares the store with ${others.size} other host(s) (${[...others].slice(0, 5).join(", ")}) and ${mine ? `its daemon's lease expired ${mine.heartbeat_age_seconds}s after its last heartbeat` : "has never run a host daemon"}: other hosts show its running runs as stopped_without_end, their kills of them wait, and runs placed here are not claimed`,
+      "run li host run on this host (under systemd: README, Several hosts)",
+    );
   } finally {
     await s.close();
   }

@@ -4,7 +4,8 @@ import path from "node:path";
 import { LiError } from "../errors.js";
 import { isObject } from "../json.js";
 import { yaml } from "../packages.js";
-import { liHome } from "./paths.js";
+import { liHome, statePath } from "./paths.js";
+import { redactUrl } from "./db/pg-sql.js";
 
 /*
  * Where the records live and which host this is. LI_STORE (else `store:` in the user settings
@@ -86,4 +87,9 @@ export function thisHost(): string {
  */
 export function isForeign(e: { host: string | null }): boolean {
   return e.host !== null && e.host !== thisHost();
+}
+
+/** Where the records are, fit to print: state.db's path, or the store URL without its password. */
+export function storeWhere(loc: StoreLocation = storeLocation()): string {
+  return loc.kind === "postgres" ? redactUrl(loc.url) : statePath();
 }

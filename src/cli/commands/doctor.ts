@@ -2,7 +2,7 @@ import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
-import { diskCheck, homeCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
+import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -26,14 +26,15 @@ function endpointView(e: Endpoint, defaultName: string) {
 export function register(root: Command, ctx: CliContext): void {
   root
     .command("doctor")
-    .description("check LI_HOME, its disk, the state store, settings, trust and schedule ticks; list providers and endpoints")
+    .description("check LI_HOME, its disk, the state store, settings, trust, schedule ticks and this host's daemon; list providers and endpoints")
     .addHelpText(
       "after",
       `
 Checks, each passing or failing with the fix: li_home (a writable directory on a disk),
 disk (free space), store (state.db's integrity and schema; none yet is fine), settings
 (every settings file in force parses), trust (no trusted project file changed since
-li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes).
+li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
+(on a store shared with other hosts, this host runs li host run: its lease is alive).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -66,7 +67,7 @@ Examples:
           home,
           ...(healthy ? [diskCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
-          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore())] : []),
+          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore())] : []),
         ];
         const problems = checks.filter((c) => !c.ok);
         let liHomePath: string | null = null;
