@@ -1,0 +1,58 @@
+/**
+ * A host whose clock is 5 minutes ahead (issue 19): every li process of host a, its daemon and the
+ * workers it starts, runs with Date shifted (test/fixtures/clock/skew.mjs). Leases and schedule
+ * ticks go by the store's clock, so a's skew neither makes b's lease look expired from a, nor
+ * keeps a's alive when its daemon dies, nor fires a schedule early or twice.
+ */
+import path from "node:path";
+import { rows } from "./helpers/fixtures.js";
+import { startDaemon, useSharedStore } from "./helpers/hosts.js";
+import { liData, ROOT, until } from "./helpers/li.js";
+import { describePostgres } from "./helpers/postgres.js";
+
+const SKEW_MS = 5 * 60 * 1000;
+const LEASE = 3;
+
+describePostgres("a host with its clock 5 minutes ahead", () => {
+  const [a, b] = useSharedStore(["host-a", "host-b"]).homes;
+  const skewed = () => ({ NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${path.join(ROOT, "test", "fixtures", "clock", "skew.mjs")}`, LI_TEST_CLOCK_SKEW_MS: String(SKEW_MS) });
+  const hostOf = async (reader: typeof a, name: string) => (await liData(["host", "list"], { env: reader.env })).hosts.find((h: any) => h.host === name);
+
+  test("leases and schedule fires go by the store's clock: once per due time, never early, and a dead daemon's lease expires on time", async () => {
+    const aEnv = { ...a.env, ...skewed() };
+    // The skew is real in a's li: what it records carries its clock.
+    const probe = await liData(["agent", "--detach", "mock/echo", "what time is it"], { env: aEnv });
+    const made = (await rows(b, "SELECT created_at FROM entities WHERE id = ?", [probe.id]))[0].created_at;
+    expect(Date.parse(made) - Date.now()).toBeGreaterThan(SKEW_MS - 60_000);
+
+    // First slot due at once, the next 10 s later by the store's clock (b's clock is the store's here).
+    await liData(["schedule", "create", "pulse", "--every", "10s", "--start-at", new Date(Date.now() - 2000).toISOString(), "mock/echo", "pulse"], { env: b.env });
+    const da = startDaemon(aEnv, { leaseSeconds: LEASE });
+    const db = startDaemon(b, { leaseSeconds: LEASE });
+    await until(async () => (await hostOf(b, "host-a"))?.lease === "alive" && (await hostOf(b, "host-b"))?.lease === "alive", 20000, 200);
+    // Judged from the fast host, the other's lease is alive: no 5-minute-old heartbeat by a's clock.
+    const bFromA = await hostOf({ ...a, env: aEnv }, "host-b");
+    expect(bFromA).toMatchObject({ lease: "alive" });
+    expect(bFromA.heartbeat_age_seconds).toBeLessThan(LEASE);
+
+    // Two due times, raced by both daemons. A tick on a's own clock would fire the first and then
+    // move the next 5 minutes on; on the store's clock the second fires 10 s after the first.
+    await until(async () => (await rows(b, "SELECT count(*) AS n FROM schedule_runs"))[0].n >= 2, 40000, 250);
+    const fires = await rows(b, "SELECT due_at, fired_at, entity_id, error FROM schedule_runs ORDER BY seq");
+    expect(new Set(fires.map((f: any) => f.due_at)).size).toBe(fires.length);
+    for (const f of fires) {
+      expect(f.error).toBeNull();
+      const late = Date.parse(f.fired_at) - Date.parse(f.due_at);
+      expect(late).toBeGreaterThanOrEqual(0);
+      expect(late).toBeLessThan(8000);
+    }
+    expect(Date.parse(fires[1].due_at) - Date.parse(fires[0].due_at)).toBe(10_000);
+
+    // a's daemon dies: its lease expires by the store's clock, within two lease periods, skew or not.
+    da.proc.kill("SIGKILL");
+    const dead = Date.now();
+    await until(async () => (await hostOf(b, "host-a"))?.lease === "expired", 2 * LEASE * 1000 + 3000, 200);
+    expect(Date.now() - dead).toBeLessThan(2 * LEASE * 1000 + 1000);
+    expect(await db.stop()).toBe(0);
+  }, 120000);
+});
