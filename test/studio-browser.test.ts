@@ -190,6 +190,11 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   const job = (await liData(["job", "status", fresh.id], { env: h.env })).jobs[0];
   expect(await page.getAttribute(`${row} td.age time`, "datetime")).toBe(job.created_at);
   expect([await page.getAttribute(row, "data-host"), await page.textContent(`${row} td.host`)]).toEqual([job.host, job.host]);
+  // A run placed with --host and not yet claimed has no host; the row says what it waits for.
+  const placed = await liData(["agent", "--host", "any", "--label", "studio-test", "mock/echo", "placed"], { env: h.env });
+  await page.waitForSelector(`tr[data-run-id="${placed.id}"]`, { timeout: 15_000 });
+  expect([await page.getAttribute(`tr[data-run-id="${placed.id}"]`, "data-host"), await page.textContent(`tr[data-run-id="${placed.id}"] td.host`)]).toEqual(["", "for any"]);
+  await li(["kill", placed.id], { env: h.env });
   expect(await marker(page)).toBe(m);
   await page.screenshot({ path: path.join(ARTIFACTS, "runs.png"), fullPage: true });
   await page.check('input[name=status][value="cancelled"]');

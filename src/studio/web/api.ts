@@ -4,7 +4,9 @@ import { pageKey } from "./key";
 export interface Usage { input_tokens: number | null; output_tokens: number | null; cached_tokens: number | null; cost_usd: number | null }
 
 export interface Job {
-  id: string; kind: string; parent_id: string | null; label: string | null; host: string | null; status: string; terminal: boolean;
+  id: string; kind: string; parent_id: string | null; label: string | null; host: string | null;
+  /** Placed with --host (a host name or any) and where it may start; null for a run started where submitted. */
+  place?: string | null; status: string; terminal: boolean;
   outcome: string | null; reason_code: string | null; placement?: string; model: string | null; current_phase: string | null;
   pid: number | null; exit_code: number | null; created_at: string; started_at: string | null; ended_at: string | null;
   usage: Usage | null; num_turns: number | null; queue: string | null; queue_position: number | null;

@@ -54,7 +54,7 @@ export function JobRow({ job }: { job: Job }) {
       <td class="model">{job.model ?? <span class="muted">—</span>}</td>
       <td class="age"><Age at={job.created_at} /></td>
       <td class="duration"><Duration start={job.started_at} end={job.ended_at} /></td>
-      <td class="host">{job.host ?? <span class="muted">—</span>}</td>
+      <td class="host">{job.host ?? <span class="muted">{job.place ? `for ${job.place}` : "—"}</span>}</td>
       <td class="queue">{job.queue_position != null ? `#${job.queue_position} in line` : ""}</td>
     </tr>
   );
