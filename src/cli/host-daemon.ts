@@ -50,6 +50,8 @@ export interface DaemonSummary {
 
 /** How often schedules are ticked and a due delivery looked for, at most. */
 const SIDE_DUTY_MS = 5_000;
+/** How long a daemon whose disk is full stops claiming (others may take the run meanwhile). */
+const DISK_FULL_PAUSE_MS = 10_000;
 
 export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary> {
   const host = hostName();
@@ -70,6 +72,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
   const sum: DaemonSummary = { host, epoch: 0, beats: 0, started: 0, reaped: 0, kills: 0, fired: 0, errors: 0, stopped_by: null };
   let id: DaemonIdentity | null = null;
   let lastSide = 0;
+  let claimsPausedUntil = 0;
   let lastError = "";
   try {
     while (!stop.stoppedBy) {
@@ -92,9 +95,15 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
         sum.kills += kills.length;
         for (const k of kills) opts.log(`kill request ${k.request_id} for ${k.entity_id}: ${k.summary}`);
         if (stop.stoppedBy) break;
-        const started = await claimAndStart(store, id);
-        sum.started += started.length;
-        for (const s of started) opts.log(`claimed ${s.id}${s.pid ? `: worker pid ${s.pid}` : ": could not start (recorded on the run)"}`);
+        if (Date.now() >= claimsPausedUntil) {
+          const { started, released } = await claimAndStart(store, id);
+          sum.started += started.length;
+          for (const s of started) opts.log(`claimed ${s.id}${s.pid ? `: worker pid ${s.pid}` : ": could not start (recorded on the run)"}`);
+          if (released) {
+            claimsPausedUntil = Date.now() + DISK_FULL_PAUSE_MS;
+            opts.log(`gave ${released.id} back to the queue (${released.error}); claiming nothing for ${DISK_FULL_PAUSE_MS / 1000}s: free space in LI_HOME`);
+          }
+        }
         await promoteQuietly(store);
         if (Date.now() - lastSide >= SIDE_DUTY_MS) {
           lastSide = Date.now();

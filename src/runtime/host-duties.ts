@@ -12,6 +12,7 @@ import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
 import type { Entity, Store } from "../lifecycle/store.js";
+import { isDiskFull } from "../lifecycle/storage-faults.js";
 import { startWorker } from "./spawn.js";
 
 export interface DaemonIdentity {
@@ -35,13 +36,21 @@ async function pauseForTests(): Promise<void> {
   if (Number.isFinite(ms) && ms > 0) await new Promise((r) => setTimeout(r, ms));
 }
 
+export interface Claims {
+  started: { id: string; pid: number | null }[];
+  /** A run given back because this host's disk is full: claiming should pause (the daemon's call). */
+  released: { id: string; error: string } | null;
+}
+
 /**
  * Claims placed runs while this host has free slots and starts each one's worker. A claim whose
- * directory cannot be made, or whose worker cannot start, ends failed (spawn_error): its slot is
- * free again, and it is never started twice.
+ * worker cannot start, or whose directory cannot be made for another reason, ends failed
+ * (spawn_error): its slot is free again, and it is never started twice. A full disk is this
+ * host's trouble, not the run's: the claim is given back (queued again, unowned, for this host or
+ * another to take) and claiming stops for this beat.
  */
-export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<{ id: string; pid: number | null }[]> {
-  const started: { id: string; pid: number | null }[] = [];
+export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<Claims> {
+  const started: Claims["started"] = [];
   for (;;) {
     const r = await claimPlaced(store, { ...d, runDir });
     if (!r.claimed) break;
@@ -50,7 +59,15 @@ export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<{ 
     try {
       await prepareRunDir(store, e);
     } catch (err: any) {
-      await store.transition({ id: e.id, to: "failed", reason: `${e.kind}.failed.spawn_error`, source: "runtime", expect: { status: "preparing" }, detail: { error: `cannot make its run directory on ${d.host}: ${err?.message ?? err}` } });
+      const error = `cannot make its run directory on ${d.host}: ${err?.message ?? err}`;
+      try {
+        fs.rmSync(e.run_dir!, { recursive: true, force: true });
+      } catch {}
+      if (isDiskFull(err)) {
+        await store.transition({ id: e.id, to: "queued", reason: `${e.kind}.queued.claim_released`, source: "runtime", expect: { status: "preparing", version: e.version }, patch: { host: null, run_dir: null }, detail: { host: d.host, error } });
+        return { started, released: { id: e.id, error } };
+      }
+      await store.transition({ id: e.id, to: "failed", reason: `${e.kind}.failed.spawn_error`, source: "runtime", expect: { status: "preparing" }, detail: { error } });
       started.push({ id: e.id, pid: null });
       continue;
     }
@@ -62,7 +79,7 @@ export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<{ 
     }
     started.push({ id: e.id, pid });
   }
-  return started;
+  return { started, released: null };
 }
 
 /**
