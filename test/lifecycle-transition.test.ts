@@ -168,3 +168,43 @@ describe("the audit trail", () => {
     expect(await snapshot(b, e.id)).toBe(before);
   });
 });
+
+describe("terminal notification after commit", () => {
+  /** A hook that enqueues one delivery per terminal move and records when the drainer would start. */
+  function hook(store: Store) {
+    const calls: { count: number; committed: boolean }[] = [];
+    store.terminalHook = {
+      enqueue: async () => 1,
+      afterCommit: (count) => calls.push({ count, committed: !dbOf(store).inTransaction }),
+    };
+    return calls;
+  }
+
+  test("a transition on its own starts the drainer once, after its commit", async () => {
+    const calls = hook(a);
+    const e = await recordAt(a, "running");
+    expect(calls).toEqual([]);
+    await a.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime" });
+    expect(calls).toEqual([{ count: 1, committed: true }]);
+  });
+
+  test("terminal moves inside a caller's transaction start one drainer once it commits, and none when it rolls back", async () => {
+    const calls = hook(a);
+    const x = await recordAt(a, "running");
+    const y = await recordAt(a, "running");
+    await a.tx(async () => {
+      for (const e of [x, y]) await a.transition({ id: e.id, to: "lost", reason: "invocation.lost.test", source: "operator" });
+      expect(calls).toEqual([]);
+    });
+    expect(calls).toEqual([{ count: 2, committed: true }]);
+    const z = await recordAt(a, "running");
+    await expect(
+      a.tx(async () => {
+        await a.transition({ id: z.id, to: "lost", reason: "invocation.lost.test", source: "operator" });
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(calls).toHaveLength(1);
+    expect((await a.get(z.id))!.status).toBe("running");
+  });
+});

@@ -125,7 +125,7 @@ export async function forgetPlan(store: Store, host: string): Promise<ForgetPlan
 export interface Forgotten {
   plan: ForgetPlan;
   /** Each record ended, with the status it had. */
-  ended: { entity: Entity; from: string; eventId: number }[];
+  ended: { entity: Entity; from: string }[];
   /** Records that ended by themselves (or were moved by another writer) meanwhile: left as they are. */
   skipped: { entity: Entity; refused: string }[];
   dropped: boolean;
@@ -153,7 +153,7 @@ export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan)
         expect: { status: e.status, version: e.version },
         detail: { host },
       });
-      if (r.ok) ended.push({ entity: r.entity, from: r.from, eventId: r.eventId });
+      if (r.ok) ended.push({ entity: r.entity, from: r.from });
       else skipped.push({ entity: r.entity ?? e, refused: r.refused });
     }
     if (plan.kill_requests)
@@ -164,17 +164,4 @@ export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan)
     const dropped = await dropHost(store, host);
     return { plan, ended, skipped, dropped };
   });
-}
-
-/** Starts the notify drainer for deliveries the forgotten runs' ends enqueued (transitions inside a transaction start none). */
-export async function afterForget(store: Store, f: Forgotten): Promise<void> {
-  if (!store.terminalHook || !f.ended.length) return;
-  const ids = f.ended.map((x) => x.eventId);
-  let total = 0;
-  for (let i = 0; i < ids.length; i += 500) {
-    const part = ids.slice(i, i + 500);
-    const n = await dbOf(store).get<{ n: number }>(`SELECT count(*) AS n FROM deliveries WHERE event_id IN (${part.map(() => "?").join(", ")})`, part);
-    total += Number(n?.n ?? 0);
-  }
-  if (total > 0) store.terminalHook.afterCommit(total);
 }

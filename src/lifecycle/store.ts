@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { LiError } from "../errors.js";
 import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
@@ -29,6 +30,8 @@ export function hydrate(row: any): Entity | undefined {
  */
 export class Store implements HasSql {
   terminalHook: TerminalHook | null = null;
+  /** Per outermost transaction (and its async flow): the delivery rows its transitions enqueued. */
+  private readonly enqueuedIn = new AsyncLocalStorage<{ deliveries: number }>();
   /** True for the empty stand-in a read gets where no state.db exists yet (open.ts openStoreForRead). */
   placeholder = false;
   readonly [SQL]: SqlDb;
@@ -94,10 +97,16 @@ export class Store implements HasSql {
 
   /**
    * One transaction (immediate: the write lock is taken up front so the busy timeout applies).
-   * Store calls made inside `fn` belong to it.
+   * Store calls made inside `fn` belong to it. Terminal-notify rows its transitions enqueued get a
+   * drainer once the outermost transaction has committed, never before (and none if it rolls back).
    */
-  tx<T>(fn: () => Promise<T>, mode: TxMode = "immediate"): Promise<T> {
-    return this[SQL].tx(() => fn(), mode);
+  async tx<T>(fn: () => Promise<T>, mode: TxMode = "immediate"): Promise<T> {
+    const db = this[SQL];
+    if (db.inTransaction) return db.tx(() => fn(), mode);
+    const scope = { deliveries: 0 };
+    const result = await this.enqueuedIn.run(scope, () => db.tx(() => fn(), mode));
+    if (scope.deliveries > 0) this.terminalHook?.afterCommit(scope.deliveries);
+    return result;
   }
 
   /**
@@ -211,8 +220,7 @@ export class Store implements HasSql {
    */
   async transition(req: TransitionRequest): Promise<TransitionResult> {
     const db = this[SQL];
-    let enqueued = 0;
-    const result = await this.tx(async (): Promise<TransitionResult> => {
+    return this.tx(async (): Promise<TransitionResult> => {
       const current = await this.get(req.id);
       if (!current) return { ok: false, refused: "not_found" };
       if (isTerminal(current.status)) return { ok: false, refused: "terminal", entity: current };
@@ -239,11 +247,14 @@ export class Store implements HasSql {
         [req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null],
       );
       const entity = (await this.get(req.id))!;
-      if (terminal && this.terminalHook) enqueued = await this.terminalHook.enqueue(this, entity, current.status, eventId);
+      if (terminal && this.terminalHook) {
+        const enqueued = await this.terminalHook.enqueue(this, entity, current.status, eventId);
+        // Counted for the drainer its outermost store transaction starts once committed (one opened
+        // on the raw connection starts none, as before).
+        const scope = this.enqueuedIn.getStore();
+        if (scope) scope.deliveries += enqueued;
+      }
       return { ok: true, entity, from: current.status, eventId };
     });
-    // Inside a caller's transaction the rows are not committed yet (and may roll back): no drainer.
-    if (enqueued > 0 && !db.inTransaction) this.terminalHook?.afterCommit(enqueued);
-    return result;
   }
 }

@@ -195,7 +195,7 @@ Examples:
         const { HOST_PATTERN, thisHost } = await import("../../lifecycle/locate.js");
         const { LiError, invalid } = await import("../../errors.js");
         if (!HOST_PATTERN.test(name) || name === "any") throw invalid(`expected a host name (1–63 letters, digits, ".", "_" or "-"; not any), got ${JSON.stringify(name)}; li host list shows the hosts`, { field: "name" });
-        const { forgetHost, forgetPlan, afterForget } = await import("../../lifecycle/host-admin.js");
+        const { forgetHost, forgetPlan } = await import("../../lifecycle/host-admin.js");
         const check = (p: ForgetPlan) => {
           if (opts.force) return;
           if (p.lease === "alive")
@@ -233,7 +233,6 @@ Examples:
               unknown = !known(p);
               if (!unknown) check(p);
             });
-            await afterForget(store, f);
             return { ...forgottenView(f, !!opts.force), known: !unknown };
           },
           { write: !!opts.yes },
