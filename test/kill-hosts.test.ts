@@ -125,4 +125,22 @@ describePostgres("li kill from another host", () => {
       await m.close();
     }
   });
+
+  // Last: it forgets host a.
+  test("a kill waiting on a host that is then forgotten ends with that host's forgetting, as an error of its kind", async () => {
+    const j = await hanging();
+    try {
+      const waiting = li(["--machine", "kill", "--grace", "0", "--wait-seconds", "30", j.id], { env: b.env });
+      await until(async () => Number((await rows(a, "SELECT count(*) AS n FROM kill_requests WHERE entity_id = ? AND status = 'pending'", [j.id]))[0].n) > 0, 15000, 100);
+      await liData(["host", "forget", "host-a", "--yes", "--force"], { env: b.env });
+      const r = await waiting;
+      expect(r.code).toBe(1);
+      expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "host_forgotten", host: "host-a", id: j.id } });
+      expect(r.json.error.message).toMatch(/^host host-a could not kill \S+ \(kill request krq_\w+\): host host-a was forgotten/);
+    } finally {
+      // Its record ended lost on the operator's word; its processes are this machine's to stop.
+      if (liveMembers(j.pgid).length) process.kill(-j.pgid, "SIGKILL");
+    }
+  });
 });
+

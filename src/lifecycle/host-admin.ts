@@ -1,6 +1,6 @@
-import { dbNow } from "./db/fragments.js";
 import { dbOf } from "./db/handle.js";
 import { hostLoad } from "./hosts.js";
+import { failPendingKillRequests } from "./kill-requests.js";
 import { dropHost, leases, type LeaseView } from "./leases.js";
 import type { Entity, Store } from "./store.js";
 import { hydrate } from "./store.js";
@@ -138,7 +138,6 @@ export interface Forgotten {
  * pending kill requests fail, and its registration is dropped.
  */
 export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan) => void): Promise<Forgotten> {
-  const db = dbOf(store);
   return store.tx(async (): Promise<Forgotten> => {
     const plan = await forgetPlan(store, host);
     check(plan);
@@ -156,11 +155,9 @@ export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan)
       if (r.ok) ended.push({ entity: r.entity, from: r.from });
       else skipped.push({ entity: r.entity ?? e, refused: r.refused });
     }
+    // In the shape li kill reads a failed request's error in, so a requester still waiting reports it.
     if (plan.kill_requests)
-      await db.run(`UPDATE kill_requests SET status = 'failed', result = ?, done_at = ${dbNow(db.dialect)} WHERE host = ? AND status = 'pending'`, [
-        JSON.stringify({ error: `host ${host} was forgotten (li host forget): its runs ended lost`, reason: "host_forgotten" }),
-        host,
-      ]);
+      await failPendingKillRequests(store, host, { kind: "conflict", message: `host ${host} was forgotten (li host forget): its runs ended lost`, detail: { reason: "host_forgotten", host } });
     const dropped = await dropHost(store, host);
     return { plan, ended, skipped, dropped };
   });

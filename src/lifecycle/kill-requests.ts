@@ -1,3 +1,4 @@
+import type { ErrorKind } from "../errors.js";
 import { dbNow } from "./db/fragments.js";
 import { dbOf } from "./db/handle.js";
 import { newId } from "./ids.js";
@@ -52,6 +53,20 @@ export async function killRequest(store: Store, id: string): Promise<KillRequest
 /** The requests waiting for `host`, oldest first. */
 export function pendingKillRequests(store: Store, host: string): Promise<KillRequestRow[]> {
   return dbOf(store).all<KillRequestRow>("SELECT * FROM kill_requests WHERE host = ? AND status = 'pending' ORDER BY requested_at, id", [host]);
+}
+
+/** A failed request's result: the error li kill then reports as its own (src/cli/commands/kill.ts). */
+export interface KillRequestError {
+  kind: ErrorKind;
+  message: string;
+  detail?: Record<string, unknown>;
+}
+
+/** Fails every request still pending for `host` with `error` (the host will never carry them out); how many. */
+export async function failPendingKillRequests(store: Store, host: string, error: KillRequestError): Promise<number> {
+  const db = dbOf(store);
+  const { changes } = await db.run(`UPDATE kill_requests SET status = 'failed', result = ?, done_at = ${dbNow(db.dialect)} WHERE host = ? AND status = 'pending'`, [JSON.stringify(error), host]);
+  return changes;
 }
 
 /** Records the owner's outcome, once: false when another daemon of the host finished it first. */

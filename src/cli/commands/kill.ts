@@ -1,8 +1,7 @@
 import { Command } from "../commander.js";
 import { invalid, LiError } from "../../errors.js";
 import { foreignOwner, killTree, planKill, type KillReport } from "../../lifecycle/kill.js";
-import { killRequest, pendingKillRequestFor, requestKill, type KillRequestRow } from "../../lifecycle/kill-requests.js";
-import type { ErrorKind } from "../../errors.js";
+import { killRequest, pendingKillRequestFor, requestKill, type KillRequestError, type KillRequestRow } from "../../lifecycle/kill-requests.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { activeIds } from "../../lifecycle/listing.js";
@@ -89,7 +88,7 @@ function outcome(a: Asked) {
     request_id: a.request_id,
     status,
     ...(status === "done" ? { report: result as KillReport & { carried_out_by: { host: string; epoch: number } } } : {}),
-    ...(status === "failed" ? { error: result as { kind: ErrorKind; message: string; detail?: Record<string, unknown> } } : {}),
+    ...(status === "failed" ? { error: result as KillRequestError } : {}),
   };
 }
 
