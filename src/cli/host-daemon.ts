@@ -132,7 +132,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
       try {
         await releaseLease(store, host, id.epoch);
       } catch (err) {
-        opts.log(`could not end the lease (it expires by itself): ${err instanceof Error ? err.message : String(err)}`);
+        opts.log(`could not record the stop (the lease expires by itself): ${err instanceof Error ? err.message : String(err)}`);
       }
     }
     return sum;

@@ -1,5 +1,5 @@
 import { dbOf } from "./db/handle.js";
-import { hostLoad } from "./hosts.js";
+import { hostLoad, unfinishedOn } from "./hosts.js";
 import { failPendingKillRequests } from "./kill-requests.js";
 import { dropHost, leases, type LeaseView } from "./leases.js";
 import type { Entity, Store } from "./store.js";
@@ -108,7 +108,7 @@ function leavesFirst(records: Entity[]): Entity[] {
 export async function forgetPlan(store: Store, host: string): Promise<ForgetPlan> {
   const db = dbOf(store);
   const lease = (await leases(store, host))[0];
-  const records = (await db.all(`SELECT * FROM entities WHERE host = ? AND status IN ('preparing', 'queued', 'running') ORDER BY id`, [host])).map((r) => hydrate(r)!);
+  const records = await unfinishedOn(store, host);
   const placed = (await db.all(`SELECT * FROM entities WHERE ${PLACED} AND place = ? ORDER BY queue_seq`, [host])).map((r) => hydrate(r)!);
   const kr = await db.get<{ n: number }>("SELECT count(*) AS n FROM kill_requests WHERE host = ? AND status = 'pending'", [host]);
   return {

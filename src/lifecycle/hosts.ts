@@ -26,6 +26,11 @@ export function hostLoad(store: Store, host?: string): Promise<HostLoad[]> {
   return dbOf(store).all<HostLoad>(sql, host === undefined ? [] : [host]);
 }
 
+/** Every unfinished record of `host`, by id: what forgetting the host ends. */
+export async function unfinishedOn(store: Store, host: string): Promise<Entity[]> {
+  return (await dbOf(store).all(`SELECT * FROM entities WHERE host = ? AND ${UNFINISHED} ORDER BY id`, [host])).map((r) => hydrate(r)!);
+}
+
 /** `host`'s started, unfinished runs (at most 1,000 a call): what only that host can reap. */
 export async function ownStarted(store: Store, host: string): Promise<Entity[]> {
   const rows = await dbOf(store).all(`SELECT * FROM entities WHERE host = ? AND ${UNFINISHED} AND pid IS NOT NULL ORDER BY id LIMIT 1000`, [host]);

@@ -47,22 +47,15 @@ export function registerHost(store: Store, reg: { name: string; pid: number; pro
     const previous = (await db.get<HostRow>("SELECT * FROM hosts WHERE name = ?", [reg.name])) ?? null;
     const epoch = (previous?.epoch ?? 0) + 1;
     const t = dbNow(db.dialect);
-    const until = dbNow(db.dialect, true);
-    const values = [reg.boot_id, reg.pid, reg.proc_start, reg.max_parallel, reg.lease_seconds];
-    if (previous)
-      await db.run(`UPDATE hosts SET epoch = ?, boot_id = ?, pid = ?, proc_start = ?, max_parallel = ?, lease_seconds = ?, started_at = ${t}, heartbeat_at = ${t}, lease_until = ${until}, stopped_at = NULL WHERE name = ?`, [
-        epoch,
-        ...values,
-        reg.lease_seconds,
-        reg.name,
-      ]);
-    else
-      await db.run(`INSERT INTO hosts (name, epoch, boot_id, pid, proc_start, max_parallel, lease_seconds, started_at, heartbeat_at, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ${t}, ${t}, ${until})`, [
-        reg.name,
-        epoch,
-        ...values,
-        reg.lease_seconds,
-      ]);
+    // One statement for a first registration and a later one: every column is this daemon's.
+    await db.run(
+      `INSERT INTO hosts (name, epoch, boot_id, pid, proc_start, max_parallel, lease_seconds, started_at, heartbeat_at, lease_until, stopped_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ${t}, ${t}, ${dbNow(db.dialect, true)}, NULL)
+       ON CONFLICT (name) DO UPDATE SET epoch = excluded.epoch, boot_id = excluded.boot_id, pid = excluded.pid, proc_start = excluded.proc_start,
+         max_parallel = excluded.max_parallel, lease_seconds = excluded.lease_seconds, started_at = excluded.started_at,
+         heartbeat_at = excluded.heartbeat_at, lease_until = excluded.lease_until, stopped_at = NULL`,
+      [reg.name, epoch, reg.boot_id, reg.pid, reg.proc_start, reg.max_parallel, reg.lease_seconds, reg.lease_seconds],
+    );
     const row = (await db.get<HostRow>("SELECT * FROM hosts WHERE name = ?", [reg.name]))!;
     return { row, previous };
   });
