@@ -5,15 +5,14 @@
  * runs: their pids mean nothing on this machine.
  */
 import fs from "node:fs";
-import path from "node:path";
 import { ownStarted } from "../lifecycle/hosts.js";
 import { holdsLease } from "../lifecycle/leases.js";
 import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
-import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
+import { runDir } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isDiskFull } from "../lifecycle/storage-faults.js";
-import { startWorker } from "./spawn.js";
+import { makeRunDir, startWorker } from "./spawn.js";
 
 export interface DaemonIdentity {
   host: string;
@@ -24,10 +23,7 @@ export interface DaemonIdentity {
 
 /** The run directory a claimed run starts with, made here: its console log and its prompt from the store. */
 async function prepareRunDir(store: Store, e: Entity): Promise<void> {
-  ensurePrivateDir(e.run_dir!);
-  fs.writeFileSync(path.join(e.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
-  const prompt = await placedPrompt(store, e.id);
-  if (prompt !== null) writePrivateFile(path.join(e.run_dir!, "prompt.txt"), prompt);
+  makeRunDir(e.run_dir!, (await placedPrompt(store, e.id)) ?? undefined);
 }
 
 /** A test seam: LI_TEST_CLAIM_PAUSE_MS holds a daemon between its claim and the worker's start. */

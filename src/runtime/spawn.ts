@@ -11,6 +11,13 @@ import type { EntityKind } from "../lifecycle/vocab.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
 
+/** A run's private directory as its worker expects it: an empty console log, and the prompt snapshot if it has one. */
+export function makeRunDir(dir: string, prompt?: string): void {
+  ensurePrivateDir(dir);
+  fs.writeFileSync(path.join(dir, "console.log"), "", { mode: 0o600, flag: "a" });
+  if (prompt !== undefined) writePrivateFile(path.join(dir, "prompt.txt"), prompt);
+}
+
 /**
  * Writes the record (preparing or queued), its private run directory, console log and
  * optional prompt snapshot. If the directory cannot be made, the record is failed, not left.
@@ -34,9 +41,7 @@ export async function createRecord(
   if (place !== undefined) return store.insert({ ...rest, run_dir: runDir, placed: { place, prompt: input.prompt } });
   const entity = await store.insert({ ...rest, run_dir: runDir });
   try {
-    ensurePrivateDir(entity.run_dir!);
-    fs.writeFileSync(path.join(entity.run_dir!, "console.log"), "", { mode: 0o600, flag: "a" });
-    if (input.prompt !== undefined) writePrivateFile(path.join(entity.run_dir!, "prompt.txt"), input.prompt);
+    makeRunDir(entity.run_dir!, input.prompt);
   } catch (err: any) {
     // Best effort, like the cleanup below: neither may replace the error that explains the
     // failure. A record the storage will not let us fail stays preparing, which readers show.
