@@ -142,16 +142,25 @@ export async function storeCheck(open: () => Promise<Store>): Promise<{ check: C
   }
 }
 
-/** Enabled schedules fire only when ticked: a schedule enabled for 2 minutes with no tick in them is not firing. */
-export async function ticksCheck(open: () => Promise<Store>, now = new Date()): Promise<Check> {
-  if (!storeExists(storeLocation())) return pass("schedule_ticks", "no schedules");
+/** Runs a check on the store, opened for it alone; a store that cannot be opened is the store check's finding, not this one's. */
+async function onStore(check: string, open: () => Promise<Store>, fn: (s: Store) => Promise<Check>): Promise<Check> {
   let s: Store;
   try {
     s = await open();
   } catch {
-    return pass("schedule_ticks", "not checked: the store cannot be opened (see store)");
+    return pass(check, "not checked: the store cannot be opened (see store)");
   }
   try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+/** Enabled schedules fire only when ticked: a schedule enabled for 2 minutes with no tick in them is not firing. */
+export async function ticksCheck(open: () => Promise<Store>, now = new Date()): Promise<Check> {
+  if (!storeExists(storeLocation())) return pass("schedule_ticks", "no schedules");
+  return onStore("schedule_ticks", open, async (s) => {
     const stale = new Date(now.getTime() - TICK_STALE_SECONDS * 1000).toISOString();
     const enabled = (await scheduleCounts(s)).enabled;
     if (enabled === 0) return pass("schedule_ticks", "no enabled schedules");
@@ -164,9 +173,7 @@ export async function ticksCheck(open: () => Promise<Store>, now = new Date()): 
         `keep li schedule daemon (or li host run, which ticks too) running, or add the crontab line: * * * * * LI_HOME=${liHome()} li schedule tick`,
       );
     return pass("schedule_ticks", last ? `last tick ${last}` : `${enabled} enabled schedule(s), created under ${TICK_STALE_SECONDS / 60} minutes ago; nothing has ticked yet`);
-  } finally {
-    await s.close();
-  }
+  });
 }
 
 /**
@@ -177,13 +184,7 @@ export async function ticksCheck(open: () => Promise<Store>, now = new Date()): 
  */
 export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
   if (storeLocation().kind !== "postgres") return pass("hosts", "one machine (state.db): no host daemon needed");
-  let s: Store;
-  try {
-    s = await open();
-  } catch {
-    return pass("hosts", "not checked: the store cannot be opened (see store)");
-  }
-  try {
+  return onStore("hosts", open, async (s) => {
     const here = thisHost();
     const all = await leases(s);
     const mine = all.find((l) => l.host === here);
@@ -195,7 +196,5 @@ export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
       `${here} shares the store with ${others.size} other host(s) (${[...others].slice(0, 5).join(", ")}) and ${mine ? `its daemon's lease expired ${mine.heartbeat_age_seconds}s after its last heartbeat` : "has never run a host daemon"}: other hosts show its running runs as stopped_without_end, their kills of them wait, and runs placed here are not claimed`,
       "run li host run on this host (under systemd: README, Several hosts)",
     );
-  } finally {
-    await s.close();
-  }
+  });
 }
