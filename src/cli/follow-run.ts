@@ -8,7 +8,7 @@ import { follow, type Sink } from "../runtime/follow.js";
 import type { CliContext, CommandResult } from "./adapter.js";
 import { keyValues } from "./format.js";
 import { endLine, lineAware, say, startLine } from "./run-status.js";
-import { usageOf } from "../lifecycle/usage.js";
+import { usageOf, usageUnknown } from "../lifecycle/usage.js";
 
 /** The steps and synthesis of a finished session, from its result.json (or its children, if it has none). */
 export async function sessionSummary(store: Store, session: Entity) {
@@ -96,6 +96,7 @@ export async function detachOrFollow(
       exit_code: end.exit_code,
       current_phase: end.current_phase,
       usage: usageOf(end),
+      usage_unknown: usageUnknown(end),
       provider_session_id: end.provider_session_id,
       num_turns: end.num_turns,
       ...(root.kind === "play" && session ? { session: { id: session.id, status: session.status, reason_code: session.reason_code, current_phase: session.current_phase } } : {}),

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Observed } from "../lifecycle/observe.js";
 import type { Entity } from "../lifecycle/store.js";
-import { usageOf } from "../lifecycle/usage.js";
+import { usageOf, usageUnknown } from "../lifecycle/usage.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 
 /* The machine views of a record: what li job status and li state list print, and what li studio shows. */
@@ -54,6 +54,8 @@ export function jobView(o: Observed) {
     resumes: (e.spec.resumes as string | undefined) ?? null,
     // What the provider reported (null for providers that report nothing, e.g. mock).
     usage: usageOf(e),
+    // Why usage is null though the provider reported some: li could not tell this run's part (li stats counts these runs apart).
+    usage_unknown: usageUnknown(e),
     provider_session_id: e.provider_session_id,
     num_turns: e.num_turns,
     has_result: e.result_text !== null,

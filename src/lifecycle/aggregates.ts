@@ -97,12 +97,15 @@ export function statusCounts(store: Store): Promise<{ key: string; n: number }[]
 
 export interface ModelUsage {
   model: string | null;
+  /** Runs whose usage is known, which the sums add up. */
   runs: number;
   input_tokens: number;
   output_tokens: number;
   cached_tokens: number;
   cost_usd: number | null;
   runs_with_cost: number;
+  /** Runs whose usage is unknown (lifecycle/usage.ts, usageUnknown): in none of the sums. */
+  unknown_usage_runs: number;
 }
 
 /** Usage totals by model over the agent runs that reported any (created at or after `since`, when given). */
@@ -110,13 +113,16 @@ export function usageByModel(store: Store, since: Date | null): Promise<ModelUsa
   // The partial index holds only runs with usage (the planner, without statistics, would scan by kind).
   const db = dbOf(store);
   const n = (key: string) => jsonNumber(db.dialect, "usage", key);
+  // An unknown usage ({"unknown": reason}) has no figures: its numbers read null and add nothing.
+  const unknown = jsonText(db.dialect, "usage", "unknown");
   return db.all<ModelUsage>(
-    `SELECT ${jsonText(db.dialect, "spec", "model")} AS model, count(*) AS runs,
+    `SELECT ${jsonText(db.dialect, "spec", "model")} AS model, count(*) - count(${unknown}) AS runs,
        sum(coalesce(${n("input_tokens")}, 0)) AS input_tokens,
        sum(coalesce(${n("output_tokens")}, 0)) AS output_tokens,
        sum(coalesce(${n("cached_tokens")}, 0)) AS cached_tokens,
        sum(${n("cost_usd")}) AS cost_usd,
-       count(${n("cost_usd")}) AS runs_with_cost
+       count(${n("cost_usd")}) AS runs_with_cost,
+       count(${unknown}) AS unknown_usage_runs
      FROM entities INDEXED BY entities_usage ${since ? "WHERE created_at >= ? AND" : "WHERE"} usage IS NOT NULL AND kind = 'invocation' GROUP BY model ORDER BY model`,
     since ? [since.toISOString()] : [],
   );

@@ -87,6 +87,7 @@ function providerResult(e: Entity): TransitionPatch {
   const r: RunResult = {
     result_text: str(v.result_text),
     usage: v.usage && typeof v.usage === "object" ? usage(v.usage.input_tokens, v.usage.output_tokens, v.usage.cached_tokens, v.usage.cost_usd) : null,
+    usage_unknown: str(v.usage_unknown),
     provider_session_id: str(v.provider_session_id),
     num_turns: Number.isInteger(v.num_turns) ? v.num_turns : null,
   };

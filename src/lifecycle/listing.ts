@@ -46,6 +46,15 @@ export async function activeIds(store: Store, label?: string): Promise<string[]>
   return rows.map((r) => r.id);
 }
 
+/**
+ * The agent runs of one provider session created at or after `since` (when the session's first
+ * run was made): the created_at index bounds the read to what happened since, not the history.
+ */
+export async function sessionRuns(store: Store, session: string, since: string): Promise<Entity[]> {
+  const rows = await dbOf(store).all("SELECT * FROM entities WHERE created_at >= ? AND kind = 'invocation' AND provider_session_id = ? ORDER BY created_at, id", [since, session]);
+  return rows.map((r) => hydrate(r)!);
+}
+
 /** The newest records that ended failed or indeterminate, newest end first. */
 export async function recentFailures(store: Store, limit: number): Promise<Entity[]> {
   const rows = await dbOf(store).all("SELECT * FROM entities WHERE outcome IN ('failed', 'indeterminate') ORDER BY ended_at DESC, id DESC LIMIT ?", [limit]);

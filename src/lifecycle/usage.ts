@@ -17,6 +17,12 @@ export interface Usage {
 export interface RunResult {
   result_text: string | null;
   usage: Usage | null;
+  /**
+   * Why the run's own usage is not known though the provider reported some (it reported a resumed
+   * session's running totals, and the totals before this run are not known): recorded instead of
+   * a wrong figure, and counted apart by li stats.
+   */
+  usage_unknown?: string | null;
   provider_session_id: string | null;
   num_turns: number | null;
 }
@@ -43,12 +49,23 @@ export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
   };
 }
 
-/** The recorded usage of `e`, or null (none reported, or not a usage). */
+/** The recorded usage of `e`, or null (none reported, not a usage, or unknown: see usageUnknown). */
 export function usageOf(e: Pick<Entity, "usage">): Usage | null {
+  const u = usageJson(e);
+  return u && typeof u.unknown !== "string" ? usage(u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd) : null;
+}
+
+/** Why `e`'s usage is unknown ({"unknown": reason} in its usage column), or null. */
+export function usageUnknown(e: Pick<Entity, "usage">): string | null {
+  const u = usageJson(e);
+  return typeof u?.unknown === "string" ? u.unknown : null;
+}
+
+function usageJson(e: Pick<Entity, "usage">): Record<string, any> | null {
   if (!e.usage) return null;
   try {
     const u = JSON.parse(e.usage);
-    return u && typeof u === "object" ? usage(u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd) : null;
+    return u && typeof u === "object" ? u : null;
   } catch {
     return null;
   }
@@ -66,6 +83,7 @@ export function resultPatch(r: RunResult | null): TransitionPatch {
   const patch: TransitionPatch = {};
   if (r.result_text !== null) patch.result_text = r.result_text;
   if (r.usage) patch.usage = JSON.stringify(r.usage);
+  else if (r.usage_unknown) patch.usage = JSON.stringify({ unknown: r.usage_unknown });
   if (r.provider_session_id !== null) patch.provider_session_id = r.provider_session_id;
   if (r.num_turns !== null) patch.num_turns = r.num_turns;
   return patch;

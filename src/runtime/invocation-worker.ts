@@ -9,9 +9,9 @@ import { resultPatch } from "../lifecycle/usage.js";
 import { pipeProviderStream } from "./provider-stream.js";
 import { parseModelSpec } from "./providers/index.js";
 import { parserFor } from "./providers/streams/index.js";
-import { resumedTotals } from "./resume.js";
+import { resumeBaseline } from "./resume.js";
 import type { StreamEnd } from "./providers/streams/parser.js";
-import type { LaunchSpec } from "./providers/types.js";
+import type { LaunchSpec, Provider } from "./providers/types.js";
 import { RunEnd } from "./run-end.js";
 import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
@@ -55,9 +55,11 @@ export async function run(store: Store, id: string): Promise<void> {
     end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail });
 
   let launch: LaunchSpec;
+  let provider: Provider;
   let profileEnv: Record<string, string> = {};
   try {
     const spec = parseModelSpec(e.spec.model);
+    provider = spec.provider;
     // Resolved now, from the settings where the run was submitted: the record holds only names.
     const { run, env } = runSettingsFor(e.spec, e.spec.settings_dir);
     profileEnv = env;
@@ -76,18 +78,19 @@ export async function run(store: Store, id: string): Promise<void> {
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
   const structured = launch.stream !== "text";
   const raw = structured ? fs.openSync(path.join(dir, "events.jsonl"), "a", 0o600) : -1;
-  // A resumed session's provider may report running totals: the parser takes off the resumed run's.
-  const resumed = structured ? await resumedTotals(store, e.spec.resumes) : null;
+  // The agent is not li: no store URL, no store credentials (D9; see child-env.ts).
+  const env = childEnv(process.env, profileEnv, launch.env);
+  // A resumed session's provider may report running totals: the parser takes off what came before.
+  const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
       cwd: e.spec.cwd,
       // A plain-text provider writes its console itself; a structured one is read and rendered.
       stdio: [stdin, structured ? "pipe" : out, out],
-      // The agent is not li: no store URL, no store credentials (D9; see child-env.ts).
-      env: childEnv(process.env, profileEnv, launch.env),
+      env,
     });
-    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { resumedTotals: resumed });
+    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { baseline });
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
           // Bookkeeping beside the stream, never holding it up; a failed write is only logged.

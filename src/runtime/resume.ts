@@ -3,11 +3,14 @@ import path from "node:path";
 import { invalid } from "../errors.js";
 import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
 import { usage, usageOf, type Usage } from "../lifecycle/usage.js";
+import { sessionRuns } from "../lifecycle/listing.js";
 import { resolve } from "../lifecycle/resolver.js";
-import type { Store } from "../lifecycle/store.js";
+import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { checkRunSettings } from "./providers/capabilities.js";
 import { parseModelSpec } from "./providers/index.js";
+import type { Baseline } from "./providers/streams/parser.js";
+import type { Provider } from "./providers/types.js";
 
 /**
  * A run `li agent --resume RUN_ID` continues: the provider session recorded on RUN_ID, in its
@@ -40,13 +43,49 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
 }
 
 /**
- * The running totals the provider reported at the end of run `id` (provider-result.json's
- * session_totals), which the run resuming it subtracts from its own report. A run recorded
- * before li kept them recorded the provider's figures as they came, totals included.
+ * What a resumed run's provider will count before the run's own turn: the session's running
+ * totals at the end of its last turn, whichever run that was (the run resumed, or a later one:
+ * a session resumed twice from one run goes on from where its latest turn left it, not from that
+ * run). From the provider's own records when it keeps some li can read (codex's thread log),
+ * else from li's: the provider's totals at the end of the session's run that ended last. Null for
+ * a run that starts a session.
  */
-export async function resumedTotals(store: Store, id: string | null | undefined): Promise<Usage | null> {
-  const e = id ? await store.get(id) : null;
-  if (!e) return null;
+export async function resumeBaseline(store: Store, run: Entity, provider: Provider, env: NodeJS.ProcessEnv): Promise<Baseline | null> {
+  const session = run.spec.resume_session;
+  if (typeof session !== "string" || typeof run.spec.resumes !== "string") return null;
+  const own = provider.sessionTotals?.(session, env);
+  if (own) return { totals: own };
+  return recordedBaseline(store, run, session, run.spec.resumes);
+}
+
+async function recordedBaseline(store: Store, run: Entity, session: string, resumes: string): Promise<Baseline> {
+  // The session's first run, back along the resumes links: no run of the session is older.
+  let first = await store.get(resumes);
+  const seen = new Set<string>();
+  while (first && typeof first.spec.resumes === "string" && !seen.has(first.id)) {
+    seen.add(first.id);
+    const up = await store.get(first.spec.resumes);
+    if (!up) break;
+    first = up;
+  }
+  if (!first) return { unknown: `${resumes}, the run it resumes, is no longer recorded, so the session's totals before this run are not known` };
+  const others = (await sessionRuns(store, session, first.created_at)).filter((r) => r.id !== run.id);
+  const live = others.find((r) => !isTerminal(r.status));
+  if (live) return { unknown: `${live.id}, another run of the same session, was still ${live.status} when this run started, so the session's totals before this run are not known` };
+  const last = others.filter((r) => r.ended_at).sort((a, b) => a.ended_at!.localeCompare(b.ended_at!) || a.id.localeCompare(b.id)).at(-1);
+  if (!last) return { unknown: `no earlier run of the session is recorded, so its totals before this run are not known` };
+  const totals = endTotals(last);
+  if (!totals)
+    return { unknown: `${last.id}, the session's run that ended last before this one, ended ${last.status} without reporting the session's running totals (stopped mid-turn), so the part of them that is this run's is not known` };
+  return { totals };
+}
+
+/**
+ * The running totals the provider reported at the end of run `e` (provider-result.json's
+ * session_totals); null when it reported none. A run recorded before li kept them recorded the
+ * provider's figures as they came, totals included.
+ */
+function endTotals(e: Entity): Usage | null {
   try {
     const t = JSON.parse(fs.readFileSync(path.join(e.run_dir!, PROVIDER_RESULT_FILE), "utf8"))?.session_totals;
     if (t && typeof t === "object") return usage(t.input_tokens, t.output_tokens, t.cached_tokens, t.cost_usd);

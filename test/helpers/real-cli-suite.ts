@@ -1,13 +1,14 @@
 /**
  * The checks every real agent CLI goes through against its loopback fake API (issue 18, item 6):
- * the answer, usage and session id recorded; a resume of that session whose usage is its own; an
+ * the answer, usage and session id recorded; resumes of that session in every shape (a chain, a
+ * branch, a resume of a killed run), each recording only its own turn's usage (issue 24); an
  * HTTP 500 and a 401 ending the run with the right reason code; and `li kill` mid-stream leaving
  * no process behind. Each CLI's suite (test/agent-clis-<name>.test.ts) gives its fake and env.
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { FakeApi } from "../fixtures/fake-apis/server.js";
-import { CALL_USAGE } from "../fixtures/fake-apis/server.js";
+import { CALL_USAGE, recorded } from "../fixtures/fake-apis/server.js";
 import { describeReal, processesOf } from "./agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./fixtures.js";
 import { li, liData, until } from "./li.js";
@@ -32,7 +33,10 @@ export function realCliSuite(cli: RealCli) {
     let fake: FakeApi;
     beforeAll(async () => (fake = await cli.start()));
     afterAll(() => fake?.close());
-    beforeEach(() => (fake.mode = "ok"));
+    beforeEach(() => {
+      fake.mode = "ok";
+      fake.distinct = false;
+    });
 
     /** A test home, its environment, and a work folder outside any git repository. */
     function setup() {
@@ -54,21 +58,60 @@ export function realCliSuite(cli: RealCli) {
       expect((await liData(["job", "output", run.id], { env })).output).toBe("FAKE ANSWER");
     }, T);
 
-    test("a resumed run continues the session, and records only its own usage", async () => {
-      const { env, cwd } = setup();
-      const first = await liData(["agent", "--cwd", cwd, model, "remember", "the", "word", "marigold"], { env });
-      const firstJob = await jobStatus(env, first.id);
+    /** `li agent ARGS` run to its end: its id and what the fake served it (the calls made while it ran). */
+    async function turn(env: NodeJS.ProcessEnv, args: string[]) {
+      const from = fake.served.length;
+      const run = await liData(["agent", ...args], { env });
+      const job = await jobStatus(env, run.id);
+      return { id: run.id as string, job, served: recorded(fake.served.slice(from)) };
+    }
+
+    // Every shape of resume (issue 24): a chain, a branch (A resumed again after A→B→C), a resume
+    // of a run killed mid-stream (no end recorded), and a resume of that resume. The fake reports
+    // different figures for every call, so a run counted twice, or an earlier turn counted in a
+    // later one, cannot add up to what it served.
+    test("a resumed run continues the session and records only its own turn, in every shape of resume; li stats adds up to what the API served", async () => {
+      const { h, env, cwd } = setup();
+      fake.distinct = true;
+      const from = fake.served.length;
+      const a = await turn(env, ["--cwd", cwd, model, "remember", "the", "word", "marigold"]);
       const sent = fake.requests.length;
-      const next = await liData(["agent", "--resume", first.id, "what", "was", "the", "word"], { env });
-      const job = await jobStatus(env, next.id);
-      expect(job).toMatchObject({ status: "completed", resumes: first.id, provider_session_id: firstJob.provider_session_id, usage: ONE_CALL });
-      // Its own cost, not the session's running total (claude reports that).
-      expect(job.usage.cost_usd).toBe(firstJob.usage.cost_usd);
+      const b = await turn(env, ["--resume", a.id, "what", "was", "the", "word"]);
+      expect(b.job).toMatchObject({ status: "completed", resumes: a.id, provider_session_id: a.job.provider_session_id });
       // The earlier turn went to the API again: the session was continued, not started afresh.
       const calls = fake.requests.slice(sent).filter((r) => JSON.stringify(r.body).includes("what was the word"));
       expect(calls.length).toBeGreaterThan(0);
       expect(JSON.stringify(calls.at(-1)!.body)).toContain("marigold");
-    }, T);
+      const c = await turn(env, ["--resume", b.id, "third", "turn"]);
+      const d = await turn(env, ["--resume", a.id, "a", "branch", "from", "the", "first"]);
+      // Killed mid-stream; li kill leaves no process of the CLI alive.
+      const stalled = fake.stall();
+      const killed = await liData(["agent", "--detach", "--resume", d.id, "stream", "slowly"], { env });
+      // Bounded: a CLI that exits before its first request (as codex outside a git repository did) fails here, not at the test's timeout.
+      await Promise.race([stalled, new Promise((_, no) => setTimeout(() => no(new Error(`${cli.name} never reached the API`)), 30_000).unref())]);
+      // The CLI is mid-answer: its process tree (a node wrapper and a native binary for codex) is up.
+      expect(processesOf(h.home).length).toBeGreaterThan(1);
+      await liData(["kill", killed.id], { env });
+      expect((await untilStatus(env, killed.id, (j) => j.terminal)).status).toBe("cancelled");
+      await until(() => processesOf(h.home).length === 0, 15_000).catch(() => undefined);
+      expect(processesOf(h.home)).toEqual([]);
+      fake.mode = "ok";
+      const e = await turn(env, ["--resume", killed.id, "after", "the", "kill"]);
+      const f = await turn(env, ["--resume", e.id, "and", "once", "more"]);
+      for (const r of [a, b, c, d, e, f]) {
+        expect(r.job.status).toBe("completed");
+        expect(r.served.input_tokens).toBeGreaterThan(0);
+        expect({ id: r.id, ...r.job.usage }).toMatchObject({ id: r.id, ...r.served });
+      }
+      // The run killed mid-stream was served nothing whole (its stream stalled before its usage).
+      const stats = await liData(["stats"], { env });
+      expect(stats.usage).toMatchObject({ runs: 6, unknown_usage_runs: 0, ...recorded(fake.served.slice(from)) });
+      if (cli.cost) {
+        // Its own cost too, not the session's running total (claude reports that): the fake's calls differ only in scale, and so do the runs' costs.
+        for (const r of [b, c, d, e, f]) expect(r.job.usage.cost_usd / a.job.usage.cost_usd).toBeCloseTo(r.served.input_tokens / a.served.input_tokens, 6);
+        expect(stats.usage.cost_usd).toBeCloseTo([a, b, c, d, e, f].reduce((n, r) => n + r.job.usage.cost_usd, 0), 6);
+      }
+    }, 3 * T);
 
     test.each([
       ["500", "invocation.failed.provider_other"],
@@ -82,21 +125,6 @@ export function realCliSuite(cli: RealCli) {
       const job = await untilStatus(env, id, (j) => j.terminal);
       expect(job).toMatchObject({ status: "failed", reason_code: reason });
       expect(job.has_result).toBe(false);
-    }, T);
-
-    test("li kill of a run mid-stream leaves no process of the CLI alive", async () => {
-      const { h, env, cwd } = setup();
-      const stalled = fake.stall();
-      const run = await liData(["agent", "--detach", "--cwd", cwd, model, "stream", "slowly"], { env });
-      // Bounded: a CLI that exits before its first request (as codex outside a git repository did) fails here, not at the test's timeout.
-      await Promise.race([stalled, new Promise((_, no) => setTimeout(() => no(new Error(`${cli.name} never reached the API`)), 30_000).unref())]);
-      // The CLI is mid-answer: its process tree (a node wrapper and a native binary for codex) is up.
-      expect(processesOf(h.home).length).toBeGreaterThan(1);
-      await liData(["kill", run.id], { env });
-      const job = await untilStatus(env, run.id, (j) => j.terminal);
-      expect(job.status).toBe("cancelled");
-      await until(() => processesOf(h.home).length === 0, 15_000).catch(() => undefined);
-      expect(processesOf(h.home)).toEqual([]);
     }, T);
   });
 }

@@ -54,11 +54,13 @@ export function parseGroupBy(text: string): GroupKey[] {
  * Token usage and cost over the agent runs that reported any, in total and per model (sessions
  * and plays carry their steps' sum, so they are left out here, not counted twice). cost_usd adds up
  * only what providers reported (claude does; codex, gemini and openai report tokens only), and
- * runs_with_cost says how many runs that is.
+ * runs_with_cost says how many runs that is. unknown_usage_runs counts the runs whose own usage li
+ * could not tell (a resumed session reported only running totals, and those before the run were
+ * not known): they are in no sum, so the sums are short by what those runs used.
  */
 function usageStats(rows: ModelUsage[]) {
   const by_model = rows.map((r) => ({ ...r, model: r.model ?? "(none)", cost_usd: r.runs_with_cost ? round6(r.cost_usd ?? 0) : null }));
-  const sum = (k: "runs" | "input_tokens" | "output_tokens" | "cached_tokens" | "runs_with_cost") => by_model.reduce((n, r) => n + r[k], 0);
+  const sum = (k: "runs" | "input_tokens" | "output_tokens" | "cached_tokens" | "runs_with_cost" | "unknown_usage_runs") => by_model.reduce((n, r) => n + r[k], 0);
   const costs = by_model.filter((r) => r.cost_usd !== null);
   return {
     usage: {
@@ -68,6 +70,7 @@ function usageStats(rows: ModelUsage[]) {
       cached_tokens: sum("cached_tokens"),
       cost_usd: costs.length ? round6(costs.reduce((n, r) => n + r.cost_usd!, 0)) : null,
       runs_with_cost: sum("runs_with_cost"),
+      unknown_usage_runs: sum("unknown_usage_runs"),
     },
     by_model,
   };
@@ -90,6 +93,8 @@ Durations are ended_at - started_at in seconds, over records that recorded both 
 cancelled before it started has none). Percentiles are nearest-rank; null when count is 0.
 Outcome "none" counts records still running. usage and by_model add up what providers
 reported (tokens; cost_usd only where the provider reports one, counted in runs_with_cost).
+unknown_usage_runs counts runs whose own usage li could not tell apart from a resumed
+session's running totals: they are in none of the sums, and li job status says why.
 --group-by adds groups: [{<key>: value, ..., count}], e.g. which models fail most (model is
 null for records without one: sessions, plays).
 
@@ -118,7 +123,10 @@ function humanStats(d: Stats): string {
     max_s: k.duration_seconds.max,
   }));
   const statusCols = STATUSES.filter((s) => d.kinds.some((k) => k.by_status[s] > 0));
-  const usage = d.by_model.length ? `\n\n${table(d.by_model, ["model", "runs", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"])}` : "";
+  const unknown = d.usage.unknown_usage_runs;
+  const usageCols = ["model", "runs", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", ...(unknown ? ["unknown_usage_runs"] : [])];
+  const note = unknown ? `\n${unknown} run${unknown === 1 ? "" : "s"} with unknown usage, in none of these sums (li job status shows why: usage_unknown)` : "";
+  const usage = d.by_model.length ? `\n\n${table(d.by_model, usageCols)}${note}` : "";
   const groups = d.groups ? `\n\nby ${d.group_by!.join(", ")}:\n${table(d.groups, [...d.group_by!, "count"])}` : "";
   return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}${groups}`;
 }

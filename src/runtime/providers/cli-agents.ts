@@ -28,6 +28,7 @@ export interface CliAgentDef {
   capabilities: Capabilities;
   /** The argv after the binary: the machine-readable mode, the model and what `run` asks for. */
   args(model: string, run: RunSettings): string[];
+  sessionTotals?: Provider["sessionTotals"];
 }
 
 /** A real agent CLI found on PATH, given the prompt on stdin, read in its machine-readable mode. */
@@ -48,6 +49,7 @@ export function cliAgent(def: CliAgentDef): Provider {
     launch(model, _promptFile, options): LaunchSpec {
       return { argv: [def.bin, ...def.args(model, options.run ?? {})], stdin: "prompt", stream: def.stream };
     },
+    ...(def.sessionTotals ? { sessionTotals: def.sessionTotals } : {}),
   };
 }
 

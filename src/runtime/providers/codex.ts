@@ -1,4 +1,5 @@
 import { cliAgent, opt } from "./cli-agents.js";
+import { codexThreadTotals } from "./codex-rollout.js";
 
 /** `-c key=value` takes TOML; a JSON string is also a valid TOML basic string. */
 const config = (key: string, value: string | undefined) => (value === undefined ? [] : ["-c", `${key}=${JSON.stringify(value)}`]);
@@ -39,4 +40,5 @@ export const codexProvider = cliAgent({
     ...(run.resume_session ? ["resume", run.resume_session] : []),
     "-",
   ],
+  sessionTotals: codexThreadTotals,
 });

@@ -1,4 +1,5 @@
 import type { Endpoint } from "../../config/endpoints.js";
+import type { Usage } from "../../lifecycle/usage.js";
 
 /**
  * What a run may ask of its provider beyond model and prompt. Everything but the two limits and
@@ -66,4 +67,10 @@ export interface Provider {
   validateModel(model: string): void;
   availability(options: ProviderOptions): Availability;
   launch(model: string, promptFile: string, options: ProviderOptions): LaunchSpec;
+  /**
+   * For a provider whose stream reports a resumed session's running totals rather than the run's
+   * own (codex): those totals as its own records give them now, before a resumed run starts, in
+   * the environment the run will have; undefined when li cannot read them.
+   */
+  sessionTotals?(session: string, env: NodeJS.ProcessEnv): Usage | undefined;
 }

@@ -1,5 +1,5 @@
 import { usage, type Usage } from "../../../lifecycle/usage.js";
-import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
+import { capText, classify, jsonLine, ownPart, preview, type Baseline, type ParserOptions, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
  * `claude -p --output-format stream-json --verbose`: a `system` init event (session_id, model,
@@ -10,19 +10,23 @@ import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type
  *
  * Checked against claude 2.1.332: `usage` is this run's, but `total_cost_usd` is the session's
  * running total (a `--resume` run reports the earlier runs' cost again); the run's own cost is in
- * `model_usage_since_last_result` (per model, `costUSD`), else the total minus the resumed run's.
+ * `model_usage_since_last_result` (per model, `costUSD`), else the total minus the session's
+ * total before this run (its baseline: runtime/resume.ts).
  * A failed call carries `api_error_status` (the HTTP status) and `terminal_reason`.
  */
 
-/** The run's own cost: model_usage_since_last_result when claude sends it, else the total minus the resumed run's. */
-function ownCost(r: Record<string, any>, before: Usage | null | undefined): number | null {
+/**
+ * The run's own cost: model_usage_since_last_result when claude sends it, else the total minus
+ * the session's before this run (null when that is not known: tokens are still the run's own).
+ */
+function ownCost(r: Record<string, any>, baseline: Baseline | null | undefined): number | null {
   const perModel = r.model_usage_since_last_result;
   if (perModel && typeof perModel === "object") {
     const costs = Object.values<any>(perModel).map((m) => m?.costUSD);
     if (costs.every((c) => typeof c === "number")) return costs.reduce((a, b) => a + b, 0);
   }
-  if (typeof r.total_cost_usd !== "number") return null;
-  return ownPart(r.total_cost_usd, before?.cost_usd ?? undefined);
+  if (typeof r.total_cost_usd !== "number" || (baseline && "unknown" in baseline)) return null;
+  return ownPart(r.total_cost_usd, baseline?.totals.cost_usd ?? undefined);
 }
 
 /** terminal_reason values that name one of li's classes more exactly than the message would. */
@@ -94,7 +98,7 @@ export function claudeParser(options: ParserOptions = {}): StreamParser {
         const status = typeof r.api_error_status === "number" ? r.api_error_status : null;
         error = { class: TERMINAL[r.terminal_reason] ?? classify(message, status), message };
       }
-      const cost = ownCost(r, options.resumedTotals);
+      const cost = ownCost(r, options.baseline);
       return {
         // An error's `result` is its message, not an answer.
         result_text: error || text === null ? null : capText(text),

@@ -11,9 +11,11 @@ import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type
  * (codex 0.171 sends one for a model it has no metadata for).
  *
  * turn.completed.usage is the thread's running total, not the turn's (checked against codex
- * 0.171.0: `exec resume` reports the earlier runs' tokens again). input_tokens already counts
- * cached_input_tokens and cache_write_input_tokens, and output_tokens reasoning_output_tokens,
- * so li's figures are the last report minus what the resumed run's last report said.
+ * 0.171.0: `exec resume` reports every earlier turn of the thread again, and the stream carries no
+ * per-turn figure). input_tokens already counts cached_input_tokens and cache_write_input_tokens,
+ * and output_tokens reasoning_output_tokens, so a resumed run's figures are the last report minus
+ * the thread's total before it started (the baseline: runtime/resume.ts), or unknown when that
+ * baseline is.
  */
 export function codexParser(options: ParserOptions = {}): StreamParser {
   let sessionId: string | null = null;
@@ -81,11 +83,14 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
     },
     end(): StreamEnd {
       const message = failed ?? pendingError;
-      const before = options.resumedTotals;
+      const b = options.baseline;
+      const unknown = total && b && "unknown" in b ? b.unknown : null;
+      const before = b && "totals" in b ? b.totals : null;
       const own = total && before ? usage(ownPart(total.input_tokens, before.input_tokens), ownPart(total.output_tokens, before.output_tokens), ownPart(total.cached_tokens, before.cached_tokens)) : total;
       return {
         result_text: message || answer === null ? null : capText(answer),
-        usage: own,
+        usage: unknown ? null : own,
+        usage_unknown: unknown,
         session_totals: total,
         provider_session_id: sessionId,
         num_turns: turns || null,

@@ -13,16 +13,23 @@ export interface StreamEnd extends RunResult {
   error: ProviderError | null;
   /**
    * The running totals the provider reports for its whole session (codex: the thread's tokens;
-   * claude: the session's cost), as reported: a run that resumes this one subtracts them from
-   * its own report, so that each run's usage is its own. Null where the provider reports per run.
+   * claude: the session's cost), as reported: the baseline of the run that resumes the session
+   * after this one, when li has nothing better (runtime/resume.ts). Null where the provider
+   * reports per run, or reported nothing.
    */
   session_totals?: Usage | null;
 }
 
+/**
+ * A resumed session's running totals before this run started (what the provider's own running
+ * totals at this run's end include besides this run), or why li cannot know them.
+ */
+export type Baseline = { totals: Usage } | { unknown: string };
+
 /** What a parser is told before the stream starts. */
 export interface ParserOptions {
-  /** The session_totals of the run this one resumes (else its recorded usage); null for a new session. */
-  resumedTotals?: Usage | null;
+  /** For a resumed session, its baseline; absent or null for a new session. */
+  baseline?: Baseline | null;
 }
 
 /** `total` minus what an earlier run of the same session already reported, never below zero. */

@@ -1,0 +1,84 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { usage, type Usage } from "../../lifecycle/usage.js";
+
+/*
+ * codex keeps each thread's log in $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl
+ * (CODEX_HOME defaults to ~/.codex). After every model call it appends an `event_msg` line whose
+ * payload is a `token_count` with info.total_token_usage, the thread's running total, and
+ * info.last_token_usage, that call's. `codex exec resume` restores the last total and goes on
+ * adding to it, and `codex exec --json` reports only that running total at turn.completed
+ * (checked against codex 0.171.0). So the last total in the log before a resumed run starts is
+ * the thread's total at the end of its last turn, whichever run that was: a branch (an earlier
+ * run resumed again) or a run killed mid-stream (the calls it finished are in the log, the one
+ * cut off is not) included.
+ */
+
+/** How much of a long log's end is read first; a log whose last count is further back is read whole. */
+const TAIL_BYTES = 1 << 20;
+
+/** The rollout file of `thread` under `sessions`, newest day first; null when there is none. */
+function findRollout(sessions: string, thread: string): string | null {
+  const suffix = `-${thread}.jsonl`;
+  const desc = (dir: string) => {
+    try {
+      return fs.readdirSync(dir).sort().reverse();
+    } catch {
+      return [];
+    }
+  };
+  for (const y of desc(sessions))
+    for (const m of desc(path.join(sessions, y)))
+      for (const d of desc(path.join(sessions, y, m))) {
+        const hit = desc(path.join(sessions, y, m, d)).find((f) => f.startsWith("rollout-") && f.endsWith(suffix));
+        if (hit) return path.join(sessions, y, m, d, hit);
+      }
+  return null;
+}
+
+/** The last token_count total in `text` (JSON lines, the first possibly cut); undefined when none. */
+function lastTotal(text: string): Usage | undefined {
+  const lines = text.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    if (!lines[i].includes('"token_count"')) continue;
+    let e: any;
+    try {
+      e = JSON.parse(lines[i]);
+    } catch {
+      continue;
+    }
+    const t = e?.type === "event_msg" && e.payload?.type === "token_count" ? e.payload.info?.total_token_usage : undefined;
+    if (t && typeof t === "object") return usage(t.input_tokens, t.output_tokens, t.cached_input_tokens);
+  }
+  return undefined;
+}
+
+/**
+ * The running totals codex's own log gives `thread` now (zero for a thread no model call of which
+ * finished), or undefined when li cannot read that log: then li falls back on its own records.
+ */
+export function codexThreadTotals(thread: string, env: NodeJS.ProcessEnv): Usage | undefined {
+  const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), ".codex");
+  const file = findRollout(path.join(home, "sessions"), thread);
+  if (!file) return undefined;
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, "r");
+    const size = fs.fstatSync(fd).size;
+    const read = (from: number) => {
+      const buf = Buffer.alloc(size - from);
+      fs.readSync(fd!, buf, 0, buf.length, from);
+      return buf.toString("utf8");
+    };
+    if (size > TAIL_BYTES) {
+      const tail = lastTotal(read(size - TAIL_BYTES));
+      if (tail) return tail;
+    }
+    return lastTotal(read(0)) ?? usage(0, 0, 0);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
