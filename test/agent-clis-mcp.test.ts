@@ -3,12 +3,14 @@
  * item 7): codex parses the table and lists li; a codex run calls li's tool through its MCP
  * server (the fake Responses API asks for the call, and the tool's answer reaches the next
  * request), which it refuses under any approval mode but the printed one; gemini lists li as
- * connected.
+ * connected, and a headless gemini calls li's tool with the printed entry, trusted, and is never
+ * offered it without that trust.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { functionResponse, offeredFunctions, startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses, toolOutput } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
@@ -77,6 +79,38 @@ describeReal("li mcp config, as printed, in the real codex and gemini", () => {
     const shown = (await liData(["job", "output", "--console", r.id], { env })).output;
     expect(shown).toContain("[mcp li.request] failed: MCP tool call requires approval, but approval policy is never");
   }, T);
+
+  // gemini asks before calling an untrusted server's tools, and a headless gemini has nobody to
+  // ask: without the printed "trust": true it never offers li's tool to the model (issue 24).
+  test("a headless gemini -p offers li's tool with the printed entry and calls it; without its trust the tool is never offered", async () => {
+    const h = homes();
+    const printed = await liData(["mcp", "config", "gemini"], { env: h.env });
+    expect(printed.config.mcpServers.li.trust).toBe(true);
+    expect(printed.note).toMatch(/without\s+asking you[\s\S]*headless gemini[\s\S]*--read-only/);
+    const api = await startGemini({ call: { name: (n) => n === "mcp_li_request", args: { ops: [{ op: "server.info" }] } } });
+    try {
+      const ask = async (config: unknown) => {
+        // A folder gemini trusts (as li's runs are, by --skip-trust): it honours "trust" only there.
+        const env = { ...h.env, ...geminiEnv(h.home, api.url, config as Record<string, unknown>), GEMINI_CLI_TRUST_WORKSPACE: "true" };
+        const sent = api.requests.length;
+        const { stdout } = await run(path.join(CLI_BIN, "gemini"), ["--model", "gemini-2.5-flash", "-p", "ask li", "--output-format", "json"], { env, cwd: h.home, timeout: 90_000 });
+        return { requests: api.requests.slice(sent), answer: JSON.parse(stdout).response as string };
+      };
+      const trusted = await ask(printed.config);
+      expect(trusted.requests.flatMap(offeredFunctions)).toContain("mcp_li_request");
+      const outputs = trusted.requests.map(functionResponse).filter((o): o is string => o !== null);
+      expect(outputs.join("")).toContain(JSON.stringify(`"li_home":${JSON.stringify(h.home)}`).slice(1, -1));
+      expect(trusted.answer).toContain("tool said:");
+      const without = structuredClone(printed.config);
+      delete without.mcpServers.li.trust;
+      const untrusted = await ask(without);
+      expect(untrusted.requests.length).toBeGreaterThan(0);
+      expect(untrusted.requests.flatMap(offeredFunctions)).not.toContain("mcp_li_request");
+      expect(untrusted.answer).toBe("FAKE ANSWER");
+    } finally {
+      await api.close();
+    }
+  }, 2 * T);
 
   test("gemini mcp list connects to li with the printed mcpServers entry", async () => {
     const h = homes();

@@ -25,16 +25,37 @@ const CODEX_REQUIRED_NOTE = [
   "# stops with an error if li cannot start; without it a slow start means a turn without li's tool.",
 ];
 
+/** What stays li's to decide when a client calls li's tool without asking (the lines of a comment). */
+const LI_DECIDES = [
+  "li still decides what runs: its policy (li mcp --read-only, --allow, --deny-verb, or",
+  "mcp.policy in settings) decides which verbs are offered at all, and a spawn op must carry",
+  "the schema_fingerprint its help returned (proof that the caller read the current schema,",
+  "not that a person agreed).",
+];
+
 const CODEX_APPROVAL_NOTE = [
   "# What codex does before each call to li's one tool, request (every op goes through it):",
-  '#   "approve"  calls without asking. li still decides what runs: its policy (li mcp --read-only,',
-  "#              --allow, --deny-verb, or mcp.policy in settings) decides which verbs are offered at",
-  "#              all, and a spawn op must carry the schema_fingerprint its help returned (proof",
-  "#              that the caller read the current schema, not that a person agreed).",
+  '#   "approve"  calls without asking.',
+  ...LI_DECIDES.map((l) => `#              ${l}`),
   '#   "prompt"   asks you before every call, reads included; codex exec cannot ask and refuses them all.',
   '#   "writes"   asks before calls to tools that may write; li\'s tool says it may, so: as "prompt".',
   '#   "auto"     codex\'s default, which asks for li\'s tool too: as "prompt".',
   "# For a codex that may only read through li, keep \"approve\" and add \"--read-only\" to args.",
+];
+
+/*
+ * gemini 0.61 asks before every call to an MCP server's tools unless the server is trusted, and a
+ * headless gemini (`gemini -p`, and every run li starts) has nobody to ask: it never offers li's
+ * tool to the model at all. `"trust": true` is gemini's allow rule for all of the server's tools,
+ * applied only in a folder gemini trusts. Checked with the real gemini in test/agent-clis-mcp.test.ts.
+ */
+const GEMINI_TRUST_NOTE = [
+  '"trust": true lets gemini call li\'s one tool, request (every op goes through it), without',
+  "asking you; without it a headless gemini (gemini -p, and the runs li starts) never offers the",
+  "tool to the model, and an interactive one asks before every call, reads included.",
+  ...LI_DECIDES,
+  'gemini honours "trust" only in a folder it trusts (li\'s runs of gemini pass --skip-trust).',
+  'For a gemini that may only read through li, keep "trust" and add "--read-only" to args.',
 ];
 
 /**
@@ -90,6 +111,6 @@ export function clientConfig(client: string) {
         ].join("\n"),
       };
     case "gemini":
-      return { client, file: "~/.gemini/settings.json (or .gemini/settings.json in a project)", config: { mcpServers: { li: server } } };
+      return { client, file: "~/.gemini/settings.json (or .gemini/settings.json in a project)", config: { mcpServers: { li: { ...server, trust: true } } }, note: GEMINI_TRUST_NOTE.join("\n") };
   }
 }

@@ -109,6 +109,7 @@ spawn through without asking.`,
           human: (d: any) =>
             [
               `# ${d.file}`,
+              ...(d.note ? d.note.split("\n").map((l: string) => `# ${l}`) : []),
               d.toml ?? JSON.stringify(d.config, null, 2),
               ...(d.command ? ["", `# or: ${d.command}`] : []),
               ...(d.hook ? ["", `# the permission hook (${d.hook.file}); add no blanket allow rule for mcp__li__request`, JSON.stringify(d.hook.settings, null, 2)] : []),
