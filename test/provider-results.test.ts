@@ -135,11 +135,11 @@ test("the terminal-notify envelope and li stats carry usage: totals and cost per
 
   const stats = await liData(["stats"], { env });
   expect(stats.by_model).toEqual([
-    { model: "claude/opus", runs: 1, input_tokens: 2475, output_tokens: 65, cached_tokens: 2400, cost_usd: 0.0421, runs_with_cost: 1 },
-    { model: "claude/sonnet", runs: 1, input_tokens: 1512, output_tokens: 40, cached_tokens: 1200, cost_usd: 0.0125, runs_with_cost: 1 },
-    { model: "codex/gpt-5", runs: 1, input_tokens: 24763, output_tokens: 122, cached_tokens: 24448, cost_usd: null, runs_with_cost: 0 },
+    { model: "claude/opus", runs: 1, input_tokens: 2475, output_tokens: 65, cached_tokens: 2400, cost_usd: 0.0421, runs_with_cost: 1, unknown_usage_runs: 0 },
+    { model: "claude/sonnet", runs: 1, input_tokens: 1512, output_tokens: 40, cached_tokens: 1200, cost_usd: 0.0125, runs_with_cost: 1, unknown_usage_runs: 0 },
+    { model: "codex/gpt-5", runs: 1, input_tokens: 24763, output_tokens: 122, cached_tokens: 24448, cost_usd: null, runs_with_cost: 0, unknown_usage_runs: 0 },
   ]);
-  expect(stats.usage).toEqual({ runs: 3, input_tokens: 1512 + 2475 + 24763, output_tokens: 227, cached_tokens: 28048, cost_usd: 0.0546, runs_with_cost: 2 });
+  expect(stats.usage).toEqual({ runs: 3, input_tokens: 1512 + 2475 + 24763, output_tokens: 227, cached_tokens: 28048, cost_usd: 0.0546, runs_with_cost: 2, unknown_usage_runs: 0 });
   expect(b.usage.cost_usd).toBe(0.0421);
 });
 

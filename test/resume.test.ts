@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
-import { li, liData } from "./helpers/li.js";
+import { li, liData, until } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
 import { installStandins } from "./helpers/standins.js";
 
@@ -47,6 +47,35 @@ test("codex: exec resume <recorded thread id> -, the prompt on stdin; the run's 
   expect(job.resumes).toBe(first.id);
   // codex reports the thread's running total (26000/25000/200) after the first run's 24763/24448/122.
   expect(job.usage).toEqual({ input_tokens: 1237, cached_tokens: 552, output_tokens: 78, cost_usd: null });
+});
+
+// Without codex's thread log (here the stand-in writes none) li goes by its own records: the
+// session's totals at the end of the run that ended last, or, when that run ended mid-turn with no
+// report of them, an unknown usage with the reason (issue 24).
+test("codex without its thread log: a branch's baseline is the session's run that ended last; after a run stopped mid-turn the usage is unknown, with why, and li stats counts it apart", async () => {
+  const { h, env: base, calls } = setup();
+  const env = { ...base, CODEX_HOME: path.join(h.home, "no-codex-home") };
+  const first = await liData(["agent", "codex/gpt-5", "success"], { env });
+  const b = await liData(["agent", "--resume", first.id, "resume"], { env });
+  expect((await jobStatus(env, b.id)).usage).toEqual({ input_tokens: 1237, cached_tokens: 552, output_tokens: 78, cost_usd: null });
+  // A branch: the first run resumed again. The thread went on from b's turn, so b's totals are its
+  // baseline (the stand-in reports the same running total again: nothing of it is this run's).
+  const d = await liData(["agent", "--resume", first.id, "resume"], { env });
+  expect((await jobStatus(env, d.id)).usage).toEqual({ input_tokens: 0, cached_tokens: 0, output_tokens: 0, cost_usd: null });
+  const k = await liData(["agent", "--detach", "--resume", d.id, "stalled"], { env });
+  await until(async () => (await liData(["job", "output", "--console", k.id], { env })).output.includes("[codex thread"));
+  await liData(["kill", "--grace", "1", k.id], { env });
+  await untilStatus(env, k.id, (j) => j.terminal);
+  const e = await liData(["agent", "--resume", k.id, "resume"], { env });
+  expect(calls().at(-1)!.argv).toEqual(expect.arrayContaining(["resume", "0199a213-81c0-7800-8aa1-bbab2a035a53"]));
+  const job = await jobStatus(env, e.id);
+  expect(job).toMatchObject({ status: "completed", usage: null, usage_unknown: expect.stringContaining(`${k.id}, the session's run that ended last before this one, ended cancelled without reporting`) });
+  const stats = await liData(["stats"], { env });
+  expect(stats.usage).toMatchObject({ runs: 3, unknown_usage_runs: 1, input_tokens: 24763 + 1237, output_tokens: 122 + 78 });
+  expect(stats.by_model).toEqual([expect.objectContaining({ model: "codex/gpt-5", runs: 3, unknown_usage_runs: 1 })]);
+  const human = await li(["stats"], { env });
+  expect(human.stdout).toMatch(/UNKNOWN_USAGE_RUNS/);
+  expect(human.stdout).toMatch(/1 run with unknown usage, in none of these sums/);
 });
 
 test("gemini: the new run gets --resume <recorded session id>", async () => {
