@@ -41,8 +41,10 @@ permission mode, tools, limits, MCP servers, environment and timeout. With a pro
 --max-turns and --max-budget-usd may lower a profile's limits, never raise them.
 
 --resume RUN continues RUN's recorded provider session (claude --resume, codex exec
-resume) in RUN's directory, with RUN's model and profile unless others are named; without
-a prompt it sends "continue". RUN must have ended and have recorded a session id.
+resume, gemini --resume) in RUN's directory, with RUN's model and profile unless others are
+named; without a prompt it sends "continue". RUN must have ended and have recorded a session
+id. The run records only its own turn's usage, or none with the reason (usage_unknown in li
+job status) when li cannot tell it from the session's running total.
 
 openai/… runs send to an endpoint named in settings.yaml (endpoints: {NAME: {base_url,
 api_key_env}}); --endpoint picks one, else default_endpoint, else the built-in openai
