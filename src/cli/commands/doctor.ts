@@ -34,7 +34,9 @@ Checks, each passing or failing with the fix: li_home (a writable directory on a
 disk (free space), store (state.db's integrity and schema; none yet is fine), settings
 (every settings file in force parses), trust (no trusted project file changed since
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
-(on a store shared with other hosts, this host runs li host run: its lease is alive).
+(on a store shared with other hosts, this host runs li host run: its lease is alive; a host
+that has never run one and has no unfinished runs of its own and none placed on it by name
+only submits, a normal role, shown as info).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -91,7 +93,7 @@ Examples:
           human: (d: typeof data) =>
             [
               `li_home  ${d.li_home ?? "(unset)"}`,
-              `checks:\n${d.checks.map((c) => `  ${c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
+              `checks:\n${d.checks.map((c) => `  ${c.info ? "info" : c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
               `providers:\n${table(d.providers as any[], ["name", "available", "detail", "remedy"])}`,
               `endpoints:\n${table(d.endpoints, ["name", "default", "base_url", "api_key_env", "key_set", "source"])}`,
               ...d.settings.warnings,
