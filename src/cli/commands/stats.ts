@@ -91,12 +91,15 @@ cancelled before it started has none). Percentiles are nearest-rank; null when c
 Outcome "none" counts records still running. usage and by_model add up what providers
 reported (tokens; cost_usd only where the provider reports one, counted in runs_with_cost).
 --group-by adds groups: [{<key>: value, ..., count}], e.g. which models fail most (model is
-null for records without one: sessions, plays).
+null for records without one: sessions, plays), or which hosts do (host is the LI_HOST a
+record was made or claimed on; a placed run not yet claimed counts under its place: a host
+name or "any").
 
 Examples:
   li stats
   li stats --since 86400
   li stats --group-by kind,status,model
+  li stats --group-by host,outcome
   li --machine stats --since 2026-08-01T00:00:00Z`,
     )
     .action((opts: { since?: string; groupBy?: string }) =>
