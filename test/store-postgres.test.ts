@@ -170,6 +170,16 @@ describePostgres("a PostgreSQL store li cannot use", () => {
     expect(psql(new URL(url).pathname.slice(1), "SELECT value FROM meta WHERE key = 'schema_version'")).toBe(String(PG_BASE_VERSION - 1));
   });
 
+  test("a read before the first write says the PostgreSQL store has no li schema yet, naming the store (without its password), not LI_HOME", async () => {
+    const url = withPassword(cluster.url("kept").replace("li@", "keeper@"));
+    psql("postgres", "CREATE DATABASE untouched OWNER keeper");
+    const h = home(url.replace("/kept", "/untouched"));
+    const r = await li(["job", "list"], { env: h.env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`li: nothing yet: the PostgreSQL store at postgres://keeper:***@127.0.0.1:${cluster.port}/untouched has no li schema yet (the first run, or li host run, creates it)\n`);
+    expect(r.stderr).not.toContain(h.home);
+  });
+
   test("li state migrate on a current PostgreSQL store: nothing to apply", async () => {
     const h = home(cluster.createDatabase());
     await liData(["job", "list"], { env: h.env });
