@@ -12,7 +12,7 @@ import type { Check } from "./doctor-checks.js";
  * settings file with no such password is no business of this check, which then says nothing.
  */
 
-/** The password `store:` holds in the user settings file, if any (in the URL, or a password parameter). */
+/** Whether `store:` in the user settings file holds a password (in the URL, or as a password parameter). */
 function storePassword(text: string): boolean {
   if (!/^store\s*:/m.test(text)) return false;
   let doc: unknown;
