@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { isObject } from "../json.js";
-import { userInfo } from "../lifecycle/db/pg-sql.js";
+import { holdsPassword } from "../lifecycle/locate.js";
 import { liHome } from "../lifecycle/paths.js";
 import { yaml } from "../packages.js";
 import type { Check } from "./doctor-checks.js";
@@ -22,7 +22,7 @@ function storePassword(text: string): boolean {
     return false; // the settings check reports a file that does not parse
   }
   const url = isObject(doc) ? doc.store : undefined;
-  return typeof url === "string" && (!!userInfo(url)?.password || /[?&](ssl)?password=[^&#]/i.test(url));
+  return typeof url === "string" && holdsPassword(url);
 }
 
 /** Null when settings.yaml names no store password; else whether only its owner can read the file. */

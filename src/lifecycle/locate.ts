@@ -98,6 +98,11 @@ export function isForeign(e: { host: string | null }): boolean {
   return e.host !== null && e.host !== thisHost();
 }
 
+/** Whether a store URL carries a password (in its user information, or as a password parameter): a secret in whatever file holds it. */
+export function holdsPassword(url: string): boolean {
+  return !!userInfo(url)?.password || /[?&](ssl)?password=[^&#]/i.test(url);
+}
+
 /** Where the records are, fit to print: state.db's path, or the store URL without its password. */
 export function storeWhere(loc: StoreLocation = storeLocation()): string {
   return loc.kind === "postgres" ? redactUrl(loc.url) : statePath();

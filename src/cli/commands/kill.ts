@@ -154,7 +154,7 @@ Examples:
   li kill inv_01j ses_01k --grace 0
   li kill --label nightly --dry-run
   li kill inv_01j --wait-seconds 30
-  li kill --withdraw krq_01j`,
+  li kill --withdraw inv_01j`,
     )
     .action((id: string | undefined, more: string[], opts: KillOptions) =>
       renderWithStore(
