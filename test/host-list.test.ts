@@ -218,7 +218,6 @@ describePostgres("li host list and li host forget on a shared store", () => {
     } finally {
       expect(await da.stop()).toBe(0);
     }
-    // Eleven li commands and two daemons: more than the default minute on a loaded machine.
-  }, 180_000);
+  }, 180_000); // eleven li commands and two daemons: more than a minute on a loaded machine
 });
 

@@ -131,7 +131,7 @@ describePostgres("li kill from another host", () => {
       await stopDaemon(d);
     }
     await li(["kill", "--grace", "0", j.id], { env: a.env });
-  });
+  }, 180_000); // a dozen li commands, an MCP session and a daemon: more than a minute on a loaded machine
 
   test("a queued placed run has no host yet: cancelled at once from any host, no request recorded", async () => {
     const placed = await liData(["agent", "--detach", "--host", "any", "mock/echo", "x"], { env: a.env });
