@@ -66,9 +66,9 @@ export const GROUP_KEYS = ["kind", "status", "outcome", "model", "host"] as cons
 export type GroupKey = (typeof GROUP_KEYS)[number];
 
 /**
- * Counts grouped by any of kind, status, outcome, model and host, largest first. SQL groups by all
- * four in the index's own order (one walk, no sort of the table); the few resulting rows are
- * folded to the keys asked for.
+ * Counts grouped by any of kind, status, outcome, model and host, largest first. SQL groups by the
+ * first four in the index's own order (one walk, no sort of the table), and by host only when it is
+ * asked for; the few resulting rows are folded to the keys asked for.
  */
 export type Group = { [key: string]: string | number | null; count: number };
 
