@@ -46,6 +46,36 @@ test("a fresh LI_HOME is healthy, and doctor creates nothing in it", async () =>
   expect(fs.existsSync(h.home)).toBe(false);
 });
 
+test("a settings.yaml holding the store's password that others can read fails doctor (settings_secret), with chmod 600 as the fix; none is said of a file without one", async () => {
+  const h = home();
+  fs.mkdirSync(h.home, { recursive: true });
+  const file = path.join(h.home, "settings.yaml");
+  // A store nothing listens on: its own check fails, the file's is what this test reads.
+  fs.writeFileSync(file, "store: postgres://li:Secret-pw@127.0.0.1:1/li\n", { mode: 0o644 });
+  fs.chmodSync(file, 0o644);
+  const open = await doctor(h.env);
+  expect(open.r.code).toBe(1);
+  expect(open.check("settings_secret")).toEqual({
+    check: "settings_secret",
+    ok: false,
+    detail: `${file} holds the store's password (store:) and is readable by every user (mode 644)`,
+    fix: `chmod 600 ${file} (or keep the password in PGPASSWORD in the environment of li's own processes)`,
+  });
+  expect(JSON.stringify(open.r.json)).not.toContain("Secret-pw");
+  fs.chmodSync(file, 0o640);
+  expect((await doctor(h.env)).check("settings_secret")).toMatchObject({ ok: false, detail: expect.stringMatching(/readable by its group \(mode 640\)$/) });
+  fs.chmodSync(file, 0o600);
+  expect((await doctor(h.env)).check("settings_secret")).toMatchObject({ ok: true, detail: `${file} holds the store's password and only its owner can read it (mode 600)` });
+  // A password as a URL parameter is one too.
+  fs.writeFileSync(file, "store: postgres://li@127.0.0.1:1/li?password=Secret-pw\n");
+  fs.chmodSync(file, 0o604);
+  expect((await doctor(h.env)).check("settings_secret")).toMatchObject({ ok: false });
+  // No password in the file (PGPASSWORD holds it): nothing to say.
+  fs.writeFileSync(file, "store: postgres://li@127.0.0.1:1/li\n");
+  fs.chmodSync(file, 0o644);
+  expect((await doctor(h.env)).check("settings_secret")).toBeUndefined();
+});
+
 test("settings that do not parse fail doctor, naming the file and the fix; a person's shell sees exit 1 too", async () => {
   const h = home();
   fs.writeFileSync(path.join(h.home, "settings.yaml"), "notify: [unclosed\n");

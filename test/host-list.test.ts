@@ -179,24 +179,45 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(await rows(a, "SELECT name FROM hosts")).toEqual([]);
   });
 
-  test("li doctor on a shared store: a host that runs no daemon while others share the store fails the hosts check, with the fix", async () => {
+  test("li doctor on a shared store: a host that only submits is info, not a failure; one whose daemon stopped, or one with runs placed on it by name, fails the hosts check with the fix", async () => {
     const alone = await liData(["doctor"], { env: b.env });
     expect(alone.checks.find((c: any) => c.check === "hosts")).toMatchObject({ ok: true, detail: expect.stringMatching(/only host-b uses this store/) });
     const da = await daemon(a);
-    const without = await li(["--machine", "doctor"], { env: b.env });
-    expect(without.code).toBe(1);
-    const check = without.json.error.detail.checks.find((c: any) => c.check === "hosts");
-    expect(check).toMatchObject({ ok: false, fix: expect.stringMatching(/li host run/) });
-    expect(check.detail).toMatch(/host-b shares the store with \d+ other host\(s\).*never run a host daemon/);
-    expect(without.json.error.detail.store).toMatchObject({ ok: true, kind: "postgres", path: expect.stringMatching(/^postgres:\/\//) });
-    const d = await daemon(b);
     try {
+      // Submit-only (the laptop of the README): a normal role, exit 0, said as info.
+      const submitter = await li(["--machine", "doctor"], { env: b.env });
+      expect(submitter.code).toBe(0);
+      const role = submitter.json.data.checks.find((c: any) => c.check === "hosts");
+      expect(role).toMatchObject({ ok: true, info: true, fix: null });
+      expect(role.detail).toMatch(/^this host \(host-b\) submits only: it has never run li host run; 1 host\(s\) run daemons: host-a \(alive\)$/);
+      expect(submitter.json.data.store).toMatchObject({ ok: true, kind: "postgres", path: expect.stringMatching(/^postgres:\/\//) });
+      const human = await li(["doctor"], { env: b.env });
+      expect(human.code).toBe(0);
+      expect(human.stdout).toMatch(/\n  info  hosts +this host \(host-b\) submits only/);
+
+      // A run placed on it by name waits for a daemon it has never run: that is a problem.
+      const placed = await liData(["agent", "--detach", "--host", "host-b", "mock/echo", "for b"], { env: b.env });
+      const waiting = await li(["--machine", "doctor"], { env: b.env });
+      expect(waiting.code).toBe(1);
+      const check = waiting.json.error.detail.checks.find((c: any) => c.check === "hosts");
+      expect(check).toMatchObject({ ok: false, fix: expect.stringMatching(/li host run/) });
+      expect(check.detail).toMatch(/host-b has never run a host daemon, yet 1 run\(s\) are placed on it by name/);
+      await liData(["kill", placed.id], { env: b.env });
+
+      const d = await daemon(b);
       const withDaemon = await liData(["doctor"], { env: b.env });
       expect(withDaemon.checks.find((c: any) => c.check === "hosts")).toMatchObject({ ok: true, detail: expect.stringMatching(/host-b: its daemon's lease is alive/) });
-    } finally {
       expect(await d.stop()).toBe(0);
+      // A host that runs a daemon, stopped past its lease: the failure doctor always reported.
+      await until(async () => (await hostOf(a, "host-b"))?.lease === "expired", 15000, 200);
+      const stopped = await li(["--machine", "doctor"], { env: b.env });
+      expect(stopped.code).toBe(1);
+      const expired = stopped.json.error.detail.checks.find((c: any) => c.check === "hosts");
+      expect(expired).toMatchObject({ ok: false, fix: expect.stringMatching(/li host run/) });
+      expect(expired.detail).toMatch(/host-b shares the store with \d+ other host\(s\).*its daemon's lease expired/);
+    } finally {
       expect(await da.stop()).toBe(0);
     }
-  });
+  }, 180_000); // eleven li commands and two daemons: more than a minute on a loaded machine
 });
 

@@ -178,3 +178,76 @@ describe("a foreground run's end line (issue 18, item 4)", () => {
     for (const f of [o, e, m, me]) fs.closeSync(f);
   });
 });
+
+describe("a HOST column in the human views (issue 22, section 4)", () => {
+  test("li wait, li monitor and li schedule runs show which host each run is on", async () => {
+    const h = home();
+    const env = { ...h.env, LI_HOST: "build-7", COLUMNS: "250" };
+    const ok = await liData(["agent", "mock/echo", "fine"], { env });
+    const failed = await liData(["agent", "--detach", "mock/fail:3", "broken"], { env });
+    await terminal(env, failed.id);
+    const hang = await liData(["agent", "--detach", "mock/hang", "busy"], { env });
+    const headerAndRow = (out: string, header: RegExp) => {
+      const lines = out.split("\n");
+      const at = lines.findIndex((l) => header.test(l));
+      expect(at).toBeGreaterThanOrEqual(0);
+      return { header: lines[at], row: lines[at + 1] };
+    };
+    const w = await li(["wait", ok.id], { env });
+    const wt = headerAndRow(w.stdout, /^ID\s+KIND/);
+    expect(wt.header).toMatch(/\sHOST$/);
+    expect(wt.row).toMatch(/\sbuild-7$/);
+
+    const m = await li(["monitor"], { env });
+    const active = m.stdout.slice(m.stdout.indexOf("active ("));
+    const at = headerAndRow(active, /^ID\s+KIND/);
+    expect(at.header).toMatch(/\sHOST$/);
+    expect(at.row).toMatch(/build-7$/);
+    const failures = m.stdout.slice(m.stdout.indexOf("recent failures:"));
+    const ft = headerAndRow(failures, /^ID\s+KIND/);
+    expect(ft.header).toMatch(/\sHOST$/);
+    expect(ft.row).toMatch(/\sbuild-7$/);
+
+    await liData(["schedule", "create", "hosted", "--cron", "0 0 1 1 *", "--timezone", "UTC", "mock/echo", "from hosted"], { env });
+    const t = await liData(["schedule", "trigger", "hosted"], { env });
+    await terminal(env, t.id);
+    const runs = await li(["schedule", "runs", "hosted"], { env });
+    const rt = headerAndRow(runs.stdout, /^ID\s+TRIGGER/);
+    expect(rt.header).toMatch(/\sHOST$/);
+    expect(rt.row).toMatch(/\sbuild-7$/);
+    expect((await liData(["schedule", "runs", "hosted"], { env })).runs[0].host).toBe("build-7");
+    await li(["kill", "--grace", "0", hang.id], { env });
+  });
+});
+
+describe("--host implies --detach (issue 22, section 4)", () => {
+  test("help says so, and a foreground submission with --host says so on stderr (never under --machine)", async () => {
+    const h = home();
+    expect((await li(["agent", "--help"], { env: h.env })).stdout.replace(/\s+/g, " ")).toContain("--host implies --detach");
+    const r = await li(["agent", "--host", "any", "mock/echo", "placed"], { env: h.env });
+    expect(r.code).toBe(0);
+    const id = /\b(inv_\w+)/.exec(r.stdout)![1];
+    expect(r.stderr).toContain(`li: --host places ${id} for a host daemon (li host run) to start, so it runs detached, as with --detach; li wait ${id} waits for its end`);
+    const detached = await li(["agent", "--detach", "--host", "any", "mock/echo", "placed"], { env: h.env });
+    expect(detached.stderr).not.toContain("runs detached");
+    const m = await li(["--machine", "agent", "--host", "any", "mock/echo", "placed"], { env: h.env });
+    expect(m.stderr).not.toContain("runs detached");
+    for (const x of [id, /\b(inv_\w+)/.exec(detached.stdout)![1], m.json.data.id]) await li(["kill", x], { env: h.env });
+  });
+});
+
+describe("the README's first command (issue 22, section 4)", () => {
+  test("its output ends each line, even where stdout is read apart from stderr: the list's header starts a line of its own", async () => {
+    const fs = await import("node:fs");
+    const path = await import("node:path");
+    const { execFileSync } = await import("node:child_process");
+    const { ROOT } = await import("./helpers/li.js");
+    const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const first = /```sh\n(npm ci && npm run build && .*)\n```/.exec(readme)![1];
+    // Everything after the install and build, run as written from the checkout.
+    const command = first.replace(/^npm ci && npm run build && /, "");
+    const h = home();
+    const out = execFileSync("sh", ["-c", command], { cwd: ROOT, env: h.env, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    expect(out).toMatch(/^hello from li\n+ID +KIND +STATUS/);
+  });
+});

@@ -77,6 +77,62 @@ describePostgres("li kill from another host", () => {
     }
   });
 
+  test("a kill pending on a host with no daemon says plainly that it will be carried out when the daemon returns, and how to withdraw it; li kill --withdraw (and job.kill withdraw over MCP) takes it back, and the daemon then never carries it out", async () => {
+    const j = await hanging();
+    const r = await li(["--machine", "kill", "--grace", "0", "--wait-seconds", "0", j.id], { env: b.env });
+    expect(r.code).toBe(1);
+    const rid = r.json.error.detail.request_id;
+    expect(r.json.error.message).toMatch(new RegExp(`^kill request ${rid} is pending: .*The request stays pending and will be carried out when host-a's daemon \\(li host run\\) returns; .*To withdraw the request: li kill --withdraw ${rid}$`));
+    expect(r.json.error.detail).toMatchObject({ reason: "pending_on_host", carried_out: "when the host's daemon returns", withdraw_with: `li kill --withdraw ${rid}` });
+    // A person sees the same words.
+    const human = await li(["kill", "--grace", "0", "--wait-seconds", "0", j.id], { env: b.env });
+    expect(human.code).toBe(1);
+    expect(human.stderr).toContain(`will be carried out when host-a's daemon (li host run) returns`);
+    expect(human.stderr).toContain(`To withdraw the request: li kill --withdraw ${rid}`);
+
+    // A requester still waiting on it hears of the withdrawal as its answer.
+    const waiting = li(["--machine", "kill", "--grace", "0", "--wait-seconds", "30", j.id], { env: b.env });
+    await new Promise((res) => setTimeout(res, 1500));
+    const w = await liData(["kill", "--withdraw", rid], { env: b.env });
+    expect(w).toEqual({ withdraw: true, targets: [j.id], entities: [], requests: [{ id: j.id, host: "host-a", request_id: rid, status: "withdrawn" }] });
+    const waited = await waiting;
+    expect(waited.json.error).toMatchObject({ kind: "conflict", detail: { reason: "kill_withdrawn", withdrawn_by: "host-b", request_id: rid } });
+    expect((await rows(a, "SELECT status FROM kill_requests WHERE id = ?", [rid]))[0].status).toBe("failed");
+    // Once withdrawn there is nothing left to withdraw: said, not silently accepted.
+    const again = await li(["--machine", "kill", "--withdraw", rid], { env: b.env });
+    expect(again.json.error).toMatchObject({ kind: "conflict", detail: { reason: "not_pending", request_id: rid, status: "failed" } });
+    const byRun = await li(["--machine", "kill", "--withdraw", j.id], { env: b.env });
+    expect(byRun.json.error).toMatchObject({ kind: "not_found", detail: { reason: "none_pending", id: j.id } });
+    expect((await li(["--machine", "kill", "--withdraw", "--label", "x", j.id], { env: b.env })).json.error.kind).toBe("invalid_input");
+
+    // Over MCP: the refusal carries the same words, and job.kill withdraw takes a request back by the run's id.
+    const m = await connectMcp(b.env);
+    try {
+      const k = await m.op("job.kill", { id: j.id, grace: 0, wait_seconds: 0 });
+      expect(k.ok).toBe(false);
+      expect(JSON.stringify(k.error)).toContain("will be carried out when host-a's daemon (li host run) returns");
+      expect(JSON.stringify(k.error)).toContain("li kill --withdraw krq_");
+      const back = await m.op("job.kill", { id: j.id, withdraw: true });
+      expect(back.ok).toBe(true);
+      expect(back.result.requests).toEqual([expect.objectContaining({ id: j.id, host: "host-a", status: "withdrawn" })]);
+    } finally {
+      await m.close();
+    }
+    expect(await rows(a, "SELECT id FROM kill_requests WHERE entity_id = ? AND status = 'pending'", [j.id])).toEqual([]);
+
+    // Host a's daemon returns: nothing is left for it to carry out, and the run goes on.
+    const d = startA();
+    try {
+      await until(() => /registered/.test(d.log()), 15000, 100);
+      await new Promise((res) => setTimeout(res, 1500));
+      expect((await rows(a, "SELECT status FROM entities WHERE id = ?", [j.id]))[0].status).toBe("running");
+      expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
+    } finally {
+      await stopDaemon(d);
+    }
+    await li(["kill", "--grace", "0", j.id], { env: a.env });
+  }, 180_000); // a dozen li commands, an MCP session and a daemon: more than a minute on a loaded machine
+
   test("a queued placed run has no host yet: cancelled at once from any host, no request recorded", async () => {
     const placed = await liData(["agent", "--detach", "--host", "any", "mock/echo", "x"], { env: a.env });
     expect(placed.status).toBe("queued");

@@ -179,3 +179,37 @@ describe("two lists, two purposes", () => {
     expect(empty.stdout).toMatch(/^no jobs yet: start one with li agent/);
   });
 });
+
+describe("by host (issue 22, section 4)", () => {
+  test("li job list --host lists one host's runs (and those placed on it by name, not yet claimed); li stats --group-by host counts by host", async () => {
+    const h = home();
+    const on = (host: string) => ({ ...h.env, LI_HOST: host });
+    const a = await liData(["agent", "mock/echo", "on alpha"], { env: on("alpha") });
+    const b = await liData(["agent", "mock/echo", "on beta"], { env: on("beta") });
+    // Placed for a host no daemon serves here: queued, no host yet, its place gamma.
+    const g = await liData(["agent", "--host", "gamma", "mock/echo", "for gamma"], { env: on("alpha") });
+    const ids = async (...args: string[]) => (await liData(["job", "list", ...args], { env: on("alpha") })).jobs.map((j: any) => j.id);
+    expect(await ids("--host", "alpha")).toEqual([a.id]);
+    expect(await ids("--host", "beta")).toEqual([b.id]);
+    expect(await ids("--host", "gamma")).toEqual([g.id]);
+    expect(await ids("--host", "alpha", "beta")).toEqual([b.id, a.id]);
+    expect(await ids("--host", "nowhere")).toEqual([]);
+    expect(await ids("--host", "alpha", "--status", "queued")).toEqual([]);
+    // The next page's command keeps the filter.
+    const human = await li(["job", "list", "--host", "alpha", "beta", "--limit", "1"], { env: on("alpha") });
+    expect(human.stdout).toMatch(/next: li job list --host alpha beta --limit 1 --cursor \S+/);
+
+    const s = await liData(["stats", "--group-by", "host"], { env: on("alpha") });
+    expect(s.group_by).toEqual(["host"]);
+    expect([...s.groups].sort((x: any, y: any) => x.host.localeCompare(y.host))).toEqual([
+      { host: "alpha", count: 1 },
+      { host: "beta", count: 1 },
+      { host: "gamma", count: 1 },
+    ]);
+    const byOutcome = await liData(["stats", "--group-by", "host,outcome"], { env: on("alpha") });
+    expect(byOutcome.groups).toContainEqual({ host: "gamma", outcome: "none", count: 1 });
+    expect(byOutcome.groups).toContainEqual({ host: "alpha", outcome: "succeeded", count: 1 });
+    expect((await li(["stats", "--group-by", "host"], { env: on("alpha") })).stdout).toMatch(/by host:\nHOST +COUNT\n/);
+    await li(["kill", g.id], { env: on("alpha") });
+  });
+});

@@ -87,6 +87,45 @@ describePostgres("a PostgreSQL store li cannot use", () => {
     for (const e of await bothRefused(ghost, `postgres://ghost:***@127.0.0.1:${cluster.port}/kept`, /check the user and password/)) expect(e.detail.reason).toBe("store_credentials");
   });
 
+  test("a password with an unencoded @, # or /: everything between :// and the last @ is redacted in every answer, and the remedy says to percent-encode", async () => {
+    const odd = "p@ss#w/rd-" + PASSWORD;
+    const pieces = ["ss#w", "w/rd", PASSWORD];
+    const shown = `postgres://keeper:***@127.0.0.1:${cluster.port}/kept`;
+    const clean = (r: LiRun) => {
+      for (const p of pieces) expect(r.stdout + r.stderr).not.toContain(p);
+    };
+    // As written, such a URL would be read with another host: refused before any connection.
+    const h = home(`postgres://keeper:${odd}@127.0.0.1:${cluster.port}/kept`);
+    for (const args of [["--machine", "job", "list"], ["--machine", "agent", "--detach", "mock/echo", "hi"]]) {
+      const r = await li(args, { env: h.env });
+      expect(r.code).not.toBe(0);
+      clean(r);
+      expect(r.json.error).toMatchObject({ kind: "invalid_input", detail: { field: "LI_STORE", url: shown } });
+      expect(r.json.error.message).toContain(shown);
+      expect(r.json.error.message).toMatch(/percent-encode special characters in the password \(@ → %40, # → %23, \/ → %2F/);
+    }
+    const doctor = await li(["doctor"], { env: h.env });
+    expect(doctor.code).toBe(1);
+    clean(doctor);
+    expect(doctor.stdout).toContain(shown);
+    expect(doctor.stdout).toMatch(/fix: fix LI_STORE, or store: in settings.yaml \(percent-encode special characters in the password\)/);
+    // The same in settings.yaml, named by its file.
+    const fromFile = home("");
+    delete fromFile.env.LI_STORE;
+    fs.writeFileSync(path.join(fromFile.home, "settings.yaml"), `store: postgres://keeper:${odd}@127.0.0.1:${cluster.port}/kept\n`, { mode: 0o600 });
+    const viaFile = await li(["--machine", "job", "list"], { env: fromFile.env });
+    clean(viaFile);
+    expect(viaFile.json.error.message).toContain(shown);
+    // An unencoded @ alone is read as meant: the refusal names the URL the same way and says to percent-encode.
+    const at = home(`postgres://keeper:p@ss-${PASSWORD}@127.0.0.1:${cluster.port}/kept`);
+    const errs = await bothRefused(at, shown, /check the user and password .*percent-encoded \(@ → %40/);
+    for (const e of errs) expect(e.detail).toMatchObject({ reason: "store_credentials", remedy: expect.stringMatching(/percent-encoded/) });
+    const atDoctor = await li(["doctor"], { env: at.env });
+    clean(atDoctor);
+    expect(atDoctor.stdout).toMatch(/fix: check the user and password/);
+    expect(atDoctor.stdout).not.toContain("li state migrate");
+  });
+
   test("a database that does not exist: named, with how to create one", async () => {
     const h = home(withPassword(cluster.url("nowhere").replace("li@", "keeper@")));
     for (const e of await bothRefused(h, cluster.url("nowhere").replace("li@", "keeper:***@"), /create it \(createdb\)/)) expect(e.detail).toMatchObject({ reason: "store_no_database", code: "3D000" });
@@ -129,6 +168,16 @@ describePostgres("a PostgreSQL store li cannot use", () => {
       await mcp.close();
     }
     expect(psql(new URL(url).pathname.slice(1), "SELECT value FROM meta WHERE key = 'schema_version'")).toBe(String(PG_BASE_VERSION - 1));
+  });
+
+  test("a read before the first write says the PostgreSQL store has no li schema yet, naming the store (without its password), not LI_HOME", async () => {
+    const url = withPassword(cluster.url("kept").replace("li@", "keeper@"));
+    psql("postgres", "CREATE DATABASE untouched OWNER keeper");
+    const h = home(url.replace("/kept", "/untouched"));
+    const r = await li(["job", "list"], { env: h.env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`li: nothing yet: the PostgreSQL store at postgres://keeper:***@127.0.0.1:${cluster.port}/untouched has no li schema yet (the first run, or li host run, creates it)\n`);
+    expect(r.stderr).not.toContain(h.home);
   });
 
   test("li state migrate on a current PostgreSQL store: nothing to apply", async () => {

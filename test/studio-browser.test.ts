@@ -300,3 +300,19 @@ test("a partial reap is shown as li reports it: the page says what did not stop"
     await again.close();
   }
 }, 60_000);
+
+test("a run's page shows its place: where it was placed (a host's name or any) beside the host that ran it, a dash when it was not placed", async () => {
+  const placed = await liData(["agent", "--host", "any", "--label", "studio-test", "mock/echo", "placed"], { env: h.env });
+  try {
+    await page.goto(`${s.origin}/#/runs/${placed.id}`);
+    await page.waitForSelector("#run-place", { timeout: 15_000 });
+    expect(await page.textContent("#run-place")).toBe("any");
+    expect(await page.textContent("#run-host")).toBe("not yet claimed (placed for any host)");
+  } finally {
+    await li(["kill", placed.id], { env: h.env });
+  }
+  const local = await liData(["agent", "--label", "studio-test", "mock/echo", "here"], { env: h.env });
+  await page.goto(`${s.origin}/#/runs/${local.id}`);
+  await page.waitForSelector(`#run-host`, { timeout: 15_000 });
+  expect(await page.textContent("#run-place")).toBe("—");
+}, 60_000);

@@ -11,7 +11,8 @@ import type { Store } from "../lifecycle/store.js";
 import type { Settings } from "../config/settings.js";
 import { storeLocation, storeWhere, thisHost, type StoreLocation } from "../lifecycle/locate.js";
 import { leases } from "../lifecycle/leases.js";
-import { hostLoad } from "../lifecycle/hosts.js";
+import { hostLoad, ownStarted } from "../lifecycle/hosts.js";
+import { placedOn } from "../lifecycle/host-admin.js";
 
 /*
  * li doctor's pass/fail checks. Each says what it found and, when it fails, the fix; a failed
@@ -25,10 +26,14 @@ export interface Check {
   detail: string;
   /** What to do, when not ok. */
   fix: string | null;
+  /** Ok, and said for information (e.g. a host that only submits). */
+  info?: true;
 }
 
 const pass = (check: string, detail: string): Check => ({ check, ok: true, detail, fix: null });
 const failed = (check: string, detail: string, fix: string): Check => ({ check, ok: false, detail, fix });
+/** Nothing to fix, but worth knowing (a role rather than a health): shown as info. */
+const info = (check: string, detail: string): Check => ({ check, ok: true, info: true, detail, fix: null });
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Free space below either bound is "nearly full": SQLite, logs and run directories need room. */
@@ -109,7 +114,8 @@ export async function storeCheck(open: () => Promise<Store>): Promise<{ check: C
   try {
     loc = storeLocation();
   } catch (err) {
-    return { check: failed("store", message(err), "fix LI_STORE, or store: in settings.yaml"), store: { ok: false, error: message(err) } };
+    const remedy = err instanceof LiError ? err.detail.remedy : undefined;
+    return { check: failed("store", message(err), `fix LI_STORE, or store: in settings.yaml${remedy ? ` (${remedy})` : ""}`), store: { ok: false, error: message(err) } };
   }
   const file = storeWhere(loc);
   if (!storeExists(loc)) return { check: pass("store", `no state.db yet (the first run creates ${file})`), store: { ok: true, exists: false, path: file, required_version: SCHEMA_VERSION } };
@@ -138,7 +144,7 @@ export async function storeCheck(open: () => Promise<Store>): Promise<{ check: C
     const err = asStorageError(caught);
     const detail = err instanceof LiError ? err.detail : {};
     const store = { ok: false, exists: true, kind: loc.kind, path: file, error: message(err), ...detail };
-    return { check: failed("store", message(err), String(detail.remedy ?? "see the message; li state migrate upgrades an older schema")), store };
+    return { check: failed("store", message(err), String(detail.remedy ?? "see the message")), store };
   }
 }
 
@@ -179,8 +185,9 @@ export async function ticksCheck(open: () => Promise<Store>, now = new Date()): 
 /**
  * On a shared store, whether this host runs its daemon: without a live lease the runs it starts
  * are stopped_without_end to every other host's waiters (host_has_no_lease, host_lease_expired),
- * kills asked from elsewhere wait, and work placed here is never claimed. A store no other host
- * uses needs no daemon.
+ * kills asked from elsewhere wait, and work placed here is never claimed. A host that has never
+ * run a daemon and has neither is one that only submits (a laptop): a normal role, said as
+ * information. A store no other host uses needs no daemon.
  */
 export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
   if (storeLocation().kind !== "postgres") return pass("hosts", "one machine (state.db): no host daemon needed");
@@ -191,10 +198,28 @@ export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
     if (mine?.lease === "alive") return pass("hosts", `${here}: its daemon's lease is alive (epoch ${mine.row.epoch}); ${all.length - 1} other host(s) registered`);
     const others = new Set([...all.map((l) => l.host), ...(await hostLoad(s)).map((r) => r.host)].filter((h): h is string => h !== null && h !== here));
     if (!others.size) return pass("hosts", `only ${here} uses this store: no host daemon needed`);
-    return failed(
+    const daemons = all.filter((l) => l.host !== here).map((l) => `${l.host} (${l.lease === "alive" ? "alive" : `expired ${l.heartbeat_age_seconds}s ago`})`);
+    const fix = "run li host run on this host (under systemd: README, Several hosts)";
+    if (mine)
+      return failed(
+        "hosts",
+        `${here} shares the store with ${others.size} other host(s) (${[...others].slice(0, 5).join(", ")}) and its daemon's lease expired ${mine.heartbeat_age_seconds}s after its last heartbeat: other hosts show its running runs as stopped_without_end, their kills of them wait, and runs placed here are not claimed`,
+        fix,
+      );
+    // Never a daemon here: only what depends on one is a problem.
+    const waiting = await dependsOnDaemon(s, here);
+    if (waiting.length)
+      return failed("hosts", `${here} has never run a host daemon, yet ${waiting.join(" and ")}: other hosts cannot see them end, and no host claims them`, fix);
+    return info(
       "hosts",
-      `${here} shares the store with ${others.size} other host(s) (${[...others].slice(0, 5).join(", ")}) and ${mine ? `its daemon's lease expired ${mine.heartbeat_age_seconds}s after its last heartbeat` : "has never run a host daemon"}: other hosts show its running runs as stopped_without_end, their kills of them wait, and runs placed here are not claimed`,
-      "run li host run on this host (under systemd: README, Several hosts)",
+      `this host (${here}) submits only: it has never run li host run; ${daemons.length} host(s) run daemons${daemons.length ? `: ${daemons.slice(0, 8).join(", ")}${daemons.length > 8 ? ", …" : ""}` : ""}`,
     );
   });
+}
+
+/** What on `host` needs its daemon: its own started, unfinished runs, and runs placed on it by name. */
+async function dependsOnDaemon(s: Store, host: string): Promise<string[]> {
+  const running = (await ownStarted(s, host)).length;
+  const placed = (await placedOn(s, host)).length;
+  return [...(running ? [`${running} of its runs are unfinished`] : []), ...(placed ? [`${placed} run(s) are placed on it by name`] : [])];
 }

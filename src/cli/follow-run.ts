@@ -71,7 +71,12 @@ export async function detachOrFollow(
   const placed = root.place !== null ? { place: root.place } : {};
   const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...placed, ...(await queued(store, root)), ...extra };
   // A placed run starts on whichever host claims it, and its console is written there: there is nothing here to stream.
-  if (detach || root.place !== null) return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
+  if (detach || root.place !== null) {
+    // Said, not silent: a person who asked for a foreground run gets the id back at once instead.
+    if (!detach && !ctx.machine)
+      say(`li: --host places ${root.id} for a host daemon (li host run) to start, so it runs detached, as with --detach; li wait ${root.id} waits for its end`);
+    return { data: submitted, human: (d: typeof submitted) => keyValues(d) };
+  }
 
   const abort = new AbortController();
   const onInt = () => abort.abort();

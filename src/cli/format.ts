@@ -13,6 +13,12 @@ export interface Column {
   tint?: (value: unknown) => Tint | undefined;
 }
 
+/**
+ * Which host a row's run is on (LI_HOST; on a shared store it differs between rows): last, and
+ * the first column a narrow terminal drops, since on one machine it is the same on every row.
+ */
+export const HOST_COLUMN: Column = { key: "host", drop: 5 };
+
 /** Cells cut to this first; below MIN_CUT a cut cell says too little to be worth keeping. */
 const WIDE = 24;
 const MIN_CUT = 8;

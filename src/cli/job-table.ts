@@ -1,6 +1,6 @@
 import { shortIds } from "../lifecycle/short-ids.js";
 import type { Store } from "../lifecycle/store.js";
-import { type Column, keyValues, table } from "./format.js";
+import { type Column, HOST_COLUMN, keyValues, table } from "./format.js";
 import { ago, localTime, took, zoneNote } from "./human-time.js";
 import { statusTint } from "./terminal.js";
 import type { JobView } from "./views.js";
@@ -19,8 +19,7 @@ export const JOB_TABLE: Column[] = [
   { key: "model" },
   { key: "label", drop: 1 },
   { key: "reason_code", header: "REASON", drop: 3 },
-  // Last, and the first column a narrow terminal drops: on one host it is the same on every row.
-  { key: "host", drop: 5 },
+  HOST_COLUMN,
 ];
 
 /** Human rows for `jobs`: shortest unambiguous ids, ages and durations as of `now`. */

@@ -10,6 +10,7 @@ export interface ListOptions {
   status?: string[];
   kind?: string[];
   label?: string[];
+  host?: string[];
   since?: string;
   cursor?: string;
   limit: number;
@@ -21,13 +22,14 @@ export function addListOptions(cmd: Command, noun: string, defaultLimit: number)
     .addOption(new Option("--status <status...>", "only these statuses").choices(STATUSES as string[]))
     .addOption(new Option("--kind <kind...>", "only these kinds").choices(ENTITY_KINDS as unknown as string[]))
     .option("--label <label...>", "only records with one of these labels")
+    .option("--host <host...>", "only records of these hosts (LI_HOST names, on a shared store): made or claimed there, or placed there by name and not yet claimed")
     .option("--since <time>", "only records created since: an ISO 8601 time, seconds ago, or an age (30m, 2h, 7d)")
     .option("--cursor <cursor>", "start after the previous page: its next_cursor, with the same filters")
     .option("--limit <n>", `at most N ${noun} per page (${LIMITS.page} at most)`, pageLimitArg, defaultLimit);
 }
 
 export function entityFilter(o: ListOptions): EntityFilter {
-  return { status: o.status, kind: o.kind, label: o.label, since: o.since === undefined ? undefined : parseSince(o.since) };
+  return { status: o.status, kind: o.kind, label: o.label, host: o.host, since: o.since === undefined ? undefined : parseSince(o.since) };
 }
 
 /** The raw paging fields of a list result (machine and human alike). */
@@ -46,7 +48,7 @@ export function pageFooter(p: Page<unknown>, command: string, o: ListOptions, f:
   const head = `${p.rows.length} of ${p.total} shown${range}`;
   if (!p.next_cursor) return head;
   const words = [command, ...extra];
-  for (const [flag, values] of [["--status", o.status], ["--kind", o.kind], ["--label", o.label]] as const) if (values?.length) words.push(flag, ...values.map(quote));
+  for (const [flag, values] of [["--status", o.status], ["--kind", o.kind], ["--label", o.label], ["--host", o.host]] as const) if (values?.length) words.push(flag, ...values.map(quote));
   // The absolute time: "2h" again later would move the window under the pages already read.
   if (f.since) words.push("--since", f.since.toISOString());
   if (o.limit !== defaultLimit) words.push("--limit", String(o.limit));

@@ -2,7 +2,7 @@ import { mapSeq } from "../lifecycle/seq.js";
 import fs from "node:fs";
 import path from "node:path";
 import type { Store } from "../lifecycle/store.js";
-import { type Column, keyValues, table } from "./format.js";
+import { type Column, HOST_COLUMN, keyValues, table } from "./format.js";
 import { ago, duration, localTime, zoneNote } from "./human-time.js";
 import { jobRows } from "./job-table.js";
 import { statusTint } from "./terminal.js";
@@ -11,9 +11,9 @@ import { statusTint } from "./terminal.js";
 export interface MonitorData {
   now: string;
   counts: Record<string, number>;
-  active: { id: string; kind: string; status: string; age_seconds: number; model: string | null; label: string | null; created_at: string; started_at: string | null; placement: string }[];
+  active: { id: string; kind: string; status: string; age_seconds: number; model: string | null; label: string | null; created_at: string; started_at: string | null; placement: string; host: string | null }[];
   active_total: number;
-  recent_failures: { id: string; kind: string; status: string; reason_code: string | null; model: string | null; ended_at: string | null }[];
+  recent_failures: { id: string; kind: string; status: string; reason_code: string | null; model: string | null; ended_at: string | null; host: string | null }[];
   outbox: Record<string, number>;
   schedules: { total: number; enabled: number; next_due_at: string | null; due: { name: string; id: string; next_run_at: string; overdue_seconds: number }[] };
 }
@@ -55,6 +55,7 @@ const ACTIVE: Column[] = [
   { key: "model", drop: 1 },
   { key: "label", drop: 3 },
   { key: "last_output", header: "LAST OUTPUT" },
+  HOST_COLUMN,
 ];
 
 const FAILED: Column[] = [
@@ -64,6 +65,7 @@ const FAILED: Column[] = [
   { key: "ended", keep: true },
   { key: "reason_code", header: "REASON" },
   { key: "model", drop: 1 },
+  HOST_COLUMN,
 ];
 
 /**

@@ -103,7 +103,7 @@ export function durationIn(min: number, max: number): (value: string) => number 
 }
 
 /** --host on every spawn command. */
-export const HOST_OPTION_HELP = "start on this host (a name from li host list) or on any host: queued for a host daemon (li host run) to claim; without it the run starts here";
+export const HOST_OPTION_HELP = "start on this host (a name from li host list) or on any host: queued for a host daemon (li host run) to claim, so the run is detached (--host implies --detach); without it the run starts here";
 
 /** --host: a host name (LI_HOST's rule) or `any`. */
 export const hostPlacementArg = declare(

@@ -1,5 +1,5 @@
 import { openStore, openStoreForRead } from "../lifecycle/open.js";
-import { hostName } from "../lifecycle/locate.js";
+import { hostName, storeLocation, storeWhere } from "../lifecycle/locate.js";
 import { liHome } from "../lifecycle/paths.js";
 import { queueActive } from "../lifecycle/queued.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
@@ -44,12 +44,20 @@ export async function withStore<T>(fn: (store: Store) => T | Promise<T>, opts: S
   }
 }
 
+/** Where the records will be, for a read before the first write: state.db, or a PostgreSQL store without li's schema yet. */
+function nothingYet(): string {
+  const loc = storeLocation();
+  return loc.kind === "postgres"
+    ? `the PostgreSQL store at ${storeWhere(loc)} has no li schema yet (the first run, or li host run, creates it)`
+    : `no state in ${liHome()} (it is created by the first run)`;
+}
+
 /** The usual command body: one store for the handler, its result rendered. */
 export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandResult | Promise<CommandResult>, opts: StoreOptions = {}): Promise<void> {
   return render(ctx, () =>
     withStore((store) => {
       // A person reading an empty list should know it is empty because nothing has run yet.
-      if (store.placeholder && !ctx.machine) process.stderr.write(`li: nothing yet: no state in ${liHome()} (it is created by the first run)\n`);
+      if (store.placeholder && !ctx.machine) process.stderr.write(`li: nothing yet: ${nothingYet()}\n`);
       return fn(store);
     }, opts),
   );

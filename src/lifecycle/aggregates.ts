@@ -62,22 +62,24 @@ export async function durations(store: Store, kind: string, since: Date | null):
   return { count, p50: ms(await nth(rank(count, 0.5))), p90: ms(await nth(rank(count, 0.9))), max: ms(await nth(count - 1)) };
 }
 
-export const GROUP_KEYS = ["kind", "status", "outcome", "model"] as const;
+export const GROUP_KEYS = ["kind", "status", "outcome", "model", "host"] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
 
 /**
- * Counts grouped by any of kind, status, outcome and model, largest first. SQL groups by all
- * four in the index's own order (one walk, no sort of the table); the few resulting rows are
- * folded to the keys asked for.
+ * Counts grouped by any of kind, status, outcome, model and host, largest first. SQL groups by the
+ * first four in the index's own order (one walk, no sort of the table), and by host only when it is
+ * asked for; the few resulting rows are folded to the keys asked for.
  */
 export type Group = { [key: string]: string | number | null; count: number };
 
 export async function groupCounts(store: Store, keys: readonly GroupKey[], since: Date | null): Promise<Group[]> {
   const db = dbOf(store);
   const model = jsonText(db.dialect, "spec", "model");
+  // host only when asked: a placed run not yet claimed has none, and is counted under its place.
+  const host = keys.includes("host") ? ", coalesce(host, place) AS host" : "";
   const rows = await db.all<Record<GroupKey, string | null> & { n: number }>(
-    `SELECT kind, status, coalesce(outcome, 'none') AS outcome, ${model} AS model, count(*) AS n FROM entities
-     ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, ${model}`,
+    `SELECT kind, status, coalesce(outcome, 'none') AS outcome, ${model} AS model${host}, count(*) AS n FROM entities
+     ${since ? "WHERE created_at >= ?" : ""} GROUP BY kind, status, outcome, ${model}${host ? ", coalesce(host, place)" : ""}`,
     since ? [since.toISOString()] : [],
   );
   const folded = new Map<string, Group>();

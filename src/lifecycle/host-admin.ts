@@ -104,12 +104,17 @@ function leavesFirst(records: Entity[]): Entity[] {
   return records.map((e) => ({ e, d: depth(e) })).sort((a, b) => b.d - a.d || (a.e.id < b.e.id ? -1 : 1)).map((x) => x.e);
 }
 
+/** Runs placed on `host` by name and not claimed, in line order. */
+export async function placedOn(store: Store, host: string): Promise<Entity[]> {
+  return (await dbOf(store).all(`SELECT * FROM entities WHERE ${PLACED} AND place = ? ORDER BY queue_seq`, [host])).map((r) => hydrate(r)!);
+}
+
 /** What forgetting `host` would do, read now (inside the caller's transaction when there is one). */
 export async function forgetPlan(store: Store, host: string): Promise<ForgetPlan> {
   const db = dbOf(store);
   const lease = (await leases(store, host))[0];
   const records = await unfinishedOn(store, host);
-  const placed = (await db.all(`SELECT * FROM entities WHERE ${PLACED} AND place = ? ORDER BY queue_seq`, [host])).map((r) => hydrate(r)!);
+  const placed = await placedOn(store, host);
   const kr = await db.get<{ n: number }>("SELECT count(*) AS n FROM kill_requests WHERE host = ? AND status = 'pending'", [host]);
   return {
     host,

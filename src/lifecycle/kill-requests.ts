@@ -75,3 +75,27 @@ export async function finishKillRequest(store: Store, id: string, status: "done"
   const { changes } = await db.run(`UPDATE kill_requests SET status = ?, result = ?, done_at = ${dbNow(db.dialect)} WHERE id = ? AND status = 'pending'`, [status, JSON.stringify(result), id]);
   return changes === 1;
 }
+
+/** Every request still pending to kill `entityId`'s tree, whichever host it waits on. */
+export function pendingKillRequestsOf(store: Store, entityId: string): Promise<KillRequestRow[]> {
+  return dbOf(store).all<KillRequestRow>("SELECT * FROM kill_requests WHERE entity_id = ? AND status = 'pending' ORDER BY requested_at, id", [entityId]);
+}
+
+/** The error a withdrawn request ends with: what a requester still waiting on it then reports. */
+export function withdrawnError(by: string): KillRequestError {
+  return { kind: "conflict", message: `the kill request was withdrawn by host ${by}`, detail: { reason: "kill_withdrawn", withdrawn_by: by } };
+}
+
+/**
+ * Withdraws a pending request (li kill --withdraw): it ends failed with withdrawnError, so its
+ * host's daemon never carries it out. False when it was no longer pending (carried out, failed
+ * or withdrawn meanwhile): the compare-and-set finishKillRequest also makes.
+ */
+export async function withdrawKillRequest(store: Store, id: string): Promise<boolean> {
+  const db = dbOf(store);
+  const { changes } = await db.run(`UPDATE kill_requests SET status = 'failed', result = ?, done_at = ${dbNow(db.dialect)} WHERE id = ? AND status = 'pending'`, [
+    JSON.stringify(withdrawnError(hostName())),
+    id,
+  ]);
+  return changes === 1;
+}

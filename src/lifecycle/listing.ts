@@ -8,6 +8,8 @@ export interface EntityFilter {
   status?: string[];
   kind?: string[];
   label?: string[];
+  /** Made on (or claimed by) one of these hosts, or placed on one of them by name and not yet claimed. */
+  host?: string[];
   /** Created at or after this time. */
   since?: Date;
   /** Only records without a parent (what was submitted, not its steps). */
@@ -27,6 +29,11 @@ export async function listEntities(store: Store, f: EntityFilter, opts: { cursor
   inList("status", f.status, where, params);
   inList("kind", f.kind, where, params);
   inList("label", f.label, where, params);
+  if (f.host?.length) {
+    const marks = f.host.map(() => "?").join(",");
+    where.push(`(host IN (${marks}) OR (host IS NULL AND place IN (${marks})))`);
+    params.push(...f.host, ...f.host);
+  }
   if (f.since) {
     where.push("created_at >= ?");
     params.push(f.since.toISOString());

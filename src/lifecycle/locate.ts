@@ -5,7 +5,7 @@ import { LiError } from "../errors.js";
 import { isObject } from "../json.js";
 import { yaml } from "../packages.js";
 import { liHome, statePath } from "./paths.js";
-import { redactUrl } from "./db/pg-sql.js";
+import { redactUrl, URL_SPECIALS, userInfo } from "./db/pg-sql.js";
 
 /*
  * Where the records live and which host this is. LI_STORE (else `store:` in the user settings
@@ -20,13 +20,22 @@ const POSTGRES = /^postgres(ql)?:\/\//i;
 /** A store URL checked: a PostgreSQL URL, or a clear error naming where it came from. */
 export function checkStoreUrl(value: unknown, source: string): string {
   if (typeof value !== "string" || !POSTGRES.test(value))
-    throw new LiError("invalid_input", `${source}: expected a PostgreSQL URL (postgres://user@host:port/db), got ${JSON.stringify(typeof value === "string" ? value.replace(/:[^:@/]*@/, ":***@") : value)}; leave it unset for the local state.db`, {
+    throw new LiError("invalid_input", `${source}: expected a PostgreSQL URL (postgres://user@host:port/db), got ${JSON.stringify(typeof value === "string" ? redactUrl(value) : value)}; leave it unset for the local state.db`, {
       field: source,
+    });
+  // A "/", "?" or "#" in the password ends the URL's host part early: the driver would connect
+  // elsewhere, with part of the password, and print the rest as if it were the host.
+  const password = userInfo(value)?.password;
+  if (password && /[/?#]/.test(password))
+    throw new LiError("invalid_input", `${source}: the password in ${redactUrl(value)} holds an unencoded "/", "?" or "#", so the URL would be misread; percent-encode special characters in the password (${URL_SPECIALS})`, {
+      field: source,
+      url: redactUrl(value),
+      remedy: "percent-encode special characters in the password",
     });
   try {
     new URL(value);
   } catch {
-    throw new LiError("invalid_input", `${source}: not a valid URL; expected postgres://user@host:port/db`, { field: source });
+    throw new LiError("invalid_input", `${source}: ${redactUrl(value)} is not a valid URL; expected postgres://user:password@host:port/db, with special characters in the password percent-encoded (${URL_SPECIALS})`, { field: source });
   }
   return value;
 }
@@ -87,6 +96,11 @@ export function thisHost(): string {
  */
 export function isForeign(e: { host: string | null }): boolean {
   return e.host !== null && e.host !== thisHost();
+}
+
+/** Whether a store URL carries a password (in its user information, or as a password parameter): a secret in whatever file holds it. */
+export function holdsPassword(url: string): boolean {
+  return !!userInfo(url)?.password || /[?&](ssl)?password=[^&#]/i.test(url);
 }
 
 /** Where the records are, fit to print: state.db's path, or the store URL without its password. */

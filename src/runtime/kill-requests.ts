@@ -4,7 +4,7 @@
  * SIGKILL), and its report, or the error, recorded for the requester.
  */
 import { LiError } from "../errors.js";
-import { finishKillRequest, pendingKillRequests } from "../lifecycle/kill-requests.js";
+import { finishKillRequest, killRequest, pendingKillRequests } from "../lifecycle/kill-requests.js";
 import { killTree } from "../lifecycle/kill.js";
 import { holdsLease } from "../lifecycle/leases.js";
 import type { Store } from "../lifecycle/store.js";
@@ -21,6 +21,8 @@ export async function carryOutKillRequests(store: Store, d: DaemonIdentity): Pro
   for (const req of await pendingKillRequests(store, d.host)) {
     // A daemon that lost its lease acts for its host no more (a newer one, or none, does).
     if (!(await holdsLease(store, d.host, d.epoch))) break;
+    // Read again: an earlier request's grace may have let li kill --withdraw take this one back.
+    if ((await killRequest(store, req.id))?.status !== "pending") continue;
     const grace = Number(JSON.parse(req.result ?? "{}").grace_seconds ?? 5);
     const root = await store.get(req.entity_id);
     if (!root) {

@@ -3,6 +3,7 @@ import { LiError } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
 import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
+import { settingsSecretCheck } from "../doctor-secrets.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -32,9 +33,12 @@ export function register(root: Command, ctx: CliContext): void {
       `
 Checks, each passing or failing with the fix: li_home (a writable directory on a disk),
 disk (free space), store (state.db's integrity and schema; none yet is fine), settings
-(every settings file in force parses), trust (no trusted project file changed since
+(every settings file in force parses), settings_secret (shown only when $LI_HOME/settings.yaml
+holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
-(on a store shared with other hosts, this host runs li host run: its lease is alive).
+(on a store shared with other hosts, this host runs li host run: its lease is alive; a host
+that has never run one and has no unfinished runs of its own and none placed on it by name
+only submits, a normal role, shown as info).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -67,6 +71,7 @@ Examples:
           home,
           ...(healthy ? [diskCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
+          ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore())] : []),
         ];
         const problems = checks.filter((c) => !c.ok);
@@ -91,7 +96,7 @@ Examples:
           human: (d: typeof data) =>
             [
               `li_home  ${d.li_home ?? "(unset)"}`,
-              `checks:\n${d.checks.map((c) => `  ${c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
+              `checks:\n${d.checks.map((c) => `  ${c.info ? "info" : c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
               `providers:\n${table(d.providers as any[], ["name", "available", "detail", "remedy"])}`,
               `endpoints:\n${table(d.endpoints, ["name", "default", "base_url", "api_key_env", "key_set", "source"])}`,
               ...d.settings.warnings,

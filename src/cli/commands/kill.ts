@@ -11,6 +11,7 @@ import { table } from "../format.js";
 import { LIMITS, numberIn } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 import { needsOneOf } from "../builders/mcp-hints.js";
+import { withdraw } from "../kill-withdraw.js";
 
 /**
  * Runs `fn` with SIGINT and SIGTERM turned into a request to hurry: a kill stopped between its
@@ -46,7 +47,7 @@ async function targets(store: Store, ids: string[], label: string | undefined): 
   return filterSeq(found, async (e) => !seen.has(e.id) && !!seen.add(e.id) && !(await under(e)));
 }
 
-type KillOptions = { grace: number; waitSeconds: number; label?: string; dryRun?: boolean };
+type KillOptions = { grace: number; waitSeconds: number; label?: string; dryRun?: boolean; withdraw?: boolean };
 
 /** The longest --wait-seconds: an MCP call (50 s in all) must still answer in time. */
 const MAX_WAIT_SECONDS = 50;
@@ -107,6 +108,7 @@ export function register(root: Command, ctx: CliContext): void {
       10,
     )
     .option("--dry-run", "show what would be cancelled and signalled, and change nothing")
+    .option("--withdraw", "withdraw pending kill requests instead of killing: of each run id given, or each kill request id (krq_…)")
     .addHelpText(
       "after",
       `
@@ -138,8 +140,11 @@ shown as a local kill's would be, each such tree's entry under kills naming carr
 (host, epoch) and request_id; an error there is this command's error. When that host does not
 answer in time, li kill exits 1 with a conflict (reason pending_on_host, naming the host and
 request_id): the record is left as it was, not cancelled, since its processes may still run,
-and the request stays pending until that host's daemon runs and carries it out; a later li kill
-of that tree waits on the pending request (its grace stands) rather than add one. A queued run,
+and the request stays pending until that host's daemon returns and carries it out; a later li kill
+of that tree waits on the pending request (its grace stands) rather than add one.
+li kill --withdraw ID withdraws it (ID: the run's id, or the request_id): that host's daemon
+then never carries it out, and a requester still waiting reports it withdrawn (reason
+kill_withdrawn). A request already carried out cannot be withdrawn (conflict, not_pending). A queued run,
 or one whose worker has not started, has no process yet: it is cancelled at once from any
 host. Trees on this host are killed here as usual, alongside any requested of other hosts.
 --dry-run names the host a kill would be requested of, and records nothing.
@@ -148,13 +153,19 @@ Examples:
   li kill inv_01j
   li kill inv_01j ses_01k --grace 0
   li kill --label nightly --dry-run
-  li kill inv_01j --wait-seconds 30`,
+  li kill inv_01j --wait-seconds 30
+  li kill --withdraw inv_01j`,
     )
     .action((id: string | undefined, more: string[], opts: KillOptions) =>
       renderWithStore(
         ctx,
         async (store) => {
-          const roots = await targets(store, [...(id !== undefined ? [id] : []), ...more], opts.label);
+          const ids = [...(id !== undefined ? [id] : []), ...more];
+          if (opts.withdraw) {
+            if (opts.label !== undefined || opts.dryRun) throw invalid("--withdraw takes ids only: not with --label or --dry-run", { field: "withdraw" });
+            return withdraw(store, ids);
+          }
+          const roots = await targets(store, ids, opts.label);
           const owners = await mapSeq(roots, (r) => foreignOwner(store, r));
           if (opts.dryRun) return dryRun(store, roots, owners, opts);
           return finishingOnSignal(async (hurry) => {
@@ -205,11 +216,22 @@ Examples:
             if (pending.length) {
               const p = pending[0];
               const others = pending.length > 1 ? ` (and ${pending.slice(1).map((q) => `${q.id} on ${q.host}, request ${q.request_id}`).join("; ")})` : "";
+              const withdrawWith = `li kill --withdraw ${pending.map((q) => q.request_id).join(" ")}`;
               throw new LiError(
                 "conflict",
-                `${p.id} runs on host ${p.host}, which did not carry out kill request ${p.request_id} within ${opts.waitSeconds}s${others}: ` +
-                  `the request stays pending and ${p.host}'s daemon (li host run) carries it out when it runs; until then ${p.id} is left as it was, not cancelled, since its processes may still run`,
-                { ...data, reason: "pending_on_host", id: p.id, host: p.host, request_id: p.request_id, pending: pending.map(({ id, host, request_id }) => ({ id, host, request_id })) },
+                `kill request ${p.request_id} is pending: ${p.id} runs on host ${p.host}, whose daemon did not answer within ${opts.waitSeconds}s${others}. ` +
+                  `The request stays pending and will be carried out when ${p.host}'s daemon (li host run) returns; until then ${p.id} is left as it was, not cancelled, since its processes may still run. ` +
+                  `To withdraw the request: ${withdrawWith}`,
+                {
+                  ...data,
+                  reason: "pending_on_host",
+                  id: p.id,
+                  host: p.host,
+                  request_id: p.request_id,
+                  pending: pending.map(({ id, host, request_id }) => ({ id, host, request_id })),
+                  carried_out: "when the host's daemon returns",
+                  withdraw_with: withdrawWith,
+                },
               );
             }
             if (data.partial)

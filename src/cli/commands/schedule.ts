@@ -17,7 +17,7 @@ import type { Store } from "../../lifecycle/store.js";
 import type { TickFire, TickResult } from "../../runtime/schedule-fire.js";
 import { isTerminal } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
-import { keyValues, table } from "../format.js";
+import { type Column, HOST_COLUMN, keyValues, table } from "../format.js";
 import { numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import { registerDefine, UNATTENDED } from "../schedule-define.js";
@@ -29,7 +29,7 @@ const fire = () => import("../../runtime/schedule-fire.js");
 const action = () => import("../schedule-action.js");
 
 const LIST_COLUMNS = ["name", "id", "enabled", "kind", "cron", "timezone", "model", "next_run_at", "last_fired_at", "disabled_reason"];
-const RUN_COLUMNS = ["id", "trigger", "due_at", "fired_at", "entity_id", "status", "outcome", "error"];
+const RUN_COLUMNS: (string | Column)[] = ["id", "trigger", "due_at", "fired_at", "entity_id", "status", "outcome", "error", HOST_COLUMN];
 const oneSchedule = (d: { schedule: ScheduleView }) => keyValues(d.schedule as unknown as Record<string, unknown>);
 
 /** The schedule's runs, each with its entity's current status (read as every reader does, reaping a gone run). */
@@ -50,6 +50,8 @@ async function runsView(store: Store, scheduleId: string, limit: number) {
       outcome: o?.outcome ?? null,
       reason_code: o?.reason_code ?? null,
       error: r.error,
+      // Where the fire runs: the host that made or claimed it (null while a placed fire waits).
+      host: o?.host ?? null,
     };
   });
 }

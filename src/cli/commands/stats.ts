@@ -96,12 +96,15 @@ reported (tokens; cost_usd only where the provider reports one, counted in runs_
 unknown_usage_runs counts runs whose own usage li could not tell apart from a resumed
 session's running totals: they are in none of the sums, and li job status says why.
 --group-by adds groups: [{<key>: value, ..., count}], e.g. which models fail most (model is
-null for records without one: sessions, plays).
+null for records without one: sessions, plays), or which hosts do (host is the LI_HOST a
+record was made or claimed on; a placed run not yet claimed counts under its place: a host
+name or "any").
 
 Examples:
   li stats
   li stats --since 86400
   li stats --group-by kind,status,model
+  li stats --group-by host,outcome
   li --machine stats --since 2026-08-01T00:00:00Z`,
     )
     .action((opts: { since?: string; groupBy?: string }) =>

@@ -7,7 +7,7 @@ import { shortIds } from "../../lifecycle/short-ids.js";
 import type { Store } from "../../lifecycle/store.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } from "../../lifecycle/wait.js";
 import type { CliContext } from "../adapter.js";
-import { table, type Column } from "../format.js";
+import { HOST_COLUMN, table, type Column } from "../format.js";
 import { needsOneOf } from "../builders/mcp-hints.js";
 import { duration } from "../human-time.js";
 import { statusTint } from "../terminal.js";
@@ -131,7 +131,7 @@ function humanWait(r: WaitResult, short: Map<string, string>): string {
       .map((k) => `${k}: ${r[k].join(", ")}`),
     ...r.entries.flatMap((e) => (e.detail ? [`${e.id}: ${whyUnvouched(e.detail)}`] : [])),
   ];
-  const cols: (string | Column)[] = [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", ...(rows.some((e) => e.detail) ? ["detail"] : []), "error"];
+  const cols: (string | Column)[] = [{ key: "id", keep: true }, "kind", { key: "status", tint: (v) => statusTint(String(v)) }, "outcome", "reason_code", ...(rows.some((e) => e.detail) ? ["detail"] : []), "error", HOST_COLUMN];
   return `${table(rows, cols)}\n${summary.join("\n")}`;
 }
 

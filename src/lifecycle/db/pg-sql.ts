@@ -56,25 +56,42 @@ export function toPostgres(sql: string): PgStatement {
   return stmt;
 }
 
-/** A URL fit to print: its password (and any password parameter) replaced. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    for (const key of ["password", "sslpassword"]) if (u.searchParams.has(key)) u.searchParams.set(key, "***");
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
+/**
+ * A URL's user information, split as a person means it: everything between `://` and the LAST
+ * `@` (a password with an unencoded `@`, `#` or `/` fools a URL parser, which stops at the first
+ * `/`, `?` or `#` and would leave part of it in what li prints); the user is what precedes the
+ * first `:` in it, the password all the rest. Null without an `@`.
+ */
+export function userInfo(url: string): { start: number; end: number; user: string; password: string | null } | null {
+  const scheme = url.indexOf("://");
+  const start = scheme < 0 ? 0 : scheme + 3;
+  const end = url.lastIndexOf("@");
+  if (end < start) return null;
+  const info = url.slice(start, end);
+  const colon = info.indexOf(":");
+  return { start, end, user: colon < 0 ? info : info.slice(0, colon), password: colon < 0 ? null : info.slice(colon + 1) };
 }
+
+/** A URL fit to print: its password (everything after the user, up to the last `@`) and any password parameter replaced. */
+export function redactUrl(url: string): string {
+  const info = userInfo(url);
+  const out = info && info.password !== null ? `${url.slice(0, info.start)}${info.user}:***${url.slice(info.end)}` : url;
+  return out.replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
+}
+
+/** Characters a password in a URL must have percent-encoded, or the URL is read otherwise than meant. */
+export const URL_SPECIALS = "@ → %40, # → %23, / → %2F, ? → %3F, : → %3A, % → %25";
 
 /** `text` with `url`'s password (as written and decoded) replaced, for text li did not compose itself. */
 export function scrubSecret(text: string, url: string): string {
-  let secrets: string[] = [];
-  try {
-    const u = new URL(url);
-    secrets = [u.password, decodeURIComponent(u.password), u.searchParams.get("password") ?? ""];
-  } catch {}
+  // The password as userInfo reads it: a URL parser would give only its first part, were it misread.
+  const raw = userInfo(url)?.password ?? "";
+  const secrets = [raw, ...[...url.matchAll(/[?&](?:ssl)?password=([^&#]*)/gi)].map((m) => m[1])];
+  for (const s of [...secrets]) {
+    try {
+      secrets.push(decodeURIComponent(s));
+    } catch {}
+  }
   for (const s of secrets) if (s.length >= 1) text = text.split(s).join("***");
   return text;
 }

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResult } from "pg";
 import { LiError } from "../../errors.js";
 import { isUnreachable, pgFailure, type PgFailure } from "./pg-errors.js";
-import { redactUrl, scrubSecret, toPostgres } from "./pg-sql.js";
+import { redactUrl, scrubSecret, toPostgres, URL_SPECIALS } from "./pg-sql.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
 /*
@@ -30,7 +30,7 @@ const frames = new AsyncLocalStorage<Frame>();
 /** Where a failure to use the store comes from, the detail's stable reason, and what to do about it. */
 const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }> = {
   unreachable: { what: "cannot be reached", reason: "store_unreachable", todo: "check that the server is up and that LI_STORE (or store: in settings.yaml) names it" },
-  credentials: { what: "refused li's credentials", reason: "store_credentials", todo: "check the user and password in LI_STORE (or store: in settings.yaml) and the server's pg_hba.conf" },
+  credentials: { what: "refused li's credentials", reason: "store_credentials", todo: `check the user and password in LI_STORE (or store: in settings.yaml), with special characters in the password percent-encoded (${URL_SPECIALS}), and the server's pg_hba.conf` },
   no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
 };
 
@@ -95,6 +95,7 @@ export class PostgresDb implements SqlDb {
       store: this.where,
       code: code ?? null,
       reason,
+      remedy: todo,
     });
   }
 

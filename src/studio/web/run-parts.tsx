@@ -20,6 +20,7 @@ export function RunFacts({ run: r }: { run: Job }) {
         <Fact k="ended"><Age at={r.ended_at} /></Fact>
         <Fact k="duration"><Duration start={r.started_at} end={r.ended_at} /></Fact>
         <Fact k="host"><span id="run-host">{r.host ?? (r.place ? `not yet claimed (placed for ${r.place === "any" ? "any host" : r.place})` : "—")}</span></Fact>
+        <Fact k="place"><span id="run-place">{r.place ?? "—"}</span></Fact>
         <Fact k="placement">{r.placement ?? dash}</Fact>
         <Fact k="pid">{r.pid ?? dash}</Fact>
         <Fact k="exit code">{r.exit_code ?? dash}</Fact>
