@@ -84,37 +84,47 @@ await build({
     studio: "src/studio/server.ts",
   },
 });
-// The CLI itself, which every command and every MCP op starts: CommonJS, so bin/li.js can run it
-// from V8's code cache (Node 20 caches no ES module). Its first line names the build, which keys
-// that cache; import.meta.url becomes the bundle's own file URL.
-const cli = await build({
-  ...common,
-  outdir: undefined,
-  outfile: "dist/bundle/li.cjs",
-  format: "cjs",
-  write: false,
-  entryPoints: ["src/cli/main.ts"],
-  define: { ...common.define, "import.meta.url": "__liModuleUrl" },
-  banner: {
-    js: [
-      `// li build ${buildId}`,
-      '"use strict";',
-      'const __liModuleUrl = require("node:url").pathToFileURL(__filename).href;',
-      "const __liBuiltin = (m) => Object.create(m, { default: { value: m } });",
-    ].join("\n"),
-  },
-});
 // esbuild's interop copies every export of a built-in into a new object at each import site (node:fs
 // alone at some thirty), which a read pays at start-up; a built-in is a plain object, so an object
 // inheriting from it, with itself as default, is the same module at no cost.
 const BUILTIN_INTEROP = /__toESM\(require\("(node:[a-z_/]+)"\),\s*1\)/g;
-const cliText = cli.outputFiles[0].text;
-if (!BUILTIN_INTEROP.test(cliText)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
-// Its import() is the launcher's (see importModule in src/packages.ts): any other left in it would
-// fail on Node 20 once the bundle runs from its code cache, so the build refuses it.
-const imports = cliText.match(/\bimport\(/g) ?? [];
-if (imports.length !== 1) throw new Error(`dist/bundle/li.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
-fs.writeFileSync(path.join(root, "dist/bundle/li.cjs"), cliText.replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'));
+
+/**
+ * A bundle bin/li.js runs from V8's code cache: CommonJS (Node 20 caches no ES module), its first
+ * line naming the build (which keys the cache), import.meta.url its own file URL. Its import() is
+ * the launcher's (importModule, src/packages.ts): any other would fail on Node 20 once the bundle
+ * runs from its cache, so the build refuses it.
+ */
+async function cachedBundle(name, entry, options = {}) {
+  const out = await build({
+    ...common,
+    ...options,
+    outdir: undefined,
+    outfile: `dist/bundle/${name}.cjs`,
+    format: "cjs",
+    write: false,
+    entryPoints: [entry],
+    define: { ...common.define, "import.meta.url": "__liModuleUrl" },
+    banner: {
+      js: [
+        `// li build ${buildId}`,
+        '"use strict";',
+        'const __liModuleUrl = require("node:url").pathToFileURL(__filename).href;',
+        "const __liBuiltin = (m) => Object.create(m, { default: { value: m } });",
+      ].join("\n"),
+    },
+  });
+  const text = out.outputFiles[0].text;
+  if (!BUILTIN_INTEROP.test(text)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
+  const imports = text.match(/\bimport\(/g) ?? [];
+  if (imports.length !== 1) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
+  fs.writeFileSync(path.join(root, `dist/bundle/${name}.cjs`), text.replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'));
+}
+// The CLI itself, which every command and every MCP op starts.
+await cachedBundle("li", "src/cli/main.ts");
+// `li mcp`'s server with the MCP SDK (and its zod) inlined: loading the SDK's hundreds of ES
+// modules was most of a connect; from one cached script it is a fraction of that.
+await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filter((name) => name !== "@modelcontextprotocol/sdk") });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).
 const { verbIndex } = await import(pathToFileURL(path.join(root, "dist/bundle/mcp-surface.js")).href + `?build=${buildId}`);
 fs.writeFileSync(path.join(root, "dist/bundle/verbs.json"), JSON.stringify(await verbIndex()) + "\n");
@@ -128,6 +138,9 @@ try {
   const env = { ...process.env, LI_HOME: warm, NODE_OPTIONS: "" };
   delete env.LI_STORE;
   execFileSync(process.execPath, [path.join(root, "bin/li.js"), "--machine", "job", "list"], { env, stdio: "ignore" });
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "li-build", version: "0" } } };
+  const session = [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }];
+  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "mcp"], { env, input: session.map((m) => JSON.stringify(m) + "\n").join(""), stdio: ["pipe", "ignore", "ignore"] });
 } finally {
   fs.rmSync(warm, { recursive: true, force: true });
 }

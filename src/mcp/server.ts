@@ -2,6 +2,8 @@ import { pathToFileURL } from "node:url";
 import { installedBuildId } from "../build-id.js";
 import { entryScript } from "../entrypoints.js";
 import { importModule } from "../packages.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.js";
 import type { Policy } from "../config/policy.js";
 import { AuditLog } from "./audit.js";
@@ -53,10 +55,6 @@ export interface ServeOptions {
 
 /** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
 export async function serveStdio(options: ServeOptions = {}): Promise<void> {
-  const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, JSONRPCMessageSchema, RootsListChangedNotificationSchema }] = await Promise.all([
-    importModule<typeof import("@modelcontextprotocol/sdk/server/index.js")>("@modelcontextprotocol/sdk/server/index.js"),
-    importModule<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js"),
-  ]);
   // The registry, ajv and the CLI's parsers load on the first call, so connecting stays cheap.
   const builds = new BuildTracker();
   // Shared by every call and every build: at most MAX_CONCURRENT_OPS li children at once.
