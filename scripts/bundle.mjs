@@ -131,8 +131,9 @@ fs.writeFileSync(path.join(root, "dist/bundle/verbs.json"), JSON.stringify(await
 // Written last, through a rename: a server that sees the new id finds the new bundles in place.
 fs.writeFileSync(path.join(root, "dist/bundle/build-id.tmp"), buildId + "\n");
 fs.renameSync(path.join(root, "dist/bundle/build-id.tmp"), path.join(root, "dist/bundle/build-id"));
-// The code cache of this build for the Node that built it, made by a read command (job list on a
-// throw-away store), so a read starts from it; another Node's first run writes its own.
+// The code caches of this build for the Node that built it, made on a throw-away store by a read
+// (the CLI's, so a read starts from it) and by an MCP session (the server's, so a connect does);
+// another Node's first run writes its own.
 const warm = fs.mkdtempSync(path.join(os.tmpdir(), "li-warm-"));
 try {
   const env = { ...process.env, LI_HOME: warm, NODE_OPTIONS: "" };
