@@ -1,3 +1,66 @@
 #!/usr/bin/env node
-import { main } from "../dist/bundle/li.js";
-await main(process.argv.slice(2));
+"use strict";
+/*
+ * li's launcher: runs the CLI bundle (dist/bundle/li.cjs), and the MCP server's when `li mcp`
+ * asks for it, from V8's code cache, so a command skips parsing and compiling them (most of li's
+ * own start-up, which every MCP op pays).
+ *
+ * CommonJS on purpose (bin/package.json): Node 20 keeps no code cache for ES modules, and an ES
+ * module entry costs the ESM loader's start-up besides. A bundle's cache sits beside it, keyed
+ * by the build id on the bundle's first line and by the V8 that made it: `npm run build` makes
+ * them, a run that finds none for its build and V8 writes it on exit (atomically, where it may),
+ * and a cache V8 rejects is ignored (the bundle is then compiled from source, as without one).
+ */
+const fs = require("node:fs");
+const path = require("node:path");
+const vm = require("node:vm");
+const Module = require("node:module");
+
+// Node ≥ 22.1 caches what its own loader compiles (the other bundles, packages) for free.
+if (typeof Module.enableCompileCache === "function") {
+  try {
+    Module.enableCompileCache();
+  } catch {}
+}
+
+const bundleDir = path.join(__dirname, "..", "dist", "bundle");
+const unsaved = [];
+process.once("exit", () => {
+  for (const [file, script] of unsaved) writeCache(file, script);
+});
+
+/** Runs dist/bundle/<name>.cjs from its code cache; its exports. */
+function runCached(name) {
+  const file = path.join(bundleDir, `${name}.cjs`);
+  const source = fs.readFileSync(file, "utf8");
+  const build = /^\/\/ li build (\w+)/.exec(source);
+  const cacheFile = build && `${file}.${build[1]}.v8-${process.versions.v8}-${process.arch}.cache`;
+  let cachedData;
+  try {
+    if (cacheFile) cachedData = fs.readFileSync(cacheFile);
+  } catch {}
+  // A CommonJS module's wrapper, plus the launcher's own import() (a script compiled from a code
+  // cache has none that works on Node 20) and this function, for a bundle to load another.
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __liImport, __liBundle) {${source}\n})`, { filename: file, cachedData });
+  const bundle = { exports: {} };
+  script.runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, bundleDir, (specifier) => import(specifier), runCached);
+  // Saved at exit, so the cache holds the functions the command compiled too.
+  if (cacheFile && !cachedData) unsaved.push([cacheFile, script]);
+  return bundle.exports;
+}
+
+function writeCache(target, script) {
+  const tmp = `${target}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, script.createCachedData());
+    // Readable by every user of this install, whatever umask li runs under.
+    fs.chmodSync(tmp, 0o644);
+    fs.renameSync(tmp, target);
+  } catch {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {}
+  }
+}
+
+runCached("li").main(process.argv.slice(2));

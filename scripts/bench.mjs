@@ -86,5 +86,5 @@ for (const [name, ms, ratio] of rows) console.log(`${name.padEnd(40)} ${ms.toFix
 console.log(`run exit -> li wait return (poll 0.2 s)   ${median(lags).toFixed(1).padStart(8)} ms  (median of ${lags.length})`);
 console.log(`\ntools/list bytes: ${toolsBytes} (target <= 1024)`);
 console.log(`help catalog bytes: ${catalogBytes} (target <= 6144)`);
-console.log(`targets: job list <= 1.6x, connect <= 4x, op <= 1.6x, classify <= 1.6x`);
+console.log(`targets: job list <= 1.3x, connect <= 3x, op <= 1.3x, classify <= 1.6x`);
 fs.rmSync(home, { recursive: true, force: true });

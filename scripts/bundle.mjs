@@ -2,7 +2,9 @@
 // Bundles li's process entry points into dist/bundle, which is most of a read command's start-up
 // cost saved: one file instead of dozens of small ESM modules. Lazily imported commands stay
 // lazily evaluated inside it; external packages load from node_modules on first use.
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
@@ -26,10 +28,30 @@ function sourceDigest() {
     }
   };
   for (const dir of ["src", "verbs"]) walk(dir);
-  for (const file of ["package.json", "package-lock.json"]) if (fs.existsSync(path.join(root, file))) hash.update(fs.readFileSync(path.join(root, file)));
+  for (const file of ["package.json", "package-lock.json", "scripts/bundle.mjs"]) if (fs.existsSync(path.join(root, file))) hash.update(fs.readFileSync(path.join(root, file)));
   return hash.digest("hex").slice(0, 16);
 }
 const buildId = sourceDigest();
+// Code caches and the ES module CLI of earlier builds (a cache is only ever valid for its build).
+fs.mkdirSync(path.join(root, "dist/bundle"), { recursive: true });
+for (const name of fs.readdirSync(path.join(root, "dist/bundle"))) if (name.endsWith(".cache") || name.endsWith(".tmp") || name === "li.js") fs.rmSync(path.join(root, "dist/bundle", name));
+
+/*
+ * commander requires node:child_process at load, for executable subcommands li never has; that
+ * module brings node:net and node:dgram along, a few ms of every command's start. It is required
+ * on first use instead. A commander whose source no longer matches fails the build, not a run.
+ */
+const lazyChildProcess = {
+  name: "commander-lazy-child-process",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, "utf8");
+      const eager = "const childProcess = require('node:child_process');";
+      if (!text.includes(eager)) throw new Error(`${args.path}: expected \`${eager}\` (see scripts/bundle.mjs)`);
+      return { contents: text.replace(eager, "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };"), loader: "js" };
+    });
+  },
+};
 
 const common = {
   absWorkingDir: root,
@@ -41,16 +63,17 @@ const common = {
   external,
   tsconfig: "tsconfig.json",
   logLevel: "warning",
+  plugins: [lazyChildProcess],
   define: { __LI_BUILD_ID__: JSON.stringify(buildId) },
   // The inlined CommonJS (commander) requires Node built-ins; give it a real require.
   banner: { js: 'import { createRequire as __liCreateRequire } from "node:module";\nconst require = __liCreateRequire(import.meta.url);' },
 };
 
 // One entry per process li runs; without splitting, each output file is self-contained.
+// (Splitting was measured: a read then loads dozens of small ES modules, which costs more than it saves.)
 await build({
   ...common,
   entryPoints: {
-    li: "src/cli/main.ts",
     "worker-main": "src/runtime/worker-main.ts",
     "mock-agent": "src/runtime/providers/mock-agent.ts",
     "openai-agent": "src/runtime/providers/openai-agent.ts",
@@ -61,9 +84,64 @@ await build({
     studio: "src/studio/server.ts",
   },
 });
+// esbuild's interop copies every export of a built-in into a new object at each import site (node:fs
+// alone at some thirty), which a read pays at start-up; a built-in is a plain object, so an object
+// inheriting from it, with itself as default, is the same module at no cost.
+const BUILTIN_INTEROP = /__toESM\(require\("(node:[a-z_/]+)"\),\s*1\)/g;
+
+/**
+ * A bundle bin/li.js runs from V8's code cache: CommonJS (Node 20 caches no ES module), its first
+ * line naming the build (which keys the cache), import.meta.url its own file URL. Its import() is
+ * the launcher's (importModule, src/packages.ts): any other would fail on Node 20 once the bundle
+ * runs from its cache, so the build refuses it.
+ */
+async function cachedBundle(name, entry, options = {}) {
+  const out = await build({
+    ...common,
+    ...options,
+    outdir: undefined,
+    outfile: `dist/bundle/${name}.cjs`,
+    format: "cjs",
+    write: false,
+    entryPoints: [entry],
+    define: { ...common.define, "import.meta.url": "__liModuleUrl" },
+    banner: {
+      js: [
+        `// li build ${buildId}`,
+        '"use strict";',
+        'const __liModuleUrl = require("node:url").pathToFileURL(__filename).href;',
+        "const __liBuiltin = (m) => Object.create(m, { default: { value: m } });",
+      ].join("\n"),
+    },
+  });
+  const text = out.outputFiles[0].text;
+  if (!BUILTIN_INTEROP.test(text)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
+  const imports = text.match(/\bimport\(/g) ?? [];
+  if (imports.length !== 1) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
+  fs.writeFileSync(path.join(root, `dist/bundle/${name}.cjs`), text.replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'));
+}
+// The CLI itself, which every command and every MCP op starts.
+await cachedBundle("li", "src/cli/main.ts");
+// `li mcp`'s server with the MCP SDK (and its zod) inlined: loading the SDK's hundreds of ES
+// modules was most of a connect; from one cached script it is a fraction of that.
+await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filter((name) => name !== "@modelcontextprotocol/sdk") });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).
 const { verbIndex } = await import(pathToFileURL(path.join(root, "dist/bundle/mcp-surface.js")).href + `?build=${buildId}`);
 fs.writeFileSync(path.join(root, "dist/bundle/verbs.json"), JSON.stringify(await verbIndex()) + "\n");
 // Written last, through a rename: a server that sees the new id finds the new bundles in place.
 fs.writeFileSync(path.join(root, "dist/bundle/build-id.tmp"), buildId + "\n");
 fs.renameSync(path.join(root, "dist/bundle/build-id.tmp"), path.join(root, "dist/bundle/build-id"));
+// The code caches of this build for the Node that built it, made on a throw-away store by a read
+// (the CLI's, so a read starts from it) and by an MCP session (the server's, so a connect does);
+// another Node's first run writes its own.
+const warm = fs.mkdtempSync(path.join(os.tmpdir(), "li-warm-"));
+try {
+  const env = { ...process.env, LI_HOME: warm, NODE_OPTIONS: "" };
+  delete env.LI_STORE;
+  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "--machine", "job", "list"], { env, stdio: "ignore" });
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "li-build", version: "0" } } };
+  const session = [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }];
+  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "mcp"], { env, input: session.map((m) => JSON.stringify(m) + "\n").join(""), stdio: ["pipe", "ignore", "ignore"] });
+} finally {
+  fs.rmSync(warm, { recursive: true, force: true });
+}

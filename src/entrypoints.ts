@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { LiError } from "./errors.js";
+import { importModule } from "./packages.js";
 
 /*
  * Where the scripts li starts as processes live. Resolved from the package root, not from the
@@ -21,11 +22,27 @@ export function packageRoot(): string {
 
 export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio";
 
-/** A bundled entry script; a missing one means li was not built, which is said rather than left to hang. */
-export function entryScript(name: Entry): string {
-  const file = path.join(packageRoot(), "dist", "bundle", `${name}.js`);
+/** A file of dist/bundle; a missing one means li was not built, which is said rather than left to hang. */
+function bundled(name: string): string {
+  const file = path.join(packageRoot(), "dist", "bundle", name);
   if (!fs.existsSync(file)) throw new LiError("unavailable", `${file} is missing; run \`npm run build\` in ${packageRoot()}`, { file });
   return file;
+}
+
+/** A bundled entry script. */
+export function entryScript(name: Entry): string {
+  return bundled(`${name}.js`);
+}
+
+declare const __liBundle: ((name: string) => unknown) | undefined;
+
+/**
+ * A CommonJS bundle beside the CLI's (dist/bundle/<name>.cjs), run from V8's code cache by the
+ * launcher (bin/li.js) that runs the CLI; imported as a module anywhere else.
+ */
+export async function cachedBundle<T>(name: "mcp-server"): Promise<T> {
+  if (typeof __liBundle === "function") return __liBundle(name) as T;
+  return importModule<T>(pathToFileURL(bundled(`${name}.cjs`)).href);
 }
 
 /** This package's li executable. */

@@ -1,3 +1,4 @@
+import type * as ChildProcess from "node:child_process";
 import type * as Crypto from "node:crypto";
 import { createRequire } from "node:module";
 import type * as AjvModule from "ajv";
@@ -7,7 +8,8 @@ import type * as Yaml from "yaml";
 /*
  * Packages and heavy built-ins only some paths need, loaded through require on first use:
  * never on a command's start-up path, and never hoisted to the top of the bundled CLI.
- * (node:crypto alone is about 6 ms of a read command's start, which never needs it.)
+ * (node:crypto alone is about 6 ms of a read command's start, which never needs it; node:child_process
+ * brings node:net and node:dgram with it.)
  */
 const load = createRequire(import.meta.url);
 
@@ -15,6 +17,16 @@ export const yaml = (): typeof Yaml => load("yaml");
 export const ajv = (): typeof AjvModule => load("ajv");
 export const tsyringe = (): typeof Tsyringe => load("tsyringe");
 export const crypto = (): typeof Crypto => load("node:crypto");
+export const childProcess = (): typeof ChildProcess => load("node:child_process");
+
+declare const __liImport: ((specifier: string) => Promise<any>) | undefined;
+
+/**
+ * import() of a package or a file URL. The CLI bundle runs from V8's code cache (bin/li.js), and
+ * on Node 20 a cached script has no import() of its own, so there the launcher lends its own as
+ * `__liImport`; everywhere else (the other bundles, tests from source) this is plain import().
+ */
+export const importModule = <T = any>(specifier: string): Promise<T> => (typeof __liImport === "function" ? __liImport(specifier) : import(specifier));
 
 /** Hex SHA-256 of `data`. */
 export const sha256Hex = (data: string | Buffer): string => crypto().createHash("sha256").update(data).digest("hex");

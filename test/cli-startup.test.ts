@@ -5,7 +5,10 @@ import { buildProgram } from "../src/cli/program.js";
 import { COMMANDS } from "../src/cli/registry.js";
 import { li, tempHome } from "./helpers/li.js";
 
-/** Logs every module the process loads: ESM resolutions (a loader hook) and CommonJS requires. */
+/**
+ * Logs every module the process loads: ESM resolutions (a loader hook), CommonJS requires, and
+ * the bundles bin/li.js runs from their code cache (read as files, so their reads are logged).
+ */
 function tracer(dir: string): { env: Record<string, string>; loaded: () => string[] } {
   const log = path.join(dir, "modules.log");
   const hooks = path.join(dir, "hooks.mjs");
@@ -16,7 +19,9 @@ export async function resolve(spec, ctx, next) { const r = await next(spec, ctx)
   const cjs = path.join(dir, "require-trace.cjs");
   fs.writeFileSync(cjs, `const fs = require("node:fs"); const Module = require("node:module");
 const load = Module._load;
-Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.stringify(log)}, "require:" + request + "\\n"); return load.apply(this, arguments); };`);
+Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.stringify(log)}, "require:" + request + "\\n"); return load.apply(this, arguments); };
+const read = fs.readFileSync;
+fs.readFileSync = function (file) { if (typeof file === "string" && file.endsWith(".cjs")) fs.appendFileSync(${JSON.stringify(log)}, "bundle:" + file + "\\n"); return read.apply(this, arguments); };`);
   return {
     env: { NODE_OPTIONS: `--import=${register} --require=${cjs}` },
     loaded: () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean),
@@ -26,7 +31,7 @@ Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.str
 /** node-postgres and its parts, as the tracer names them. */
 const PG_DRIVER = /node_modules\/(pg|pg-pool|pg-protocol|pg-types|pg-connection-string)\//;
 
-test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node:crypto nor the PostgreSQL driver", async () => {
+test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node:crypto, node:child_process nor the PostgreSQL driver", async () => {
   const h = tempHome();
   try {
     const t = tracer(h.home);
@@ -35,7 +40,9 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node
     const loaded = t.loaded();
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
-    expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto/.test(u))).toEqual([]);
+    expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto|node:child_process|mcp-server/.test(u))).toEqual([]);
+    // The CLI's bundle ran, and not the MCP server's (which inlines the SDK, so no SDK module shows).
+    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs"]);
     // On state.db, PostgreSQL's driver stays unloaded (it loads only when a store URL names it).
     expect(loaded.filter((u) => PG_DRIVER.test(u))).toEqual([]);
     // Nor li studio: its server (node:http, preact's page) is a bundle only that command loads.
@@ -53,6 +60,19 @@ test("the tracer sees the PostgreSQL driver when LI_STORE names a store (so its 
     const r = await li(["--machine", "job", "list"], { env: { ...h.env, ...t.env, LI_STORE: "postgres://li@127.0.0.1:9/none" } });
     expect(r.json?.error?.kind).toBe("unavailable");
     expect(t.loaded().some((u) => PG_DRIVER.test(u))).toBe(true);
+  } finally {
+    h.cleanup();
+  }
+});
+
+test("the tracer sees li mcp run the MCP server's bundle (so its absence above means something)", async () => {
+  const h = tempHome();
+  try {
+    const t = tracer(h.home);
+    // stdin at its end: the server starts, finds no client and closes.
+    const r = await li(["mcp"], { env: { ...h.env, ...t.env }, input: "" });
+    expect(r.code).toBe(0);
+    expect(t.loaded().filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "mcp-server.cjs"]);
   } finally {
     h.cleanup();
   }

@@ -30,8 +30,8 @@ const FENCED = ["permission_mode", "allowed_tools", "allowedtools", "disallowed_
 test("no verb's schema carries a permission, tool, MCP config, prompt or env parameter; profile.list and profile.show are read verbs", async () => {
   const catalog = (await shared.m.call({ help: true })).catalog;
   expect(catalog.filter((c: any) => c.verb.startsWith("profile.")).map((c: any) => [c.verb, c.category, c.requires_fingerprint])).toEqual([
-    ["profile.list", "read", false],
-    ["profile.show", "read", false],
+    ["profile.list", "read", undefined],
+    ["profile.show", "read", undefined],
   ]);
   const props = new Set<string>();
   for (const c of catalog) {

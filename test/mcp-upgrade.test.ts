@@ -18,7 +18,7 @@ function install(): string {
 /** A new build of that install: every bundle renames agent's --label to --tag, with a new build id. */
 function upgrade(dir: string): void {
   const bundle = path.join(dir, "dist", "bundle");
-  for (const name of fs.readdirSync(bundle).filter((f) => f.endsWith(".js"))) {
+  for (const name of fs.readdirSync(bundle).filter((f) => /\.c?js$/.test(f))) {
     const file = path.join(bundle, name);
     fs.writeFileSync(file, fs.readFileSync(file, "utf8").replaceAll('"--label <text>"', '"--tag <text>"'));
   }

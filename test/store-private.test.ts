@@ -74,7 +74,12 @@ function filesUnder(dir: string): { file: string; text: string }[] {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     const file = path.join(entry.parentPath, entry.name);
-    out.push({ file, text: fs.readFileSync(file, "latin1") });
+    try {
+      out.push({ file, text: fs.readFileSync(file, "latin1") });
+    } catch (err: any) {
+      // A SQLite sidecar (state.db-shm) a closing connection removed after the listing: nothing to read.
+      if (err?.code !== "ENOENT") throw err;
+    }
   }
   return out;
 }

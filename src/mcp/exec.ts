@@ -1,5 +1,6 @@
 import { PROGRESS_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js";
 import { liBin } from "../entrypoints.js";
+import { importModule } from "../packages.js";
 
 /** Bounded capture: the most stdout an op may return (documented in README). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -100,7 +101,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
   } catch (err: any) {
     return { ok: false, code: "cli_launch_failed", message: String(err?.message ?? err) };
   }
-  const { execa } = await import("execa");
+  const { execa } = await importModule<typeof import("execa")>("execa");
   const [file, ...pre] = command;
   const limit = maxOutputBytes();
   const stderr = new Tail(MAX_STDERR_BYTES);

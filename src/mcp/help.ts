@@ -16,7 +16,12 @@ export function signature(meta: VerbMeta, schema: JsonSchema): string {
   return `${meta.id}(${params}) — ${meta.summary}`;
 }
 
-/** help=true: the catalog of reachable verbs, and the registered ones that cannot be offered. */
+/**
+ * help=true: the catalog of reachable verbs, the registered ones this server cannot offer (with
+ * why), and the names of the CLI commands that are not verbs. It is the first call a client makes,
+ * so its size grows by as little as possible per verb: requires_fingerprint is listed only where
+ * it is true, and a declined command's reason is one `help: "<command>"` away instead of inline.
+ */
 export async function catalog(surface: Surface, policy?: Policy) {
   const entries = [];
   const unavailable = [];
@@ -31,10 +36,10 @@ export async function catalog(surface: Surface, policy?: Policy) {
       unavailable.push({ verb: meta.id, reason: p.reason });
       continue;
     }
-    entries.push({ verb: meta.id, category: meta.category, requires_fingerprint: meta.requiresFingerprint, signature: signature(meta, p.projection.schema) });
+    entries.push({ verb: meta.id, category: meta.category, ...(meta.requiresFingerprint ? { requires_fingerprint: true } : {}), signature: signature(meta, p.projection.schema) });
   }
-  for (const d of surface.registry.declinedAll()) unavailable.push({ verb: idOfPath(d.cliPath), reason: d.reason });
-  return { catalog: entries, unavailable, ...(policy && policy.sources.length ? { policy: policyView(policy) } : {}) };
+  const declined = surface.registry.declinedAll().map((d) => idOfPath(d.cliPath));
+  return { catalog: entries, unavailable, declined, ...(policy && policy.sources.length ? { policy: policyView(policy) } : {}) };
 }
 
 export function verbHelpBody(meta: VerbMeta, schema: JsonSchema, schemaFingerprint: string, extra: Record<string, unknown> = {}) {

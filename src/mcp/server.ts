@@ -1,6 +1,9 @@
 import { pathToFileURL } from "node:url";
 import { installedBuildId } from "../build-id.js";
 import { entryScript } from "../entrypoints.js";
+import { importModule } from "../packages.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.js";
 import type { Policy } from "../config/policy.js";
 import { AuditLog } from "./audit.js";
@@ -38,7 +41,7 @@ export class BuildTracker {
   private async load(key: string | null): Promise<Loaded> {
     // A distinct URL per build makes the module loader evaluate the new bundle afresh.
     const url = `${pathToFileURL(entryScript("mcp-surface")).href}?build=${encodeURIComponent(key ?? "unknown")}`;
-    const module: SurfaceModule = await import(url);
+    const module = await importModule<SurfaceModule>(url);
     return { key, module, surface: await module.createSurface() };
   }
 }
@@ -52,10 +55,6 @@ export interface ServeOptions {
 
 /** `li mcp`: one tool, `request`, over stdio, served by the SDK's low-level Server. */
 export async function serveStdio(options: ServeOptions = {}): Promise<void> {
-  const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, JSONRPCMessageSchema, RootsListChangedNotificationSchema }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-  ]);
   // The registry, ajv and the CLI's parsers load on the first call, so connecting stays cheap.
   const builds = new BuildTracker();
   // Shared by every call and every build: at most MAX_CONCURRENT_OPS li children at once.

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { Command, Option } from "../commander.js";
 import { CATEGORIES } from "../../config/policy.js";
+import { cachedBundle } from "../../entrypoints.js";
 import { render, type CliContext } from "../adapter.js";
 import { pageLimitArg } from "../parsers.js";
 import { clientConfig, CLIENTS } from "./mcp-config.js";
@@ -33,8 +34,9 @@ appends one line to $LI_HOME/mcp-audit.jsonl (li mcp audit reads it).`,
       const options = serverOptions(opts);
       if (process.stdin.isTTY)
         process.stderr.write(`li mcp speaks MCP over stdio and waits for a client on stdin.\nTo use it, configure a client: li mcp config ${CLIENTS.join("|")}\n`);
-      // The MCP stack (SDK, ajv, tsyringe) loads only here, never for other commands.
-      const { serveStdio } = await import("../../mcp/server.js");
+      // The MCP stack (SDK, ajv, tsyringe) loads only here, never for other commands: the server
+      // with the SDK is a bundle of its own, run from its code cache like the CLI.
+      const { serveStdio } = await cachedBundle<typeof import("../../mcp/server.js")>("mcp-server");
       await serveStdio(options);
     });
 

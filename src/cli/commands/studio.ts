@@ -2,6 +2,7 @@ import { pathToFileURL } from "node:url";
 import type { Command } from "../commander.js";
 import { entryScript } from "../../entrypoints.js";
 import { LiError } from "../../errors.js";
+import { importModule } from "../../packages.js";
 import { checkHome, liHome } from "../../lifecycle/paths.js";
 import { renderError, type CliContext } from "../adapter.js";
 import { intIn } from "../parsers.js";
@@ -35,7 +36,7 @@ Examples:
       try {
         checkHome();
         // The server is a bundle of its own: its modules (node:http among them) never load for other commands.
-        const studio: StudioModule = await import(pathToFileURL(entryScript("studio")).href);
+        const studio = await importModule<StudioModule>(pathToFileURL(entryScript("studio")).href);
         const s = await studio.startStudio({ port: opts.port });
         if (ctx.machine) process.stdout.write(JSON.stringify({ contract: "li.result", version: 1, ok: true, data: { url: s.url, port: s.port, pid: process.pid } }) + "\n");
         else process.stdout.write(`li studio is serving ${liHome()} at\n  ${s.url}\nOpen that URL (it carries this session's token). Ctrl-C stops it.\n`);

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pool, PoolClient, QueryResult } from "pg";
 import { LiError } from "../../errors.js";
+import { importModule } from "../../packages.js";
 import { isUnreachable, pgFailure, type PgFailure } from "./pg-errors.js";
 import { redactUrl, scrubSecret, toPostgres, URL_SPECIALS } from "./pg-sql.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
@@ -51,7 +52,7 @@ export class PostgresDb implements SqlDb {
 
   /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
   static async connect(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
-    const { default: pg } = await import("pg");
+    const { default: pg } = await importModule<typeof import("pg")>("pg");
     const where = redactUrl(url);
     // int8 and numeric as numbers, as SQLite's integers and reals arrive: li's counts and sums fit.
     const types = {

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { entryScript } from "../../entrypoints.js";
+import { childProcess } from "../../packages.js";
 import { loadSettings, type Handler } from "../../config/settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
 import { terminalEnvelope } from "./envelope.js";
@@ -89,7 +89,7 @@ export const notifyHook: TerminalHook = {
  */
 export function startDrainer(): boolean {
   try {
-    const child = spawn(process.execPath, [entryScript("drain-main")], { detached: true, stdio: "ignore", env: process.env });
+    const child = childProcess().spawn(process.execPath, [entryScript("drain-main")], { detached: true, stdio: "ignore", env: process.env });
     child.on("error", () => {});
     child.unref();
     return child.pid !== undefined;
