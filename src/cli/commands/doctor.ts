@@ -3,6 +3,7 @@ import { LiError } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
 import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
+import { credentialsCheck } from "../doctor-credentials.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -34,7 +35,10 @@ Checks, each passing or failing with the fix: li_home (a writable directory on a
 disk (free space), store (state.db's integrity and schema; none yet is fine), settings
 (every settings file in force parses), trust (no trusted project file changed since
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
-(on a store shared with other hosts, this host runs li host run: its lease is alive).
+(on a store shared with other hosts, this host runs li host run: its lease is alive),
+store_credentials (on a PostgreSQL store: a settings.yaml naming it is private to its owner,
+and this host's daemon has neither LI_STORE nor a libpq credential variable in its
+environment, which every process of its user, agents included, can read).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -67,7 +71,7 @@ Examples:
           home,
           ...(healthy ? [diskCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
-          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore())] : []),
+          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
         ];
         const problems = checks.filter((c) => !c.ok);
         let liHomePath: string | null = null;
