@@ -18,7 +18,20 @@ import type { Check } from "./doctor-checks.js";
 
 const CHECK = "store_credentials";
 
-/** The variables in `pid`'s exec-time environment that reach the store; null when it cannot be read (another user's). */
+/** Whether a store URL carries a password (an unparsable one is assumed to). */
+function hasPassword(url: string): boolean {
+  try {
+    return new URL(url).password !== "";
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The variables in `pid`'s exec-time environment that log in to the store; null when it cannot be
+ * read (another user's). LI_STORE counts when its URL carries a password: an address alone names
+ * a server but proves nothing, like the PGHOST an agent keeps (child-env.ts).
+ */
 function secretsInEnviron(pid: number): string[] | null {
   let text: string;
   try {
@@ -26,8 +39,9 @@ function secretsInEnviron(pid: number): string[] | null {
   } catch {
     return null;
   }
-  const names = new Set(text.split("\0").map((kv) => kv.slice(0, kv.indexOf("="))));
-  return [STORE_ENV, ...PG_CREDENTIAL_ENV].filter((n) => names.has(n));
+  const env = new Map(text.split("\0").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)] as const));
+  const store = env.get(STORE_ENV);
+  return [...(store !== undefined && hasPassword(store) ? [`${STORE_ENV} (its URL has a password)`] : []), ...PG_CREDENTIAL_ENV.filter((n) => env.has(n))];
 }
 
 /** The settings file naming the store, when others than its owner may read it. */
