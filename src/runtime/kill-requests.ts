@@ -47,11 +47,6 @@ export class KillRequests {
     }
   }
 
-  /** How many are in flight. */
-  get size(): number {
-    return this.inFlight.size;
-  }
-
   /** Ends every grace now (SIGKILL at once, as li kill does when signalled) and waits for the reports to be recorded. */
   async finish(reason: string): Promise<void> {
     this.hurry.abort(reason);
