@@ -41,6 +41,7 @@ test("a fresh LI_HOME is healthy, and doctor creates nothing in it", async () =>
     ["trust", true],
     ["schedule_ticks", true],
     ["hosts", true],
+    ["store_credentials", true],
   ]);
   expect(d.data.store).toMatchObject({ ok: true, exists: false });
   expect(fs.existsSync(h.home)).toBe(false);

@@ -187,6 +187,20 @@ describePostgres("a PostgreSQL store li cannot use", () => {
     expect(await liData(["state", "migrate"], { env: h.env })).toEqual({ from_version: SCHEMA_VERSION, to_version: SCHEMA_VERSION, applied: [] });
   });
 
+  test("a read leaves an empty database empty; li state migrate creates li's schema, its tables owned by the role it logs in as", async () => {
+    psql("postgres", "CREATE DATABASE owned OWNER keeper");
+    const h = home(withPassword(cluster.url("owned").replace("postgres://li@", "postgres://keeper@")));
+    const tables = () => psql("owned", "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = current_schema()");
+    expect(await liData(["job", "list"], { env: h.env })).toMatchObject({ jobs: [] });
+    expect(await liData(["host", "list"], { env: h.env })).toMatchObject({ hosts: [] });
+    expect(tables()).toBe("");
+    expect(await liData(["state", "migrate"], { env: h.env })).toEqual({ from_version: 0, to_version: SCHEMA_VERSION, applied: [] });
+    expect(tables()).toBe("keeper");
+    const again = await li(["state", "migrate"], { env: h.env });
+    expect(again.stdout).toContain(`is already at v${SCHEMA_VERSION}`);
+    expect(again.stdout + again.stderr).not.toContain(PASSWORD);
+  });
+
   test("LI_STORE that is not a PostgreSQL URL: invalid_input, its password not echoed", async () => {
     for (const url of [`mysql://root:${PASSWORD}@127.0.0.1/li`, "garbage", "sqlite:///tmp/x.db"]) {
       const h = home(url);

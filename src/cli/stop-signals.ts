@@ -6,10 +6,11 @@
 export class StopSignals {
   /** The signal that asked to stop, once one has. */
   stoppedBy: NodeJS.Signals | null = null;
-  private wake: () => void = () => {};
+  /** Every sleep in progress: a daemon may have several loops asleep at once. */
+  private readonly sleepers = new Set<() => void>();
   private readonly onSignal = (sig: NodeJS.Signals) => {
     this.stoppedBy = sig;
-    this.wake();
+    this.wakeAll();
   };
 
   constructor() {
@@ -20,12 +21,19 @@ export class StopSignals {
   /** Sleeps `ms`, or until a stop is asked for. */
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.wake = () => {
+      const wake = () => {
         clearTimeout(t);
+        this.sleepers.delete(wake);
         resolve();
       };
+      const t = setTimeout(wake, ms);
+      this.sleepers.add(wake);
     });
+  }
+
+  /** Ends every sleep now (a loop that has another reason to stop than a signal). */
+  wakeAll(): void {
+    for (const wake of [...this.sleepers]) wake();
   }
 
   dispose(): void {

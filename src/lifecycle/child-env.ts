@@ -31,11 +31,14 @@ import { storeLocation } from "./locate.js";
 
 export const STORE_ENV = "LI_STORE";
 
+/** Names the descriptor a li process reads the store's secrets from (store-handoff.ts); never an agent's. */
+export const HANDOFF_ENV = "LI_STORE_FD";
+
 /** libpq's (and node-postgres's) variables that carry or select a credential. */
 export const PG_CREDENTIAL_ENV = ["PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLPASSWORD", "PGSSLCERTMODE"] as const;
 
 /** True when li's store is a PostgreSQL one here; a settings file that cannot be read says yes (fail closed). */
-function postgresInUse(base: NodeJS.ProcessEnv): boolean {
+export function postgresInUse(base: NodeJS.ProcessEnv): boolean {
   if (base[STORE_ENV]) return true;
   try {
     return storeLocation().kind === "postgres";
@@ -52,6 +55,7 @@ function postgresInUse(base: NodeJS.ProcessEnv): boolean {
 export function childEnv(base: NodeJS.ProcessEnv = process.env, ...granted: (Record<string, string> | undefined)[]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   delete env[STORE_ENV];
+  delete env[HANDOFF_ENV];
   if (postgresInUse(base)) for (const name of PG_CREDENTIAL_ENV) delete env[name];
   for (const extra of granted) Object.assign(env, extra);
   delete env[STORE_ENV];

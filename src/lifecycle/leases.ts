@@ -71,16 +71,20 @@ export function registerHost(store: Store, reg: { name: string; pid: number; pro
  */
 export type Beat = "renewed" | "lapsed" | "replaced" | "forgotten";
 
-export function renewLease(store: Store, name: string, epoch: number, leaseSeconds: number): Promise<Beat> {
+export async function renewLease(store: Store, name: string, epoch: number, leaseSeconds: number): Promise<Beat> {
   const db = dbOf(store);
-  return store.tx(async (): Promise<Beat> => {
-    const row = await db.get<{ epoch: number; live: number | boolean }>(`SELECT epoch, lease_until > ${dbNow(db.dialect)} AS live FROM hosts WHERE name = ?`, [name]);
-    if (!row) return "forgotten";
-    if (Number(row.epoch) !== epoch) return "replaced";
-    if (!row.live) return "lapsed";
-    await db.run(`UPDATE hosts SET heartbeat_at = ${dbNow(db.dialect)}, lease_until = ${dbNow(db.dialect, true)} WHERE name = ? AND epoch = ?`, [leaseSeconds, name, epoch]);
-    return "renewed";
-  });
+  // One conditional statement on this host's own row, outside the write lock every li writer
+  // takes in turn (db/postgres.ts): a heartbeat waits for no other writer, however slow. Its
+  // conditions are the checks: the epoch still this daemon's, the lease not yet lapsed (a lapsed
+  // one is never extended, since others may have judged the host's runs by its expiry).
+  const { changes } = await store.tx(
+    () => db.run(`UPDATE hosts SET heartbeat_at = ${dbNow(db.dialect)}, lease_until = ${dbNow(db.dialect, true)} WHERE name = ? AND epoch = ? AND lease_until > ${dbNow(db.dialect)}`, [leaseSeconds, name, epoch]),
+    "deferred",
+  );
+  if (changes === 1) return "renewed";
+  const row = await db.get<{ epoch: number }>("SELECT epoch FROM hosts WHERE name = ?", [name]);
+  if (!row) return "forgotten";
+  return Number(row.epoch) !== epoch ? "replaced" : "lapsed";
 }
 
 /**

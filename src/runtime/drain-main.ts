@@ -5,6 +5,7 @@
 import { openStore } from "../lifecycle/open.js";
 import { dbClock } from "../lifecycle/leases.js";
 import { attempt } from "../lifecycle/notify/deliver.js";
+import { receiveStoreSecrets } from "../lifecycle/store-handoff.js";
 import { claimDue, finishAttempt, MAX_DELAY_MS, nextDueMs } from "../lifecycle/notify/outbox.js";
 
 process.umask(0o077);
@@ -17,6 +18,7 @@ const MAX_LIFETIME_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
+  receiveStoreSecrets();
   const store = await openStore();
   const deadline = Date.now() + MAX_LIFETIME_MS;
   try {

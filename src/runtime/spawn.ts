@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { selfStat } from "../lifecycle/procfs.js";
+import { startLiProcess } from "../lifecycle/store-handoff.js";
 import { diskFullError, isDiskFull, isStorageWriteFailure } from "../lifecycle/storage-faults.js";
 import type { Entity, Store, TransitionPatch } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
@@ -60,14 +60,15 @@ export async function createRecord(
 }
 
 /**
- * Starts the detached worker for a record, in its own session and process group.
- * The worker itself publishes `running` with its pid, pgid and /proc start time.
+ * Starts the detached worker for a record, in its own session and process group, the store's
+ * secrets handed over outside its environment (store-handoff.ts). The worker itself publishes
+ * `running` with its pid, pgid and /proc start time.
  */
 export async function startWorker(store: Store, entity: Entity): Promise<number> {
   let pid: number | undefined;
   let cause = "no pid was assigned";
   try {
-    const child = spawn(process.execPath, [entryScript("worker-main"), entity.id], { detached: true, stdio: "ignore", env: process.env });
+    const child = startLiProcess(entryScript("worker-main"), [entity.id]);
     pid = child.pid;
     child.unref();
   } catch (err: any) {

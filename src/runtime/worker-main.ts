@@ -5,6 +5,7 @@
  */
 import { openStore } from "../lifecycle/open.js";
 import { queueActive } from "../lifecycle/queued.js";
+import { receiveStoreSecrets } from "../lifecycle/store-handoff.js";
 import type { Store } from "../lifecycle/store.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
@@ -23,6 +24,8 @@ const id = process.argv[2];
 const log = workerLog(id ?? "(no id)", id ? undefined : null);
 
 async function main(): Promise<void> {
+  // Before anything reads LI_STORE: the store's address comes over a pipe, not the environment.
+  receiveStoreSecrets();
   // Opening can write (the WAL index), so a full disk at start is retried like any write.
   const store = await persist("opening state.db", () => openStore(), log);
   try {

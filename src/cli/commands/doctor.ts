@@ -4,6 +4,7 @@ import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
 import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
+import { credentialsCheck } from "../doctor-credentials.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -38,7 +39,10 @@ holds the store's password: no one but its owner can read it), trust (no trusted
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
 (on a store shared with other hosts, this host runs li host run: its lease is alive; a host
 that has never run one and has no unfinished runs of its own and none placed on it by name
-only submits, a normal role, shown as info).
+only submits, a normal role, shown as info),
+store_credentials (on a PostgreSQL store: this host's daemon has neither LI_STORE with a
+password nor a libpq credential variable in its environment, which every process of its
+user, agents included, can read).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -72,7 +76,7 @@ Examples:
           ...(healthy ? [diskCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
           ...[settingsSecretCheck()].filter((c) => c !== null),
-          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore())] : []),
+          ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
         ];
         const problems = checks.filter((c) => !c.ok);
         let liHomePath: string | null = null;

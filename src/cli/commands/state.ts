@@ -4,6 +4,7 @@ import { listEntities } from "../../lifecycle/listing.js";
 import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
+import { storeLocation, storeWhere } from "../../lifecycle/locate.js";
 import { render, type CliContext } from "../adapter.js";
 import { type Column, table } from "../format.js";
 import { localTime, zoneNote } from "../human-time.js";
@@ -86,21 +87,32 @@ Examples:
 
   state
     .command("migrate")
-    .description("upgrade state.db to this li's schema (human-only: never reachable from MCP)")
+    .description("upgrade the store (state.db, or the PostgreSQL store) to this li's schema; creates an empty PostgreSQL store's schema, its tables owned by the role li logs in as (human-only: never reachable from MCP)")
     .action(() =>
-      render(ctx, () =>
-        withStore(
+      render(ctx, async () => {
+        const where = storeLocation();
+        // An empty PostgreSQL database reads as empty (reads create nothing): this is the command
+        // that creates its schema on purpose, as the role that will own it. state.db is opened as
+        // before, so a home with none yet is left without one.
+        const postgres = where.kind === "postgres";
+        const before = postgres ? await withStore((s) => (s.placeholder ? 0 : s.schemaVersion()), { migrating: true }) : null;
+        return withStore(
           async (store) => {
-            const from = await store.schemaVersion();
+            const from = before ?? (await store.schemaVersion());
             const applied = await store.migrate();
+            const name = postgres ? `the store at ${storeWhere(where)}` : "state.db";
             return {
               data: { from_version: from, to_version: await store.schemaVersion(), applied },
               human: (d: { from_version: number; to_version: number; applied: number[] }) =>
-                d.applied.length ? `migrated state.db from v${d.from_version} to v${d.to_version}` : `state.db is already at v${SCHEMA_VERSION}`,
+                d.from_version === 0 && postgres
+                  ? `created li's schema (v${d.to_version}) in ${name}`
+                  : d.from_version < d.to_version
+                    ? `migrated ${name} from v${d.from_version} to v${d.to_version}`
+                    : `${name} is already at v${SCHEMA_VERSION}`,
             };
           },
-          { migrating: true },
-        ),
-      ),
+          { migrating: true, write: postgres },
+        );
+      }),
     );
 }

@@ -1,9 +1,9 @@
 import { entryScript } from "../../entrypoints.js";
-import { childProcess } from "../../packages.js";
 import { loadSettings, type Handler } from "../../config/settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
 import { terminalEnvelope } from "./envelope.js";
 import { insertDelivery, type Target } from "./outbox.js";
+import { startLiProcess } from "../store-handoff.js";
 
 /*
  * The terminal hook openStore (lifecycle/open.ts) installs. Settings are read, and yaml loaded, only when a
@@ -89,7 +89,7 @@ export const notifyHook: TerminalHook = {
  */
 export function startDrainer(): boolean {
   try {
-    const child = childProcess().spawn(process.execPath, [entryScript("drain-main")], { detached: true, stdio: "ignore", env: process.env });
+    const child = startLiProcess(entryScript("drain-main"), []);
     child.on("error", () => {});
     child.unref();
     return child.pid !== undefined;
