@@ -1,7 +1,7 @@
 /**
  * Rerun and resume keep their place (issue 22, section 2), on one PostgreSQL store with a host
  * daemon (host-a), a second registered host (host-b) and a laptop that only submits:
- * - li rerun of a placed run is placed again as it was (--host moves it), and reads the stored
+ * - li rerun (and the studio's Rerun) of a placed run is placed again as it was (--host moves it), and reads the stored
  *   request from the store, so it works from a host without the run's directory;
  * - li rerun of a run that ran on another host without placement is placed on that host;
  * - li agent --resume of a run of another host is placed on that host, where the provider's
@@ -14,6 +14,7 @@ import { startDaemon, useSharedStore, type Daemon } from "./helpers/hosts.js";
 import { type Home, li, liData, until } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { installStandins } from "./helpers/standins.js";
+import { postAction, startStudio } from "./helpers/studio.js";
 
 describePostgres("rerun and resume keep their place", () => {
   const hosts = useSharedStore();
@@ -45,6 +46,16 @@ describePostgres("rerun and resume keep their place", () => {
     const end = await terminal(laptop.env, again.id, 30000);
     expect(end).toMatchObject({ status: "completed", host: "host-a", place: "any" });
     expect((await liData(["job", "output", again.id], { env: a.env })).output).toBe("the stored prompt");
+
+    // The studio's Rerun button on the laptop runs the same li rerun: placed as the run was.
+    const studio = await startStudio(laptop.env);
+    try {
+      const r = await postAction(studio, { action: "rerun", target: first.id });
+      expect(r.json.data.result).toMatchObject({ ok: true, data: { status: "queued", place: "any", rerun_of: first.id } });
+      expect(await terminal(laptop.env, r.json.data.result.data.id, 30000)).toMatchObject({ status: "completed", host: "host-a" });
+    } finally {
+      await studio.stop();
+    }
 
     // --host says otherwise: placed on host-b (registered, no daemon now), checked as a new submission's --host is.
     const moved = await liData(["rerun", "--detach", "--host", "host-b", first.id], { env: laptop.env });

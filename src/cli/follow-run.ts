@@ -58,11 +58,6 @@ export async function streamRun(store: Store, root: Entity, out: Sink, signal: A
 }
 
 /**
- * --detach returns at once; otherwise the run's console is streamed until the root ends, with
- * its id before and its final status after on stderr. Ctrl-C cancels the whole tree, since
- * the work is ours.
- */
-/**
  * A run placed on another host (or any) runs in its recorded cwd there, which nothing here can
  * see: said on stderr, since a mistake shows only when a host claims it (cwd_missing).
  */
@@ -74,6 +69,11 @@ function notePlacedCwd(e: Entity): void {
   say(`li: note: ${e.id} will run in ${cwd}${here} on ${where}; that directory must exist there, or the run ends failed (cwd_missing). Give --cwd a directory every such host has`);
 }
 
+/**
+ * --detach returns at once; otherwise the run's console is streamed until the root ends, with
+ * its id before and its final status after on stderr. Ctrl-C cancels the whole tree, since
+ * the work is ours.
+ */
 export async function detachOrFollow(
   ctx: CliContext,
   store: Store,
