@@ -59,7 +59,7 @@ describePostgres("host daemons on one store", () => {
     // No daemon anywhere: recorded queued, placed, with nothing started and no console yet.
     const any = await liData(["agent", "--host", "any", "mock/echo", "hi"], { env: a.env });
     expect(any).toMatchObject({ status: "queued", place: "any", pid: null, console_log: null, run_dir: null });
-    const mine = await liData(["agent", "--host", "host-a", "mock/echo", "only on a"], { env: a.env });
+    const mine = await liData(["agent", "--host", "host-a", "--allow-new-host", "mock/echo", "only on a"], { env: a.env });
     expect(mine).toMatchObject({ status: "queued", place: "host-a", pid: null });
     const w = await liData(["wait", any.id, "--max-wait-seconds", "0"], { env: a.env });
     expect(w.pending).toEqual([any.id]);
@@ -178,12 +178,12 @@ describePostgres("host daemons on one store", () => {
     expect(lease.stopped_at).not.toBeNull();
   });
 
-  test("a second daemon for one host name: the older one exits 1 (conflict, host_replaced) on its next beat", async () => {
+  test("a second daemon for one host name with --replace: the older one exits 1 (conflict, host_replaced) on its next beat", async () => {
     const url = database();
     const first = host(url, "twin");
     const older = daemon(first);
     expect((await registered(first, ["twin"]))![0].epoch).toBe(1);
-    const newer = daemon(host(url, "twin"));
+    const newer = daemon(host(url, "twin"), ["--replace"]);
     await until(async () => (await rows(first, "SELECT epoch FROM hosts WHERE name = 'twin'"))[0].epoch === 2);
 
     const r = await older.exited;

@@ -18,8 +18,8 @@ describePostgres("kill -9 of a host", () => {
     const da = startDaemon(a, { leaseSeconds: LEASE });
     const db = startDaemon(b, { leaseSeconds: LEASE });
     // Two runs placed on a, one of them a flow whose step runs there too.
-    const run = await liData(["agent", "--host", "host-a", "mock/hang", "hold"], { env: b.env });
-    const flow = await liData(["o", "flow", "--host", "host-a", "--model", "mock/hang", "goal\n- a step"], { env: b.env });
+    const run = await liData(["agent", "--host", "host-a", "--allow-new-host", "mock/hang", "hold"], { env: b.env });
+    const flow = await liData(["o", "flow", "--host", "host-a", "--allow-new-host", "--model", "mock/hang", "goal\n- a step"], { env: b.env });
     const started = await until(async () => {
       const r = await rows(b, "SELECT id, pgid FROM entities WHERE host = 'host-a' AND status = 'running' AND pid IS NOT NULL");
       return r.length >= 3 ? r : null;

@@ -45,7 +45,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     const run = await hanging(a);
     const d = await daemon(a);
     // Placed by name for a host nothing registered: listed with lease none.
-    const forC = await liData(["agent", "--detach", "--host", "host-c", "mock/echo", "for c"], { env: b.env });
+    const forC = await liData(["agent", "--detach", "--host", "host-c", "--allow-new-host", "mock/echo", "for c"], { env: b.env });
     expect(forC.status).toBe("queued");
 
     const list = await liData(["host", "list"], { env: b.env });

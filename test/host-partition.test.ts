@@ -68,7 +68,7 @@ describePostgres("a host cut off from the shared store, and back", () => {
   test("lease expiry shows the run stopped_without_end elsewhere; on return the daemon registers anew and publishes the end the worker left", async () => {
     const daemon = startDaemon(a, { leaseSeconds: 3 });
     // Placed from b, for a: it starts on a, its worker writing through the proxy.
-    const run = await liData(["agent", "--host", "host-a", "mock/sleep:5", "x"], { env: b.env });
+    const run = await liData(["agent", "--host", "host-a", "--allow-new-host", "mock/sleep:5", "x"], { env: b.env });
     await until(async () => (await liData(["job", "status", run.id], { env: b.env })).jobs[0].status === "running", 30000, 100);
     expect((await liData(["wait", run.id, "--max-wait-seconds", "0"], { env: b.env })).pending).toEqual([run.id]);
 

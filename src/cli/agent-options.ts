@@ -4,7 +4,7 @@ import { readPrompt } from "../runtime/prompt.js";
 import type { Command } from "./commander.js";
 import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
-import { HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
+import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
@@ -21,6 +21,7 @@ export interface AgentRunOptions {
   resume?: string;
   queue?: string;
   host?: string;
+  allowNewHost?: boolean;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -31,7 +32,8 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--label <text>", "a label shown in job lists")
     .option("--notify <name>", `a terminal-notify handler from settings to fire when ${scope} ends`)
     .option("--queue <name>", `under parallelism limits: ${scope === "this run" ? "wait" : "each run waits"} in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})`)
-    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg);
+    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg)
+    .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   return addEndpointOption(cmd);
@@ -45,7 +47,10 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
 export async function agentRequest(model: string | undefined, words: string[], opts: AgentRunOptions, label: string | null = null, store?: Store): Promise<AgentRequest> {
   const { loadNotifySelection, resolveProfile, runEndpoint } = await import("../runtime/settings-bridge.js");
   const { modelWithProfile } = await import("../runtime/run-settings.js");
-  const resume = opts.resume !== undefined && store ? (await (await import("../runtime/resume.js")).resumeTarget(store, opts.resume)) : null;
+  const resumes = opts.resume !== undefined && store ? await import("../runtime/resume.js") : null;
+  const resume = resumes ? await resumes.resumeTarget(store!, opts.resume!) : null;
+  // A resumed run runs where its provider session is: placed on that host when it is another.
+  const host = resume ? await resumes!.resumePlace(store!, resume, opts.host) : opts.host;
   const profileName = opts.profile ?? resume?.profile ?? undefined;
   const profile = profileName !== undefined ? resolveProfile(profileName) : null;
   const resolved = modelWithProfile(model ?? resume?.model, profile).spec;
@@ -63,7 +68,8 @@ export async function agentRequest(model: string | undefined, words: string[], o
     max_budget_usd: opts.maxBudgetUsd,
     resume,
     ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
-    ...(opts.host !== undefined ? { host: opts.host } : {}),
+    ...(host !== undefined ? { host } : {}),
+    ...(opts.allowNewHost ? { allow_new_host: true } : {}),
   };
 }
 

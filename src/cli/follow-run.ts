@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import { isDirectory, runCwd } from "../lifecycle/cwd-missing.js";
 import { killTree } from "../lifecycle/kill.js";
+import { thisHost } from "../lifecycle/locate.js";
 import { observe } from "../lifecycle/observe.js";
 import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
@@ -56,6 +58,18 @@ export async function streamRun(store: Store, root: Entity, out: Sink, signal: A
 }
 
 /**
+ * A run placed on another host (or any) runs in its recorded cwd there, which nothing here can
+ * see: said on stderr, since a mistake shows only when a host claims it (cwd_missing).
+ */
+function notePlacedCwd(e: Entity): void {
+  const cwd = runCwd(e);
+  if (cwd === null || e.place === thisHost()) return;
+  const where = e.place === "any" ? "whichever host claims it" : `host ${e.place}`;
+  const here = isDirectory(cwd) ? "" : ` (it does not exist on ${thisHost()})`;
+  say(`li: note: ${e.id} will run in ${cwd}${here} on ${where}; that directory must exist there, or the run ends failed (cwd_missing). Give --cwd a directory every such host has`);
+}
+
+/**
  * --detach returns at once; otherwise the run's console is streamed until the root ends, with
  * its id before and its final status after on stderr. Ctrl-C cancels the whole tree, since
  * the work is ours.
@@ -71,6 +85,7 @@ export async function detachOrFollow(
   const placed = root.place !== null ? { place: root.place } : {};
   const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...placed, ...(await queued(store, root)), ...extra };
   // A placed run starts on whichever host claims it, and its console is written there: there is nothing here to stream.
+  if (root.place !== null) notePlacedCwd(root);
   if (detach || root.place !== null) {
     // Said, not silent: a person who asked for a foreground run gets the id back at once instead.
     if (!detach && !ctx.machine)

@@ -31,6 +31,8 @@ export interface DaemonOptions {
   maxParallel: number;
   leaseSeconds: number;
   pollSeconds: number;
+  /** --replace: take the host name over from a daemon that holds a live lease on it. */
+  replace?: boolean;
   log: (line: string) => void;
   /**
    * Ticks schedules (li schedule's own tick, with the CLI's action preparer). `now` is the
@@ -73,8 +75,17 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
   }
   const register = async (why: string): Promise<DaemonIdentity> => {
     const boot = bootId();
-    const reg: Registration = await registerHost(beatStore, { name: host, pid: process.pid, proc_start: self.starttime, max_parallel: opts.maxParallel, lease_seconds: opts.leaseSeconds, boot_id: boot });
-    opts.log(`li host run: ${host} registered (${why}), epoch ${reg.row.epoch}, max_parallel ${opts.maxParallel}, lease ${opts.leaseSeconds}s, pid ${process.pid}`);
+    const reg: Registration = await registerHost(beatStore, {
+      name: host,
+      pid: process.pid,
+      proc_start: self.starttime,
+      max_parallel: opts.maxParallel,
+      lease_seconds: opts.leaseSeconds,
+      boot_id: boot,
+      replace: !!opts.replace && why === "start",
+    });
+    const took = reg.previous && reg.previous.stopped_at === null && opts.replace && why === "start" ? `, replacing pid ${reg.previous.pid} (--replace)` : "";
+    opts.log(`li host run: ${host} registered (${why}${took}), epoch ${reg.row.epoch}, max_parallel ${opts.maxParallel}, lease ${opts.leaseSeconds}s, pid ${process.pid}`);
     const before = reg.previous?.boot_id;
     if (before && boot && before !== boot) {
       const ended = await endRebootedRuns(beatStore, host, { before, now: boot });

@@ -105,6 +105,9 @@ export function durationIn(min: number, max: number): (value: string) => number 
 /** --host on every spawn command. */
 export const HOST_OPTION_HELP = "start on this host (a name from li host list) or on any host: queued for a host daemon (li host run) to claim, so the run is detached (--host implies --detach); without it the run starts here";
 
+/** --allow-new-host, beside --host on every spawn command. */
+export const ALLOW_NEW_HOST_HELP = "with --host NAME: place the run even though no daemon has registered NAME yet (a host not started yet); without it such a name is refused, with the near names";
+
 /** --host: a host name (LI_HOST's rule) or `any`. */
 export const hostPlacementArg = declare(
   (value: string) => {

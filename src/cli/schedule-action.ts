@@ -34,6 +34,9 @@ export interface ParsedAction {
   prompt: string;
   label: string | null;
   spec: Record<string, unknown>;
+  /** Where each fire is placed (--host), and whether the name may be one no daemon registered yet. */
+  host: string | null;
+  allowNewHost: boolean;
 }
 
 const ACTION_HELP = "agent MODEL [prompt...], flow [options] [goal...], fanout [options] [prompt...], play NAME [options] [input...] (or just MODEL [prompt...])";
@@ -58,6 +61,7 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     ["--endpoint", opts.endpoint],
     ["--queue", opts.queue],
     ["--host", opts.host],
+    ["--allow-new-host", opts.allowNewHost],
     ["--profile", opts.profile],
     ["--max-turns", opts.maxTurns],
     ["--max-budget-usd", opts.maxBudgetUsd],
@@ -68,7 +72,8 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     if (value === undefined) continue;
     if (own.some((t) => t === flag || t.startsWith(`${flag}=`)))
       throw invalid(`${flag} is given twice, to li schedule create and inside the action; give it once`, { field: flag.slice(2).replace(/-/g, "_") });
-    tokens.push(`${flag}=${String(value)}`);
+    // A switch is given bare: commander takes no value for it.
+    tokens.push(value === true ? flag : `${flag}=${String(value)}`);
   }
   return tokens;
 }
@@ -145,6 +150,8 @@ function fromAction<T>(kind: ActionKind, fn: () => Promise<T>): Promise<T> {
   });
 }
 
+const placeOf = (opts: { host?: string; allowNewHost?: boolean }) => ({ host: opts.host ?? null, allowNewHost: !!opts.allowNewHost });
+
 /** Create time: parses and validates the action exactly as the direct command would, writing nothing. */
 export async function parseAction(kind: ActionKind, argv: string[]): Promise<ParsedAction> {
   return fromAction(kind, async () => {
@@ -163,6 +170,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
         prompt: req.prompt,
         label: opts.label ?? null,
         spec: { ...agentSpec(req, v), ...(req.queue ? { queue: req.queue } : {}), ...(req.host ? { place: req.host } : {}) },
+        ...placeOf(opts),
       };
     }
     if (kind === "play") {
@@ -178,6 +186,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
         prompt: r.input,
         label: opts.label ?? null,
         spec: { cwd: r.prepared.spec.cwd, settings_dir: process.cwd(), playbook: r.identity.playbook },
+        ...placeOf(opts),
       };
     }
     const [words, opts] = args;
@@ -198,6 +207,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
       prompt: prepared.prompt,
       label: opts.label ?? null,
       spec: { cwd: prepared.spec.cwd, settings_dir: prepared.spec.settings_dir, timeout_seconds: prepared.spec.timeout_seconds, notify: prepared.spec.notify, endpoint: prepared.spec.endpoint },
+      ...placeOf(opts),
     };
   });
 }
@@ -235,6 +245,6 @@ export async function prepareAction(row: ScheduleRow): Promise<Prepared> {
   }
   const { label, queue, place, ...req } = action.request as unknown as SessionRequest & { label: string | null; queue: string | null; place?: string | null };
   const { prepareSession } = await import("../runtime/flow/request.js");
-  const prepared = await prepareSession(req);
+  const prepared = await prepareSession({ ...req, ...(place ? { place } : {}) });
   return { kind: "session", prompt: prepared.prompt, label: label ?? row.label ?? row.name, spec: { ...prepared.spec, schedule }, ...(queue ? { queue } : {}), ...(place ? { place } : {}) };
 }

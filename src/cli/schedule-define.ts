@@ -96,6 +96,11 @@ export async function define(nameArg: string | undefined, wordsArg: string[], op
   }
   const { kind, argv } = splitAction(words);
   const parsed = await parseAction(kind, [...inheritedTokens(opts, argv), ...argv]);
+  // A fire placed on a misspelt host would wait forever: refused as the direct command refuses it.
+  if (parsed.host !== null && parsed.host !== "any" && !parsed.allowNewHost) {
+    const { checkPlace } = await import("../runtime/host-check.js");
+    await withStore((store) => checkPlace(store, parsed.host!, false));
+  }
   return {
     name: name ?? "",
     cron: expr,

@@ -36,3 +36,8 @@ export async function ownStarted(store: Store, host: string): Promise<Entity[]> 
   const rows = await dbOf(store).all(`SELECT * FROM entities WHERE host = ? AND ${UNFINISHED} AND pid IS NOT NULL ORDER BY id LIMIT 1000`, [host]);
   return rows.map((r) => hydrate(r)!);
 }
+
+/** Every host name a daemon has registered (li host run), by name: what --host NAME may place on. */
+export async function registeredHosts(store: Store): Promise<string[]> {
+  return (await dbOf(store).all<{ name: string }>("SELECT name FROM hosts ORDER BY name")).map((r) => r.name);
+}

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { dbNow } from "./db/fragments.js";
 import { dbOf } from "./db/handle.js";
+import { LiError } from "../errors.js";
+import { isSameProcess } from "./procfs.js";
 import type { Store } from "./store.js";
 
 /*
@@ -40,11 +42,40 @@ export interface Registration {
   previous: HostRow | null;
 }
 
-/** Registers `name` for this daemon: a new epoch, a fresh lease. */
-export function registerHost(store: Store, reg: { name: string; pid: number; proc_start: number; max_parallel: number; lease_seconds: number; boot_id: string | null }): Promise<Registration> {
+/**
+ * Whether the daemon that holds `row`'s live lease may still be running. On this machine (the
+ * same boot id) /proc says: a daemon killed -9 and restarted by systemd within its lease is gone,
+ * and its successor takes over. On another machine, or after a reboot, nothing here can tell,
+ * so it is taken to be running until its lease expires.
+ */
+function holderMayRun(row: HostRow, boot: string | null): boolean {
+  if (row.boot_id === null || boot === null || row.boot_id !== boot) return true;
+  return row.pid !== null && row.proc_start !== null && isSameProcess(Number(row.pid), Number(row.proc_start));
+}
+
+/**
+ * Registers `name` for this daemon: a new epoch, a fresh lease. A live lease another daemon
+ * holds (not stopped, its process not shown gone) is refused (`conflict`, reason host_held)
+ * unless `replace`: two daemons for one name would fence each other out in turn. An expired
+ * lease, a cleanly stopped daemon's, or this process's own is taken over.
+ */
+export function registerHost(
+  store: Store,
+  reg: { name: string; pid: number; proc_start: number; max_parallel: number; lease_seconds: number; boot_id: string | null; replace?: boolean },
+): Promise<Registration> {
   const db = dbOf(store);
   return store.tx(async () => {
-    const previous = (await db.get<HostRow>("SELECT * FROM hosts WHERE name = ?", [reg.name])) ?? null;
+    const held = await db.get<HostRow & { live: number | boolean }>(`SELECT hosts.*, lease_until > ${dbNow(db.dialect)} AS live FROM hosts WHERE name = ?`, [reg.name]);
+    const { live, ...before } = held ?? { live: false };
+    const previous = held ? (before as HostRow) : null;
+    const own = previous !== null && Number(previous.pid) === reg.pid && Number(previous.proc_start) === reg.proc_start;
+    if (previous && live && previous.stopped_at === null && !own && !reg.replace && holderMayRun(previous, reg.boot_id))
+      throw new LiError(
+        "conflict",
+        `host ${reg.name} is held by another li host run: pid ${previous.pid} on boot ${previous.boot_id ?? "unknown"}, since ${previous.started_at}, lease alive until ${previous.lease_until}. ` +
+          `Two daemons may not serve one host name: stop that one, or give this one its own LI_HOST; --replace takes the name over (that daemon then exits at its next beat)`,
+        { reason: "host_held", host: reg.name, holder: { pid: previous.pid, boot_id: previous.boot_id, epoch: previous.epoch, since: previous.started_at, heartbeat_at: previous.heartbeat_at, lease_until: previous.lease_until } },
+      );
     const epoch = (previous?.epoch ?? 0) + 1;
     const t = dbNow(db.dialect);
     // One statement for a first registration and a later one: every column is this daemon's.

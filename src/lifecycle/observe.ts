@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
 import { queuePosition } from "./queued.js";
@@ -20,14 +21,16 @@ export interface Observed {
   /**
    * Why a placement was given when the record alone does not say (null or absent otherwise):
    * another host's run that no live lease vouches for is `stopped_without_end` with
-   * `{reason: "host_lease_expired", host, heartbeat_age_seconds}` or `{reason: "host_has_no_lease", host}`.
+   * `{reason: "host_lease_expired", host, heartbeat_age_seconds}` or `{reason: "host_has_no_lease", host}`;
+   * a run that ended cwd_missing is `terminal` with `{reason: "cwd_missing", cwd, host, message}`.
    */
   detail?: PlacementDetail | null;
 }
 
 export type PlacementDetail =
   | { reason: "host_lease_expired"; host: string; heartbeat_age_seconds: number }
-  | { reason: "host_has_no_lease"; host: string };
+  | { reason: "host_has_no_lease"; host: string }
+  | CwdMissing;
 
 export function unresolvedSpawnAfterSeconds(): number {
   const v = Number(process.env.LI_UNRESOLVED_SPAWN_AFTER_SECONDS);
@@ -195,7 +198,9 @@ export function runAlive(e: Entity, procs: ProcSnapshot): boolean {
 }
 
 function terminal(e: Entity, procs: ProcSnapshot): Observed {
-  return { entity: e, placement: "terminal", possibly_orphaned: runAlive(e, procs) };
+  // A run that never started for want of its directory says which, on which host.
+  const detail = cwdMissingDetail(e);
+  return { entity: e, placement: "terminal", possibly_orphaned: runAlive(e, procs), ...(detail ? { detail } : {}) };
 }
 
 /** Reads and reaps: the view every read command gives. */

@@ -129,6 +129,11 @@ export class Store implements HasSql {
      * its prompt kept in the store for whichever host that is.
      */
     placed?: { place: string; prompt?: string };
+    /**
+     * A top-level run's prompt, kept in the store too when the store is shared (PostgreSQL), so
+     * that li rerun works from any host; on state.db the run directory's copy is the one.
+     */
+    keep_prompt?: string;
   }): Promise<Entity> {
     const db = this[SQL];
     const id = input.id ?? newId(input.kind as IdKind);
@@ -168,7 +173,8 @@ export class Store implements HasSql {
           input.placed?.place ?? null,
         ],
       );
-      if (input.placed?.prompt !== undefined) await db.run("INSERT INTO run_inputs (entity_id, prompt) VALUES (?, ?)", [id, input.placed.prompt]);
+      const kept = input.placed?.prompt ?? (db.dialect === "postgres" && !input.parent_id ? input.keep_prompt : undefined);
+      if (kept !== undefined) await db.run("INSERT INTO run_inputs (entity_id, prompt) VALUES (?, ?)", [id, kept]);
       return (await this.get(id))!;
     });
   }

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { CWD_MISSING, cwdMissingMessage, isDirectory } from "../lifecycle/cwd-missing.js";
+import { thisHost } from "../lifecycle/locate.js";
 import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
 import { childEnv } from "../lifecycle/child-env.js";
 import { writePrivateFile } from "../lifecycle/paths.js";
@@ -117,10 +119,12 @@ export async function run(store: Store, id: string): Promise<void> {
     }
     child.on("error", (err) => {
       timer?.clear();
+      // spawn says ENOENT of the program when the directory is what is missing: name the directory.
+      const gone = isDirectory(e.spec.cwd) ? null : { error: cwdMissingMessage(e.spec.cwd, thisHost()), cwd: e.spec.cwd, host: thisHost() };
       try {
-        fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${err.message}\n`);
+        fs.writeSync(out, `li: could not start ${launch.argv[0]}: ${gone?.error ?? err.message}\n`);
       } catch {}
-      void settle(finish("failed", "spawn_error", null, { error: err.message }));
+      void settle(gone ? finish("failed", CWD_MISSING, null, gone) : finish("failed", "spawn_error", null, { error: err.message }));
     });
     child.on("exit", (code, signal) => {
       timer?.clear();

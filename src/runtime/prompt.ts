@@ -1,4 +1,7 @@
 import fs from "node:fs";
+import path from "node:path";
+import { isDirectory } from "../lifecycle/cwd-missing.js";
+import { thisHost } from "../lifecycle/locate.js";
 import { invalid } from "../errors.js";
 import { readTextFile } from "./file-args.js";
 
@@ -21,16 +24,20 @@ export function checkPrompt(text: string): string {
   return text;
 }
 
-/** A working directory that exists and is a directory. */
-export function checkCwd(dir: string | undefined): string {
+/**
+ * A working directory that exists here and is a directory, as its real path. A run placed with
+ * --host on another host (or on any host) runs in a directory of that host, which cannot be seen
+ * from here: an absolute path that does not exist here is taken as it is, and the daemon that
+ * claims the run checks it there before starting anything (reason `<kind>.failed.cwd_missing`).
+ */
+export function checkCwd(dir: string | undefined, place?: string): string {
   const cwd = dir ?? process.cwd();
   if (cwd.includes("\0")) throw invalid("--cwd contains a NUL byte", { field: "cwd" });
-  let ok = false;
-  try {
-    ok = fs.statSync(cwd).isDirectory();
-  } catch {
-    ok = false;
+  if (isDirectory(cwd)) return fs.realpathSync(cwd);
+  const host = thisHost();
+  if (place !== undefined && place !== host) {
+    if (path.isAbsolute(cwd)) return path.normalize(cwd);
+    throw invalid(`--cwd ${cwd}: a run placed on another host needs an absolute directory that exists there (a relative one means nothing on that host)`, { field: "cwd", cwd, place });
   }
-  if (!ok) throw invalid(`--cwd ${cwd} is not an existing directory`, { field: "cwd", cwd });
-  return fs.realpathSync(cwd);
+  throw invalid(`--cwd ${cwd} is not an existing directory on host ${host}`, { field: "cwd", cwd, host });
 }

@@ -7,6 +7,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { invalid, LiError } from "../errors.js";
+import { isForeign } from "../lifecycle/locate.js";
+import { placedPrompt } from "../lifecycle/placed.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import type { SessionSpec } from "./flow/request.js";
 import { submitSession } from "./flow/request.js";
@@ -22,14 +24,33 @@ export interface Rerun {
   console_log: string | null;
 }
 
-/** The stored prompt, or not_found when li clean (or a person) removed the run's directory. */
-export function storedPrompt(e: Entity): string {
+/**
+ * The stored prompt: the store's copy (every placed run, and every top-level run on a shared
+ * store, keeps one), else the run directory's snapshot on this host; not_found when neither is
+ * here (li clean, or a person, removed the directory; or it is on the host the run ran on).
+ */
+export async function storedPrompt(store: Store, e: Entity): Promise<string> {
+  const kept = await placedPrompt(store, e.id);
+  if (kept !== null) return kept;
   const file = e.run_dir ? path.join(e.run_dir, "prompt.txt") : null;
   try {
     return fs.readFileSync(file!, "utf8");
   } catch {
+    if (isForeign(e))
+      throw new LiError("not_found", `the stored prompt of ${e.id} is on host ${e.host}, in its run directory (the store kept no copy of it); run li rerun ${e.id} on ${e.host}`, { id: e.id, host: e.host, file });
     throw new LiError("not_found", `the stored prompt of ${e.id} is gone (${file ?? "it has no run directory"}); there is nothing to run again`, { id: e.id, file });
   }
+}
+
+/**
+ * Where a rerun goes: the --host given; else where the old run was placed (--host NAME|any);
+ * else, for a run that ran on another host, that host (its directory and settings are there);
+ * else here (undefined).
+ */
+export function rerunPlace(old: Entity, host: string | undefined): string | undefined {
+  if (host !== undefined) return host;
+  if (old.place !== null) return old.place;
+  return isForeign(old) ? old.host! : undefined;
 }
 
 function checkModels(models: (string | null | undefined)[], endpoint: () => ReturnType<typeof resolveEndpoint>): void {
@@ -39,15 +60,20 @@ function checkModels(models: (string | null | undefined)[], endpoint: () => Retu
   }
 }
 
-/** Submits `old`'s request again; `queue` overrides the queue it waited in, if any. */
-export async function rerun(store: Store, old: Entity, opts: { queue?: string } = {}): Promise<Rerun> {
+/**
+ * Submits `old`'s request again; `queue` overrides the queue it waited in, if any, and `host`
+ * the placement it keeps (rerunPlace), checked as a new submission's --host is.
+ */
+export async function rerun(store: Store, old: Entity, opts: { queue?: string; host?: string; allowNewHost?: boolean } = {}): Promise<Rerun> {
   if (old.parent_id)
     throw invalid(`${old.id} is part of ${old.parent_id}, whose supervisor started it; rerun the top-level run instead (li rerun ${old.parent_id}, or the play above it)`, {
       id: old.id,
       parent_id: old.parent_id,
     });
-  const prompt = checkPrompt(storedPrompt(old));
+  const prompt = checkPrompt(await storedPrompt(store, old));
   const queue = opts.queue ?? old.queue ?? undefined;
+  const host = rerunPlace(old, opts.host);
+  const place = { host, allowNewHost: opts.allowNewHost };
   const link = { rerun_of: old.id };
   const spec = old.spec;
   if (old.kind === "invocation") {
@@ -62,20 +88,21 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string } 
         notify: spec.notify ?? [],
         endpoint: usesEndpoint(spec.model) ? resolveEndpoint(spec.endpoint ?? undefined, spec.settings_dir) : null,
         queue,
+        ...(host !== undefined ? { host, allow_new_host: opts.allowNewHost } : {}),
       },
       { ...link, settings_dir: spec.settings_dir ?? process.cwd() },
     );
   }
   if (old.kind === "session") {
     const s = spec as unknown as SessionSpec;
-    checkCwd(s.cwd);
+    checkCwd(s.cwd, host);
     // A plan the orchestrator made is planned afresh, as the original was.
     const plan = s.planned_by === "model" ? null : s.plan;
     checkModels([s.model, ...s.workers, s.synthesis?.model, ...(plan?.steps.map((st) => st.model) ?? [])], () => resolveEndpoint(s.endpoint ?? undefined, s.settings_dir));
-    return submitSession(store, { prompt, spec: { ...s, plan } }, { label: old.label, queue, extraSpec: link });
+    return submitSession(store, { prompt, spec: { ...s, plan } }, { label: old.label, queue, extraSpec: link, ...place });
   }
   const { session_id: _made, ...playSpec } = spec;
   const session = playSpec.session as SessionSpec;
-  checkCwd(session.cwd);
-  return submitPlay(store, { label: old.label, spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan }, ...link }, prompt, queue });
+  checkCwd(session.cwd, host);
+  return submitPlay(store, { ...place, label: old.label, spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan }, ...link }, prompt, queue });
 }

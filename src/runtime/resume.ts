@@ -4,6 +4,8 @@ import { invalid } from "../errors.js";
 import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
 import { usage, usageOf, type Usage } from "../lifecycle/usage.js";
 import { sessionRuns } from "../lifecycle/listing.js";
+import { registeredHosts } from "../lifecycle/hosts.js";
+import { thisHost } from "../lifecycle/locate.js";
 import { resolve } from "../lifecycle/resolver.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
@@ -22,6 +24,8 @@ export interface ResumeTarget {
   model: string;
   cwd: string;
   profile: string | null;
+  /** The host RUN_ID ran on (null: recorded before hosts were): the provider's session is there. */
+  host: string | null;
 }
 
 /** What a resumed run sends when it is given no prompt. */
@@ -39,7 +43,24 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
     throw invalid(`--resume ${e.id}: it is still ${e.status}; two runs must not drive one ${provider.name} session at once, so wait for it (li wait ${e.id}) and resume it then`, { ...field, status: e.status });
   if (!e.provider_session_id)
     throw invalid(`--resume ${e.id}: it recorded no ${provider.name} session id (it ended ${e.status} before ${provider.name} reported one), so there is nothing to continue`, { ...field, status: e.status });
-  return { run_id: e.id, session_id: e.provider_session_id, model, cwd: String(e.spec.cwd), profile: typeof e.spec.profile === "string" ? e.spec.profile : null };
+  return { run_id: e.id, session_id: e.provider_session_id, model, cwd: String(e.spec.cwd), profile: typeof e.spec.profile === "string" ? e.spec.profile : null, host: e.host };
+}
+
+/**
+ * Where a resumed run must run: on the host its provider session lives on (the provider keeps it
+ * on that machine's disk). A run of this host resumes here, as it always did; one of another host
+ * is placed on that host for its daemon to claim, or refused with the remedy when that host runs
+ * no daemon. A --host naming anywhere else is refused: the session is not there.
+ */
+export async function resumePlace(store: Store, t: ResumeTarget, host: string | undefined): Promise<string | undefined> {
+  const home = t.host ?? thisHost();
+  const field = { field: "host", resume: t.run_id, session_host: home };
+  if (host !== undefined && host !== home)
+    throw invalid(`--resume ${t.run_id}: its provider session is on host ${home}, where that run ran, so the resumed run must run there: give --host ${home} or leave out --host`, { ...field, host });
+  if (home === thisHost()) return host;
+  if (!(await registeredHosts(store)).includes(home))
+    throw invalid(`--resume ${t.run_id}: its provider session is on host ${home}, which runs no host daemon (li host run) to place the run on; run li agent --resume ${t.run_id} on ${home}, or start li host run there`, field);
+  return home;
 }
 
 /**

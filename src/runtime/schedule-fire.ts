@@ -72,6 +72,8 @@ export function prepareRun(row: ScheduleRow): Prepared {
     profile: typeof stored.profile === "string" ? resolveProfile(stored.profile, settingsDir) : null,
     max_turns: stored.max_turns ?? undefined,
     max_budget_usd: stored.max_budget_usd ?? undefined,
+    // A fire placed on another host is in that host's directory, checked there (checkCwd).
+    ...(stored.place ? { host: stored.place } : {}),
   };
   const v = validateAgentRequest(req);
   const { queue: _q, place: _p, ...rest } = agentSpec(req, v) as Record<string, unknown>;

@@ -2,6 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { entryScript } from "../entrypoints.js";
 import { LiError } from "../errors.js";
+import { CWD_MISSING, cwdMissingMessage, isDirectory, runCwd } from "../lifecycle/cwd-missing.js";
+import { thisHost } from "../lifecycle/locate.js";
 import { ensurePrivateDir, runDir, writePrivateFile } from "../lifecycle/paths.js";
 import { selfStat } from "../lifecycle/procfs.js";
 import { startLiProcess } from "../lifecycle/store-handoff.js";
@@ -39,7 +41,7 @@ export async function createRecord(
 ): Promise<Entity> {
   const { place, ...rest } = input;
   if (place !== undefined) return store.insert({ ...rest, run_dir: runDir, placed: { place, prompt: input.prompt } });
-  const entity = await store.insert({ ...rest, run_dir: runDir });
+  const entity = await store.insert({ ...rest, run_dir: runDir, keep_prompt: input.prompt });
   try {
     makeRunDir(entity.run_dir!, input.prompt);
   } catch (err: any) {
@@ -65,6 +67,18 @@ export async function createRecord(
  * `running` with its pid, pgid and /proc start time.
  */
 export async function startWorker(store: Store, entity: Entity): Promise<number> {
+  // Checked here, where it runs: a placed run's or a schedule's cwd is another machine's until now.
+  const cwd = runCwd(entity);
+  if (cwd !== null && !isDirectory(cwd)) {
+    const host = entity.host ?? thisHost();
+    const error = cwdMissingMessage(cwd, host);
+    // Its console says so too, for li job output and the studio (best effort: the record is what counts).
+    try {
+      if (entity.run_dir) fs.appendFileSync(path.join(entity.run_dir, "console.log"), `li: ${entity.id} did not start: ${error}\n`);
+    } catch {}
+    await store.transition({ id: entity.id, to: "failed", reason: `${entity.kind}.failed.${CWD_MISSING}`, source: "runtime", expect: { status: ["preparing", "queued"] }, detail: { error, cwd, host } });
+    throw new LiError("invalid_input", `${entity.id}: ${error}`, { id: entity.id, reason: CWD_MISSING, cwd, host });
+  }
   let pid: number | undefined;
   let cause = "no pid was assigned";
   try {

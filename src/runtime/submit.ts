@@ -9,6 +9,7 @@ import type { ResumeTarget } from "./resume.js";
 import { effectiveLimits, modelWithProfile } from "./run-settings.js";
 import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
+import { checkPlace } from "./host-check.js";
 
 export interface AgentRequest {
   /** provider/model; may be left out when a profile or a resumed run supplies it. */
@@ -30,6 +31,8 @@ export interface AgentRequest {
   queue?: string;
   /** --host: a host name or `any`; the run waits for a host daemon (top-level runs only). */
   host?: string;
+  /** --allow-new-host: place on a --host name no daemon has registered yet. */
+  allow_new_host?: boolean;
 }
 
 export interface ValidatedAgent {
@@ -47,9 +50,10 @@ export function validateAgentRequest(req: AgentRequest): ValidatedAgent {
   if (resume && parseProvider(resume.model) !== spec.provider.name)
     throw invalid(`--resume ${resume.run_id} continues a ${parseProvider(resume.model)} session; give a ${parseProvider(resume.model)}/… model or none`, { field: "model", resume: resume.run_id });
   const prompt = checkPrompt(req.prompt);
-  if (resume && req.cwd !== undefined && checkCwd(req.cwd) !== resume.cwd)
+  const place = req.parent_id ? undefined : req.host;
+  if (resume && req.cwd !== undefined && checkCwd(req.cwd, place) !== resume.cwd)
     throw invalid(`--resume ${resume.run_id} continues in that run's directory, ${resume.cwd}; leave out --cwd`, { field: "cwd", resume: resume.run_id });
-  const cwd = checkCwd(resume ? resume.cwd : req.cwd);
+  const cwd = checkCwd(resume ? resume.cwd : req.cwd, place);
   const limits = effectiveLimits(profile, { timeout_seconds: req.timeout_seconds, max_turns: req.max_turns, max_budget_usd: req.max_budget_usd });
   // The run's own limits, refused by name where its provider has none (a profile's were checked when it loaded).
   checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
@@ -86,6 +90,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
 export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const v = validateAgentRequest(req);
   const queue = req.parent_id ? undefined : admission(req.queue);
+  if (!req.parent_id) await checkPlace(store, req.host, req.allow_new_host);
   const recorded = await createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,

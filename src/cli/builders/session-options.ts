@@ -1,6 +1,6 @@
 import type { Command } from "../commander.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
-import { HOST_OPTION_HELP, hostPlacementArg, intIn, runTimeoutArg } from "../parsers.js";
+import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
 import { addProfileOption } from "./profile-options.js";
@@ -27,6 +27,7 @@ export interface SessionOptions {
   profile?: string;
   queue?: string;
   host?: string;
+  allowNewHost?: boolean;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
@@ -44,7 +45,8 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--detach", "start in the background and print the id at once")
     .option("--notify <name>", "a terminal-notify handler from settings to fire when it ends")
     .option("--queue <name>", "under parallelism limits: wait in this queue from settings.yaml (queues: {NAME: {max_parallel: N}})")
-    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg);
+    .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg)
+    .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   return addEndpointOption(cmd);
 }

@@ -4,6 +4,12 @@ import { intIn, numberIn } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
 import type { ForgetPlan, Forgotten, HostEntry, HostList } from "../../lifecycle/host-admin.js";
 
+/**
+ * The exit status of a daemon refused because another holds its host name's live lease:
+ * EX_TEMPFAIL (sysexits.h), not 1, which the README's unit lists in RestartPreventExitStatus.
+ */
+export const HOST_HELD_EXIT = 75;
+
 /** `expired 42s ago` (since the lease ran out, by the store's clock), `alive`, or `none`. */
 function leaseText(h: HostEntry, duration: (s: number) => string): string {
   if (h.lease !== "expired") return `${h.lease}${h.stopped_at ? " (stopped)" : ""}`;
@@ -100,6 +106,7 @@ export function register(root: Command, ctx: CliContext): void {
     .option("--max-parallel <n>", "at most N top-level runs preparing or running on this host at once (placed runs are claimed only below it)", intIn(1, 1000), 4)
     .option("--lease-seconds <s>", "the lease each heartbeat renews; other hosts show this host's running runs as stopped_without_end (host_lease_expired) once it lapses", numberIn(3, 3600), 15)
     .option("--poll-seconds <s>", "seconds between beats (lease renewal, claims, kill requests)", numberIn(0.1, 60), 1)
+    .option("--replace", "take this host name over from another daemon holding a live lease on it (that one exits 1 at its next beat); without it this daemon refuses to start")
     .addHelpText(
       "after",
       `
@@ -115,25 +122,38 @@ SIGTERM or SIGINT: it stops claiming, records the stop and exits 0, its lease le
 (a restart within it is not an outage to other hosts); runs it started keep
 running (they are detached), and the next daemon or any li command here reaps them. A store
 outage is logged and retried; a lease that lapsed meanwhile is registered again (a new epoch)
-and this host's runs reconciled. Two daemons for one host name: the older one exits 1.
+and this host's runs reconciled.
+
+One daemon per host name: while another daemon holds a live lease on LI_HOST (same machine
+and its process alive, or another machine), this one refuses to start, naming the holder, and
+exits ${HOST_HELD_EXIT} (EX_TEMPFAIL): under systemd's Restart=on-failure it is tried again, and
+starts once the holder's lease expires. --replace takes the name over; the older daemon then
+exits 1 (host_replaced) at its next beat. An expired lease, or one whose daemon stopped cleanly
+or died on this machine, is taken over without --replace.
 
 Examples:
   LI_STORE=postgres://li@db.internal/li LI_HOST=gpu-1 li host run --max-parallel 8
   li agent --host gpu-1 mock/echo "runs on gpu-1"
   li o fanout --host any -n 3 --model mock/echo "spread over the hosts"`,
     )
-    .action((opts: { maxParallel: number; leaseSeconds: number; pollSeconds: number }) =>
-      render(ctx, async () => {
+    .action(async (opts: { maxParallel: number; leaseSeconds: number; pollSeconds: number; replace?: boolean }) => {
+      let held = false;
+      await render(ctx, async () => {
         if (opts.pollSeconds * 2 > opts.leaseSeconds) throw (await import("../../errors.js")).invalid(`--poll-seconds ${opts.pollSeconds} must be at most half of --lease-seconds ${opts.leaseSeconds}, or the lease lapses between beats`, { field: "poll_seconds" });
         const { runHostDaemon } = await import("../host-daemon.js");
         const { tick } = await import("../../runtime/schedule-fire.js");
         const { prepareAction } = await import("../schedule-action.js");
         const { timestampedLog } = await import("../stop-signals.js");
         const log = timestampedLog(ctx.live);
-        const data = await runHostDaemon({ ...opts, log, tick: (store, now) => tick(store, now, prepareAction) });
+        const data = await runHostDaemon({ ...opts, log, tick: (store, now) => tick(store, now, prepareAction) }).catch((err) => {
+          held = err?.detail?.reason === "host_held";
+          throw err;
+        });
         return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.beats} beat(s): started ${d.started}, reaped ${d.reaped}, kill requests ${d.kills}, fired ${d.fired}, errors ${d.errors}` };
-      }),
-    );
+      });
+      // Not 1 (RestartPreventExitStatus in the README's unit): a refused daemon is retried, and starts once the holder's lease is gone.
+      if (held) process.exitCode = HOST_HELD_EXIT;
+    });
 
   host
     .command("list")

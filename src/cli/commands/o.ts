@@ -137,6 +137,7 @@ export async function sessionRequest(mode: SessionMode, words: string[], opts: S
     notify: loadNotifySelection(opts.notify),
     endpoint: opts.endpoint,
     profile: opts.profile ?? null,
+    ...(opts.host !== undefined ? { place: opts.host } : {}),
   };
 }
 
@@ -144,7 +145,7 @@ async function runSessionCommand(ctx: CliContext, mode: SessionMode, words: stri
   const prepared = await prepareSession(await sessionRequest(mode, words, opts));
   if (opts.dryRun) return dryRun(prepared, {});
   return withStore(async (store) => {
-    const { entity, pid, console_log } = await submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue, host: opts.host });
+    const { entity, pid, console_log } = await submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue, host: opts.host, allowNewHost: opts.allowNewHost });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
   }, { write: true });
 }

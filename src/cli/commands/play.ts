@@ -132,6 +132,7 @@ export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: P
     notify: [],
     endpoint: opts.endpoint,
     profile: opts.profile ?? pb.spec.profile,
+    ...(opts.host !== undefined ? { place: opts.host } : {}),
   }));
   const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.
@@ -157,7 +158,7 @@ async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[]
   const { prepared, identity, label, spec } = await preparePlay(pb, words, opts);
   if (opts.dryRun) return dryRun(prepared, identity);
   return withStore(async (store) => {
-    const { entity, pid, console_log } = await submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue, host: opts.host });
+    const { entity, pid, console_log } = await submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue, host: opts.host, allowNewHost: opts.allowNewHost });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);
   }, { write: true });
 }

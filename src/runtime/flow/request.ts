@@ -12,6 +12,7 @@ import { checkCwd, checkPrompt } from "../prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../config/endpoints.js";
 import { admission, consoleLogOf, launch, placement } from "../queue.js";
+import { checkPlace } from "../host-check.js";
 import { createRecord } from "../spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
@@ -47,6 +48,8 @@ export interface SessionRequest {
   profile?: string | null;
   /** Where settings (endpoints, notify handlers) resolve from: here, unless a schedule fires a request stored elsewhere. */
   settings_dir?: string;
+  /** --host: the host (or any) it is placed on, whose directory its cwd names (see checkCwd). */
+  place?: string;
 }
 
 export interface SessionSpec {
@@ -136,7 +139,7 @@ export function fanoutPlan(n: number, pool: string[], fallback: string | null): 
 
 export async function prepareSession(req: SessionRequest): Promise<PreparedSession> {
   const prompt = checkPrompt(req.prompt);
-  const cwd = checkCwd(req.cwd);
+  const cwd = checkCwd(req.cwd, req.place);
   const max_concurrent = req.max_concurrent ?? 4;
   if (!Number.isInteger(max_concurrent) || max_concurrent < 1 || max_concurrent > MAX_CONCURRENT_LIMIT)
     throw invalid(`--max-concurrent must be an integer from 1 to ${MAX_CONCURRENT_LIMIT}, got ${max_concurrent}`, { field: "max_concurrent" });
@@ -256,9 +259,10 @@ export function readPlanFile(file: string): unknown {
 export async function submitSession(
   store: Store,
   prepared: PreparedSession,
-  opts: { label?: string | null; parent_id?: string | null; queue?: string; host?: string; extraSpec?: Record<string, unknown> } = {},
+  opts: { label?: string | null; parent_id?: string | null; queue?: string; host?: string; allowNewHost?: boolean; extraSpec?: Record<string, unknown> } = {},
 ): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const queue = opts.parent_id ? undefined : admission(opts.queue);
+  if (!opts.parent_id) await checkPlace(store, opts.host, opts.allowNewHost);
   const recorded = await createRecord(store, {
     kind: "session",
     parent_id: opts.parent_id ?? null,

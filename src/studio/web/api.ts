@@ -7,7 +7,9 @@ export interface Job {
   id: string; kind: string; parent_id: string | null; label: string | null; host: string | null;
   /** Placed with --host (a host name or any) and where it may start; null for a run started where submitted. */
   place?: string | null; status: string; terminal: boolean;
-  outcome: string | null; reason_code: string | null; placement?: string; model: string | null; current_phase: string | null;
+  outcome: string | null; reason_code: string | null; placement?: string;
+  /** Why, when the record alone does not say: a lease that vouches for nothing, or a missing working directory (`message`). */
+  placement_detail?: { reason: string; message?: string } | null; model: string | null; current_phase: string | null;
   pid: number | null; exit_code: number | null; created_at: string; started_at: string | null; ended_at: string | null;
   usage: Usage | null; num_turns: number | null; queue: string | null; queue_position: number | null;
 }

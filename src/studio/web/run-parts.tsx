@@ -14,6 +14,7 @@ export function RunFacts({ run: r }: { run: Job }) {
       <dl>
         <Fact k="outcome"><span id="run-outcome">{r.outcome ?? "—"}</span></Fact>
         <Fact k="reason" wide><span id="run-reason" class="mono">{r.reason_code ?? "—"}</span></Fact>
+        {r.placement_detail?.message && <Fact k="cause" wide><span id="run-cause">{r.placement_detail.message}</span></Fact>}
         <Fact k="phase">{r.current_phase ?? dash}</Fact>
         <Fact k="created"><Age at={r.created_at} /></Fact>
         <Fact k="started"><Age at={r.started_at} /></Fact>
