@@ -196,7 +196,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
       expect(human.stdout).toMatch(/\n  info  hosts +this host \(host-b\) submits only/);
 
       // A run placed on it by name waits for a daemon it has never run: that is a problem.
-      const placed = await liData(["agent", "--detach", "--host", "host-b", "mock/echo", "for b"], { env: b.env });
+      const placed = await liData(["agent", "--detach", "--host", "host-b", "--allow-new-host", "mock/echo", "for b"], { env: b.env });
       const waiting = await li(["--machine", "doctor"], { env: b.env });
       expect(waiting.code).toBe(1);
       const check = waiting.json.error.detail.checks.find((c: any) => c.check === "hosts");

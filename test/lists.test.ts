@@ -187,7 +187,7 @@ describe("by host (issue 22, section 4)", () => {
     const a = await liData(["agent", "mock/echo", "on alpha"], { env: on("alpha") });
     const b = await liData(["agent", "mock/echo", "on beta"], { env: on("beta") });
     // Placed for a host no daemon serves here: queued, no host yet, its place gamma.
-    const g = await liData(["agent", "--host", "gamma", "mock/echo", "for gamma"], { env: on("alpha") });
+    const g = await liData(["agent", "--host", "gamma", "--allow-new-host", "mock/echo", "for gamma"], { env: on("alpha") });
     const ids = async (...args: string[]) => (await liData(["job", "list", ...args], { env: on("alpha") })).jobs.map((j: any) => j.id);
     expect(await ids("--host", "alpha")).toEqual([a.id]);
     expect(await ids("--host", "beta")).toEqual([b.id]);
