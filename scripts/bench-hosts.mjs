@@ -7,7 +7,11 @@
 // runs lost or started other than once (must be 0), and the pick-up time of a run submitted to
 // idle daemons. The hosts are homes of their own (LI_HOME, LI_HOST) on this machine; the cluster
 // is a throw-away one (test/helpers/pg-cluster.mjs), so PostgreSQL's binaries must be installed.
-// Usage: npm run bench:hosts [-- --runs N] [--all] [--keep]
+// Output from any host (issue 22): the latency from a line written to a run's console on one
+// host to its display in `li job output --follow` on another (through the store), against the
+// same follow on the run's own host (its file: the baseline), median and p99 of LINES lines; and
+// the bytes the store holds for a run printing 100 MiB (mock/flood), which must be at most the bound.
+// Usage: npm run bench:hosts [-- --runs N] [--lines N] [--output-only] [--all] [--keep]
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,6 +20,9 @@ import { li, median, numberArg, root } from "./bench-lib.mjs";
 import { PG_HINT, pgBinDir, startCluster } from "../test/helpers/pg-cluster.mjs";
 
 const N = numberArg("--runs", 300);
+const LINES = numberArg("--lines", 200);
+const FLOOD_BYTES = 100 * 1024 * 1024;
+const outputOnly = process.argv.includes("--output-only");
 const PICKUPS = 10;
 const all = process.argv.includes("--all");
 const SLOTS = 4;
@@ -28,6 +35,7 @@ if (!pgBinDir()) {
 const { openStore } = await import(path.join(root, "dist/src/lifecycle/open.js"));
 const { dbOf } = await import(path.join(root, "dist/src/lifecycle/db/handle.js"));
 const { submitAgent } = await import(path.join(root, "dist/src/runtime/submit.js"));
+const { STORED_BYTES } = await import(path.join(root, "dist/src/lifecycle/consoles.js"));
 
 const cluster = await startCluster();
 const dirs = [];
@@ -142,7 +150,85 @@ async function placedCase(daemons) {
   }
 }
 
-try {
+/** `li job output --follow ID` as `h`: each line's delay from the time stamp it carries to its arrival here. */
+function follower(h, id) {
+  const child = spawn(process.execPath, [li, "job", "output", "--follow", id], { env: h.env, stdio: ["ignore", "pipe", "ignore"] });
+  const delays = [];
+  const f = { delays, ready: false, exited: new Promise((r) => child.on("exit", r)) };
+  let rest = "";
+  child.stdout.on("data", (d) => {
+    const now = Date.now();
+    const lines = (rest + d).split("\n");
+    rest = lines.pop();
+    for (const l of lines) {
+      if (l === "ready") f.ready = true;
+      const m = /^t=(\d+)/.exec(l);
+      if (m) delays.push(now - Number(m[1]));
+    }
+  });
+  return f;
+}
+
+/**
+ * A mock/hang run on a daemon host; lines stamped with the time are appended to its console.log
+ * there (what a provider printing does) every 20–120 ms, while one follower reads it on its own
+ * host (the file) and one on the submitter (the store). Then a 100 MiB run, and the store's bytes for it.
+ */
+async function outputCase() {
+  const url = cluster.createDatabase();
+  const submitter = host(url, "submitter");
+  const gpu = host(url, "gpu1");
+  const store = await openAs(submitter);
+  const db = dbOf(store);
+  const daemon = startDaemon(gpu);
+  try {
+    await until(async () => Number((await db.get("SELECT count(*) AS n FROM hosts")).n) === 1);
+    const { entity } = await submitAgent(store, { model: "mock/hang", prompt: "follow me", host: "gpu1" });
+    let run;
+    await until(async () => (run = await db.get("SELECT status, run_dir FROM entities WHERE id = ?", [entity.id])).status === "running");
+    const local = follower(gpu, entity.id);
+    const remote = follower(submitter, entity.id);
+    const file = path.join(run.run_dir, "console.log");
+    // Timed lines start once both followers are reading (their start-up is not what is measured).
+    fs.appendFileSync(file, "ready\n");
+    await until(async () => local.ready && remote.ready);
+    for (let i = 0; i < LINES; i++) {
+      fs.appendFileSync(file, `t=${Date.now()} line ${i}\n`);
+      await sleep(20 + Math.random() * 100);
+    }
+    await sleep(2000);
+    spawn(process.execPath, [li, "kill", "--grace", "0", entity.id], { env: gpu.env, stdio: "ignore" });
+    await Promise.all([local.exited, remote.exited]);
+
+    const flood = (await submitAgent(store, { model: `mock/flood:${FLOOD_BYTES}`, prompt: "flood", host: "gpu1" })).entity;
+    await until(async () => ["completed", "failed"].includes((await db.get("SELECT status FROM entities WHERE id = ?", [flood.id])).status));
+    // Its worker ships the last chunk as it exits, just after the end.
+    await until(async () => (await db.get("SELECT bool_or(last) AS done FROM console_chunks WHERE entity_id = ?", [flood.id])).done);
+    const stored = await db.get("SELECT count(*) AS chunks, coalesce(sum(octet_length(data)), 0) AS bytes FROM console_chunks WHERE entity_id = ?", [flood.id]);
+    return { local: local.delays, remote: remote.delays, stored: { chunks: Number(stored.chunks), bytes: Number(stored.bytes) } };
+  } finally {
+    await daemon.stop();
+    await store.close();
+  }
+}
+
+function reportOutput(r) {
+  const line = (name, xs) => `${name.padEnd(44)} ${String(xs.length).padStart(5)}  ${String(Math.round(median(xs))).padStart(6)} / ${String(Math.round(pct(xs, 99))).padEnd(6)}`;
+  console.log(`\noutput from any host: ${LINES} lines written to a run's console on gpu1 every 20-120 ms, followed with li job output --follow`);
+  console.log(`${"follower".padEnd(44)} ${"lines".padStart(5)}  p50 / p99 ms`);
+  console.log(line("on gpu1, from its console.log (baseline)", r.local));
+  console.log(line("on the submitter, from the store", r.remote));
+  console.log(`ratio of medians (store / file): ${(median(r.remote) / Math.max(1, median(r.local))).toFixed(1)}x`);
+  const ok = r.stored.bytes <= STORED_BYTES;
+  console.log(`store bytes for a run printing ${FLOOD_BYTES / 1024 / 1024} MiB: ${r.stored.bytes} in ${r.stored.chunks} chunks (bound ${STORED_BYTES}: ${ok ? "within" : "EXCEEDED"})`);
+  if (!ok || r.remote.length !== LINES || r.local.length !== LINES) {
+    console.error(`FAILED: ${!ok ? "the store holds more than the bound" : "a follower missed lines"}`);
+    process.exitCode = 1;
+  }
+}
+
+/** The placement cases (issue 19). */
+async function placement() {
   console.log(`bench:hosts: ${N} mock/echo runs each, max_parallel ${SLOTS} per host, one PostgreSQL cluster (${os.cpus().length} cores)\n`);
   const cases = [
     [`one host, state.db, max_parallel ${SLOTS} (baseline)`, await localCase(undefined)],
@@ -165,6 +251,11 @@ try {
     console.error(`FAILED: runs lost or started other than once in ${bad.map(([n]) => n).join(", ")}`);
     process.exitCode = 1;
   }
+}
+
+try {
+  if (!outputOnly) await placement();
+  reportOutput(await outputCase());
 } finally {
   cluster.stop();
   if (!keep) for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });

@@ -42,9 +42,10 @@ describePostgres("two hosts sharing one store", () => {
     expect(r.json.error.message).toContain("li host run");
     expect(await rows(a, "SELECT * FROM events WHERE entity_id = ? ORDER BY id", [j.id])).toEqual(before);
     expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
-    // Its console is host a's: host b says where it is rather than read a local path.
+    // Its console is host a's: host b reads what host a shipped to the store (mock/hang prints
+    // nothing), never a local path.
     const out = await li(["--machine", "job", "output", j.id], { env: b.env });
-    expect(out.json.error).toMatchObject({ kind: "unavailable", detail: { reason: "console_on_another_host", host: "host-a" } });
+    expect(out.json.error).toMatchObject({ kind: "not_found", detail: { id: j.id, status: "running" } });
     expect((await liData(["job", "output", j.id], { env: a.env })).host).toBe("host-a");
     // From its own host the kill does what it always did.
     const own = await liData(["kill", "--grace", "0", j.id], { env: a.env });

@@ -6,7 +6,7 @@ import { thisHost } from "../lifecycle/locate.js";
 import { observe } from "../lifecycle/observe.js";
 import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
-import { follow, type Sink } from "../runtime/follow.js";
+import { follow, type FollowOptions, type Sink } from "../runtime/follow.js";
 import type { CliContext, CommandResult } from "./adapter.js";
 import { keyValues } from "./format.js";
 import { endLine, lineAware, say, startLine } from "./run-status.js";
@@ -42,7 +42,7 @@ async function queued(store: Store, root: Entity): Promise<{ queue?: string | nu
  * returns the root as it is then. A play's own console is only its session's transcript at the
  * end, so a play streams its session live instead (once the play has made it).
  */
-export async function streamRun(store: Store, root: Entity, out: Sink, signal: AbortSignal, opts: { tailBytes?: number } = {}): Promise<Entity> {
+export async function streamRun(store: Store, root: Entity, out: Sink, signal: AbortSignal, opts: Omit<FollowOptions, "signal"> = {}): Promise<Entity> {
   let sessionId: string | null = root.kind === "session" ? root.id : null;
   while (!sessionId && root.kind === "play" && !signal.aborted) {
     const cur = (await store.get(root.id))!;

@@ -223,6 +223,19 @@ export const MIGRATIONS: readonly string[] = [
      done_at TEXT
    );
    CREATE INDEX kill_requests_pending ON kill_requests(host, requested_at) WHERE status = 'pending';`,
+  // 10: a run's console as other hosts read it (issue 22). On a PostgreSQL store the worker ships
+  // its console.log here in chunks as it is written, each chunk at its byte offset (pos), and
+  // keeps only the newest bytes of a run (lifecycle/consoles.ts); "last" marks the chunk that
+  // ends it. A reader sees what was dropped as a gap between offsets. On SQLite every reader is
+  // on the host that ran the run, so nothing is ever written here: the table exists only so that
+  // the two backends have the same schema at each version.
+  `CREATE TABLE console_chunks (
+     entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     pos INTEGER NOT NULL,
+     data BLOB NOT NULL,
+     last INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (entity_id, pos)
+   ) WITHOUT ROWID;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

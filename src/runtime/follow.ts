@@ -1,55 +1,125 @@
-import fs from "node:fs";
-import path from "node:path";
+import { consoleSource, type ConsoleSource } from "../lifecycle/console-read.js";
+import { CHUNK_BYTES, watchConsoles } from "../lifecycle/consoles.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Streams a run's console log to `out` until waiting cannot change the run any more (terminal,
- * stopped without an end, or never spawned),
- * then drains what is left. Used by foreground commands, which are detached runs followed.
- */
 /** Where a followed console goes: anything that takes its bytes in order. */
 export type Sink = { write(chunk: Buffer): unknown };
 
-export async function follow(store: Store, id: string, out: Sink, opts: { intervalMs?: number; signal?: AbortSignal; tailBytes?: number } = {}): Promise<Entity> {
-  const first = (await store.get(id))!;
-  const file = path.join(first.run_dir!, "console.log");
-  let offset = 0;
-  // Only the first read that finds the file skips to its tail; later bytes are all new.
+export interface FollowOptions {
+  intervalMs?: number;
+  signal?: AbortSignal;
+  tailBytes?: number;
+  /** Told of bytes the reader cannot have (dropped from a stored console, or never shipped), as it meets them. */
+  onDropped?: (bytes: number) => void;
+  /** Told once when the run ended and its stored console never got its last chunk (its host could not ship the rest). */
+  onIncomplete?: (e: Entity) => void;
+}
+
+/** How often a stored console is read when no notification wakes the reader: often without one, seldom with. */
+const POLL_MS = 250;
+const LISTENING_POLL_MS = 500;
+/** After a run ends, how long to wait for the last chunk of its stored console (its worker ships the rest as it exits). */
+const LAST_CHUNK_GRACE_MS = 6000;
+
+/** Sleeps that a shipped chunk of `id` (LISTEN/NOTIFY) or an abort ends early. */
+class Waker {
+  private wake: (() => void) | null = null;
+  private closer: (() => Promise<void>) | null = null;
+  listening = false;
+
+  constructor(private readonly signal?: AbortSignal) {
+    signal?.addEventListener("abort", () => this.wake?.());
+  }
+
+  async listen(store: Store, id: string): Promise<void> {
+    this.closer = await watchConsoles(
+      store,
+      (shipped) => shipped === id && this.wake?.(),
+      // A notification lost with the connection is found by the next poll.
+      () => (this.listening = false),
+    );
+    this.listening = !!this.closer;
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (this.signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.wake = null;
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  close(): Promise<void> {
+    return this.closer?.() ?? Promise.resolve();
+  }
+}
+
+/**
+ * Streams a run's console to `out` until waiting cannot change the run any more (terminal,
+ * stopped without an end, or never spawned), then drains what is left. A run no host has started
+ * yet (queued, or placed and not claimed) is waited for. The console is this host's file for a
+ * run of this host, else what its host shipped to the shared store (lifecycle/console-read.ts).
+ */
+export async function follow(store: Store, id: string, out: Sink, opts: FollowOptions = {}): Promise<Entity> {
+  const waker = new Waker(opts.signal);
+  let src: ConsoleSource | null = null;
+  let at = 0;
+  // Only the first read that finds a console skips to its tail; later bytes are all new.
   let skip = opts.tailBytes;
-  const pump = () => {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, "r");
-    } catch {
-      return;
+  let complete = false;
+  let seen = false;
+  const pump = async (e: Entity) => {
+    if (!src) {
+      src = consoleSource(store, e);
+      if (src?.from === "store") await waker.listen(store, id);
     }
-    try {
-      if (skip !== undefined) {
-        offset = Math.max(0, fs.fstatSync(fd).size - skip);
-        skip = undefined;
-      }
-      const buf = Buffer.alloc(64 * 1024);
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, offset);
-        if (n <= 0) break;
-        offset += n;
-        out.write(Buffer.from(buf.subarray(0, n)));
-      }
-    } finally {
-      fs.closeSync(fd);
+    if (!src) return;
+    const x = await src.extent();
+    if (!x) return;
+    seen = true;
+    complete = x.complete;
+    if (skip !== undefined) {
+      at = Math.max(0, x.end - skip);
+      skip = undefined;
+    }
+    for (;;) {
+      const r = await src.read(at, CHUNK_BYTES);
+      if (r.start > at) opts.onDropped?.(r.start - at);
+      at = r.start;
+      if (r.data.length === 0) break;
+      at += r.data.length;
+      out.write(r.data);
     }
   };
-  for (;;) {
-    pump();
-    const o = await observe(store, (await store.get(id))!, { reap: true, procs: new ProcSnapshot() });
-    // Anything but pending will not change by waiting here (a worker that never started included).
-    if (o.placement !== "pending" || opts.signal?.aborted) {
-      pump();
-      return o.entity;
+  try {
+    for (;;) {
+      const now = (await store.get(id))!;
+      await pump(now);
+      const o = await observe(store, now, { reap: true, procs: new ProcSnapshot() });
+      // Anything but pending will not change by waiting here (a worker that never started included).
+      if (o.placement !== "pending" || opts.signal?.aborted) {
+        await pump(o.entity);
+        const s = src as ConsoleSource | null;
+        if (s?.from === "store" && seen && !opts.signal?.aborted) {
+          // Its worker ships the last bytes as it exits, after the end is recorded.
+          const until = Date.now() + LAST_CHUNK_GRACE_MS;
+          while (!complete && Date.now() < until && !opts.signal?.aborted) {
+            await waker.sleep(100);
+            await pump(o.entity);
+          }
+          if (!complete) opts.onIncomplete?.(o.entity);
+        }
+        return o.entity;
+      }
+      await waker.sleep(src === null || (src as ConsoleSource).from === "file" ? (opts.intervalMs ?? 100) : waker.listening ? LISTENING_POLL_MS : POLL_MS);
     }
-    await sleep(opts.intervalMs ?? 100);
+  } finally {
+    await waker.close();
   }
 }

@@ -1,8 +1,12 @@
 import { recordEnd, reserveEnd, WORKER_ENDS } from "../lifecycle/end-evidence.js";
 import { isStorageWriteFailure } from "../lifecycle/storage-faults.js";
 import type { Entity, Store, TransitionPatch, TransitionRequest, TransitionResult } from "../lifecycle/store.js";
+import { drainShipping } from "./console-ship.js";
 import { persistTransition } from "./persist.js";
 import { errorText, workerLog, type WorkerLog } from "./worker-log.js";
+
+/** How long a run's end waits for its console to reach a shared store. */
+const END_DRAIN_MS = 1000;
 
 /**
  * The one end a worker records for the running entity it supervises, shared by every worker
@@ -59,7 +63,12 @@ export class RunEnd {
       }
     }
     const req: TransitionRequest = { id: e.id, to, reason, source: "runtime", expect: { status: "running" }, patch, detail: opts.detail };
-    this.ending = persistTransition(`recording ${reason}`, this.store, req, this.log).catch((err) => {
+    const record = () => persistTransition(`recording ${reason}`, this.store, req, this.log);
+    // The console so far goes to a shared store first, so that a reader on another host who sees
+    // the end finds its bytes (bounded: a store that cannot be reached does not hold up the end).
+    // Without a shared store the first attempt stays synchronous (a timeout kills right after).
+    const drained = drainShipping(END_DRAIN_MS);
+    this.ending = (drained ? drained.then(record) : record()).catch((err) => {
       if (!isStorageWriteFailure(err)) throw err;
       this.log(
         `could not record ${reason} in state.db (${errorText(err)}); ${evidence ? "end.json holds it for the next reader to publish" : "with no evidence left, a reader will find the run lost"}`,

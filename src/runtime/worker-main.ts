@@ -7,6 +7,7 @@ import { openStore } from "../lifecycle/open.js";
 import { queueActive } from "../lifecycle/queued.js";
 import { receiveStoreSecrets } from "../lifecycle/store-handoff.js";
 import type { Store } from "../lifecycle/store.js";
+import { shipConsole } from "./console-ship.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
 
@@ -19,6 +20,9 @@ const WORKERS: Record<string, () => Promise<{ run(store: Store, id: string): Pro
   session: () => import("./session-worker.js"),
   play: () => import("./play-worker.js"),
 };
+
+/** How long an ending worker keeps trying to ship the rest of its console. */
+const SHIP_END_MS = 5000;
 
 const id = process.argv[2];
 const log = workerLog(id ?? "(no id)", id ? undefined : null);
@@ -36,7 +40,13 @@ async function main(): Promise<void> {
     }
     const load = WORKERS[entity.kind];
     if (!load) throw new Error(`no worker for kind ${entity.kind}`);
-    await (await load()).run(store, entity.id);
+    // On a shared store, other hosts read the console from there (issue 22).
+    const shipper = shipConsole(store, entity, log);
+    try {
+      await (await load()).run(store, entity.id);
+    } finally {
+      await shipper?.drain(SHIP_END_MS, true);
+    }
     // The slot this run held is free now: start whatever waits in line for it.
     if (await queueActive(store)) await (await import("./queue.js")).promoteQuietly(store);
   } finally {

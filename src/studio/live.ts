@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { eventsAfter, lastEventId } from "../lifecycle/listing.js";
+import { storedConsole, type ConsoleSource } from "../lifecycle/console-read.js";
 import type { Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { HttpError } from "./http-answer.js";
@@ -13,7 +14,8 @@ import type { StoreSource } from "./store-source.js";
  * Live updates: one poll of the store's change stamp for the whole server (SQLite's
  * data_version, which moves on every commit any li process makes; on PostgreSQL the newest
  * audit row's id, see StoreSource.dataVersion), fanned out to every open page as a `change`
- * event carrying the new audit rows. Console streams tail one run's console.log each.
+ * event carrying the new audit rows. Console streams tail one run's console.log each, or for
+ * another host's run what that host shipped to a shared store (lifecycle/consoles.ts).
  */
 
 export const MAX_STREAMS = 64;
@@ -25,6 +27,8 @@ export const BACKLOG_BYTES = 1024 * 1024;
 /** A console reader that takes nothing for this long is let go, so a stuck tab cannot hold a slot forever. */
 const STALL_MS = 60_000;
 const EVENTS_PER_TICK = 500;
+/** After a run ends, how long its stream waits for the last chunk of a stored console. */
+const LAST_CHUNK_GRACE_MS = 6000;
 
 export class ChangeFeed {
   private readonly streams = new Set<EventStream>();
@@ -108,7 +112,7 @@ export class ChangeFeed {
 }
 
 /**
- * Streams a run's console.log from `offset` as `chunk` events, then `end` once the run is
+ * Streams a run's console (console.log, or another host's stored console) from `offset` as `chunk` events, then `end` once the run is
  * terminal and every byte is out. Bytes are sent on whole UTF-8 sequences; a `skip` event says
  * which bytes were left out when the reader fell more than BEHIND_BYTES behind.
  */
@@ -121,11 +125,14 @@ export async function streamConsole(source: StoreSource, id: string, offset: num
   consoleStreams++;
   stream.res.on("close", () => consoleStreams--);
   const file = first.run_dir ? path.join(first.run_dir, "console.log") : null;
+  // Another host's run: what its host shipped to the shared store, re-found on each tick (a placed run gets its host when claimed).
+  let stored = storedConsole(await source.get(), first);
+  let complete = false;
   let at = offset;
   const buf = Buffer.alloc(CHUNK_BYTES);
   let stalledSince: number | null = null;
   // Sends what the reader can take now; true once every byte up to the file's size is out.
-  const pump = (): boolean =>
+  const pumpFile = (): boolean =>
     withHomeFile(file, true, (fd) => {
       const size = fs.fstatSync(fd).size;
       if (size - at > BEHIND_BYTES) {
@@ -142,6 +149,27 @@ export async function streamConsole(source: StoreSource, id: string, offset: num
       }
       return false;
     });
+  // The same from the store: bytes it no longer holds are a skip too.
+  const pumpStored = async (src: ConsoleSource): Promise<boolean> => {
+    const x = await src.extent();
+    if (!x) return true;
+    complete = x.complete;
+    if (x.end - at > BEHIND_BYTES) {
+      stream.send("skip", { from: at, to: x.end - BEHIND_BYTES });
+      at = x.end - BEHIND_BYTES;
+    }
+    while (stream.backlog() < BACKLOG_BYTES) {
+      const r = await src.read(at, CHUNK_BYTES);
+      if (r.start > at) stream.send("skip", { from: at, to: r.start });
+      at = r.start;
+      const len = completeUtf8(r.data, r.data.length) || r.data.length;
+      if (len === 0) return true;
+      stream.send("chunk", { offset: at, text: r.data.subarray(0, len).toString("utf8") });
+      at += len;
+    }
+    return false;
+  };
+  let endedAt: number | null = null;
   const finish = (event: string, data: unknown) => {
     stream.send(event, data);
     clearInterval(timer);
@@ -150,9 +178,14 @@ export async function streamConsole(source: StoreSource, id: string, offset: num
   const tick = async () => {
     if (stream.closed) return clearInterval(timer);
     try {
-      const e = await (await source.get()).get(id);
-      const done = !e || isTerminal(e.status);
-      const drained = pump();
+      const store = await source.get();
+      const e = await store.get(id);
+      if (e && !stored) stored = storedConsole(store, e);
+      const ended = !e || isTerminal(e.status);
+      if (ended) endedAt ??= Date.now();
+      const drained = stored ? await pumpStored(stored) : pumpFile();
+      // A stored console's last bytes arrive just after its run's end (its worker ships them as it exits).
+      const done = ended && (!stored || complete || Date.now() - endedAt! > LAST_CHUNK_GRACE_MS);
       stalledSince = drained || stream.backlog() < BACKLOG_BYTES ? null : (stalledSince ?? Date.now());
       if (stalledSince !== null && Date.now() - stalledSince > STALL_MS) finish("failure", { message: `the reader took nothing for ${STALL_MS / 1000} s; reopen the page to read on` });
       else if (done && drained) finish("end", { status: e?.status ?? null, offset: at });

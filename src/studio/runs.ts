@@ -7,7 +7,8 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { ENTITY_KINDS, isTerminal, STATUSES } from "../lifecycle/vocab.js";
 import { jobView } from "../cli/job-view.js";
 import { HttpError } from "./http-answer.js";
-import { readFileCapped, readSlice } from "./home-files.js";
+import { completeUtf8, readFileCapped, readSlice } from "./home-files.js";
+import { storedConsole } from "../lifecycle/console-read.js";
 
 /*
  * The runs pages' reads. Records are observed without reaping (this connection cannot write):
@@ -72,7 +73,7 @@ export async function runDetail(store: Store, id: string) {
     children: await mapSeq(await store.children(id), (c) => observed(store, c, procs)),
     request: { spec: e.spec, prompt: prompt?.text ?? null, prompt_truncated: prompt?.truncated ?? false },
     result_text: e.result_text === null ? null : e.result_text.slice(0, RESULT_CAP),
-    console_bytes: readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, 0, 0).total,
+    console_bytes: (await consoleSlice(store, e, 0, 0)).total,
     has_graph: e.kind !== "invocation",
   };
 }
@@ -81,6 +82,20 @@ export async function consoleOf(store: Store, id: string, q: URLSearchParams) {
   const max = intParam(q, "max", 1, 1024 * 1024) ?? CONSOLE_DEFAULT_BYTES;
   const offset = intParam(q, "offset", 0, Number.MAX_SAFE_INTEGER);
   const e = await entityOf(store, id);
-  const slice = readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, offset, max);
+  const slice = await consoleSlice(store, e, offset, max);
   return { ...slice, truncated: slice.end - slice.offset < slice.total, status: e.status, terminal: isTerminal(e.status) };
+}
+
+/**
+ * A window of a run's console: this host's console.log for its own runs (read only inside
+ * LI_HOME), else what the run's host shipped to a shared store. From `offset`, or the tail.
+ */
+async function consoleSlice(store: Store, e: Entity, offset: number | undefined, max: number) {
+  const stored = storedConsole(store, e);
+  if (!stored) return readSlice(e.run_dir ? path.join(e.run_dir, "console.log") : null, offset, max);
+  const x = (await stored.extent()) ?? { first: 0, end: 0 };
+  const start = offset === undefined ? Math.max(x.first, x.end - max) : Math.min(offset, x.end);
+  const r = max > 0 ? await stored.read(start, max) : { start, data: Buffer.alloc(0) };
+  const len = completeUtf8(r.data, r.data.length) || r.data.length;
+  return { text: r.data.subarray(0, len).toString("utf8"), offset: r.start, end: r.start + len, total: x.end, dropped_bytes: r.start - start };
 }

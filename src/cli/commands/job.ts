@@ -1,5 +1,4 @@
 import { mapSeq } from "../../lifecycle/seq.js";
-import fs from "node:fs";
 import type { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { listEntities } from "../../lifecycle/listing.js";
@@ -11,7 +10,7 @@ import { followOutput } from "../follow-output.js";
 import { jobDetail, jobTable } from "../job-table.js";
 import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
 import { intIn } from "../parsers.js";
-import { consoleFile } from "../run-files.js";
+import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } from "../../lifecycle/console-read.js";
 import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
 
@@ -69,13 +68,16 @@ Examples:
         if (opts.follow) await followOutput(ctx, store, e, opts.tailBytes);
         const now = (await store.get(e.id))!;
         const fromResult = !opts.console && now.result_text !== null;
-        // Another host's answer reads from the store; only its console is that host's alone.
-        const file = fromResult && isForeign(now) ? null : consoleFile(now);
-        if (!fromResult && (!file || !fs.existsSync(file)))
+        // Another host's answer reads from the store; its console from the store too, when the
+        // store holds consoles (PostgreSQL), which its host ships there as it is written.
+        const src = fromResult && isForeign(now) ? null : consoleSource(store, now);
+        const extent = fromResult ? null : await src?.extent();
+        if (!fromResult && !extent)
           throw new LiError("not_found", `${e.id} has no console output yet (status ${now.status})${isTerminal(now.status) ? "" : `; li job output --follow ${e.id} waits for it`}`, { id: e.id, status: now.status });
         const range = rangeOf(opts, ctx.machine && !opts.follow);
-        const buf = fromResult ? sliceOf(Buffer.from(now.result_text!), range) : readRange(file!, range);
+        const buf = fromResult ? sliceOf(Buffer.from(now.result_text!), range) : await readRange(src!, extent!, range);
         const streamed = opts.follow && !ctx.machine;
+        const dropped = buf.dropped ? { dropped_bytes: buf.dropped } : {};
         return {
           data: {
             id: e.id,
@@ -89,11 +91,20 @@ Examples:
             offset: buf.start,
             end: buf.start + buf.text.length,
             truncated: buf.text.length < buf.total,
-            console_log: file,
+            // Which copy was read: this host's file, or what the run's host shipped to the store.
+            console_log: src?.file ?? null,
+            ...(src && !fromResult ? { console_from: src.from } : {}),
+            ...dropped,
           },
           // Followed, the output already went out as it was written.
           human: (d: { output: string }) => (streamed ? "" : d.output),
-          note: opts.follow || isTerminal(now.status) ? undefined : `li: ${e.id} is ${now.status}; this is its output so far (li job output --follow ${e.id} streams the rest)`,
+          note:
+            [
+              !streamed && buf.dropped ? droppedNote(e.id, buf.dropped) : "",
+              opts.follow || isTerminal(now.status) ? "" : `li: ${e.id} is ${now.status}; this is its output so far (li job output --follow ${e.id} streams the rest)`,
+            ]
+              .filter(Boolean)
+              .join("\n") || undefined,
           exitCode: opts.follow ? (now.status === "completed" ? 0 : 1) : undefined,
         };
       }),
@@ -156,20 +167,18 @@ function window(total: number, r: Range): { start: number; len: number } {
   return { start: total - len, len };
 }
 
-function sliceOf(all: Buffer, r: Range): { text: Buffer; total: number; start: number } {
+function sliceOf(all: Buffer, r: Range): { text: Buffer; total: number; start: number; dropped: number } {
   const { start, len } = window(all.length, r);
-  return { text: all.subarray(start, start + len), total: all.length, start };
+  return { text: all.subarray(start, start + len), total: all.length, start, dropped: 0 };
 }
 
-function readRange(file: string, r: Range): { text: Buffer; total: number; start: number } {
-  const fd = fs.openSync(file, "r");
-  try {
-    const total = fs.fstatSync(fd).size;
-    const { start, len } = window(total, r);
-    const text = Buffer.alloc(len);
-    fs.readSync(fd, text, 0, len, start);
-    return { text, total, start };
-  } finally {
-    fs.closeSync(fd);
-  }
+/**
+ * The range of a console. A range that starts in bytes the source no longer holds (a stored
+ * console keeps its newest) starts at the first byte it does hold instead, and counts the bytes
+ * skipped: paging on from its end still reads every byte there is.
+ */
+async function readRange(src: ConsoleSource, x: ConsoleExtent, r: Range): Promise<{ text: Buffer; total: number; start: number; dropped: number }> {
+  const { start, len } = window(x.end, r);
+  const got = await src.read(start, len);
+  return { text: got.data, total: x.end, start: got.start, dropped: got.start - start };
 }

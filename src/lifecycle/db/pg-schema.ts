@@ -46,6 +46,14 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
         done_at TEXT COLLATE "C"
       );
       CREATE INDEX kill_requests_pending ON kill_requests(host, requested_at) WHERE status = 'pending';`,
+  // 10: console chunks (see SQLite's step 10). Only this backend writes them.
+  9: `CREATE TABLE console_chunks (
+        entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        pos BIGINT NOT NULL,
+        data BYTEA NOT NULL,
+        last BOOLEAN NOT NULL DEFAULT false,
+        PRIMARY KEY (entity_id, pos)
+      );`,
 };
 
 const T = 'TEXT COLLATE "C"';

@@ -39,6 +39,8 @@ export class PostgresDb implements SqlDb {
   readonly dialect = "postgres" as const;
   private savepoints = 0;
   private closed = false;
+  /** Connections held open by listen, ended with the pool. */
+  private readonly listeners = new Set<{ end(): Promise<void> }>();
 
   private constructor(
     private readonly pool: Pool,
@@ -222,9 +224,41 @@ export class PostgresDb implements SqlDb {
     return null;
   }
 
+  /**
+   * Calls `onPayload` with each NOTIFY on `channel` (a fixed identifier, never user input) until
+   * the returned function is called. A connection of its own, outside the pool: it is held for as
+   * long as the listener lives. A notification sent while this connection was down is lost, and
+   * `onLost` says it went: a listener is only a wake-up, and its user polls besides.
+   */
+  async listen(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
+    const { default: pg } = await import("pg");
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
+    client.on("error", () => onLost());
+    client.on("end", () => onLost());
+    client.on("notification", (m) => {
+      if (m.channel === channel) onPayload(m.payload ?? "");
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw this.unavailable(err);
+    }
+    const entry = { end: () => client.end().catch(() => {}) };
+    this.listeners.add(entry);
+    return async () => {
+      this.listeners.delete(entry);
+      client.removeAllListeners("end");
+      await entry.end();
+    };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const l of this.listeners) await l.end();
+    this.listeners.clear();
     await this.pool.end().catch(() => {});
   }
 }

@@ -55,6 +55,11 @@ export interface SqlDb extends SqlRunner {
    * (then a poller must read instead). What the studio polls to learn that something changed.
    */
   changeStamp(): Promise<number | null>;
+  /**
+   * PostgreSQL only: wakes `onPayload` on each NOTIFY on `channel` until the returned function
+   * is called; `onLost` when the listening connection goes (notifications meanwhile are lost).
+   */
+  listen?(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
