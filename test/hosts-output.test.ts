@@ -41,7 +41,7 @@ describePostgres("output from any host", () => {
 
   test("--follow from the laptop, started before the run is claimed, waits for gpu1 to start it, streams what it prints there and ends with it", async () => {
     const text = "printed on gpu1\nsecond line\n";
-    const run = await liData(["agent", "--host", "gpu1", "--prompt-file", "-", "mock/sleep:1"], { env: laptop.env, input: text });
+    const run = await liData(["agent", "--host", "gpu1", "--allow-new-host", "--prompt-file", "-", "mock/sleep:1"], { env: laptop.env, input: text });
     expect(run).toMatchObject({ status: "queued", place: "gpu1" });
     const followed = followFromLaptop(run.id);
     // Nothing claims it until gpu1's daemon starts: the follower waits meanwhile.
@@ -66,7 +66,7 @@ describePostgres("output from any host", () => {
 
   test("li job output, job.output over MCP and the studio's console on the laptop show what a remote run printed", async () => {
     const text = "hello from a remote host\n";
-    const run = await liData(["agent", "--host", "gpu2", "--prompt-file", "-", "mock/sleep:2"], { env: laptop.env, input: text });
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", "--prompt-file", "-", "mock/sleep:2"], { env: laptop.env, input: text });
     // The studio's page is open while the run is still to print: its console shows the bytes as they come.
     const s = await startStudio(laptop.env);
     let browser: Browser | undefined;
@@ -97,7 +97,7 @@ describePostgres("output from any host", () => {
 
   test("a run printing far more than the bound leaves at most the bound in the store; the laptop reads its tail and the count of what was dropped; li clean takes its chunks", async () => {
     const total = 12 * 1024 * 1024;
-    const run = await liData(["agent", "--host", "gpu2", `mock/flood:${total}`, "flood"], { env: laptop.env });
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", `mock/flood:${total}`, "flood"], { env: laptop.env });
     const f = await followFromLaptop(run.id);
     expect(f.code).toBe(0);
     // Whatever the follower met that the store no longer held, it was told how much.
@@ -121,7 +121,7 @@ describePostgres("output from any host", () => {
 
   test("a worker killed -9 while it ships leaves whole chunks: the laptop's --follow ends with the run, reads every byte that got through and says the end did not", async () => {
     const total = 32 * 1024 * 1024;
-    const run = await liData(["agent", "--host", "gpu2", `mock/flood:${total}`, "flood"], { env: laptop.env });
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", `mock/flood:${total}`, "flood"], { env: laptop.env });
     const j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
     // Some chunks are in: then the worker goes, with no chance to finish what it was shipping.
     await until(async () => Number((await rows(laptop, "SELECT count(*) AS n FROM console_chunks WHERE entity_id = ?", [run.id]))[0].n) > 0, 60_000);
@@ -142,7 +142,7 @@ describePostgres("output from any host", () => {
 
   test("a worker that cannot reach the store keeps its console on disk and ships it once the store answers again", async () => {
     const text = "printed while the store was down\n";
-    const run = await liData(["agent", "--host", "gpu2", "--prompt-file", "-", "mock/sleep:6"], { env: laptop.env, input: text });
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", "--prompt-file", "-", "mock/sleep:6"], { env: laptop.env, input: text });
     const j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
     // The store goes away before the run prints, and comes back after it ended.
     await store().cluster.outage(9000);

@@ -231,7 +231,7 @@ export class PostgresDb implements SqlDb {
    * `onLost` says it went: a listener is only a wake-up, and its user polls besides.
    */
   async listen(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
-    const { default: pg } = await import("pg");
+    const { default: pg } = await importModule<typeof import("pg")>("pg");
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
     client.on("error", () => onLost());
     client.on("end", () => onLost());
