@@ -91,7 +91,7 @@ describe("li monitor --watch", () => {
     expect(p.output()).toMatch(/^\x1b\[\?1049h/); // the alternate screen: the shell's screen comes back after
     expect(p.output()).toMatch(/li monitor: every 0\.3s; Ctrl-C to quit/);
     const plain = p.output().replace(/\x1b\[[0-9;]*m/g, "");
-    expect(plain).toMatch(/ELAPSED\s+MODEL\s+LABEL\s+LAST OUTPUT\x1b\[K\r\ninv_\w+\s+invocation\s+running\s+\S+\s+mock\/hang\s+watched\s+step 3 of 5/);
+    expect(plain).toMatch(/ELAPSED\s+MODEL\s+LABEL\s+LAST OUTPUT\s+HOST\x1b\[K\r\ninv_\w+\s+invocation\s+running\s+\S+\s+mock\/hang\s+watched\s+step 3 of 5\s+\S+\x1b\[K/);
     fs.appendFileSync(run.log, "\x1b[1mstep 4\x1b[0m of 5\n");
     await p.waitFor(/step 4 of 5/);
     const frames = p.output().split("\x1b[H").length - 1;

@@ -5,7 +5,8 @@ import type { Command } from "../src/cli/commander.js";
 import type { CliContext } from "../src/cli/adapter.js";
 import { buildProgram } from "../src/cli/program.js";
 import { useHomes } from "./helpers/fixtures.js";
-import { li, LI_BIN, liData } from "./helpers/li.js";
+import { li, LI_BIN, liData, until } from "./helpers/li.js";
+import { startDaemon } from "./helpers/hosts.js";
 
 /*
  * Issue 13, item 8: every example in every command's --help runs as written. Each example is
@@ -60,6 +61,12 @@ test("every help example runs as written", async () => {
   fs.writeFileSync(path.join(h.home, "playbooks", "review.playbook.yaml"), 'description: review\nprompt: "review {input} for {focus}"\nmodel: mock/echo\nargs:\n  focus: {type: str, default: bugs}\n');
   await liData(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env, cwd: dir });
   await liData(["agent", "--detach", "--label", "nightly", "mock/echo", "labelled"], { env: h.env, cwd: dir });
+
+  // The examples place work on gpu-1, so it must have registered once (a host no daemon ever
+  // registered is refused as a likely typo): its daemon runs a moment, then stops.
+  const gpu1 = startDaemon(h, { env: { LI_HOST: "gpu-1" } });
+  await until(async () => (await liData(["host", "list"], { env: h.env })).hosts.some((x: any) => x.host === "gpu-1"));
+  expect(await gpu1.stop()).toBe(0);
 
   const log = path.join(h.home, "calls.log");
   const prelude = `li() { node ${JSON.stringify(LI_BIN)} "$@"; local rc=$?; printf '%s\\t%q\\n' "$rc" "$*" >> ${JSON.stringify(log)}; return $rc; }`;

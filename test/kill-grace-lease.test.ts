@@ -19,7 +19,7 @@ describePostgres("a kill's grace period beside a host daemon's heartbeat", () =>
     const d = startDaemon(a, { leaseSeconds: LEASE });
     try {
       // From host c: a mock/hang placed on host a (it ignores SIGTERM, so the kill takes its whole grace).
-      const placed = await liData(["agent", "--detach", "--host", "host-a", "--prompt-file", "-", "mock/hang"], { env: c.env, input: "x".repeat(READY_BYTES) });
+      const placed = await liData(["agent", "--detach", "--host", "host-a", "--allow-new-host", "--prompt-file", "-", "mock/hang"], { env: c.env, input: "x".repeat(READY_BYTES) });
       const j = await untilStatus(c.env, placed.id, (j) => j.status === "running" && j.pid);
       await untilAgentReady(j);
       const hostA = async () => (await liData(["host", "list"], { env: c.env })).hosts.find((h: any) => h.host === "host-a");
@@ -49,7 +49,7 @@ describePostgres("a kill's grace period beside a host daemon's heartbeat", () =>
       let echo: any;
       const watcher = Promise.all([watch(hostA, seen, 300), watch(row, rowsSeen, 200)]);
       try {
-        echo = await liData(["agent", "--detach", "--host", "host-a", "mock/echo", "while the kill is in its grace"], { env: c.env });
+        echo = await liData(["agent", "--detach", "--host", "host-a", "--allow-new-host", "mock/echo", "while the kill is in its grace"], { env: c.env });
         const done = await untilStatus(c.env, echo.id, (x) => x.terminal, (GRACE + 20) * 1000);
         expect(done).toMatchObject({ status: "completed", host: "host-a" });
 

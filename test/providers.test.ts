@@ -94,7 +94,7 @@ describe("openai: an OpenAI-compatible endpoint on loopback", () => {
     expect(run).toMatchObject({ status: "completed", usage: { input_tokens: 42, output_tokens: 3, cached_tokens: 32, cost_usd: null }, num_turns: 1, provider_session_id: null });
     expect(await liData(["job", "output", run.id], { env })).toMatchObject({ source: "result", output: "Hello, world" });
     const stats = await liData(["stats"], { env });
-    expect(stats.by_model).toEqual([{ model: "openai/gpt-test", runs: 1, input_tokens: 42, output_tokens: 3, cached_tokens: 32, cost_usd: null, runs_with_cost: 0 }]);
+    expect(stats.by_model).toEqual([{ model: "openai/gpt-test", runs: 1, input_tokens: 42, output_tokens: 3, cached_tokens: 32, cost_usd: null, runs_with_cost: 0, unknown_usage_runs: 0 }]);
     // A non-streaming answer's usage is read from its body.
     mode = "json";
     const whole = await liData(["agent", "--endpoint", "local", "openai/gpt-test", "x"], { env });

@@ -80,8 +80,9 @@ test("20 runs at max_parallel 3: never more than 3 execute at once, and they sta
     }
   })();
   const ids: string[] = [];
-  // Runs long enough that submitting (even on a loaded machine) outpaces three slots.
-  for (let i = 0; i < 20; i++) ids.push((await liData(["agent", "--detach", "mock/sleep:2", `run ${i}`], { env: h.env })).id);
+  // The first three hold the slots long enough that a line forms behind them however slow a
+  // submission is (about 2 s each on a loaded PostgreSQL store); the rest are short.
+  for (let i = 0; i < 20; i++) ids.push((await liData(["agent", "--detach", i < 3 ? "mock/sleep:15" : "mock/sleep:0.5", `run ${i}`], { env: h.env })).id);
   for (const id of ids) await terminal(h.env, id, 60000);
   sampling = false;
   await sampler;

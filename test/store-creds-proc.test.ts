@@ -118,7 +118,7 @@ fs.writeFileSync(process.argv[2] + "/walk-" + process.pid + ".json", JSON.string
   test("a host daemon started with them in its environment: nothing it starts holds them, and li doctor names the daemon's environment", async () => {
     const d = startDaemon(a, { leaseSeconds: 3, env: { LI_STORE: withPassword(), PGPASSWORD: pgPassword } });
     try {
-      const placed = await liData(["agent", "--detach", "--host", "host-a", "mock/hang", "x"], { env: b.env });
+      const placed = await liData(["agent", "--detach", "--host", "host-a", "--allow-new-host", "mock/hang", "x"], { env: b.env });
       const procs = reachable(await runningGroups(a, 1), d.pid);
       const worker = procs.find((p) => p.cmd.includes("worker-main"))!;
       expect(worker.ppid).toBe(d.pid);
@@ -143,7 +143,7 @@ fs.writeFileSync(process.argv[2] + "/walk-" + process.pid + ".json", JSON.string
     fs.writeFileSync(path.join(c.home, "settings.yaml"), `store: ${withPassword()}\n`, { mode: 0o600 });
     const d = startDaemon(env, { leaseSeconds: 3 });
     try {
-      const placed = await liData(["agent", "--detach", "--host", "host-c", "mock/hang", "x"], { env: b.env });
+      const placed = await liData(["agent", "--detach", "--host", "host-c", "--allow-new-host", "mock/hang", "x"], { env: b.env });
       const procs = reachable(await runningGroups(c, 1));
       expect(procs.map((p) => p.pid)).toContain(d.pid);
       expect(leaks(procs)).toEqual([]);
