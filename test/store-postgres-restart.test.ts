@@ -135,17 +135,19 @@ describePostgres("a PostgreSQL restart in the middle of transitions", () => {
     const RUNS = 20;
     const ids: string[] = [];
     const started = Date.now();
-    // Long enough that all are running at once; submitted a few at a time to keep that short.
+    // Long enough that all are running at once, even when a loaded machine takes seconds per
+    // submission; submitted a few at a time to keep that short.
+    const RUN_SECONDS = 25;
     for (let i = 0; i < RUNS; i += 5)
-      ids.push(...(await Promise.all([0, 1, 2, 3, 4].map(async (k) => (await liData(["agent", "--detach", "mock/sleep:15", `run ${i + k}`], { env: h.env })).id))));
+      ids.push(...(await Promise.all([0, 1, 2, 3, 4].map(async (k) => (await liData(["agent", "--detach", `mock/sleep:${RUN_SECONDS}`, `run ${i + k}`], { env: h.env })).id))));
     // Every worker has published running: the restart falls between that and its end.
-    await until(async () => (await liData(["job", "list", "--limit", "100"], { env: h.env })).jobs.filter((j: any) => j.status === "running").length === RUNS, 20_000, 100);
+    await until(async () => (await liData(["job", "list", "--limit", "100"], { env: h.env })).jobs.filter((j: any) => j.status === "running").length === RUNS, 30_000, 100);
     const restartAt = Date.now() - started;
     await cluster.restartAsync("immediate");
     const restartedAt = Date.now() - started;
     // Then the server down for 4 s across the first runs' ends, so workers must retry them.
     const first = (await liData(["job", "status", ids[0]], { env: h.env })).jobs[0];
-    await sleep(Math.max(0, Date.parse(first.started_at) + 15_000 - 1500 - Date.now()));
+    await sleep(Math.max(0, Date.parse(first.started_at) + RUN_SECONDS * 1000 - 1500 - Date.now()));
     await cluster.outage(4000);
     for (const id of ids) expect((await terminal(h.env, id, 40_000)).status).toBe("completed");
     const { PostgresDb } = await import("../src/lifecycle/db/postgres.js");
