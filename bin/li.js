@@ -14,7 +14,8 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const vm = require("node:vm");
-const Module = require("node:module");
+// This file's own module's class is node:module's Module, without loading node:module.
+const Module = module.constructor;
 
 // Node ≥ 22.1 caches what its own loader compiles (the other bundles, packages) for free.
 if (typeof Module.enableCompileCache === "function") {
@@ -39,9 +40,10 @@ function runCached(name) {
   try {
     if (cacheFile) cachedData = fs.readFileSync(cacheFile);
   } catch {}
-  // A CommonJS module's wrapper, plus the launcher's own import() (a script compiled from a code
-  // cache has none that works on Node 20) and this function, for a bundle to load another.
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __liImport, __liBundle) {${source}\n})`, { filename: file, cachedData });
+  // The bundle is its own CommonJS wrapper (see scripts/bundle.mjs), taking besides the
+  // launcher's import() (a script compiled from a code cache has none that works on Node 20) and
+  // this function, for a bundle to load another.
+  const script = new vm.Script(source, { filename: file, cachedData });
   const bundle = { exports: {} };
   script.runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, bundleDir, (specifier) => import(specifier), runCached);
   // Saved at exit, so the cache holds the functions the command compiled too.

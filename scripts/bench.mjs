@@ -72,8 +72,11 @@ rows.push(["li mcp classify (a PreToolUse hook)", median(classify), median(class
 
 // Latency from a run's exit (its terminal write) to `li wait` returning, polling every 0.2 s.
 const lags = [];
-for (let i = 0; i < 7; i++) {
+for (let i = 0; i < 11; i++) {
   const sub = JSON.parse(execFileSync(process.execPath, [li, "--machine", "agent", "--detach", "mock/sleep:0.5", "lag"], { env })).data;
+  // A random phase against the run's end: with a fixed one, li's own start-up time decides which
+  // poll sees the end, and the median measures that coincidence instead of the wait.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random() * 200);
   const out = execFileSync(process.execPath, [li, "--machine", "wait", sub.id, "--poll-interval-seconds", "0.2", "--max-wait-seconds", "20"], { env });
   const returned = Date.now();
   const state = JSON.parse(execFileSync(process.execPath, [li, "--machine", "job", "status", sub.id], { env })).data.jobs[0];

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { dependencies } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -118,7 +118,15 @@ async function cachedBundle(name, entry, options = {}) {
   if (!BUILTIN_INTEROP.test(text)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
   const imports = text.match(/\bimport\(/g) ?? [];
   if (imports.length !== 1) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
-  fs.writeFileSync(path.join(root, `dist/bundle/${name}.cjs`), text.replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'));
+  // The file is the CommonJS wrapper itself (bin/li.js compiles it as is), minified inside it: V8
+  // reads and deserializes less, and the launcher builds no 700 KB string around it.
+  const body = text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))');
+  // Assigned, or the minifier drops it as an unused expression; the launcher gets it bare.
+  const wrapped = `__liWrapper = function (exports, require, module, __filename, __dirname, __liImport, __liBundle) {\n${body}\n};`;
+  const { code } = await transform(wrapped, { minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: !process.env.LI_BUNDLE_PLAIN, legalComments: "none", target: "node20" });
+  const fn = /^__liWrapper=(function\([\s\S]*\});\n$/.exec(code);
+  if (!fn) throw new Error(`dist/bundle/${name}.cjs: the minified bundle is not its wrapper function`);
+  fs.writeFileSync(path.join(root, `dist/bundle/${name}.cjs`), `// li build ${buildId}\n(${fn[1]})`);
 }
 // The CLI itself, which every command and every MCP op starts.
 await cachedBundle("li", "src/cli/main.ts");

@@ -1,5 +1,6 @@
 import type * as ChildProcess from "node:child_process";
 import type * as Crypto from "node:crypto";
+import type * as Tty from "node:tty";
 import { createRequire } from "node:module";
 import type * as AjvModule from "ajv";
 import type * as Tsyringe from "tsyringe";
@@ -18,6 +19,8 @@ export const ajv = (): typeof AjvModule => load("ajv");
 export const tsyringe = (): typeof Tsyringe => load("tsyringe");
 export const crypto = (): typeof Crypto => load("node:crypto");
 export const childProcess = (): typeof ChildProcess => load("node:child_process");
+/** node:tty brings node:net and node:stream with it; only a human view asks it anything. */
+export const tty = (): typeof Tty => load("node:tty");
 
 declare const __liImport: ((specifier: string) => Promise<any>) | undefined;
 

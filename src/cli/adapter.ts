@@ -1,4 +1,5 @@
 import { LiError } from "../errors.js";
+import { writeErr, writeOut } from "./stdio.js";
 
 /** What every command handler returns; handlers never print. */
 export interface CommandResult<T = any> {
@@ -31,11 +32,11 @@ export async function render(ctx: CliContext, handler: () => Promise<CommandResu
     return;
   }
   if (ctx.machine) {
-    process.stdout.write(envelope({ ok: true, data: result.data }) + "\n");
+    writeOut(envelope({ ok: true, data: result.data }) + "\n");
   } else {
     const text = result.human ? result.human(result.data) : JSON.stringify(result.data, null, 2);
-    if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
-    if (result.note) process.stderr.write(result.note + "\n");
+    if (text) writeOut(text.endsWith("\n") ? text : text + "\n");
+    if (result.note) writeErr(result.note + "\n");
   }
   // In machine mode ok ⇔ exit 0 (the contract): the envelope already says what a human exit code would.
   process.exitCode = ctx.machine ? EXIT.ok : (result.exitCode ?? EXIT.ok);
@@ -49,11 +50,11 @@ export function renderError(ctx: { machine: boolean }, err: unknown): void {
           ...(err instanceof Error && err.stack ? { stack: err.stack.split("\n").slice(0, 6).join("\n") } : {}),
         });
   if (ctx.machine) {
-    process.stdout.write(envelope({ ok: false, error: { kind: e.kind, message: e.message, detail: e.detail } }) + "\n");
+    writeOut(envelope({ ok: false, error: { kind: e.kind, message: e.message, detail: e.detail } }) + "\n");
   } else {
-    process.stderr.write(`li: ${e.message}\n`);
+    writeErr(`li: ${e.message}\n`);
     const matches = e.detail.matches;
-    if (Array.isArray(matches)) process.stderr.write(`  matches: ${matches.join(", ")}\n`);
+    if (Array.isArray(matches)) writeErr(`  matches: ${matches.join(", ")}\n`);
   }
   process.exitCode = e.kind === "invalid_input" ? EXIT.invalid : EXIT.failure;
 }

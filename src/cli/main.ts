@@ -4,6 +4,7 @@ import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";
 import { takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
+import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
 function wantsMachine(argv: string[]): boolean {
@@ -20,14 +21,15 @@ function selectedCommand(argv: string[]): string | undefined {
 export async function main(argv: string[]): Promise<void> {
   process.umask(0o077);
   takeServerIdentity();
-  // A closed pipe (li … | head) ends output quietly instead of crashing.
-  for (const stream of [process.stdout, process.stderr])
-    stream.on("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw err;
-    });
+  guardStdioStreams();
   const machine = wantsMachine(argv);
-  const ctx: CliContext = { machine, live: machine ? process.stderr : process.stdout };
+  // A getter: the stream is made only by a command that streams.
+  const ctx: CliContext = {
+    machine,
+    get live() {
+      return machine ? process.stderr : process.stdout;
+    },
+  };
   const name = selectedCommand(argv);
   let program;
   try {
@@ -42,11 +44,11 @@ export async function main(argv: string[]): Promise<void> {
   program.configureOutput({
     writeOut: (s) => {
       if (machine) helpText += s;
-      else process.stdout.write(s);
+      else writeOut(s);
     },
     // In machine mode the parse error becomes the one JSON object instead.
     writeErr: (s) => {
-      if (!machine) process.stderr.write(s);
+      if (!machine) writeErr(s);
     },
     outputError: (s, write) => write(s),
   });
@@ -58,7 +60,7 @@ export async function main(argv: string[]): Promise<void> {
       if (err.exitCode === 0 || err.code === "commander.helpDisplayed" || err.code === "commander.version") {
         if (machine) {
           const data = err.code === "commander.version" ? { version: helpText.trim() } : { command: helpPath(argv), help: helpText };
-          process.stdout.write(JSON.stringify({ contract: "li.result", version: 1, ok: true, data }) + "\n");
+          writeOut(JSON.stringify({ contract: "li.result", version: 1, ok: true, data }) + "\n");
         }
         process.exitCode = 0;
         return;

@@ -1,3 +1,5 @@
+import { isTerminal } from "./stdio.js";
+
 /** What the human renderer may assume about where its text goes. */
 
 type Out = { isTTY?: boolean; columns?: number };
@@ -6,15 +8,16 @@ type Out = { isTTY?: boolean; columns?: number };
  * The width to fit tables to: the terminal's, or COLUMNS when set (a person forcing a width on a
  * pipe); none otherwise, so a file or pipe gets every character.
  */
-export function outputWidth(stream: Out = process.stdout): number | undefined {
-  if (stream.isTTY && stream.columns) return stream.columns;
+export function outputWidth(stream?: Out): number | undefined {
+  // Asked of stdout, its stream is made only when it is a terminal that has a width.
+  if (stream ? stream.isTTY && stream.columns : isTerminal(1) && process.stdout.columns) return (stream ?? process.stdout).columns;
   const env = Number(process.env.COLUMNS);
   return Number.isInteger(env) && env > 0 ? env : undefined;
 }
 
 /** Colour only for a person at a terminal, never when NO_COLOR is set (no-color.org) or TERM=dumb. */
-export function colourOn(stream: Out = process.stdout): boolean {
-  return !!stream.isTTY && !process.env.NO_COLOR && process.env.TERM !== "dumb";
+export function colourOn(stream?: Out): boolean {
+  return (stream ? !!stream.isTTY : isTerminal(1)) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
 }
 
 const SGR = { red: 31, green: 32, yellow: 33, blue: 34, dim: 2, bold: 1 } as const;

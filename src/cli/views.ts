@@ -5,6 +5,7 @@ import { queueActive } from "../lifecycle/queued.js";
 import { asStorageError } from "../lifecycle/storage-faults.js";
 import type { Store } from "../lifecycle/store.js";
 import { render, type CliContext, type CommandResult } from "./adapter.js";
+import { writeErr } from "./stdio.js";
 
 export interface StoreOptions {
   migrating?: boolean;
@@ -57,7 +58,7 @@ export function renderWithStore(ctx: CliContext, fn: (store: Store) => CommandRe
   return render(ctx, () =>
     withStore((store) => {
       // A person reading an empty list should know it is empty because nothing has run yet.
-      if (store.placeholder && !ctx.machine) process.stderr.write(`li: nothing yet: ${nothingYet()}\n`);
+      if (store.placeholder && !ctx.machine) writeErr(`li: nothing yet: ${nothingYet()}\n`);
       return fn(store);
     }, opts),
   );

@@ -89,6 +89,16 @@ function progressLines(onProgress: NonNullable<RunOptions["onProgress"]>): (chun
   };
 }
 
+let exitHandlersHeld: Promise<void> | undefined;
+/**
+ * execa kills a child when the server exits through signal-exit, which drops its dozen signal
+ * handlers whenever its last child ends and installs them again for the next: about 1.5 ms of
+ * every op. One subscription for the server's life keeps them installed.
+ */
+function holdExitHandlers(): Promise<void> {
+  return (exitHandlersHeld ??= importModule<typeof import("signal-exit")>("signal-exit").then(({ onExit }) => void onExit(() => {})));
+}
+
 /**
  * Runs `li --machine <argv>` (no shell, stdin ignored, bounded, timed) and reads exactly one
  * li.result. An ok envelope counts only with exit 0: a nonzero exit or a death by signal is
@@ -102,6 +112,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
     return { ok: false, code: "cli_launch_failed", message: String(err?.message ?? err) };
   }
   const { execa } = await importModule<typeof import("execa")>("execa");
+  await holdExitHandlers();
   const [file, ...pre] = command;
   const limit = maxOutputBytes();
   const stderr = new Tail(MAX_STDERR_BYTES);

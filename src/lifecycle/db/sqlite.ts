@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import fs from "node:fs";
 import { createRequire } from "node:module";
+import path from "node:path";
 import Database from "better-sqlite3";
+import { packageRoot } from "../../entrypoints.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
 /*
@@ -17,14 +20,23 @@ import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
 /*
  * The driver's JavaScript is bundled into the CLI; its native addon is loaded directly, which
- * spares every command the `bindings` package's search for it.
+ * spares every command the `bindings` package's search for it, and from this package's own
+ * node_modules by path, which spares the resolver's walk (an install whose dependencies were
+ * hoisted elsewhere falls back to the resolver).
  */
+const ADDON = "better-sqlite3/build/Release/better_sqlite3.node";
 let addon: object | undefined;
-const nativeBinding = () => (addon ??= createRequire(import.meta.url)("better-sqlite3/build/Release/better_sqlite3.node"));
+function nativeBinding(): object {
+  if (addon) return addon;
+  const load = createRequire(import.meta.url);
+  const own = path.join(packageRoot(), "node_modules", ADDON);
+  return (addon = fs.existsSync(own) ? load(own) : load(ADDON));
+}
 
 /** A raw connection on a file, or on a private in-memory copy when given the file's bytes. */
 export function openDatabase(source: string | Buffer, opts: { readonly?: boolean; fileMustExist?: boolean } = {}): Database.Database {
-  return new Database(source, { ...opts, nativeBinding: nativeBinding() });
+  // The driver takes the loaded addon as well as a path (its typings name only the path).
+  return new Database(source, { ...opts, nativeBinding: nativeBinding() as unknown as string });
 }
 
 const isBusy = (err: any) => String(err?.code).startsWith("SQLITE_BUSY");
