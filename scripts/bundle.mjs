@@ -146,6 +146,10 @@ const warm = fs.mkdtempSync(path.join(os.tmpdir(), "li-warm-"));
 try {
   const env = { ...process.env, LI_HOME: warm, NODE_OPTIONS: "" };
   delete env.LI_STORE;
+  // A read of a real state.db, not of the empty placeholder: the run first makes one (and a cache
+  // of the spawn path, which is dropped so the read's is the one kept).
+  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "agent", "mock/echo", "warm"], { env, stdio: "ignore" });
+  for (const name of fs.readdirSync(path.join(root, "dist/bundle"))) if (name.startsWith("li.cjs.") && name.endsWith(".cache")) fs.rmSync(path.join(root, "dist/bundle", name));
   execFileSync(process.execPath, [path.join(root, "bin/li.js"), "--machine", "job", "list"], { env, stdio: "ignore" });
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "li-build", version: "0" } } };
   const session = [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }];

@@ -288,6 +288,14 @@ describe("schema versions", () => {
     expect((await terminal(h.env, sub.id)).status).toBe("completed");
   });
 
+  test("li state migrate in a home with no state.db yet creates nothing and says the first run will", async () => {
+    const h = home();
+    expect(await liData(["state", "migrate"], { env: h.env })).toEqual({ from_version: 0, to_version: 0, applied: [] });
+    const human = await li(["state", "migrate"], { env: h.env });
+    expect([human.code, human.stdout.trim()]).toEqual([0, `no state.db yet in ${h.home}: the first run creates it at v${SCHEMA_VERSION}, so there is nothing to migrate`]);
+    expect(fs.existsSync(path.join(h.home, "state.db"))).toBe(false);
+  });
+
   test("a newer schema than this li understands is unavailable too, and migrate does not touch it", async () => {
     const h = home();
     const d = new Database(path.join(h.home, "state.db"));

@@ -5,6 +5,7 @@ import { observeFresh, ProcSnapshot } from "../../lifecycle/observe.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { SCHEMA_VERSION } from "../../lifecycle/schema.js";
 import { storeLocation, storeWhere } from "../../lifecycle/locate.js";
+import { liHome } from "../../lifecycle/paths.js";
 import { render, type CliContext } from "../adapter.js";
 import { type Column, table } from "../format.js";
 import { localTime, zoneNote } from "../human-time.js";
@@ -98,6 +99,12 @@ Examples:
         const before = postgres ? await withStore((s) => (s.placeholder ? 0 : s.schemaVersion()), { migrating: true }) : null;
         return withStore(
           async (store) => {
+            // No state.db yet: the first run creates it at this schema, so there is nothing to do.
+            if (store.placeholder)
+              return {
+                data: { from_version: 0, to_version: 0, applied: [] },
+                human: () => `no state.db yet in ${liHome()}: the first run creates it at v${SCHEMA_VERSION}, so there is nothing to migrate`,
+              };
             const from = before ?? (await store.schemaVersion());
             const applied = await store.migrate();
             const name = postgres ? `the store at ${storeWhere(where)}` : "state.db";
