@@ -122,6 +122,21 @@ test("the op audit log: a refused op, a failed op and a successful spawn each le
   }
 });
 
+test("the audit log of a server started before any run makes LI_HOME (0700) rather than losing the line", async () => {
+  const { AuditLog } = await import("../src/mcp/audit.js");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-audit-"));
+  try {
+    const file = path.join(dir, "home", "not", "yet", "mcp-audit.jsonl");
+    const log = new AuditLog(file);
+    log.append({ at: "t", client: null, verb: "job.list", effects: [], args_sha256: "0".repeat(64), fingerprint: "exempt", code: "ok", duration_ms: 1, entities: [] });
+    expect(JSON.parse(fs.readFileSync(file, "utf8")).verb).toBe("job.list");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("the audit log rotates at its size bound, keeping one generation", async () => {
   const { AuditLog } = await import("../src/mcp/audit.js");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-audit-"));

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import path from "node:path";
 import { sha256Hex } from "../packages.js";
 import { opLabel, type Op, type OpResult } from "./op.js";
 import { canonicalJson } from "./fingerprint.js";
@@ -42,7 +43,14 @@ export class AuditLog {
         size = fs.statSync(this.file).size;
       } catch {}
       if (size > 0 && size + line.length > this.maxBytes) fs.renameSync(this.file, `${this.file}.1`);
-      fs.appendFileSync(this.file, line, { mode: 0o600 });
+      try {
+        fs.appendFileSync(this.file, line, { mode: 0o600 });
+      } catch (err: any) {
+        // A server started before any run: LI_HOME is made here (0700, as li makes it), not skipped.
+        if (err?.code !== "ENOENT") throw err;
+        fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        fs.appendFileSync(this.file, line, { mode: 0o600 });
+      }
     } catch (err: any) {
       if (!this.warned) process.stderr.write(`li mcp: cannot append to the op audit log ${this.file}: ${err?.message ?? err}\n`);
       this.warned = true;
