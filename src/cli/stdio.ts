@@ -13,7 +13,15 @@ export const writeOut = (text: string) => writeFd(1, text);
 /** Writes all of `text` to stderr. */
 export const writeErr = (text: string) => writeFd(2, text);
 
+/** Descriptors found non-blocking: from then on their stream writes, so nothing overtakes its queue. */
+const queued = new Set<number>();
+
 function writeFd(fd: 1 | 2, text: string): void {
+  const stream = () => (fd === 1 ? process.stdout : process.stderr);
+  if (queued.has(fd)) {
+    stream().write(text);
+    return;
+  }
   let data = Buffer.from(text);
   while (data.length) {
     let n: number;
@@ -23,7 +31,8 @@ function writeFd(fd: 1 | 2, text: string): void {
       const code = (err as NodeJS.ErrnoException).code;
       // A non-blocking descriptor someone handed us: the stream waits for it to drain.
       if (code === "EAGAIN") {
-        (fd === 1 ? process.stdout : process.stderr).write(data);
+        queued.add(fd);
+        stream().write(data);
         return;
       }
       if (code === "EPIPE") closedPipe();
