@@ -35,6 +35,24 @@ const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }
   no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
 };
 
+let pgModule: Promise<typeof import("pg").default> | undefined;
+/**
+ * node-postgres asks as it loads whether it runs in a Cloudflare Worker: with no global
+ * navigator (Node 20 has none) it builds a fetch Response to find out, which loads undici, about
+ * 60 ms of every command on a shared store. A navigator lent while it loads answers at once.
+ */
+function loadPg(): Promise<typeof import("pg").default> {
+  return (pgModule ??= (async () => {
+    const lend = !("navigator" in globalThis);
+    if (lend) Object.defineProperty(globalThis, "navigator", { value: { userAgent: `Node.js/${process.versions.node}` }, configurable: true, writable: true });
+    try {
+      return (await importModule<typeof import("pg")>("pg")).default;
+    } finally {
+      if (lend) delete (globalThis as { navigator?: unknown }).navigator;
+    }
+  })());
+}
+
 export class PostgresDb implements SqlDb {
   readonly dialect = "postgres" as const;
   private savepoints = 0;
@@ -54,7 +72,7 @@ export class PostgresDb implements SqlDb {
 
   /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
   static async connect(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
-    const { default: pg } = await importModule<typeof import("pg")>("pg");
+    const pg = await loadPg();
     const where = redactUrl(url);
     // int8 and numeric as numbers, as SQLite's integers and reals arrive: li's counts and sums fit.
     const types = {
@@ -231,7 +249,7 @@ export class PostgresDb implements SqlDb {
    * `onLost` says it went: a listener is only a wake-up, and its user polls besides.
    */
   async listen(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
-    const { default: pg } = await importModule<typeof import("pg")>("pg");
+    const pg = await loadPg();
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
     client.on("error", () => onLost());
     client.on("end", () => onLost());
