@@ -113,7 +113,9 @@ describePostgres("host daemons on one store", () => {
     process.env.LI_HOST = "submitter";
     const ids: string[] = [];
     try {
-      for (let i = 0; i < N; i++) ids.push((await submitAgent(store, { model: "mock/echo", prompt: `run ${i}`, host: "any" })).entity.id);
+      // Each run lasts a second, so a daemon with a deep line fills its slots however slowly a
+      // loaded machine starts workers (an echo could end before its daemon's next claim).
+      for (let i = 0; i < N; i++) ids.push((await submitAgent(store, { model: "mock/sleep:1", prompt: `run ${i}`, host: "any" })).entity.id);
     } finally {
       await store.close();
       for (const [k, v] of Object.entries(saved)) (v === undefined ? delete process.env[k] : (process.env[k] = v));

@@ -119,26 +119,64 @@ describePostgres("output from any host", () => {
     expect((await rows(laptop, "SELECT count(*) AS n FROM console_chunks WHERE entity_id = ?", [run.id]))[0].n).toBe(0);
   }, 180_000);
 
-  test("a worker killed -9 while it ships leaves whole chunks: the laptop's --follow ends with the run, reads every byte that got through and says the end did not", async () => {
+  test("a worker killed -9 while it ships leaves whole chunks, and gpu2's daemon ships the rest once its processes are gone: the laptop's --follow ends with the run and reads the whole tail", async () => {
     const total = 32 * 1024 * 1024;
     const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", `mock/flood:${total}`, "flood"], { env: laptop.env });
     const j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
-    // Some chunks are in: then the worker goes, with no chance to finish what it was shipping.
+    // Some chunks are in: then the worker goes, with no chance to finish what it was shipping
+    // (whether before it recorded the end, and gpu2's reaper records it lost, or after).
     await until(async () => Number((await rows(laptop, "SELECT count(*) AS n FROM console_chunks WHERE entity_id = ?", [run.id]))[0].n) > 0, 60_000);
     process.kill(j.pid, "SIGKILL");
     const f = await followFromLaptop(run.id);
-    expect(f.err).toMatch(/did not reach the store/);
+    expect(f.err).not.toMatch(/did not reach the store/);
+    const ended = (await liData(["job", "status", run.id], { env: laptop.env })).jobs[0];
+    expect(ended.terminal).toBe(true);
     const chunks = await rows(laptop, "SELECT pos, octet_length(data) AS len, data, last FROM console_chunks WHERE entity_id = ? ORDER BY pos", [run.id]);
-    // Each chunk whole (the mock prints only "x"), none overlapping the next, none marked last.
+    // Each chunk whole (the mock prints only "x"), none overlapping the next, only the final one marked last.
     for (const [i, c] of chunks.entries()) {
       expect(c.data.equals(Buffer.alloc(Number(c.len), "x"))).toBe(true);
       if (i > 0) expect(Number(c.pos)).toBeGreaterThanOrEqual(Number(chunks[i - 1].pos) + Number(chunks[i - 1].len));
-      expect(c.last).toBe(false);
+      expect(c.last).toBe(i === chunks.length - 1);
     }
-    const end = Number(chunks.at(-1).pos) + Number(chunks.at(-1).len);
+    // The store ends where the file on gpu2 ends, and the follower read or was told of every byte.
+    const size = fs.statSync(path.join(j.run_dir, "console.log")).size;
+    expect(Number(chunks.at(-1).pos) + Number(chunks.at(-1).len)).toBe(size);
     const told = [...f.err.matchAll(/li: (\d+) bytes of \S+ console are not in the store/g)].reduce((n, m) => n + Number(m[1]), 0);
-    expect(f.out.length + told).toBe(end);
+    expect(f.out.length + told).toBe(size);
   }, 180_000);
+
+  test("a worker killed -9 before its agent printed: gpu2's reaper ships what the agent printed after, then records the run lost; the laptop reads it all", async () => {
+    const text = "printed after the worker was killed\n";
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", "--prompt-file", "-", "mock/sleep:3"], { env: laptop.env, input: text });
+    const j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
+    const followed = followFromLaptop(run.id);
+    // The agent sleeps on in the worker's group, prints, and exits: only then can gpu2 reap the run.
+    process.kill(j.pid, "SIGKILL");
+    const f = await followed;
+    expect(f.out).toBe(text);
+    expect(f.err).not.toMatch(/did not reach the store/);
+    expect((await liData(["job", "status", run.id], { env: laptop.env })).jobs[0]).toMatchObject({ status: "lost", host: "gpu2" });
+    expect(await liData(["job", "output", run.id], { env: laptop.env })).toMatchObject({ output: text, console_from: "store", total_bytes: text.length });
+  }, 180_000);
+
+  test("a daemon started again ships the console of a run that ended with its tail still in the file", async () => {
+    const text = "the tail that never reached the store\n";
+    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", "--prompt-file", "-", "mock/echo"], { env: laptop.env, input: text });
+    await untilStatus(laptop.env, run.id, (j) => j.terminal, 60_000);
+    await until(async () => (await rows(laptop, "SELECT 1 FROM console_chunks WHERE entity_id = ? AND last", [run.id])).length > 0, 30_000);
+    // As a worker killed -9 after it recorded the end leaves it: the end is in, the console is not.
+    await d2.stop();
+    await rows(laptop, "DELETE FROM console_chunks WHERE entity_id = ? RETURNING pos", [run.id]);
+    const before = await li(["--machine", "job", "output", run.id], { env: laptop.env });
+    expect(before.json.error).toMatchObject({ kind: "not_found", message: expect.stringMatching(/no console output yet/) });
+    d2 = startDaemon(gpu2);
+    const out = await until(async () => {
+      const r = await li(["--machine", "job", "output", run.id], { env: laptop.env });
+      return r.json?.data?.output === text ? r.json.data : undefined;
+    }, 30_000);
+    expect(out).toMatchObject({ console_from: "store", total_bytes: text.length, truncated: false });
+    expect(d2.log()).toMatch(new RegExp(`shipped the rest of ${run.id}'s console to the store`));
+  }, 120_000);
 
   test("a worker that cannot reach the store keeps its console on disk and ships it once the store answers again", async () => {
     const text = "printed while the store was down\n";

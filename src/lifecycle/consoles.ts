@@ -1,5 +1,8 @@
+import fs from "node:fs";
+import path from "node:path";
 import { dbOf } from "./db/handle.js";
-import type { Store } from "./store.js";
+import type { Entity, Store } from "./store.js";
+import { TERMINAL } from "./vocab.js";
 
 /*
  * A run's console as the store holds it for other hosts (issue 22; schema step 10). Only a
@@ -7,7 +10,8 @@ import type { Store } from "./store.js";
  *
  * The worker ships its console.log in chunks of at most CHUNK_BYTES, each at its byte offset, one
  * transaction per chunk: a chunk is in the store whole or not at all, and a worker killed
- * mid-ship leaves a gap, never a torn chunk. Only the newest STORED_BYTES of a run are kept; what
+ * mid-ship leaves a gap, never a torn chunk; the reaper on its host ships the rest of the file
+ * before it records the end. Only the newest STORED_BYTES of a run are kept; what
  * is older is deleted as newer chunks arrive. A reader sees every byte it cannot have (dropped
  * to keep the bound, or never shipped) as a gap between offsets, and counts it.
  */
@@ -40,6 +44,73 @@ export async function shipChunk(store: Store, id: string, pos: number, data: Buf
     if (keepFrom > 0) await db.run("DELETE FROM console_chunks WHERE entity_id = ? AND pos < ?", [id, keepFrom]);
     await db.get("SELECT pg_notify(?, ?)", [CHANNEL, id]);
   }, "deferred");
+}
+
+/**
+ * Ships `file`'s bytes from byte `at` up to its size now, a chunk per transaction, and returns
+ * where it got to; with `last`, the final chunk (empty when nothing is new, or when the file is
+ * gone) marks the end. Bytes the store would delete at once are not sent: readers count them as
+ * dropped. `onChunk` hears each position shipped, so a failure midway keeps what went.
+ */
+export async function shipFileFrom(store: Store, id: string, file: string, at: number, last: boolean, onChunk: (at: number) => void = () => {}): Promise<number> {
+  let fd = -1;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch {
+    if (!last) return at;
+  }
+  try {
+    const size = fd === -1 ? at : Math.max(at, fs.fstatSync(fd).size);
+    if (size - at > STORED_BYTES) at = size - STORED_BYTES;
+    const buf = Buffer.alloc(CHUNK_BYTES);
+    for (;;) {
+      const n = size > at ? fs.readSync(fd, buf, 0, Math.min(CHUNK_BYTES, size - at), at) : 0;
+      const final = last && at + n >= size;
+      if (n === 0 && !final) return at;
+      await shipChunk(store, id, at, Buffer.from(buf.subarray(0, n)), final);
+      at += n;
+      onChunk(at);
+      if (final) return at;
+    }
+  } finally {
+    if (fd !== -1) fs.closeSync(fd);
+  }
+}
+
+/**
+ * Ships what a run's console.log on this host holds beyond what reached the store, and marks its
+ * end; null when the store has its end already. Whoever records the end of a run whose worker
+ * could not ship it all (killed -9, or gone before the store answered again) calls it, so other
+ * hosts read the whole tail and not a gap. A refusal is thrown: the gap stays, and readers count it.
+ */
+export async function shipConsoleRest(store: Store, e: Entity): Promise<{ from: number; to: number } | null> {
+  if (!storesConsoles(store) || !e.run_dir) return null;
+  const stored = await storedExtent(store, e.id);
+  if (stored.complete) return null;
+  return { from: stored.end, to: await shipFileFrom(store, e.id, path.join(e.run_dir, "console.log"), stored.end, true) };
+}
+
+/**
+ * `host`'s ended runs created since `since` whose stored console has no end yet: the ones whose
+ * worker went before it shipped the rest. At most `limit`, oldest first.
+ */
+export async function unfinishedConsoles(store: Store, host: string, since: Date, limit = 200): Promise<string[]> {
+  const rows = await dbOf(store).all<{ id: string }>(
+    `SELECT e.id FROM entities e WHERE e.created_at >= ? AND e.host = ? AND e.status IN (${TERMINAL.map(() => "?").join(", ")}) AND e.run_dir IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM console_chunks c WHERE c.entity_id = e.id AND c.last) ORDER BY e.created_at, e.id LIMIT ?`,
+    [since.toISOString(), host, ...TERMINAL, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Which of `ids` have their console's end in the store. */
+export async function finishedConsoles(store: Store, ids: readonly string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await dbOf(store).all<{ entity_id: string }>(
+    `SELECT DISTINCT entity_id FROM console_chunks WHERE last AND entity_id IN (${ids.map(() => "?").join(", ")})`,
+    [...ids],
+  );
+  return new Set(rows.map((r) => r.entity_id));
 }
 
 /** Where a run's stored console stands: its end (every byte shipped so far), its first kept byte, and whether its last chunk is in. */

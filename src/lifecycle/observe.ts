@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { shipConsoleRest } from "./consoles.js";
 import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
@@ -130,6 +131,9 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
     // the work is not conclusively over, so it is not reaped.
     if (live === "group_remains" || !opts.reap) return { entity: e, placement: "stopped_without_end", possibly_orphaned: live === "group_remains" };
     const cause = live === "reused" ? "pid_reused" : "process_gone";
+    // Its worker shipped the console to a shared store until it went: the rest goes before the end
+    // (a store that refuses it leaves a gap that readers count; the end matters more).
+    await shipConsoleRest(store, e).catch(() => null);
     let r;
     try {
       r = await store.transition(

@@ -1,6 +1,5 @@
-import fs from "node:fs";
 import path from "node:path";
-import { CHUNK_BYTES, shipChunk, STORED_BYTES, storesConsoles } from "../lifecycle/consoles.js";
+import { shipFileFrom, storesConsoles } from "../lifecycle/consoles.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { errorText, type WorkerLog } from "./worker-log.js";
 
@@ -49,29 +48,9 @@ export class ConsoleShipper {
   /** Ships what the file holds beyond what is shipped; with `last`, marks the end. A refusal is logged once and retried later. */
   private async ship(last: boolean): Promise<void> {
     if (this.done) return;
-    let fd: number;
     try {
-      fd = fs.openSync(this.file, "r");
-    } catch {
-      if (!last) return;
-      fd = -1;
-    }
-    try {
-      const size = fd === -1 ? 0 : fs.fstatSync(fd).size;
-      // Bytes the store would delete at once are not sent: readers count them as dropped.
-      if (size - this.at > STORED_BYTES) this.at = size - STORED_BYTES;
-      const buf = Buffer.alloc(CHUNK_BYTES);
-      for (;;) {
-        const n = size > this.at ? fs.readSync(fd, buf, 0, Math.min(CHUNK_BYTES, size - this.at), this.at) : 0;
-        const final = last && this.at + n >= size;
-        if (n === 0 && !final) break;
-        await shipChunk(this.store, this.id, this.at, Buffer.from(buf.subarray(0, n)), final);
-        this.at += n;
-        if (final) {
-          this.done = true;
-          break;
-        }
-      }
+      await shipFileFrom(this.store, this.id, this.file, this.at, last, (at) => (this.at = at));
+      if (last) this.done = true;
       if (this.failing) this.log(`shipping the console to the store again, from byte ${this.at}`);
       this.failing = false;
       this.backoff = TICK_MS;
@@ -80,8 +59,6 @@ export class ConsoleShipper {
       this.failing = true;
       this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
       this.retryAt = Date.now() + this.backoff;
-    } finally {
-      if (fd !== -1) fs.closeSync(fd);
     }
   }
 

@@ -19,7 +19,7 @@ export interface FollowOptions {
 /** How often a stored console is read when no notification wakes the reader: often without one, seldom with. */
 const POLL_MS = 250;
 const LISTENING_POLL_MS = 500;
-/** After a run ends, how long to wait for the last chunk of its stored console (its worker ships the rest as it exits). */
+/** After a run ends, how long to wait for more of its stored console, and its last chunk (its worker, or its host's daemon, ships the rest). */
 const LAST_CHUNK_GRACE_MS = 6000;
 
 /** Sleeps that a shipped chunk of `id` (LISTEN/NOTIFY) or an abort ends early. */
@@ -107,11 +107,14 @@ export async function follow(store: Store, id: string, out: Sink, opts: FollowOp
         await pump(o.entity);
         const s = src as ConsoleSource | null;
         if (s?.from === "store" && seen && !opts.signal?.aborted) {
-          // Its worker ships the last bytes as it exits, after the end is recorded.
-          const until = Date.now() + LAST_CHUNK_GRACE_MS;
+          // Its worker ships the last bytes as it exits, after the end is recorded, or its host's
+          // daemon ships them once the worker is gone: wait while they keep coming.
+          let until = Date.now() + LAST_CHUNK_GRACE_MS;
           while (!complete && Date.now() < until && !opts.signal?.aborted) {
             await waker.sleep(100);
+            const before = at;
             await pump(o.entity);
+            if (at > before) until = Date.now() + LAST_CHUNK_GRACE_MS;
           }
           if (!complete) opts.onIncomplete?.(o.entity);
         }

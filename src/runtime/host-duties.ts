@@ -5,6 +5,7 @@
  * runs: their pids mean nothing on this machine.
  */
 import fs from "node:fs";
+import { shipConsoleRest } from "../lifecycle/consoles.js";
 import { ownStarted } from "../lifecycle/hosts.js";
 import { holdsLease } from "../lifecycle/leases.js";
 import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
@@ -12,6 +13,7 @@ import { runDir } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isDiskFull } from "../lifecycle/storage-faults.js";
+import type { ConsoleFinisher } from "./console-finish.js";
 import { makeRunDir, startWorker } from "./spawn.js";
 
 export interface DaemonIdentity {
@@ -86,15 +88,17 @@ export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<Cl
  * registers again on its next beat and reaps then. Each reap is itself a compare-and-set on the
  * record's version, so a run whose end its worker published meanwhile is left as it is.
  */
-export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "epoch">): Promise<string[]> {
+export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "epoch">, consoles?: ConsoleFinisher): Promise<string[]> {
   const { host } = d;
   if (!(await holdsLease(store, host, d.epoch))) return [];
   const procs = new ProcSnapshot();
   const ended: string[] = [];
+  const open: string[] = [];
   for (const e of await ownStarted(store, host)) {
     const o = await observeFresh(store, e, procs);
-    if (o.placement === "terminal") ended.push(e.id);
+    (o.placement === "terminal" ? ended : open).push(e.id);
   }
+  consoles?.saw(open);
   return ended;
 }
 
@@ -106,6 +110,7 @@ export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "ep
 export async function endRebootedRuns(store: Store, host: string, boot: { before: string; now: string }): Promise<string[]> {
   const ended: string[] = [];
   for (const e of await ownStarted(store, host)) {
+    await shipConsoleRest(store, e).catch(() => null);
     const r = await store.transition({
       id: e.id,
       to: "lost",
