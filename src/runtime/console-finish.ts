@@ -38,6 +38,7 @@ export class ConsoleFinisher {
 
   /** The host's started runs that are unfinished now: those that were before and are not have ended. */
   saw(unfinished: readonly string[]): void {
+    if (!storesConsoles(this.store)) return;
     const now = new Set(unfinished);
     for (const id of this.open) if (!now.has(id) && !this.ended.has(id)) this.ended.set(id, Date.now());
     this.open = now;
