@@ -13,6 +13,7 @@ export const KIND_PREFIX = {
   team: "tm",
   message: "msg",
   kill_request: "krq",
+  apply: "apl",
 } as const;
 
 export type IdKind = keyof typeof KIND_PREFIX;

@@ -236,6 +236,40 @@ export const MIGRATIONS: readonly string[] = [
      last INTEGER NOT NULL DEFAULT 0,
      PRIMARY KEY (entity_id, pos)
    ) WITHOUT ROWID;`,
+  // 11: isolated runs (issue 29). An isolated run's change, captured when it ends, on the host
+  // whose worktree held it: its fields and its binary patch (bounded; `truncated` when only the
+  // branch on that host holds all of it). `applies` is the ledger that makes an apply happen once
+  // per repository: a row is written 'applying' before git touches the target and 'applied'
+  // after, so an apply cut short is found and reconciled by the next one.
+  `CREATE TABLE changes (
+     entity_id TEXT PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+     host TEXT,
+     repo TEXT NOT NULL,
+     base_sha TEXT NOT NULL,
+     head_sha TEXT NOT NULL,
+     branch TEXT NOT NULL,
+     files TEXT NOT NULL,
+     insertions INTEGER NOT NULL,
+     deletions INTEGER NOT NULL,
+     patch_bytes INTEGER NOT NULL,
+     truncated INTEGER NOT NULL,
+     patch BLOB NOT NULL,
+     source_changed TEXT,
+     captured_at TEXT NOT NULL
+   );
+   CREATE TABLE applies (
+     id TEXT PRIMARY KEY,
+     entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     host TEXT NOT NULL,
+     repo TEXT NOT NULL,
+     onto_sha TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('applying', 'applied', 'abandoned')),
+     pid INTEGER,
+     commit_sha TEXT,
+     started_at TEXT NOT NULL,
+     applied_at TEXT
+   );
+   CREATE INDEX applies_target ON applies(entity_id, host, repo);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -54,6 +54,36 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
         last BOOLEAN NOT NULL DEFAULT false,
         PRIMARY KEY (entity_id, pos)
       );`,
+  // 11: isolated runs' changes and the apply ledger (see SQLite's step 11).
+  10: `CREATE TABLE changes (
+        entity_id TEXT COLLATE "C" PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+        host TEXT COLLATE "C",
+        repo TEXT NOT NULL,
+        base_sha TEXT NOT NULL,
+        head_sha TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        files TEXT NOT NULL,
+        insertions BIGINT NOT NULL,
+        deletions BIGINT NOT NULL,
+        patch_bytes BIGINT NOT NULL,
+        truncated INTEGER NOT NULL,
+        patch BYTEA NOT NULL,
+        source_changed TEXT,
+        captured_at TEXT COLLATE "C" NOT NULL
+      );
+      CREATE TABLE applies (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        host TEXT COLLATE "C" NOT NULL,
+        repo TEXT NOT NULL,
+        onto_sha TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('applying', 'applied', 'abandoned')),
+        pid BIGINT,
+        commit_sha TEXT,
+        started_at TEXT COLLATE "C" NOT NULL,
+        applied_at TEXT COLLATE "C"
+      );
+      CREATE INDEX applies_target ON applies(entity_id, host, repo);`,
 };
 
 const T = 'TEXT COLLATE "C"';
