@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { captureOwed } from "./changes/owed.js";
 import { shipConsoleRest } from "./consoles.js";
 import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
@@ -152,7 +153,11 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
       if (!isStorageWriteFailure(err)) throw err;
       return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
     }
-    if (r.ok) return terminal(r.entity, procs);
+    if (r.ok) {
+      // Its worker is gone: an isolated run's change is the reaper's to capture.
+      await captureOwed(store, [r.entity]);
+      return terminal(r.entity, procs);
+    }
     e = (await store.get(e.id)) ?? e;
     if (isTerminal(e.status)) return terminal(e, procs);
     return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };

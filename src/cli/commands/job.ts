@@ -13,6 +13,7 @@ import { intIn } from "../parsers.js";
 import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } from "../../lifecycle/console-read.js";
 import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
+import { withChange } from "../change-view.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const job = root.command("job").description("inspect jobs (any invocation, session or play)");
@@ -24,7 +25,7 @@ export function register(root: Command, ctx: CliContext): void {
     .action((ids: string[]) =>
       renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const jobs = await mapSeq(ids, async (id) => jobView(await observeFresh(store, await resolve(store, id), procs)));
+        const jobs = await mapSeq(ids, async (id) => withChange(store, jobView(await observeFresh(store, await resolve(store, id), procs))));
         const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),

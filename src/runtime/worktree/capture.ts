@@ -3,28 +3,10 @@ import path from "node:path";
 import { LiError } from "../../errors.js";
 import { gitText, identityArgs, isLockError, NO_HOOKS, PLAIN_DIFF, privateDir, retryOnLock, runGit, SHARED_LIST, tryGit } from "./git.js";
 import { withFileLock } from "./lock.js";
+import type { CapturedChange, ChangedFile } from "../../lifecycle/changes/records.js";
 
-export interface ChangedFile {
-  path: string;
-  status: "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
-  old_path?: string;
-  /** null: a binary file. */
-  insertions: number | null;
-  deletions: number | null;
-}
-
-export interface CapturedChange {
-  base_sha: string;
-  head_sha: string;
-  branch: string;
-  files: ChangedFile[];
-  insertions: number;
-  deletions: number;
-  patch: Buffer;
-  /** The full patch's size, also when it was too large to keep. */
-  patch_bytes: number;
-  truncated: boolean;
-}
+// The shapes the store keeps (lifecycle/changes/records.ts): a capture yields exactly what is stored.
+export type { CapturedChange, ChangedFile } from "../../lifecycle/changes/records.js";
 
 export interface CaptureWorktree {
   path: string;
