@@ -21,6 +21,8 @@ export interface IsolationSpec {
   rel?: string;
   branch?: string;
   worktree?: string;
+  /** Set once the worktree is made and set up, just before the agent starts: only then is what it holds the run's change. */
+  ready?: boolean;
 }
 
 /** The isolation options as any spawn command or profile gives them. */

@@ -12,7 +12,7 @@ import { createWorktree } from "./create.js";
 import type { IsolationSpec } from "./isolation.js";
 import { hasCommit } from "./apply.js";
 import { repoAt, resolveBase } from "./locate.js";
-import { removeWorktree } from "./remove.js";
+import { deleteBranch, removeWorktree } from "./remove.js";
 import { setupWorktree } from "./setup.js";
 import { noteSourceBefore, sourceChanged } from "./source-watch.js";
 
@@ -82,6 +82,8 @@ export async function enterWorktree(store: Store, e: Entity, out: number): Promi
       const settings = loadSettings(e.spec.settings_dir ?? repo.root).worktree;
       await setupWorktree({ root: repo.root, path: own.worktree, share: settings.share, setup: settings.setup ?? undefined, console: out });
     }
+    // From here on the worktree is the agent's: a capture takes what it holds as the run's change.
+    await store.annotate(e.id, { spec: { isolation: { ...filled, ready: true } } });
   } catch (err: any) {
     if (err?.reason === "setup_failed" || err?.detail?.reason === "setup_failed")
       throw new IsolationFailure("setup_failed", String(err?.message ?? err), { host, ...(err?.detail ?? {}), ...(err?.exit_code !== undefined ? { exit_code: err.exit_code } : {}) });
@@ -113,6 +115,13 @@ export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | n
   const iso = e.spec.isolation as IsolationSpec | undefined;
   if (!iso?.worktree || !iso.branch || !iso.repo || !iso.base_sha || !owesChange(e)) return null;
   let change = await getChange(store, e.id);
+  if (!change && !iso.ready) {
+    // Made but never handed to the agent (its worker died while git or setup ran): nothing in
+    // it is the run's change, and a half-checked-out tree would read as a deletion of everything.
+    if (fs.existsSync(iso.worktree)) await removeWorktree(iso.repo, iso.worktree);
+    if (!iso.continues) await deleteBranch(iso.repo, iso.branch).catch(() => false);
+    return null;
+  }
   if (!change) {
     const line = promptLine(e);
     // A worktree removed before its change was stored (a capturer killed between the two) is read
