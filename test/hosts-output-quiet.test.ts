@@ -1,12 +1,12 @@
 /**
- * One answer for output on every host (issue 32, item 1): a laptop and gpu1 on one PostgreSQL
- * store, gpu1 running `li host run`. A run that is running and has printed nothing yet reads from
- * the laptop as it does on gpu1: ok, empty output, its status, the same line on stderr. A run on
- * gpu1 that ended while the store refused its console reads from the laptop as ok with empty
- * output, the host its console is on and the bytes the laptop cannot have; once the store takes
- * chunks again, gpu1's daemon ships them and the laptop reads the console itself. A run whose
- * end no host of its own recorded (gpu2 forgotten while it ran) has no size to count: the laptop
- * says so instead of guessing.
+ * One answer for output on every host (issue 32, item 1): a laptop, gpu1 and gpu2 on one
+ * PostgreSQL store, gpu1 running `li host run`. A run that is running and has printed nothing yet
+ * reads from the laptop as it does on gpu1: ok, empty output, its status, the same line on stderr
+ * (and job.output over MCP and the studio's console agree). A run on gpu1 that ended while the
+ * store refused its console reads from the laptop as ok with empty output, the host its console is
+ * on and the bytes the laptop cannot have; once the store takes chunks again, gpu1's daemon ships
+ * them and the laptop reads the console itself. A run whose end no host of its own recorded (gpu2
+ * forgotten while it ran) has no size to count: the laptop says so instead of guessing.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -15,6 +15,7 @@ import { startDaemon, useSharedStore, type Daemon } from "./helpers/hosts.js";
 import { connectMcp } from "./helpers/mcp.js";
 import { li, liData, until, type Home } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
+import { apiGet, startStudio } from "./helpers/studio.js";
 
 describePostgres("output of a quiet or unshipped run, from any host", () => {
   const store = useSharedStore(["laptop", "gpu1", "gpu2"]);
@@ -61,6 +62,13 @@ describePostgres("output of a quiet or unshipped run, from any host", () => {
         expect(r.result).toMatchObject({ id: run.id, host: "gpu1", status: "running", output: "", bytes: 0, total_bytes: 0, truncated: false });
       } finally {
         await m.close();
+      }
+      // So does the studio's console on the laptop (it never refused a quiet run).
+      const s = await startStudio(laptop.env);
+      try {
+        expect(await apiGet(s, `/api/runs/${run.id}/console`)).toMatchObject({ text: "", total: 0, status: "running", terminal: false });
+      } finally {
+        await s.stop();
       }
     } finally {
       await li(["kill", "--grace", "0", run.id], { env: gpu1.env });
