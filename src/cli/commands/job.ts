@@ -199,7 +199,7 @@ async function unshippedConsole(store: Store, e: Entity): Promise<{ buf: { text:
       : size === null
         ? `li: ${e.id} ended (${e.status}) on host ${e.host} before any of its console reached the store, and its end did not record how many bytes it holds; ${where}`
         : `${droppedNote(e.id, size)}\nli: ${e.id} ended (${e.status}) on host ${e.host} before any of its console reached the store; ${where}`;
-  return { buf: { text: Buffer.alloc(0), total: size ?? 0, start: size ?? 0, dropped: size === 0 ? 0 : size }, note };
+  return { buf: { text: Buffer.alloc(0), total: size ?? 0, start: size ?? 0, dropped: size }, note };
 }
 
 /**
