@@ -40,6 +40,8 @@ export async function enterIsolation(store: Store, e: Entity, out: number, end: 
 
 /** Captures the run's change; a failure is said on its console and leaves the change owed to the next capturer. */
 export async function captureChange(store: Store, id: string, out: number, end: RunEnd): Promise<void> {
+  end.log("the work ended: capturing its change");
+  await pauseForTests();
   const e = await store.get(id);
   if (!e) return;
   try {
@@ -49,6 +51,12 @@ export async function captureChange(store: Store, id: string, out: number, end: 
     say(out, `could not capture the change yet (${err?.message ?? err}); li job diff ${id} on this host captures it`);
     end.log(`capture failed: ${err?.stack ?? err}`);
   }
+}
+
+/** A test seam: LI_TEST_CAPTURE_PAUSE_MS holds a worker between its work's end and the capture (a kill -9 lands there). */
+async function pauseForTests(): Promise<void> {
+  const ms = Number(process.env.LI_TEST_CAPTURE_PAUSE_MS);
+  if (Number.isFinite(ms) && ms > 0) await new Promise((r) => setTimeout(r, ms));
 }
 
 /** SIGKILL to every process of the run's group but this worker, which has a change to capture. */
