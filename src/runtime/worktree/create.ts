@@ -57,7 +57,15 @@ export async function createWorktree(o: CreateWorktree): Promise<{ reused: boole
   fs.mkdirSync(path.dirname(o.path), { recursive: true, mode: 0o700 });
   // Several runs starting at once in one repository contend for its lock files: the whole attempt
   // is idempotent, so a lock refusal anywhere in it just means trying it again shortly.
-  return retryOnLock(() => attempt(o));
+  try {
+    return await retryOnLock(() => attempt(o));
+  } catch (e) {
+    // A create that failed before its branch existed (a submodule with no local copy) leaves nothing behind.
+    // Only one git registered there: a directory li did not make is never removed.
+    const left = !(await branchExists(o.root, o.branch)) && (await registered(o.root)).some((w) => samePath(w.path, o.path));
+    if (left) await clear(o.root, o.path, true).catch(() => {});
+    throw e;
+  }
 }
 
 async function attempt(o: CreateWorktree): Promise<{ reused: boolean }> {
