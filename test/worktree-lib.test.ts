@@ -139,6 +139,23 @@ describe("capture commits everything onto the branch and describes it from the b
   });
 });
 
+test("the repository's hooks never run for li's plumbing, and its signing config does not stop li's commit", async () => {
+  const root = makeRepo(scratch(), { "a.txt": "a\n" });
+  const marker = path.join(scratch(), "hooks-ran");
+  for (const hook of ["pre-commit", "commit-msg", "post-commit", "post-checkout"])
+    fs.writeFileSync(path.join(root, ".git", "hooks", hook), `#!/bin/sh\necho ${hook} >> ${marker}\nexit 1\n`, { mode: 0o755 });
+  git(root, "config", "commit.gpgsign", "true");
+  git(root, "config", "gpg.program", "false");
+  const wt = { root, path: path.join(scratch(), "worktrees", "hooked"), branch: "li/hooked", baseSha: await resolveBase(root) };
+  await createWorktree(wt);
+  write(wt.path, { "a.txt": "b\n" });
+  const change = await captureWorktree({ ...wt, message: "li", maxPatchBytes: 1 << 20 });
+  expect(change.files).toEqual([{ path: "a.txt", status: "modified", insertions: 1, deletions: 1 }]);
+  expect(fs.existsSync(marker)).toBe(false);
+  await expect(createWorktree({ ...wt, branch: "li/bad..name" })).rejects.toMatchObject({ kind: "invalid_input", detail: { reason: "bad_branch" } });
+  await expect(applyPatch({ cwd: scratch(), patch: change.patch })).rejects.toMatchObject({ kind: "invalid_input", detail: { reason: "not_a_repository" } });
+});
+
 describe("createWorktree", () => {
   test("eight at once in one repository all succeed, each on its own branch at the base", async () => {
     const root = makeRepo(scratch(), { "a.txt": "a\n" });
