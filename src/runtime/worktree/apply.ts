@@ -1,4 +1,5 @@
-import { gitText, runGit, tryGit } from "./git.js";
+import { LiError } from "../../errors.js";
+import { runGit, tryGit } from "./git.js";
 
 export type ApplyResult = { ok: true } | { ok: false; conflicts: string[]; message: string };
 
@@ -37,7 +38,11 @@ export function conflictsIn(stderr: string): string[] {
   return [...out];
 }
 
-const rootOf = (cwd: string) => gitText(["rev-parse", "--show-toplevel"], cwd);
+async function rootOf(cwd: string): Promise<string> {
+  const r = await tryGit(["rev-parse", "--show-toplevel"], { cwd });
+  if (r.code !== 0) throw new LiError("invalid_input", `${cwd} is not inside a git checkout to apply the change to`, { cwd, reason: "not_a_repository" });
+  return String(r.stdout).trim();
+}
 
 /**
  * Applies a captured patch to the checkout holding `cwd`. Without threeWay it is all or nothing:

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../../errors.js";
-import { PLAIN_DIFF, retryOnLock, runGit, tryGit } from "./git.js";
+import { NO_HOOKS, PLAIN_DIFF, retryOnLock, runGit, tryGit } from "./git.js";
 import { populateSubmodules } from "./submodules.js";
 
 export interface CreateWorktree {
@@ -34,18 +34,24 @@ async function registered(root: string): Promise<Registered[]> {
 }
 
 const samePath = (a: string, b: string) => path.resolve(a) === path.resolve(b) || realOr(a) === realOr(b);
-const realOr = (p: string) => {
+/** A path with symlinks resolved, also when it no longer exists (its parent resolved instead). */
+const realOr = (p: string): string => {
   try {
     return fs.realpathSync(p);
   } catch {
-    return path.resolve(p);
+    const parent = path.dirname(path.resolve(p));
+    return parent === path.resolve(p) ? parent : path.join(realOr(parent), path.basename(p));
   }
 };
 
 const branchExists = async (root: string, branch: string) => (await tryGit(["rev-parse", "--verify", "-q", `refs/heads/${branch}`], { cwd: root })).code === 0;
 
-/** A checkout with submodule.recurse set would try to fetch submodules itself; li does that, offline, after. */
-const NO_RECURSE = ["-c", "submodule.recurse=false"];
+/*
+ * A checkout with submodule.recurse set would try to fetch submodules itself; li does that, offline,
+ * after. The repository's hooks (post-checkout) are not run by li's own plumbing either: a setup
+ * command is how a run asks for work before its agent starts.
+ */
+const PLUMBING = ["-c", "submodule.recurse=false", ...NO_HOOKS];
 
 /**
  * Makes (or finds again) the worktree of one isolated run. Safe to call again after a crash or for a
@@ -53,11 +59,20 @@ const NO_RECURSE = ["-c", "submodule.recurse=false"];
  * branch whose directory was removed after capture gets its directory back at the same path.
  */
 export async function createWorktree(o: CreateWorktree): Promise<{ reused: boolean }> {
-  if (!o.branch || o.branch.startsWith("-")) throw new LiError("invalid_input", `bad branch name ${JSON.stringify(o.branch)}`, { branch: o.branch });
+  if (!o.branch || o.branch.startsWith("-") || (await tryGit(["check-ref-format", "--branch", o.branch], { cwd: o.root })).code !== 0)
+    throw new LiError("invalid_input", `${JSON.stringify(o.branch)} is not a valid branch name`, { branch: o.branch, reason: "bad_branch" });
   fs.mkdirSync(path.dirname(o.path), { recursive: true, mode: 0o700 });
   // Several runs starting at once in one repository contend for its lock files: the whole attempt
   // is idempotent, so a lock refusal anywhere in it just means trying it again shortly.
-  return retryOnLock(() => attempt(o));
+  try {
+    return await retryOnLock(() => attempt(o));
+  } catch (e) {
+    // A create that failed before its branch existed (a submodule with no local copy) leaves nothing behind.
+    // Only one git registered there: a directory li did not make is never removed.
+    const left = !(await branchExists(o.root, o.branch)) && (await registered(o.root)).some((w) => samePath(w.path, o.path));
+    if (left) await clear(o.root, o.path, true).catch(() => {});
+    throw e;
+  }
 }
 
 async function attempt(o: CreateWorktree): Promise<{ reused: boolean }> {
@@ -77,15 +92,15 @@ async function attempt(o: CreateWorktree): Promise<{ reused: boolean }> {
         path: owner.path,
         reason: "branch_checked_out",
       });
-    await runGit([...NO_RECURSE, "worktree", "add", "-q", o.path, o.branch], { cwd: o.root });
+    await runGit([...PLUMBING, "worktree", "add", "-q", o.path, o.branch], { cwd: o.root });
     await populateSubmodules(o.root, o.path);
     return { reused: false };
   }
-  await runGit([...NO_RECURSE, "worktree", "add", "-q", "--detach", o.path, o.baseSha], { cwd: o.root });
+  await runGit([...PLUMBING, "worktree", "add", "-q", "--detach", o.path, o.baseSha], { cwd: o.root });
   await populateSubmodules(o.root, o.path);
   if (o.carryChanges) await carry(o.root, o.path, o.baseSha);
   // Last: from here on the branch existing means everything above was done.
-  await runGit([...NO_RECURSE, "checkout", "-q", "-b", o.branch], { cwd: o.path });
+  await runGit([...PLUMBING, "checkout", "-q", "-b", o.branch], { cwd: o.path });
   return { reused: false };
 }
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../../errors.js";
-import { gitText, runGit, tryGit } from "./git.js";
+import { gitText, NO_HOOKS, runGit, tryGit } from "./git.js";
 
 /*
  * A worktree's submodules are checked out from the copies the source checkout already has, never
@@ -68,7 +68,7 @@ export async function populateSubmodules(source: string, worktree: string): Prom
         );
       // The url and active flag go on the command line: `git config` in a worktree writes the config
       // it shares with the person's checkout, and `submodule init` would write them there otherwise.
-      const args = ["-c", "protocol.file.allow=always", "-c", `submodule.${sub.name}.url=${from}`, "-c", `submodule.${sub.name}.active=true`];
+      const args = [...NO_HOOKS, "-c", "protocol.file.allow=always", "-c", `submodule.${sub.name}.url=${from}`, "-c", `submodule.${sub.name}.active=true`];
       const r = await tryGit([...args, "submodule", "update", "--init", "--no-fetch", "--", sub.path], { cwd: worktree, env: LOCAL_ONLY });
       if (r.code !== 0 || (await gitText(["rev-parse", "HEAD"], target).catch(() => "")) !== sub.sha)
         throw new LiError("unavailable", `submodule ${sub.name} (${sub.path}) could not be checked out from ${from}: ${r.stderr.trim()}`, {
