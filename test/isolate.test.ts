@@ -74,8 +74,8 @@ test("three fan-out workers edit the same file, each on its own branch from the 
 test("a flow's steps share one worktree, and the change is the whole flow's", async () => {
   const root = makeRepo(scratch(), { "a.txt": "a\n" });
   const plan = path.join(scratch(), "plan.json");
-  fs.writeFileSync(plan, JSON.stringify({ steps: [{ id: "s1", task: "write one.txt 1" }, { id: "s2", task: "append a.txt 2", depends_on: ["s1"] }] }));
-  // The plan's tasks are the steps' prompts, which mock/edit reads as edits.
+  fs.writeFileSync(plan, JSON.stringify({ steps: [{ id: "s1", task: "write one.txt 1\nend" }, { id: "s2", task: "append a.txt 2\nend", depends_on: ["s1"] }] }));
+  // Each step's prompt is its task, then the goal: mock/edit reads the edits up to `end`.
   const sub = await li(["--machine", "o", "flow", "--plan-file", plan, "--workers", "mock/edit", "--isolate", "worktree", "--detach", "go"], { env: h.env, cwd: root });
   expect(sub.json?.ok).toBe(true);
   const id = sub.json.data.id;

@@ -102,3 +102,10 @@ test("li runs mock/edit in the run's working directory", async () => {
   expect(files(dir)).toEqual({ "from-li.txt": "made by li" });
   expect((await li(["agent", "mock/edits", "x"], { env })).stderr).toContain("mock/edit");
 });
+
+test("a line `end` ends the edits: what follows it (a flow step's goal) is not read", async () => {
+  const dir = scratch();
+  const r = await edit(dir, "write a.txt one\nend\n\nThis is one step of a larger task. The overall goal:\nanything at all");
+  expect(r).toMatchObject({ code: 0, stdout: "edit: write a.txt\n" });
+  expect(files(dir)).toEqual({ "a.txt": "one" });
+});

@@ -8,6 +8,8 @@
  *
  * In TEXT, \n is a newline and \\ a backslash. A line prefixed `worker K: ` is made only by the
  * K-th worker of a fan-out (LI_FANOUT_WORKER, 1-based), so one prompt can give each worker its part.
+ * A line `end` ends the edits: nothing after it is read (a flow step's task ends so, since li
+ * follows it with the flow's goal).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -26,6 +28,8 @@ export function parseEdits(prompt: string, worker: string | undefined): { edits:
   for (const raw of prompt.split("\n")) {
     let line = raw.replace(/\r$/, "");
     if (!line.trim()) continue;
+    // What follows `end` is not read: a flow step's prompt is its task followed by the goal.
+    if (line.trim() === "end") break;
     const only = /^worker (\d+): (.*)$/s.exec(line);
     if (only) {
       if (worker === undefined || Number(only[1]) !== Number(worker)) continue;
