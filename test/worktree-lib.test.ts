@@ -137,6 +137,17 @@ describe("capture commits everything onto the branch and describes it from the b
     expect((await wt.capture()).head_sha).toBe(a.head_sha);
     expect(fs.existsSync(wt.path + ".capture.lock")).toBe(false);
   });
+
+  test("an index.lock a killed agent left behind does not stop the capture", async () => {
+    const wt = await isolated();
+    write(wt.path, { "a.txt": "x\n" });
+    const lock = path.join(git(wt.path, "rev-parse", "--absolute-git-dir"), "index.lock");
+    fs.writeFileSync(lock, "");
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    expect((await wt.capture()).files.map((f) => f.path)).toEqual(["a.txt"]);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
 });
 
 test("the repository's hooks never run for li's plumbing, and its signing config does not stop li's commit", async () => {

@@ -45,7 +45,11 @@ async function commitAll(o: CaptureWorktree): Promise<void> {
   const sharedFile = path.join(await privateDir(cwd), SHARED_LIST);
   const shared = fs.existsSync(sharedFile) ? fs.readFileSync(sharedFile, "utf8").split("\0").filter(Boolean) : [];
   const add = ["add", "-A", "--", ":/", ...shared.map((s) => `:(top,exclude,literal)${s}`)];
-  await stillLocked(cwd, () => retryOnLock(() => runGit([...NO_HOOKS, ...add], { cwd })));
+  const stage = () => runGit([...NO_HOOKS, ...add], { cwd }).catch(async (e: unknown) => {
+    if (isLockError(e)) await dropStaleIndexLock(cwd);
+    throw e;
+  });
+  await retryOnLock(stage, 15_000);
   if ((await tryGit(["diff", "--cached", "--quiet", "--no-ext-diff"], { cwd })).code !== 0) {
     const who = await identityArgs(cwd);
     const commit = ["commit", "-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "--cleanup=whitespace", "-F", "-"];
@@ -59,20 +63,13 @@ async function commitAll(o: CaptureWorktree): Promise<void> {
 
 /*
  * An agent killed in the middle of a git command leaves the worktree's index.lock behind, and no
- * process will ever release it: once the lock has outlived the retries (the agent is over by the
- * time li captures), it is removed and the staging tried once more.
+ * process will ever release it. The agent is over by the time li captures, so a lock that has not
+ * changed for a while is that leftover: removed, and the staging tried again.
  */
-async function stillLocked<T>(cwd: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (!isLockError(e)) throw e;
-    const lock = path.resolve(cwd, await gitText(["rev-parse", "--git-path", "index.lock"], cwd));
-    const st = fs.statSync(lock, { throwIfNoEntry: false });
-    if (!st || Date.now() - st.mtimeMs < 10_000) throw e;
-    fs.rmSync(lock, { force: true });
-    return fn();
-  }
+async function dropStaleIndexLock(cwd: string): Promise<void> {
+  const lock = path.resolve(cwd, await gitText(["rev-parse", "--git-path", "index.lock"], cwd));
+  const st = fs.statSync(lock, { throwIfNoEntry: false });
+  if (st && Date.now() - st.mtimeMs > 5_000) fs.rmSync(lock, { force: true });
 }
 
 async function describe(repo: string, o: CaptureWorktree, head: string): Promise<CapturedChange> {

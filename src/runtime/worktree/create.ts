@@ -67,8 +67,8 @@ export async function createWorktree(o: CreateWorktree): Promise<{ reused: boole
   try {
     return await retryOnLock(() => attempt(o));
   } catch (e) {
-    // A create that failed before its branch existed (a submodule with no local copy) leaves nothing behind.
-    // Only one git registered there: a directory li did not make is never removed.
+    // A create that failed before its branch existed (a submodule with no local copy) leaves nothing
+    // behind; only a path git has registered as a worktree is cleared, never a directory li did not make.
     const left = !(await branchExists(o.root, o.branch)) && (await registered(o.root)).some((w) => samePath(w.path, o.path));
     if (left) await clear(o.root, o.path, true).catch(() => {});
     throw e;
