@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import type { IsolatedPlace } from "../../lifecycle/clean.js";
-import { dbOf } from "../../lifecycle/db/handle.js";
+import { branchUser } from "../../lifecycle/changes/records.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import type { Store } from "../../lifecycle/store.js";
 import { deleteBranch, removeWorktree } from "./remove.js";
@@ -25,9 +25,9 @@ export async function dropBranches(store: Store, places: IsolatedPlace[]): Promi
       out.kept.push({ branch: p.branch, host: p.host, why: `on host ${p.host}: run li clean there, or git branch -D ${p.branch} in ${p.repo}` });
       continue;
     }
-    const user = await dbOf(store).get<{ id: string }>(`SELECT id FROM entities WHERE spec LIKE ? LIMIT 1`, [`%"branch":"${p.branch}"%`]);
+    const user = await branchUser(store, p.branch);
     if (user) {
-      out.kept.push({ branch: p.branch, host: p.host, why: `${user.id} still works on it` });
+      out.kept.push({ branch: p.branch, host: p.host, why: `${user} still works on it` });
       continue;
     }
     if (!fs.existsSync(p.repo)) {

@@ -93,7 +93,10 @@ export async function enterWorktree(store: Store, e: Entity, out: number): Promi
       ...(err instanceof LiError ? err.detail : {}),
     });
   }
-  return path.join(own.worktree, repo.rel);
+  // An untracked directory of the checkout has no place in a fresh worktree until it is made.
+  const start = path.join(own.worktree, repo.rel);
+  fs.mkdirSync(start, { recursive: true });
+  return start;
 }
 
 /** The first line of a run's prompt, for li's commit message; empty when it cannot be read here. */
