@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Browser } from "playwright-core";
+import { STORED_BYTES } from "../src/lifecycle/consoles.js";
 import { browserTest, launchChromium } from "./helpers/browser.js";
 import { rows, untilStatus } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore, type Daemon } from "./helpers/hosts.js";
@@ -17,8 +18,6 @@ import { li, LI_BIN, liData, ROOT, tempHome, until } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { startStudio } from "./helpers/studio.js";
 
-/** The store's bound on one run's console (lifecycle/consoles.ts). */
-const STORED_BYTES = 8 * 1024 * 1024;
 
 describePostgres("output from any host", () => {
   const store = useSharedStore(["laptop", "gpu1", "gpu2"]);
