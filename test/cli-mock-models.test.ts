@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { readProcStat } from "../src/lifecycle/procfs.js";
 import { untilAgentReady, detach, jobStatus, output, READY_BYTES, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
-import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
+import { li, liData, liveMembers, sleep, spentAtLeast, until } from "./helpers/li.js";
 
 const home = useHomes();
 
@@ -39,7 +39,7 @@ describe("mock models behave per the contract", () => {
     expect((await output(env, sub.id)).output).toBe("");
     const end = await terminal(env, sub.id);
     expect(end.status).toBe("completed");
-    expect(Date.parse(end.ended_at) - Date.parse(end.started_at)).toBeGreaterThanOrEqual(5000);
+    spentAtLeast((Date.parse(end.ended_at) - Date.parse(end.started_at)) / 1000, 5, "mock/sleep:5's sleep");
     expect((await output(env, sub.id)).output).toBe("slept well");
   });
 
@@ -113,8 +113,9 @@ describe("detached runs", () => {
     const sub = await detach(env, ["--timeout", "1", "mock/sleep:5", "too slow"]);
     const end = await terminal(env, sub.id);
     expect(end).toMatchObject({ status: "timed_out", outcome: "failed", reason_code: "invocation.timed_out.deadline" });
-    // Stopped at the deadline, not when the 5 s sleep would have ended.
-    expect(Date.parse(end.ended_at) - Date.parse(end.started_at)).toBeLessThan(4000);
+    // Stopped at the deadline, not when the 5 s sleep would have ended: timed_out by the deadline
+    // (a sleep that ran out would have echoed and completed), having run its 1 s first.
+    spentAtLeast((Date.parse(end.ended_at) - Date.parse(end.started_at)) / 1000, 1, "the --timeout");
     expect(end.pgid).toEqual(expect.any(Number));
     // The worker SIGKILLs its own group a grace period after the deadline: nothing outlives it.
     await until(() => liveMembers(end.pgid).length === 0, 8000);

@@ -9,7 +9,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "./helpers/browser.js";
+import { STORED_BYTES } from "../src/lifecycle/consoles.js";
+import { browserTest, launchChromium } from "./helpers/browser.js";
 import { rows, untilStatus } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore, type Daemon } from "./helpers/hosts.js";
 import { connectMcp } from "./helpers/mcp.js";
@@ -17,8 +18,6 @@ import { li, LI_BIN, liData, ROOT, tempHome, until } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { startStudio } from "./helpers/studio.js";
 
-/** The store's bound on one run's console (lifecycle/consoles.ts). */
-const STORED_BYTES = 8 * 1024 * 1024;
 
 describePostgres("output from any host", () => {
   const store = useSharedStore(["laptop", "gpu1", "gpu2"]);
@@ -64,7 +63,7 @@ describePostgres("output from any host", () => {
     }
   }, 120_000);
 
-  test("li job output, job.output over MCP and the studio's console on the laptop show what a remote run printed", async () => {
+  browserTest("li job output, job.output over MCP and the studio's console on the laptop show what a remote run printed", async () => {
     const text = "hello from a remote host\n";
     const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", "--prompt-file", "-", "mock/sleep:2"], { env: laptop.env, input: text });
     // The studio's page is open while the run is still to print: its console shows the bytes as they come.

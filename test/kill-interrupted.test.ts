@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { type Home, READY_BYTES, detach, events, jobStatus, readDb, rows, untilAgentReady, untilStatus, useHomes } from "./helpers/fixtures.js";
-import { LI_BIN, ROOT, groupAlive, liData, sleep } from "./helpers/li.js";
+import { LI_BIN, ROOT, endedBefore, groupAlive, liData, sleep } from "./helpers/li.js";
 
 const procs: ChildProcess[] = [];
 const home = useHomes({ procs });
@@ -110,12 +110,13 @@ test.each(["SIGINT", "SIGTERM"] as const)("%s mid-grace does not abort li kill: 
   first.child.kill(sig);
   const { code, signal, out } = await first.closed;
   expect({ code, signal }).toEqual({ code: 0, signal: null });
-  // Well inside the 30 s grace: the signal cut it short.
-  expect(Date.now() - t0).toBeLessThan(10000);
+  const sinceSignal = (Date.now() - t0) / 1000;
 
   const r = JSON.parse(out);
   expect(r.ok).toBe(true);
+  // The signal cut the grace short: the report says so, and li kill ended before its 30 s grace could have run out.
   expect(r.data).toMatchObject({ id: run.id, grace_seconds: 30, interrupted: sig, partial: false });
+  endedBefore(sinceSignal, r.data.grace_seconds, "li kill after the signal");
   expect(r.data.entities).toEqual([expect.objectContaining({ id: run.id, action: "cancelled", status: "cancelled", signals: ["SIGTERM", "SIGKILL"], process_gone: true })]);
   expect(groupAlive(run.pgid)).toBe(false);
   expect(await jobStatus(h.env, run.id)).toMatchObject({ status: "cancelled", possibly_orphaned: false });

@@ -4,6 +4,8 @@ import { buildProgram } from "../src/cli/program.js";
 import { DECLINED } from "../verbs/declined.js";
 import { VERBS } from "../verbs/index.js";
 import { verbMeta } from "../src/mcp/verb.js";
+import { CALL_BUDGET_SECONDS, MAX_OPS } from "../src/mcp/limits.js";
+import { MAX_CONCURRENT_OPS } from "../src/mcp/slots.js";
 import { liData, ROOT } from "./helpers/li.js";
 import { sharedMcp } from "./helpers/mcp.js";
 
@@ -70,8 +72,11 @@ describe("fluent calls", () => {
     const r = await srv.m.submit("agent.submit", { model: "mock/echo", prompt: "hello world" });
     expect((await srv.m.waitTerminal(r.id)).status).toBe("completed");
     expect((await srv.m.op("job.output", { id: r.id })).result.output).toBe("hello world");
+    // The schema this server hands a caller takes a string or words, and it is the golden's.
+    const served = (await srv.m.call({ help: "agent.submit" })).schema;
+    expect(served.properties.prompt.anyOf).toEqual([{ type: "string" }, { type: "array", items: { type: "string" } }]);
     const golden = JSON.parse(fs.readFileSync(path.join(ROOT, "test", "golden", "agent.submit.schema.json"), "utf8"));
-    expect(golden.properties.prompt.anyOf).toEqual([{ type: "string" }, { type: "array", items: { type: "string" } }]);
+    expect(served.properties.prompt).toEqual(golden.properties.prompt);
   });
 
   test("signatures name what is required in practice, one-of groups included", async () => {
@@ -91,8 +96,9 @@ describe("fluent calls", () => {
     await srv.m.waitTerminal(run.id);
     const team = await srv.m.op("team.create", { name: "crew", member: ["ann", "bob"] });
     expect(team.ok).toBe(true);
+    // submit throws unless the op succeeded; what it made is the schedule later verbs name.
     const sched = await srv.m.submit("schedule.create", { name: "nightly", cron: "0 0 1 1 *", action: ["mock/echo", "x"] });
-    expect(sched).toBeDefined();
+    expect(sched.schedule).toMatchObject({ name: "nightly", cron: "0 0 1 1 *" });
     // The value a caller would put in each named parameter.
     const value: Record<string, unknown> = {
       model: "mock/echo", prompt: "a prompt", ids: [run.id], id: run.id, playbook: "tidy", name: "fresh-" + Date.now(),
@@ -161,7 +167,7 @@ describe("plugging in", () => {
 
   test("server.info reports the li that answered and the surface limits", async () => {
     const r = (await srv.m.op("server.info")).result;
-    expect(r).toMatchObject({ version: expect.any(String), li_home: srv.h.home, limits: { max_ops_per_call: 8, call_budget_seconds: 50, max_concurrent_ops: 4 } });
+    expect(r).toMatchObject({ version: expect.any(String), li_home: srv.h.home, limits: { max_ops_per_call: MAX_OPS, call_budget_seconds: CALL_BUDGET_SECONDS, max_concurrent_ops: MAX_CONCURRENT_OPS } });
     expect(r.build_id).toBe(fs.readFileSync(path.join(ROOT, "dist", "bundle", "build-id"), "utf8").trim());
     expect(r.providers.map((p: any) => p.name)).toContain("mock");
   });
@@ -176,15 +182,22 @@ describe("plugging in", () => {
   });
 
   test("a naive caller: one help, a submit written from it with a string prompt, then wait and output batched: 3 calls", async () => {
-    let calls = 0;
-    const call = (a: any) => (calls++, srv.m.call(a));
-    const help = await call({ help: "agent.submit" });
-    const sub = (await call({ ops: [{ op: "agent.submit", args: { model: "mock/echo", prompt: "the answer" }, schema_fingerprint: help.schema_fingerprint }] })).results[0];
+    // Counted where the server sees them: the requests that reached it, and the ops its audit log recorded.
+    const sentBefore = srv.m.requests().length;
+    const audited = () => fs.readFileSync(path.join(srv.h.home, "mcp-audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const auditedBefore = audited().length;
+    const help = await srv.m.call({ help: "agent.submit" });
+    const sub = (await srv.m.call({ ops: [{ op: "agent.submit", args: { model: "mock/echo", prompt: "the answer" }, schema_fingerprint: help.schema_fingerprint }] })).results[0];
     expect(sub.ok).toBe(true);
-    const both = await call({ ops: [{ op: "job.wait", args: { ids: [sub.result.id], max_wait_seconds: 30 } }, { op: "job.output", args: { id: sub.result.id } }] });
+    const both = await srv.m.call({ ops: [{ op: "job.wait", args: { ids: [sub.result.id], max_wait_seconds: 30 } }, { op: "job.output", args: { id: sub.result.id } }] });
     expect(both.status).toBe("success");
     expect(both.results[1].result.output).toBe("the answer");
-    expect(calls).toBeLessThanOrEqual(3);
+    expect(srv.m.requests().slice(sentBefore)).toEqual(["tools/call", "tools/call", "tools/call"]);
+    expect(audited().slice(auditedBefore).map((e) => [e.verb, e.code])).toEqual([
+      ["agent.submit", "ok"],
+      ["job.wait", "ok"],
+      ["job.output", "ok"],
+    ]);
   });
 });
 

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { ARTIFACTS, launchChromium } from "./helpers/browser.js";
+import { ARTIFACTS, browserTest, launchChromium } from "./helpers/browser.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { openStore } from "./helpers/fixtures.js";
 import { installStandins } from "./helpers/standins.js";
@@ -55,7 +55,7 @@ const marker = (p: Page) => p.evaluate(() => (window as any).__liMarker as numbe
 
 const statusOf = (p: Page, step: string) => p.getAttribute(`svg#graph g.node[data-step="${step}"]`, "data-status");
 
-test("a flow's graph turns from running to completed without a reload", async () => {
+browserTest("a flow's graph turns from running to completed without a reload", async () => {
   const plan = planFile("diamond", [
     "  - {id: a, task: first, model: 'mock/sleep:1.5'}",
     "  - {id: b, task: left, model: 'mock/sleep:1', depends_on: [a]}",
@@ -83,7 +83,7 @@ test("a flow's graph turns from running to completed without a reload", async ()
   await page.screenshot({ path: path.join(ARTIFACTS, "flow-graph.png"), fullPage: true });
 }, 60_000);
 
-test("a failed step's dependents show why they were cancelled", async () => {
+browserTest("a failed step's dependents show why they were cancelled", async () => {
   const plan = planFile("broken", [
     "  - {id: ok, task: fine, model: 'mock/echo'}",
     "  - {id: broken, task: fails, model: 'mock/fail:3'}",
@@ -97,7 +97,7 @@ test("a failed step's dependents show why they were cancelled", async () => {
   expect(await page.textContent("#graph-why")).toContain("after: cancelled: dependency broken failed");
 }, 60_000);
 
-test("kill a mock/hang run from its page: it shows cancelled and the kill's report", async () => {
+browserTest("kill a mock/hang run from its page: it shows cancelled and the kill's report", async () => {
   const run = await readyHang(h, "studio-test");
   await page.goto(`${s.origin}/#/runs/${run.id}`);
   await page.waitForSelector('#run-status[data-status="running"]', { timeout: 20_000 });
@@ -120,7 +120,7 @@ test("kill a mock/hang run from its page: it shows cancelled and the kill's repo
   await page.screenshot({ path: path.join(ARTIFACTS, "kill.png"), fullPage: true });
 }, 60_000);
 
-test("a run's page streams its console while it runs", async () => {
+browserTest("a run's page streams its console while it runs", async () => {
   const plan = planFile("chain", [
     "  - {id: one, task: first, model: 'mock/sleep:1'}",
     "  - {id: two, task: second, model: 'mock/sleep:1', depends_on: [one]}",
@@ -142,7 +142,7 @@ test("a run's page streams its console while it runs", async () => {
   expect((await page.textContent("#console"))!.trim()).toBe(full.output.trim());
 }, 60_000);
 
-test("a page on another origin cannot make the browser kill a run", async () => {
+browserTest("a page on another origin cannot make the browser kill a run", async () => {
   const run = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
   const target = `${s.origin}/api/actions`;
   const evil = http.createServer((_req, res) => {
@@ -170,7 +170,7 @@ test("a page on another origin cannot make the browser kill a run", async () => 
   }
 }, 60_000);
 
-test("the runs page lists runs newest first, filters by status, and picks up a new run live", async () => {
+browserTest("the runs page lists runs newest first, filters by status, and picks up a new run live", async () => {
   // Its own runs, so that it also stands alone: one cancelled, one completed.
   const hold = await liData(["agent", "--detach", "--label", "studio-test", "mock/hang", "hold"], { env: h.env });
   await li(["kill", "--grace", "0", hold.id], { env: h.env });
@@ -206,7 +206,7 @@ test("the runs page lists runs newest first, filters by status, and picks up a n
   expect(new URL(page.url()).hash).toContain("status=cancelled");
 }, 60_000);
 
-test("schedules and the outbox: disable a schedule and retry a failed delivery from their pages, through li", async () => {
+browserTest("schedules and the outbox: disable a schedule and retry a failed delivery from their pages, through li", async () => {
   await liData(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env });
   await page.goto(`${s.origin}/#/schedules`);
   await page.waitForSelector('tr[data-enabled="1"]');
@@ -237,7 +237,7 @@ test("schedules and the outbox: disable a schedule and retry a failed delivery f
   }
 }, 60_000);
 
-test("a provider run's page shows its result and usage; queued runs show their place in line", async () => {
+browserTest("a provider run's page shows its result and usage; queued runs show their place in line", async () => {
   const stand = installStandins(h.home);
   const run = await liData(["agent", "--label", "studio-test", "claude/sonnet", "success"], { env: { ...h.env, ...stand.env } });
   await page.goto(`${s.origin}/#/runs/${run.id}`);
@@ -267,7 +267,7 @@ test("a provider run's page shows its result and usage; queued runs show their p
   }
 }, 60_000);
 
-test("a team's page shows its members and messages, and reading it moves nobody's read cursor", async () => {
+browserTest("a team's page shows its members and messages, and reading it moves nobody's read cursor", async () => {
   await liData(["team", "create", "crew", "--member", "ana,bo"], { env: h.env });
   await liData(["team", "send", "crew", "--from", "ana", "--to", "bo", "the build is green"], { env: h.env });
   await page.goto(`${s.origin}/#/teams`);
@@ -279,7 +279,7 @@ test("a team's page shows its members and messages, and reading it moves nobody'
   expect(bo.unread).toBe(1);
 }, 60_000);
 
-test("a partial reap is shown as li reports it: the page says what did not stop", async () => {
+browserTest("a partial reap is shown as li reports it: the page says what did not stop", async () => {
   const store = await openStore(h);
   const e = await store.insert({ kind: "invocation", label: "frozen" });
   // Every UPDATE of this row is silently dropped, so li kill's compare-and-set is refused each time.
@@ -301,7 +301,7 @@ test("a partial reap is shown as li reports it: the page says what did not stop"
   }
 }, 60_000);
 
-test("a run's page shows its place: where it was placed (a host's name or any) beside the host that ran it, a dash when it was not placed", async () => {
+browserTest("a run's page shows its place: where it was placed (a host's name or any) beside the host that ran it, a dash when it was not placed", async () => {
   const placed = await liData(["agent", "--host", "any", "--label", "studio-test", "mock/echo", "placed"], { env: h.env });
   try {
     await page.goto(`${s.origin}/#/runs/${placed.id}`);

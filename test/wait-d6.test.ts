@@ -9,7 +9,7 @@ import { hostName } from "../src/lifecycle/locate.js";
 import { waitExitCode } from "../src/lifecycle/wait.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
 import { allowWrites, dump, type Home, jobStatus, refuseWrites, submit, untilStatus, useHomes, withStore } from "./helpers/fixtures.js";
-import { LI_BIN, li, liData, type LiRun, liveMembers, sleep, until } from "./helpers/li.js";
+import { endedBefore, LI_BIN, li, liData, type LiRun, liveMembers, sleep, spentAtLeast, until } from "./helpers/li.js";
 
 const ENTRY_KEYS = ["detail", "error", "host", "id", "kind", "label", "outcome", "possibly_orphaned", "reason_code", "status", "terminal"];
 const LISTS = ["terminal", "pending", "stopped_without_end", "unresolved_spawn"] as const;
@@ -48,17 +48,22 @@ function groupLeader(seconds = 60): ChildProcess {
   return p;
 }
 
+/** What LI_PROGRESS_JSON=1 (set by li mcp for its progress notifications) makes li wait print on stderr: one line per look. */
+type Look = { terminal: number; total: number; elapsed_seconds: number };
+const looksIn = (stderr: string): Look[] =>
+  stderr.split("\n").filter((l) => l.startsWith('{"li_progress"')).map((l) => JSON.parse(l).li_progress);
+
 /**
  * `li --machine wait`: ok results always exit 0 (the contract); `humanCode` is the exit status the
  * same result gives a person at a shell (human mode's table, tested for real in wait-human).
+ * `looks` are its observations in order (one progress line each): how many times it looked is
+ * what says whether it paid a floor interval or waited out its window, whatever the clock says.
  */
-async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; wallMs: number; humanCode: number }> {
-  const t0 = Date.now();
-  const r = await li(["--machine", "wait", ...ids, ...flags], { env });
-  const wallMs = Date.now() - t0;
+async function wait(h: Home, ids: string[], flags: string[] = [], env: NodeJS.ProcessEnv = h.env): Promise<LiRun & { data: any; looks: Look[]; humanCode: number }> {
+  const r = await li(["--machine", "wait", ...ids, ...flags], { env: { ...env, LI_PROGRESS_JSON: "1" } });
   if (!r.json?.ok) throw new Error(`li wait ${ids.join(" ")} ${flags.join(" ")}: exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   expect(r.code).toBe(0);
-  return { ...r, data: r.json.data, wallMs, humanCode: waitExitCode(r.json.data) };
+  return { ...r, data: r.json.data, looks: looksIn(r.stderr), humanCode: waitExitCode(r.json.data) };
 }
 
 /** Checks the partition rule on one result: disjoint lists covering exactly the observed ids. */
@@ -209,7 +214,8 @@ describe("D6: stopped_without_end", () => {
     expect(r.data.stopped_without_end).toEqual([id]);
     expect(r.data.entries[0]).toMatchObject({ status: "running", terminal: false, possibly_orphaned: true });
     expect(r.data.timed_out).toBe(false);
-    expect(r.data.elapsed_seconds).toBeLessThan(2); // one call, one floor interval, not the window
+    // One call, one floor interval, not the window: it looked once, paid the floor, looked again and returned.
+    expect(r.looks).toHaveLength(2);
     expect(r.humanCode).toBe(1);
 
     // The provider finishes on its own; nobody records an end, and no reader has looked yet.
@@ -304,8 +310,10 @@ describe("D6: the one-poll floor", () => {
     const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "1"]);
     expect(r.data.stopped_without_end).toEqual([e.id]);
     expect(r.data.timed_out).toBe(false);
-    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.95);
-    expect(r.data.elapsed_seconds).toBeLessThan(2);
+    // Not 0: it spent one interval. Not 5: it looked twice (the first look, one after the floor),
+    // where waiting out the window at 1 s would have looked six times. (The exact sleeps are wait-unit's.)
+    spentAtLeast(r.data.elapsed_seconds, 1, "the floor interval");
+    expect(r.looks).toHaveLength(2);
   });
 
   test("the floor keys on either special list: unresolved_spawn pays it too", async () => {
@@ -315,17 +323,22 @@ describe("D6: the one-poll floor", () => {
     await sleep(700);
     const r = await wait(h, [e.id], ["--max-wait-seconds", "5", "--poll-interval-seconds", "0.8"], env);
     expect(r.data.unresolved_spawn).toEqual([e.id]);
-    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.75);
-    expect(r.data.elapsed_seconds).toBeLessThan(1.8);
+    expect(r.data.timed_out).toBe(false);
+    spentAtLeast(r.data.elapsed_seconds, 0.8, "the floor interval");
+    expect(r.looks).toHaveLength(2);
   });
 
   test("first waits one poll interval — bounded by whatever is left of the window", async () => {
     const h = home();
     const e = await withStore(h, (s) => noSpawnPhase(s));
-    const r = await wait(h, [e.id], ["--max-wait-seconds", "0.3", "--poll-interval-seconds", "5"]);
+    const r = await wait(h, [e.id], ["--max-wait-seconds", "0.3", "--poll-interval-seconds", "10"]);
     expect(r.data.stopped_without_end).toEqual([e.id]);
-    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(0.28);
-    expect(r.data.elapsed_seconds).toBeLessThan(1);
+    expect(r.data.timed_out).toBe(false);
+    spentAtLeast(r.data.elapsed_seconds, 0.3, "the rest of the window");
+    expect(r.looks).toHaveLength(2);
+    // The second look came when the 0.3 s window closed, not after the 10 s interval (li reports
+    // the time of each look itself); the exact sleep, cut to the window, is wait-unit's.
+    endedBefore(r.looks[1].elapsed_seconds, r.data.poll_interval_seconds, "the look after the floor");
   });
 
   test("a snapshot request has no window to spend and pays nothing", async () => {
@@ -336,7 +349,8 @@ describe("D6: the one-poll floor", () => {
     const r = await wait(h, [stopped.id, aged.id], ["--max-wait-seconds", "0", "--poll-interval-seconds", "10"], env);
     expect(r.data.stopped_without_end).toEqual([stopped.id]);
     expect(r.data.unresolved_spawn).toEqual([aged.id]);
-    expect(r.data.elapsed_seconds).toBeLessThan(0.2);
+    // One look and nothing after it: no interval was slept.
+    expect(r.looks).toHaveLength(1);
     expect(r.data.timed_out).toBe(false);
   });
 
@@ -344,24 +358,27 @@ describe("D6: the one-poll floor", () => {
     const h = home();
     const leader = groupLeader();
     const [stopped, live] = await withStore(h, async (s) => [await noSpawnPhase(s), await runningAs(s, leader.pid!)]);
-    // Human mode prints progress to stderr: "0 of 2 terminal" proves the first look saw `live` pending.
-    const child = spawn(process.execPath, [LI_BIN, "wait", stopped.id, live.id, "--max-wait-seconds", "20", "--poll-interval-seconds", "2"], { env: h.env, stdio: ["ignore", "pipe", "pipe"] });
+    // Each look prints a progress line (LI_PROGRESS_JSON, as li mcp asks): the first proves `live` was seen pending.
+    const child = spawn(process.execPath, [LI_BIN, "wait", stopped.id, live.id, "--max-wait-seconds", "20", "--poll-interval-seconds", "2"], { env: { ...h.env, LI_PROGRESS_JSON: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     procs.push(child);
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
     const closed = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-    await until(() => err.includes("0 of 2 terminal"), 10000, 20);
-    // The running id ends between the first and second look.
+    await until(() => looksIn(err).length > 0, 10000, 20);
+    expect(looksIn(err)[0]).toMatchObject({ terminal: 0, total: 2 });
+    // The running id ends between the first look and a later one.
     await withStore(h, (s) => s.transition({ id: live.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } }));
     const code = await closed;
     expect(code).toBe(1);
-    expect(err).toContain("1 of 2 terminal");
-    const elapsed = Number(/elapsed=([\d.]+)s/.exec(out)![1]);
-    // One interval (the one spent waiting on `live`), not that plus a floor interval.
-    expect(elapsed).toBeGreaterThanOrEqual(1.9);
-    expect(elapsed).toBeLessThan(3.5);
+    // It returned at the first look that found `live` ended: no floor interval and no look after it.
+    const looks = looksIn(err);
+    expect(looks.at(-1)).toMatchObject({ terminal: 1, total: 2 });
+    expect(looks.filter((l) => l.terminal === 1)).toHaveLength(1);
+    expect(looks.slice(0, -1).every((l) => l.terminal === 0)).toBe(true);
+    // The interval spent waiting on `live` was spent (at least one).
+    spentAtLeast(Number(/elapsed=([\d.]+)s/.exec(out)![1]), 2, "one poll interval");
     expect(out).toContain(`stopped_without_end: ${stopped.id}`);
   });
 });
@@ -382,8 +399,8 @@ describe("D6: expiry and errors", () => {
     expect(r.data.entries[1]).toMatchObject({ id: sleeper, status: "running", terminal: false, outcome: null });
     expect(r.data.terminal).toEqual([done]);
     expect(r.data.pending).toEqual([sleeper]);
-    expect(r.data.elapsed_seconds).toBeGreaterThanOrEqual(1);
-    expect(r.data.elapsed_seconds).toBeLessThan(2.5);
+    // It ended because its window closed (timed_out above), having spent that window.
+    spentAtLeast(r.data.elapsed_seconds, 1, "the window");
     // A wait that expires leaves the durable record exactly as it was.
     expect((await dump(h))).toBe(before);
   });

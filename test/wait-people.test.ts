@@ -6,7 +6,8 @@
  */
 import { selfStat } from "../src/lifecycle/procfs.js";
 import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
-import { li, liData } from "./helpers/li.js";
+import { spawn } from "node:child_process";
+import { li, LI_BIN, liData, ROOT, until } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
 import { liInPty } from "./helpers/pty.js";
 
@@ -90,10 +91,18 @@ describe("what to wait for", () => {
     expect([r.code, r.json.error.kind, r.json.error.detail.field]).toEqual([2, "invalid_input", "ids"]);
     expect(r.json.error.message).toMatch(/--label LABEL, or --all-active/);
     const first = await liData(["agent", "--detach", "mock/sleep:2", "first"], { env: h.env });
-    const waiting = liData(["wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: h.env });
-    await new Promise((res) => setTimeout(res, 600));
+    // LI_PROGRESS_JSON (as li mcp sets it): a line on stderr at each look, the first once @last is resolved.
+    const child = spawn(process.execPath, [LI_BIN, "--machine", "wait", "@last", "--max-wait-seconds", "20", "--poll-interval-seconds", "0.2"], { env: { ...h.env, LI_PROGRESS_JSON: "1" }, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const closed = new Promise((res) => child.on("close", res));
+    // The wait has started (and resolved @last) before a newer run exists.
+    await until(() => err.includes('{"li_progress"'), 20000, 20);
     const later = await liData(["agent", "--detach", "mock/echo", "later"], { env: h.env });
-    const w = await waiting;
+    expect(await closed).toBe(0);
+    const w = JSON.parse(out).data;
     expect(w.entries.map((e: any) => e.id)).toEqual([first.id]);
     await terminal(h.env, later.id);
   });

@@ -17,7 +17,20 @@ export const PINS: Record<string, string> = JSON.parse(PINS_TEXT);
 export const CLI_DIR = process.env.LI_AGENT_CLIS || path.join(os.homedir(), ".cache", "li-agent-clis", createHash("sha256").update(PINS_TEXT).digest("hex").slice(0, 12));
 export const CLI_BIN = path.join(CLI_DIR, "node_modules", ".bin");
 
-/** True when the pinned versions are installed; otherwise says, once, how to get them. */
+/** The pinned CLIs that are not installed in CLI_DIR at their pinned version ("name@version (found …)"). */
+export function missingClis(): string[] {
+  return Object.entries(PINS).flatMap(([name, version]) => {
+    let found: string | undefined;
+    try {
+      found = JSON.parse(fs.readFileSync(path.join(CLI_DIR, "node_modules", name, "package.json"), "utf8")).version;
+    } catch {
+      found = undefined;
+    }
+    return found === version ? [] : [`${name}@${version} (${found ? `found ${found}` : "not installed"})`];
+  });
+}
+
+/** True when the pinned versions are installed (install-agent-clis.mjs stamps the folder once they all start). */
 export function agentClisInstalled(): boolean {
   let stamp: unknown;
   try {
@@ -25,13 +38,33 @@ export function agentClisInstalled(): boolean {
   } catch {
     stamp = null;
   }
-  if (JSON.stringify(stamp) === JSON.stringify(PINS)) return true;
-  console.warn(`The real agent CLIs (${Object.entries(PINS).map(([n, v]) => `${n}@${v}`).join(", ")}) are not in ${CLI_DIR}: this suite is skipped. Run \`npm run agent-clis\` to install them (about 900 MB).`);
-  return false;
+  return JSON.stringify(stamp) === JSON.stringify(PINS);
 }
 
-/** describe, or describe.skip when the CLIs are not installed. */
-export const describeReal = (name: string, fn: () => void) => (agentClisInstalled() ? describe : describe.skip)(name, fn);
+/** What is missing, where it was looked for, and how to get it. */
+export function agentClisHint(): string {
+  const missing = missingClis();
+  const what = missing.length ? `missing ${missing.join(", ")}` : `no installed.json stamp matching scripts/agent-clis.json (an install that did not finish)`;
+  return `The real agent CLIs are not in ${CLI_DIR}: ${what}. Run \`npm run agent-clis\` (about 900 MB) with the same HOME and LI_AGENT_CLIS as the tests; it installs into LI_AGENT_CLIS, else ~/.cache/li-agent-clis/<digest of the pins>.`;
+}
+
+/**
+ * describe when the CLIs are installed. Without them: describe.skip with a warning, unless
+ * LI_TEST_REQUIRE_AGENT_CLIS is set (as .ci/run sets it), where their absence is one failing test
+ * naming the folder looked in; CI installs them first, so a skip there would only hide a
+ * mismatch between where they were put and where the tests look.
+ */
+export function describeReal(name: string, fn: () => void): void {
+  if (agentClisInstalled()) return describe(name, fn);
+  if (process.env.LI_TEST_REQUIRE_AGENT_CLIS) {
+    describe(name, () => test("the real agent CLIs are installed (LI_TEST_REQUIRE_AGENT_CLIS is set)", () => {
+      throw new Error(agentClisHint());
+    }));
+    return;
+  }
+  console.warn(`skipping "${name}": ${agentClisHint()}`);
+  describe.skip(name, fn);
+}
 
 /** The environment every real CLI runs with under `home`: its own HOME, the CLIs first on PATH, no way off loopback. */
 export function baseEnv(home: string): Record<string, string> {

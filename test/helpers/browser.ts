@@ -5,17 +5,47 @@ import { chromium, type Browser } from "playwright-core";
 /*
  * The system's Chromium driven by playwright-core (browser builds cannot be downloaded here;
  * Debian's chromium package installs, and .ci/run installs it when it is missing).
+ *
+ * One rule, the one .ci/run uses to decide whether to install it: LI_TEST_CHROMIUM when set,
+ * else the `chromium` that PATH finds (`command -v chromium`).
  */
 
-export const CHROMIUM = process.env.LI_TEST_CHROMIUM ?? "/usr/bin/chromium";
+/** The first executable `name` on PATH, as `command -v` finds it; null when there is none. */
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return file;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+/** The browser the tests drive: LI_TEST_CHROMIUM, else `chromium` on PATH; null when neither is there. */
+export const CHROMIUM: string | null = process.env.LI_TEST_CHROMIUM || onPath("chromium");
+
+const HINT = `no Chromium ${process.env.LI_TEST_CHROMIUM ? `at LI_TEST_CHROMIUM=${process.env.LI_TEST_CHROMIUM}` : "on PATH (command -v chromium)"}: install it (apt-get install -y chromium; .ci/run does) or set LI_TEST_CHROMIUM`;
+const present = !!CHROMIUM && fs.existsSync(CHROMIUM);
+
+/**
+ * `test` for a test that drives the browser. Without Chromium it is skipped with a warning,
+ * unless LI_TEST_REQUIRE_CHROMIUM is set (as .ci/run sets it): there the test runs and
+ * launchChromium's error, naming where it looked, fails it.
+ */
+export const browserTest: jest.It = present || process.env.LI_TEST_REQUIRE_CHROMIUM ? test : test.skip;
+if (!present && !process.env.LI_TEST_REQUIRE_CHROMIUM) console.warn(`skipping the browser tests: ${HINT}`);
 
 /** Without the background-networking flags Chromium keeps dialling out, and this machine refuses it. */
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
 
 export async function launchChromium(): Promise<{ browser: Browser; close: () => Promise<void> }> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium; .ci/run does) or set LI_TEST_CHROMIUM`);
+  if (!present) throw new Error(HINT);
   // playwright gives each launch a fresh, empty profile of its own and adds --headless.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 30_000 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: FLAGS, timeout: 30_000 });
   return { browser, close: () => browser.close() };
 }
 

@@ -80,6 +80,45 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20000, inte
   }
 }
 
+/*
+ * The wall-clock allowance (CONTRIBUTING: speed is never asserted by a timed test). A test asserts
+ * what happened, in what order, with what result, never how fast. A measured duration may appear
+ * in an expectation only through one of these, each about a time the code under test sets
+ * itself, so a slow or loaded machine cannot fail them:
+ *
+ * - spentAtLeast: it spent at least a time it promises to spend (a poll floor, a grace period, a
+ *   sleep, a window). Slowness only lengthens a duration.
+ * - endedBefore / untilBefore: it ended (or a condition came about) before a deadline of the
+ *   code's own (a wait's window, a poll interval) that it would have run out had the behaviour
+ *   been wrong; the deadline is many times the expected time, and nothing but that wrong
+ *   behaviour comes near it. Prefer a result field that proves the same (timed_out, a count
+ *   of looks, the order of events) where there is one.
+ *
+ * `grep -nE "Date.now|performance.now|elapsed|took" test/*.test.ts` finds every other use of the
+ * clock: making timestamps and ages for fixtures, or reading one the code reported.
+ */
+
+/** Expects `measuredSeconds` (what the code reported, or the test measured around it) to be at least `promisedSeconds`. */
+export function spentAtLeast(measuredSeconds: number, promisedSeconds: number, what: string): void {
+  // Timers may fire up to a millisecond early, and reported seconds are rounded to the millisecond.
+  expect([what, measuredSeconds >= promisedSeconds - 0.002]).toEqual([what, true]);
+}
+
+/** Expects `measuredSeconds` (reported by the code) to be under `deadlineSeconds`, a deadline of its own it would have reached had the behaviour been wrong. */
+export function endedBefore(measuredSeconds: number, deadlineSeconds: number, what: string): void {
+  expect([what, measuredSeconds < deadlineSeconds]).toEqual([what, true]);
+}
+
+/** Polls `fn` until it holds; fails if `deadlineMs` (epoch ms, a deadline of the code under test) passes first. */
+export async function untilBefore<T>(fn: () => Promise<T> | T, deadlineMs: number, what: string, intervalMs = 100): Promise<T> {
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() >= deadlineMs) throw new Error(`${what}: not before its own deadline (${new Date(deadlineMs).toISOString()})`);
+    await sleep(intervalMs);
+  }
+}
+
 /**
  * Live (non-zombie) members of process group `pgid`, by a /proc scan. PID 1 here reaps orphans
  * only every few seconds, and `kill -0` would count a zombie still waiting to be reaped.

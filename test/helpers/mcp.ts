@@ -19,6 +19,8 @@ export interface McpSession {
   close(): Promise<void>;
   /** The server's pid. */
   pid: number | null;
+  /** The method of every JSON-RPC request the server was sent on this connection, in order (what went over its stdin, whoever made it). */
+  requests(): string[];
 }
 
 /** A real MCP client over stdio, spawning `node bin/li.js mcp` with the given environment. */
@@ -30,6 +32,14 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
     cwd: ROOT,
     stderr: "pipe",
   });
+  // Every request as it goes over the wire: the SDK's own (initialize, a tools/list it may make) as well as the test's.
+  const sent: string[] = [];
+  const send = transport.send.bind(transport);
+  transport.send = (...args: Parameters<typeof send>) => {
+    const message = args[0];
+    if ("method" in message && "id" in message) sent.push(message.method);
+    return send(...args);
+  };
   const client = new Client({ name: "li-test", version: "0.0.0" });
   await client.connect(transport);
   const raw = (args: Record<string, unknown>) => client.callTool({ name: "request", arguments: args }, undefined, { timeout: 120000 });
@@ -64,6 +74,7 @@ export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
     },
     close: () => client.close(),
     pid: transport.pid,
+    requests: () => [...sent],
   };
 }
 
