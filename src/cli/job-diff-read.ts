@@ -68,7 +68,8 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   const data = { ...base, captured: true, change: fields(c), ...(opts.stat ? {} : { patch_from: whole?.from ?? null }) };
   return {
     data,
-    patchBuf: opts.stat ? null : (whole?.patch ?? Buffer.alloc(0)),
+    // Only its host (or its branch) has a truncated patch: a person gets the file list instead.
+    patchBuf: whole?.patch ?? null,
     human: (page) =>
       [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
         .filter((x) => x !== "")

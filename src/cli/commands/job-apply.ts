@@ -1,5 +1,6 @@
 /** `li job apply ID`: an isolated run's change applied to the checkout here (issue 29). */
-import type { Command } from "../commander.js";
+import { forMcp } from "../builders/mcp-hints.js";
+import { Option, type Command } from "../commander.js";
 import type { CliContext } from "../adapter.js";
 import { renderWithStore } from "../views.js";
 
@@ -20,7 +21,12 @@ export function registerApply(job: Command, ctx: CliContext): void {
     .option("--3way", "when it does not apply cleanly, merge and leave conflict markers in the files that conflict")
     .option("--commit", "make one commit of the change on the checked-out branch, naming the run and its prompt's first line")
     .option("--again", "apply it even though it was applied to this repository before")
-    .option("--cwd <dir>", "the checkout to change (default: the one holding the current directory)")
+    .addOption(
+      forMcp(
+        new Option("--cwd <dir>", "the checkout to change (default: the one holding the current directory)"),
+        "the git checkout to change, under the client's roots (default: the server's working directory)",
+      ),
+    )
     .addHelpText(
       "after",
       `
@@ -38,10 +44,10 @@ to the same repository is refused (conflict, reason already_applied) unless --ag
 killed half way is settled by the next one, from what the checkout holds.
 
 Examples:
-  li job apply --check @last
-  li job apply --commit inv_01hx7k2m9q
-  li job apply --3way --cwd ~/src/project inv_01hx7k2m9q
-  li --machine job apply --check inv_01hx7k2m9q | jq .data.conflicts`,
+  li job apply --check inv_01j9x7k2m9
+  li job apply --commit inv_01j9x7k2m9
+  li job apply --3way --cwd ~/src/project inv_01j9x7k2m9
+  li --machine job apply --check inv_01j9x7k2m9 | jq .data.conflicts`,
     )
     .action((id: string, flags: ApplyFlags) =>
       renderWithStore(

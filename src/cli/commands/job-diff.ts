@@ -35,10 +35,10 @@ byte 0 and is at most ${DEFAULT_MACHINE_BYTES / 1024} KiB unless --offset and --
 gets the whole patch, coloured on a terminal. Binary files are git's --binary text.
 
 Examples:
-  li job diff @last
-  li job diff --stat inv_01hx7k2m9q
-  li job diff --cumulative inv_01hx7k2m9q | git apply --check
-  li --machine job diff --offset 16384 --max-bytes 16384 @last`,
+  li job diff inv_01j9x7k2m9
+  li job diff --stat inv_01j9x7k2m9
+  li job diff --cumulative inv_01j9x7k2m9 | git apply --check
+  li --machine job diff --offset 16384 --max-bytes 16384 inv_01j9x7k2m9`,
     )
     .action((id: string, opts: DiffOptions) =>
       renderWithStore(ctx, async (store) => {

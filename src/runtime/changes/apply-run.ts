@@ -55,7 +55,11 @@ async function target(dir: string) {
   if (!at) throw invalid(`${dir} is not in a git work tree: run li job apply in the checkout to change, or name it with --cwd`, { field: "cwd", cwd: dir, reason: "not_a_work_tree" });
   const policy = rootPolicy("cwd");
   // The whole work tree is what git may write, so all of it must be within the roots.
-  if (policy && !underAny(at.root, policy.roots)) throw outsideRoots("--cwd", dir, policy.roots, policy.from);
+  if (policy && !underAny(at.root, policy.roots)) {
+    const refusal = outsideRoots("--cwd", dir, policy.roots, policy.from);
+    refusal.message = refusal.message.replace("must be a file under", "must be a checkout under");
+    throw refusal;
+  }
   return at;
 }
 

@@ -1,0 +1,387 @@
+/**
+ * Issue 29: li job diff and li job apply, black-box against the built CLI, on isolated runs
+ * seeded in the store (a run record made by li, its spec marked isolated, and a real change
+ * made with git on branch li/<id> and recorded as a capture records it), applied to real
+ * checkouts made here. Every refusal is checked to have changed nothing in the target: its
+ * status, index, working tree and every file's bytes.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { recordChange } from "../src/lifecycle/changes/records.js";
+import { dbOf } from "../src/lifecycle/db/handle.js";
+import { hostName } from "../src/lifecycle/locate.js";
+import { filesBetween } from "../src/runtime/changes/patch.js";
+import { rows, useHomes, withStore, type Home } from "./helpers/fixtures.js";
+import { li, LI_BIN, liData } from "./helpers/li.js";
+
+const home = useHomes({ stopRuns: true });
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "li-apply-"));
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+const IDENTITY = ["-c", "user.name=li test", "-c", "user.email=li@test.invalid"];
+const gitBuf = (cwd: string, ...args: string[]) => execFileSync("git", [...IDENTITY, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+const git = (cwd: string, ...args: string[]) => gitBuf(cwd, ...args).toString("utf8").trim();
+let n = 0;
+const dir = (name: string) => fs.mkdtempSync(path.join(scratch, `${name}-${n++}-`));
+
+/** A repository with a few text files, a binary one and a larger one, on branch main. */
+function sourceRepo(): string {
+  const src = dir("src");
+  git(src, "init", "-q", "-b", "main");
+  fs.writeFileSync(path.join(src, "a.txt"), Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+  fs.writeFileSync(path.join(src, "b.txt"), "bee\n");
+  fs.writeFileSync(path.join(src, "c.txt"), "sea\n");
+  fs.writeFileSync(path.join(src, "logo.bin"), Buffer.from([0, 1, 2, 3, 255, 254, 0, 7]));
+  git(src, "add", "-A");
+  git(src, "commit", "-qm", "base");
+  return src;
+}
+
+/** The change every seeded run makes: a.txt line 2, a new binary file, b.txt removed, big.txt added (over one page). */
+function edit(wt: string): void {
+  const a = path.join(wt, "a.txt");
+  fs.writeFileSync(a, fs.readFileSync(a, "utf8").replace("line 2\n", "line two, by the agent\n"));
+  fs.writeFileSync(path.join(wt, "new.bin"), Buffer.from([9, 0, 8, 0, 7, 0, 255]));
+  fs.rmSync(path.join(wt, "b.txt"));
+  fs.writeFileSync(path.join(wt, "big.txt"), Array.from({ length: 2000 }, (_, i) => `big line ${i}`).join("\n") + "\n");
+}
+
+interface Seeded {
+  id: string;
+  base: string;
+  head: string;
+  branch: string;
+  patch: Buffer;
+}
+
+/** A run made by li, marked isolated, with the change `edit` makes on its branch recorded as captured. */
+async function isolatedRun(h: Home, src: string, o: { truncated?: boolean; host?: string; resumes?: string; base?: string; change?: (wt: string) => void } = {}): Promise<Seeded> {
+  const { id } = await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env });
+  const base = o.base ?? git(src, "rev-parse", "HEAD");
+  const branch = `li/${id}`;
+  const wt = path.join(scratch, `wt-${id}`);
+  git(src, "worktree", "add", "-q", "-b", branch, wt, base);
+  (o.change ?? edit)(wt);
+  git(wt, "add", "-A");
+  git(wt, "commit", "-qm", "the agent's change");
+  const head = git(wt, "rev-parse", "HEAD");
+  const patch = gitBuf(src, "diff", "--binary", "--full-index", "-M", base, head);
+  const stat = await filesBetween(src, base, head);
+  await withStore(h, async (s) => {
+    const e = (await s.get(id))!;
+    const isolation = { mode: "worktree", repo: src, rel: "", base: "HEAD", base_sha: base, branch, worktree: wt, carry_changes: false, keep_worktree: false };
+    await dbOf(s).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify({ ...e.spec, isolation, ...(o.resumes ? { resumes: o.resumes } : {}) }), id]);
+    const truncated = !!o.truncated;
+    await recordChange(s, id, src, { base_sha: base, head_sha: head, branch, ...stat, patch: truncated ? Buffer.alloc(0) : patch, patch_bytes: truncated ? 17 * 1024 * 1024 : patch.length, truncated });
+    if (o.host) await dbOf(s).run("UPDATE changes SET host = ? WHERE entity_id = ?", [o.host, id]);
+  });
+  return { id, base, head, branch, patch };
+}
+
+/** A clone of `src` (main only unless `all`), with local work of every kind a person may have. */
+function target(src: string, o: { all?: boolean; local?: boolean } = {}): string {
+  const t = dir("target");
+  execFileSync("git", ["clone", "-q", "--no-local", ...(o.all ? [] : ["--single-branch", "-b", "main"]), src, t]);
+  if (o.local !== false) {
+    fs.writeFileSync(path.join(t, "c.txt"), "sea, staged by a person\n");
+    git(t, "add", "c.txt");
+    fs.appendFileSync(path.join(t, "a.txt"), "an unstaged line of a person's\n");
+    fs.writeFileSync(path.join(t, "notes.txt"), "untracked\n");
+  }
+  return t;
+}
+
+/** Everything a checkout holds: status, both diffs, HEAD, and every file's bytes outside .git. */
+function snapshot(t: string) {
+  const files: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.name === ".git") continue;
+      if (e.isDirectory()) walk(p);
+      else files[path.relative(t, p)] = fs.readFileSync(p).toString("base64");
+    }
+  };
+  walk(t);
+  return {
+    status: gitBuf(t, "status", "--porcelain=v1", "-z", "--untracked-files=all").toString("latin1"),
+    diff: gitBuf(t, "diff", "--binary").toString("latin1"),
+    cached: gitBuf(t, "diff", "--cached", "--binary").toString("latin1"),
+    head: git(t, "rev-parse", "HEAD"),
+    files,
+  };
+}
+
+const apply = (h: Home, args: string[], cwd: string) => li(["--machine", "job", "apply", ...args], { env: h.env, cwd });
+
+describe("li job diff", () => {
+  test("a person gets the header and the patch, --stat the files and totals; --machine pages the patch from byte 0", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const human = await li(["job", "diff", run.id], { env: h.env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`run ${run.id}  branch ${run.branch}  ${run.base.slice(0, 12)}..${run.head.slice(0, 12)}  host ${hostName()}`);
+    expect(human.stdout).toContain("diff --git a/a.txt b/a.txt");
+    expect(human.stdout).toContain("+line two, by the agent");
+    expect(human.stdout).not.toContain("\x1b[");
+    expect(human.stdout.slice(human.stdout.indexOf("diff --git"))).toBe(run.patch.toString("utf8"));
+
+    const stat = await li(["job", "diff", "--stat", run.id], { env: h.env });
+    expect(stat.stdout).toMatch(/ M a\.txt +\| \+1 -1/);
+    expect(stat.stdout).toMatch(/ D b\.txt +\| \+0 -1/);
+    expect(stat.stdout).toMatch(/ A new\.bin +\| binary/);
+    expect(stat.stdout).toContain(" 4 files changed, +2001 -2");
+    expect(stat.stdout).not.toContain("diff --git");
+
+    const first = await liData(["job", "diff", run.id], { env: h.env });
+    expect(first).toMatchObject({ id: run.id, kind: "invocation", status: "completed", captured: true, patch_from: "store", offset: 0, bytes: 16384, end: 16384, total_bytes: run.patch.length, truncated: true });
+    expect(first.change).toMatchObject({ base_sha: run.base, head_sha: run.head, branch: run.branch, insertions: 2001, deletions: 2, truncated: false, patch_bytes: run.patch.length });
+    expect(first.change.files.map((f: any) => [f.path, f.status])).toEqual([["a.txt", "modified"], ["b.txt", "deleted"], ["big.txt", "added"], ["new.bin", "added"]]);
+    const rest = await liData(["job", "diff", "--offset", String(first.end), "--max-bytes", String(1024 * 1024), run.id], { env: h.env });
+    // As li job output's pages: truncated says the page is not all of the patch.
+    expect(rest).toMatchObject({ offset: 16384, end: run.patch.length, total_bytes: run.patch.length, truncated: true });
+    expect(Buffer.from(first.patch + rest.patch)).toEqual(run.patch);
+    const machineStat = await liData(["job", "diff", "--stat", run.id], { env: h.env });
+    expect(machineStat.patch).toBeUndefined();
+    expect(machineStat.change.files).toHaveLength(4);
+  });
+
+  test("a run without --isolate is invalid_input saying so; an isolated run still going answers captured: false", async () => {
+    const h = home();
+    const { id } = await liData(["agent", "mock/echo", "plain"], { env: h.env });
+    const r = await li(["--machine", "job", "diff", id], { env: h.env });
+    expect(r.json.error).toMatchObject({ kind: "invalid_input", message: expect.stringContaining("not run with --isolate worktree") });
+    const running = await liData(["agent", "--detach", "mock/sleep:60", "slow"], { env: h.env });
+    await withStore(h, async (s) => {
+      const e = (await s.get(running.id))!;
+      await dbOf(s).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify({ ...e.spec, isolation: { mode: "worktree" } }), running.id]);
+    });
+    const d = await li(["--machine", "job", "diff", running.id], { env: h.env });
+    expect(d.json.data).toMatchObject({ id: running.id, captured: false, change: null, patch: "", total_bytes: 0 });
+    expect(["running", "preparing"]).toContain(d.json.data.status);
+    const p = await li(["job", "diff", running.id], { env: h.env });
+    expect(p.code).toBe(0);
+    expect(p.stderr).toMatch(/its change is captured when it ends/);
+    await li(["kill", "--grace", "0", running.id], { env: h.env });
+  });
+
+  test("a patch over the store's bound: a note naming the host and branch elsewhere; its own host reads it from git", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const away = await isolatedRun(h, src, { truncated: true, host: "elsewhere" });
+    const d = await li(["job", "diff", away.id], { env: h.env });
+    expect(d.stdout).toContain(`note: the patch is ${17 * 1024 * 1024} bytes, over the store's 16 MiB bound; branch ${away.branch} on host elsewhere holds all of it: git -C ${src} diff ${away.base} ${away.head}`);
+    expect(d.stdout).toMatch(/ M a\.txt/);
+    const here = await isolatedRun(h, src, { truncated: true });
+    const m = await liData(["job", "diff", "--max-bytes", "16000000", "--offset", "0", here.id], { env: h.env });
+    expect(m).toMatchObject({ patch_from: "git", change: { truncated: true } });
+    expect(Buffer.from(m.patch)).toEqual(here.patch);
+  });
+
+  test("--cumulative spans a resumed chain, first base to last head, made by git on the host holding it", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const one = await isolatedRun(h, src);
+    const two = await isolatedRun(h, src, { resumes: one.id, base: one.head, change: (wt) => fs.writeFileSync(path.join(wt, "c.txt"), "sea, then more\n") });
+    const cum = await liData(["job", "diff", "--cumulative", "--max-bytes", "16000000", "--offset", "0", two.id], { env: h.env });
+    expect(cum.cumulative.runs).toEqual([one.id, two.id]);
+    expect(cum.change).toMatchObject({ base_sha: one.base, head_sha: two.head });
+    expect(cum.change.files.map((f: any) => f.path)).toEqual(["a.txt", "b.txt", "big.txt", "c.txt", "new.bin"]);
+    expect(Buffer.from(cum.patch)).toEqual(gitBuf(src, "diff", "--binary", "--full-index", "-M", one.base, two.head));
+    await withStore(h, (s) => dbOf(s).run("UPDATE changes SET host = 'elsewhere' WHERE entity_id IN (?, ?)", [one.id, two.id]));
+    const away = await li(["--machine", "job", "diff", "--cumulative", two.id], { env: h.env });
+    expect(away.json.error).toMatchObject({ kind: "unavailable", detail: { host: "elsewhere", increments: [one.id, two.id] } });
+  });
+});
+
+describe("li job apply", () => {
+  test("a change that conflicts is refused, naming the files, and changes nothing; --check says so too; --3way leaves markers", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const t = target(src);
+    const a = path.join(t, "a.txt");
+    fs.writeFileSync(a, fs.readFileSync(a, "utf8").replace("line 2\n", "line 2, by a person\n"));
+    const before = snapshot(t);
+    const r = await apply(h, [run.id], t);
+    expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "conflict", conflicts: ["a.txt"] } });
+    expect(snapshot(t)).toEqual(before);
+    const check = await apply(h, ["--check", run.id], t);
+    expect(check.json.data).toMatchObject({ applied: false, check: true, would_apply: false, conflicts: ["a.txt"], apply_id: null });
+    expect(snapshot(t)).toEqual(before);
+    expect(await rows(h, "SELECT * FROM applies")).toEqual([]);
+
+    // --3way needs the touched files to match the index: commit the person's edit first.
+    git(t, "commit", "-qam", "a person's edit");
+    const merged = await apply(h, ["--3way", run.id], t);
+    expect(merged.json.data).toMatchObject({ applied: true, three_way: true, conflicts: ["a.txt"], commit: null });
+    expect(fs.readFileSync(a, "utf8")).toMatch(/<<<<<<< ours\nline 2, by a person\n=======\nline two, by the agent\n>>>>>>> theirs/);
+    expect(fs.readFileSync(path.join(t, "c.txt"), "utf8")).toBe("sea, staged by a person\n");
+    expect(fs.readFileSync(path.join(t, "notes.txt"), "utf8")).toBe("untracked\n");
+  });
+
+  test("a clean apply keeps a person's work; --commit makes one commit of exactly the change, naming the run and its prompt", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const t = target(src);
+    // a.txt carries a person's unstaged line: --commit refuses rather than commit it, and --check says the same.
+    const before = snapshot(t);
+    const check = await apply(h, ["--check", "--commit", run.id], t);
+    expect(check.json.error).toMatchObject({ kind: "conflict", detail: { reason: "local_changes", paths: ["a.txt"] } });
+    const refused = await apply(h, ["--commit", run.id], t);
+    expect(refused.json.error).toMatchObject({ kind: "conflict", detail: { reason: "local_changes", paths: ["a.txt"] } });
+    expect(snapshot(t)).toEqual(before);
+
+    git(t, "checkout", "--", "a.txt");
+    const ok = await apply(h, ["--commit", run.id], t);
+    expect(ok.json.data).toMatchObject({ applied: true, check: false, conflicts: [], files: ["a.txt", "b.txt", "big.txt", "new.bin"], repo: fs.realpathSync(path.join(t, ".git")), host: hostName(), onto: run.base });
+    const commit = ok.json.data.commit;
+    expect(git(t, "rev-parse", "HEAD")).toBe(commit);
+    expect(git(t, "log", "-1", "--format=%B")).toMatch(new RegExp(`^make a change\\n\\nApplied by li job apply from run ${run.id}: branch ${run.branch}`));
+    expect(gitBuf(t, "diff", "--binary", "--full-index", "-M", "HEAD~1", "HEAD")).toEqual(run.patch);
+    // The person's staged and untracked work is as it was.
+    expect(git(t, "status", "--porcelain=v1", "--untracked-files=all")).toBe("M  c.txt\n?? notes.txt");
+    const ledger = await rows(h, "SELECT * FROM applies");
+    expect(ledger).toEqual([expect.objectContaining({ id: ok.json.data.apply_id, entity_id: run.id, status: "applied", commit_sha: commit, onto_sha: run.base, repo: fs.realpathSync(path.join(t, ".git")) })]);
+  });
+
+  test("a second apply to the same repository is refused already_applied naming the first; --again applies it once more", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const t = target(src);
+    const first = await apply(h, [run.id], t);
+    expect(first.json.data).toMatchObject({ applied: true, commit: null });
+    expect(fs.readFileSync(path.join(t, "a.txt"), "utf8")).toMatch(/line two, by the agent[^]*an unstaged line of a person's/);
+    // A person puts it back; li remembers it was applied here.
+    git(t, "checkout", "--", "a.txt", "b.txt");
+    fs.rmSync(path.join(t, "big.txt"));
+    fs.rmSync(path.join(t, "new.bin"));
+    const before = snapshot(t);
+    const again = await apply(h, [run.id], t);
+    expect(again.json.error).toMatchObject({ kind: "conflict", detail: { reason: "already_applied", first: { id: first.json.data.apply_id } } });
+    expect(again.json.error.message).toContain("--again");
+    expect(snapshot(t)).toEqual(before);
+    const check = await apply(h, ["--check", run.id], t);
+    expect(check.json.error.detail.reason).toBe("already_applied");
+    const forced = await apply(h, ["--again", run.id], t);
+    expect(forced.json.data).toMatchObject({ applied: true });
+    expect((await rows(h, "SELECT status FROM applies ORDER BY started_at")).map((r) => r.status)).toEqual(["applied", "applied"]);
+  });
+
+  test("a target without the base commit is refused naming it; a truncated change is refused on a host without its branch and applied from git on its own", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const other = dir("unrelated");
+    git(other, "init", "-q", "-b", "main");
+    fs.writeFileSync(path.join(other, "x"), "x\n");
+    git(other, "add", "x");
+    git(other, "commit", "-qm", "x");
+    const before = snapshot(other);
+    const r = await apply(h, [run.id], other);
+    expect(r.json.error).toMatchObject({ kind: "not_found", detail: { reason: "base_missing", base_sha: run.base, branch: run.branch } });
+    expect(r.json.error.message).toContain(run.base);
+    expect(snapshot(other)).toEqual(before);
+    const notGit = dir("plain");
+    expect((await apply(h, [run.id], notGit)).json.error).toMatchObject({ kind: "invalid_input", detail: { reason: "not_a_work_tree" } });
+
+    const away = await isolatedRun(h, src, { truncated: true, host: "elsewhere" });
+    const t = target(src);
+    const before2 = snapshot(t);
+    const refused = await apply(h, [away.id], t);
+    expect(refused.json.error).toMatchObject({ kind: "unavailable", detail: { reason: "truncated", host: "elsewhere", branch: away.branch } });
+    expect(snapshot(t)).toEqual(before2);
+    await withStore(h, (s) => dbOf(s).run("UPDATE changes SET host = ? WHERE entity_id = ?", [hostName(), away.id]));
+    const t2 = target(src, { local: false });
+    const ok = await apply(h, [away.id], t2);
+    expect(ok.json.data).toMatchObject({ applied: true });
+    expect(gitBuf(t2, "diff", "--binary", "--full-index", "-M")).toEqual(gitBuf(src, "diff", "--binary", "--full-index", "-M", away.base, away.head, "--", "a.txt", "b.txt"));
+  });
+
+  test("an apply killed half way (an 'applying' row of a dead pid) is settled from the target before the next one", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const dead = spawnSync(process.execPath, ["-e", "console.log(process.pid)"]).stdout.toString().trim();
+    const leftover = async (t: string, id: string) =>
+      withStore(h, (s) =>
+        dbOf(s).run("INSERT INTO applies (id, entity_id, host, repo, onto_sha, status, pid, started_at) VALUES (?, ?, ?, ?, ?, 'applying', ?, ?)", [
+          id,
+          run.id,
+          hostName(),
+          fs.realpathSync(path.join(t, ".git")),
+          run.base,
+          Number(dead),
+          new Date().toISOString(),
+        ]),
+      );
+    // Killed before git wrote: abandoned, and this apply goes on.
+    const t = target(src, { local: false });
+    await leftover(t, "apply_leftover0001");
+    const ok = await apply(h, [run.id], t);
+    expect(ok.json.data).toMatchObject({ applied: true, reconciled: [{ apply_id: "apply_leftover0001", to: "abandoned" }] });
+    // Killed after git wrote: applied, so this one is refused as a second apply.
+    const t2 = target(src, { local: false });
+    const file = path.join(scratch, `${run.id}.patch`);
+    fs.writeFileSync(file, run.patch);
+    git(t2, "apply", file);
+    await leftover(t2, "apply_leftover0002");
+    const before = snapshot(t2);
+    const refused = await apply(h, [run.id], t2);
+    expect(refused.json.error).toMatchObject({ kind: "conflict", detail: { reason: "already_applied", first: { id: "apply_leftover0002" } } });
+    expect(snapshot(t2)).toEqual(before);
+    const ledger = await rows(h, "SELECT id, status FROM applies ORDER BY id");
+    expect(ledger).toEqual(expect.arrayContaining([{ id: "apply_leftover0001", status: "abandoned" }, { id: "apply_leftover0002", status: "applied" }]));
+  });
+});
+
+/** An MCP server started from `cwd` (its roots, when the client declares none), with `flags`. */
+async function server(env: NodeJS.ProcessEnv, cwd: string, flags: string[] = []) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp", ...flags], env: { ...env, NODE_OPTIONS: "" } as Record<string, string>, cwd, stderr: "pipe" });
+  const client = new Client({ name: "apply-test", version: "0.0.0" });
+  await client.connect(transport);
+  const op = async (name: string, args: Record<string, unknown>) =>
+    ((await client.callTool({ name: "request", arguments: { ops: [{ op: name, args }] } }, undefined, { timeout: 120000 })) as any).structuredContent.results[0];
+  return { op, close: () => client.close() };
+}
+
+describe("over MCP", () => {
+  test("job.diff reads; job.apply check: true changes nothing, a cwd outside the roots is refused, and a read-only server refuses job.apply", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await isolatedRun(h, src);
+    const t = target(src);
+    const before = snapshot(t);
+    const open = await server(h.env, t);
+    try {
+      const d = await open.op("job.diff", { id: run.id });
+      expect(d.ok).toBe(true);
+      expect(d.result).toMatchObject({ id: run.id, captured: true, offset: 0, total_bytes: run.patch.length });
+      const check = await open.op("job.apply", { id: run.id, check: true, cwd: t });
+      expect(check.result).toMatchObject({ check: true, would_apply: true, applied: false, conflicts: [] });
+      expect(snapshot(t)).toEqual(before);
+      const outside = await open.op("job.apply", { id: run.id, check: true, cwd: src });
+      expect(outside.error).toMatchObject({ code: "invalid_args", kind: "invalid_input" });
+      expect(outside.error.message).toMatch(/^cwd must be a checkout under one of: .* \(the MCP server's working directory; the client declares no roots\)/);
+    } finally {
+      await open.close();
+    }
+    const ro = await server(h.env, t, ["--read-only"]);
+    try {
+      expect((await ro.op("job.diff", { id: run.id, stat: true })).ok).toBe(true);
+      const refused = await ro.op("job.apply", { id: run.id, check: true, cwd: t });
+      expect(refused.error).toMatchObject({ code: "verb_forbidden", rule: expect.stringMatching(/^read_only/) });
+    } finally {
+      await ro.close();
+    }
+    expect(snapshot(t)).toEqual(before);
+    expect(await rows(h, "SELECT * FROM applies")).toEqual([]);
+  });
+});
