@@ -1,120 +1,21 @@
 /**
  * Issue 29: li job diff and li job apply, black-box against the built CLI, on isolated runs
- * seeded in the store (a run record made by li, its spec marked isolated, and a real change
- * made with git on branch li/<id> and recorded as a capture records it), applied to real
- * checkouts made here. Every refusal is checked to have changed nothing in the target: its
+ * seeded in the store (helpers/isolated.ts), applied to real checkouts made here. Every refusal is checked to have changed nothing in the target: its
  * status, index, working tree and every file's bytes.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { recordChange } from "../src/lifecycle/changes/records.js";
 import { dbOf } from "../src/lifecycle/db/handle.js";
 import { hostName } from "../src/lifecycle/locate.js";
-import { filesBetween } from "../src/runtime/changes/patch.js";
 import { rows, useHomes, withStore, type Home } from "./helpers/fixtures.js";
+import { dir, git, gitBuf, isolatedRun, scratch, snapshot, sourceRepo, target } from "./helpers/isolated.js";
 import { li, LI_BIN, liData } from "./helpers/li.js";
 
 const home = useHomes({ stopRuns: true });
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "li-apply-"));
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
-
-const IDENTITY = ["-c", "user.name=li test", "-c", "user.email=li@test.invalid"];
-const gitBuf = (cwd: string, ...args: string[]) => execFileSync("git", [...IDENTITY, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-const git = (cwd: string, ...args: string[]) => gitBuf(cwd, ...args).toString("utf8").trim();
-let n = 0;
-const dir = (name: string) => fs.mkdtempSync(path.join(scratch, `${name}-${n++}-`));
-
-/** A repository with a few text files, a binary one and a larger one, on branch main. */
-function sourceRepo(): string {
-  const src = dir("src");
-  git(src, "init", "-q", "-b", "main");
-  fs.writeFileSync(path.join(src, "a.txt"), Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
-  fs.writeFileSync(path.join(src, "b.txt"), "bee\n");
-  fs.writeFileSync(path.join(src, "c.txt"), "sea\n");
-  fs.writeFileSync(path.join(src, "logo.bin"), Buffer.from([0, 1, 2, 3, 255, 254, 0, 7]));
-  git(src, "add", "-A");
-  git(src, "commit", "-qm", "base");
-  return src;
-}
-
-/** The change every seeded run makes: a.txt line 2, a new binary file, b.txt removed, big.txt added (over one page). */
-function edit(wt: string): void {
-  const a = path.join(wt, "a.txt");
-  fs.writeFileSync(a, fs.readFileSync(a, "utf8").replace("line 2\n", "line two, by the agent\n"));
-  fs.writeFileSync(path.join(wt, "new.bin"), Buffer.from([9, 0, 8, 0, 7, 0, 255]));
-  fs.rmSync(path.join(wt, "b.txt"));
-  fs.writeFileSync(path.join(wt, "big.txt"), Array.from({ length: 2000 }, (_, i) => `big line ${i}`).join("\n") + "\n");
-}
-
-interface Seeded {
-  id: string;
-  base: string;
-  head: string;
-  branch: string;
-  patch: Buffer;
-}
-
-/** A run made by li, marked isolated, with the change `edit` makes on its branch recorded as captured. */
-async function isolatedRun(h: Home, src: string, o: { truncated?: boolean; host?: string; resumes?: string; base?: string; change?: (wt: string) => void } = {}): Promise<Seeded> {
-  const { id } = await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env });
-  const base = o.base ?? git(src, "rev-parse", "HEAD");
-  const branch = `li/${id}`;
-  const wt = path.join(scratch, `wt-${id}`);
-  git(src, "worktree", "add", "-q", "-b", branch, wt, base);
-  (o.change ?? edit)(wt);
-  git(wt, "add", "-A");
-  git(wt, "commit", "-qm", "the agent's change");
-  const head = git(wt, "rev-parse", "HEAD");
-  const patch = gitBuf(src, "diff", "--binary", "--full-index", "-M", base, head);
-  const stat = await filesBetween(src, base, head);
-  await withStore(h, async (s) => {
-    const e = (await s.get(id))!;
-    const isolation = { mode: "worktree", repo: src, rel: "", base: "HEAD", base_sha: base, branch, worktree: wt, carry_changes: false, keep_worktree: false };
-    await dbOf(s).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify({ ...e.spec, isolation, ...(o.resumes ? { resumes: o.resumes } : {}) }), id]);
-    const truncated = !!o.truncated;
-    await recordChange(s, id, src, { base_sha: base, head_sha: head, branch, ...stat, patch: truncated ? Buffer.alloc(0) : patch, patch_bytes: truncated ? 17 * 1024 * 1024 : patch.length, truncated });
-    if (o.host) await dbOf(s).run("UPDATE changes SET host = ? WHERE entity_id = ?", [o.host, id]);
-  });
-  return { id, base, head, branch, patch };
-}
-
-/** A clone of `src` (main only unless `all`), with local work of every kind a person may have. */
-function target(src: string, o: { all?: boolean; local?: boolean } = {}): string {
-  const t = dir("target");
-  execFileSync("git", ["clone", "-q", "--no-local", ...(o.all ? [] : ["--single-branch", "-b", "main"]), src, t]);
-  if (o.local !== false) {
-    fs.writeFileSync(path.join(t, "c.txt"), "sea, staged by a person\n");
-    git(t, "add", "c.txt");
-    fs.appendFileSync(path.join(t, "a.txt"), "an unstaged line of a person's\n");
-    fs.writeFileSync(path.join(t, "notes.txt"), "untracked\n");
-  }
-  return t;
-}
-
-/** Everything a checkout holds: status, both diffs, HEAD, and every file's bytes outside .git. */
-function snapshot(t: string) {
-  const files: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.name === ".git") continue;
-      if (e.isDirectory()) walk(p);
-      else files[path.relative(t, p)] = fs.readFileSync(p).toString("base64");
-    }
-  };
-  walk(t);
-  return {
-    status: gitBuf(t, "status", "--porcelain=v1", "-z", "--untracked-files=all").toString("latin1"),
-    diff: gitBuf(t, "diff", "--binary").toString("latin1"),
-    cached: gitBuf(t, "diff", "--cached", "--binary").toString("latin1"),
-    head: git(t, "rev-parse", "HEAD"),
-    files,
-  };
-}
 
 const apply = (h: Home, args: string[], cwd: string) => li(["--machine", "job", "apply", ...args], { env: h.env, cwd });
 
@@ -197,6 +98,28 @@ describe("li job diff", () => {
     const away = await li(["--machine", "job", "diff", "--cumulative", two.id], { env: h.env });
     expect(away.json.error).toMatchObject({ kind: "unavailable", detail: { host: "elsewhere", increments: [one.id, two.id] } });
   });
+});
+
+test("a fan-out's session lists each run's change; applying a fan-out names its runs", async () => {
+  const h = home();
+  const src = sourceRepo();
+  const fan = await liData(["o", "fanout", "-n", "2", "--model", "mock/echo", "fan out"], { env: h.env });
+  const kids = await withStore(h, (s) => s.children(fan.id));
+  expect(kids).toHaveLength(2);
+  const one = await isolatedRun(h, src, { id: kids[0].id });
+  await withStore(h, async (s) => {
+    const e = (await s.get(kids[1].id))!;
+    await dbOf(s).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify({ ...e.spec, isolation: { mode: "worktree" } }), kids[1].id]);
+  });
+  const d = await liData(["job", "diff", fan.id], { env: h.env });
+  expect(d).toMatchObject({ id: fan.id, mode: "fanout" });
+  expect(d.runs.map((r: any) => [r.id, r.captured, r.files.length, r.insertions, r.deletions])).toEqual([
+    [one.id, true, 4, 2001, 2],
+    [kids[1].id, false, 0, 0, 0],
+  ]);
+  expect((await li(["job", "diff", fan.id], { env: h.env })).stdout).toContain(`fan-out ${fan.id}: the change of each run`);
+  const r = await li(["--machine", "job", "apply", "--check", fan.id], { env: h.env, cwd: src });
+  expect(r.json.error).toMatchObject({ kind: "invalid_input", detail: { runs: [one.id, kids[1].id] } });
 });
 
 describe("li job apply", () => {
