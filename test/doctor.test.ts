@@ -36,6 +36,7 @@ test("a fresh LI_HOME is healthy, and doctor creates nothing in it", async () =>
   expect(d.data.checks.map((c: any) => [c.check, c.ok])).toEqual([
     ["li_home", true],
     ["disk", true],
+    ["worktrees", true],
     ["store", true],
     ["settings", true],
     ["trust", true],

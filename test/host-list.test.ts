@@ -190,7 +190,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(alone.checks.find((c: any) => c.check === "hosts")).toMatchObject({ ok: true, detail: expect.stringMatching(/only host-b uses this store/) });
     const da = await daemon(a);
     try {
-      // Submit-only (the laptop of the README): a normal role, exit 0, said as info.
+      // Submit-only (the laptop of docs/hosts.md): a normal role, exit 0, said as info.
       const submitter = await li(["--machine", "doctor"], { env: b.env });
       expect(submitter.code).toBe(0);
       const role = submitter.json.data.checks.find((c: any) => c.check === "hosts");

@@ -44,8 +44,8 @@ describePostgres("two hosts sharing one store", () => {
     expect(liveMembers(j.pgid).length).toBeGreaterThan(0);
     // Its console is host a's: host b reads what host a shipped to the store (mock/hang prints
     // nothing), never a local path.
-    const out = await li(["--machine", "job", "output", j.id], { env: b.env });
-    expect(out.json.error).toMatchObject({ kind: "not_found", detail: { id: j.id, status: "running" } });
+    const out = await liData(["job", "output", j.id], { env: b.env });
+    expect(out).toMatchObject({ id: j.id, host: "host-a", status: "running", output: "", console_from: "store", console_log: null });
     expect((await liData(["job", "output", j.id], { env: a.env })).host).toBe("host-a");
     // From its own host the kill does what it always did.
     const own = await liData(["kill", "--grace", "0", j.id], { env: a.env });

@@ -11,7 +11,7 @@ import { readyHang, startStudio, type StudioProc } from "./helpers/studio.js";
 
 /*
  * li studio in a real headless Chromium: the page as a person sees it, live. Screenshots of the
- * runs page and a flow's graph go to test-artifacts/studio (the README shows copies).
+ * runs page and a flow's graph go to test-artifacts/studio (docs/studio.md shows copies).
  */
 
 let h: Home;

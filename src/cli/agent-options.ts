@@ -6,6 +6,7 @@ import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
+import { addIsolateOptions, isolationChoice } from "./builders/isolate-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
 export interface AgentRunOptions {
@@ -22,6 +23,10 @@ export interface AgentRunOptions {
   queue?: string;
   host?: string;
   allowNewHost?: boolean;
+  isolate?: "worktree" | "none";
+  base?: string;
+  carryChanges?: boolean;
+  keepWorktree?: boolean;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {
@@ -36,6 +41,7 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
     .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
+  addIsolateOptions(cmd, scope);
   return addEndpointOption(cmd);
 }
 
@@ -70,6 +76,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
     ...(host !== undefined ? { host } : {}),
     ...(opts.allowNewHost ? { allow_new_host: true } : {}),
+    isolation: isolationChoice(opts),
   };
 }
 

@@ -199,7 +199,7 @@ export async function hostsCheck(open: () => Promise<Store>): Promise<Check> {
     const others = new Set([...all.map((l) => l.host), ...(await hostLoad(s)).map((r) => r.host)].filter((h): h is string => h !== null && h !== here));
     if (!others.size) return pass("hosts", `only ${here} uses this store: no host daemon needed`);
     const daemons = all.filter((l) => l.host !== here).map((l) => `${l.host} (${l.lease === "alive" ? "alive" : `expired ${l.heartbeat_age_seconds}s ago`})`);
-    const fix = "run li host run on this host (under systemd: README, Several hosts)";
+    const fix = "run li host run on this host (under systemd: docs/hosts.md, Several hosts)";
     if (mine)
       return failed(
         "hosts",

@@ -8,7 +8,7 @@ import type { Check } from "./doctor-checks.js";
 
 /*
  * li doctor's check of the one secret li reads from a file: a store URL with its password in
- * $LI_HOME/settings.yaml (README, Several hosts, 2). That file must be its user's alone; a
+ * $LI_HOME/settings.yaml (docs/hosts.md, Several hosts, 2). That file must be its user's alone; a
  * settings file with no such password is no business of this check, which then says nothing.
  */
 

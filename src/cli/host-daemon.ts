@@ -23,6 +23,7 @@ import { openStore } from "../lifecycle/open.js";
 import { selfStat } from "../lifecycle/procfs.js";
 import type { Store } from "../lifecycle/store.js";
 import { ConsoleFinisher } from "../runtime/console-finish.js";
+import { ChangeFinisher } from "../runtime/worktree/change-finish.js";
 import { claimAndStart, endRebootedRuns, reapOwn, type DaemonIdentity } from "../runtime/host-duties.js";
 import { KillRequests } from "../runtime/kill-requests.js";
 import { promoteQuietly } from "../runtime/queue.js";
@@ -102,6 +103,7 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
   const ending = () => stop.stoppedBy !== null || fatal !== null;
   const failed = retryLog(opts, sum);
   const consoles = new ConsoleFinisher(store, host);
+  const changes = new ChangeFinisher(store, host);
   const kills = new KillRequests(store, opts.log, (k) => {
     sum.kills++;
     opts.log(`kill request ${k.request_id} for ${k.entity_id}: ${k.summary}`);
@@ -144,11 +146,12 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
       const d = id;
       if (d) {
         try {
-          const reaped = await reapOwn(store, d, consoles);
+          const reaped = await reapOwn(store, d, [consoles, changes]);
           sum.reaped += reaped.length;
           for (const r of reaped) opts.log(`reaped ${r}`);
           // A refusal here is the store's, which the other duties report; the next pass retries.
           for (const f of await consoles.finish().catch(() => [])) opts.log(`shipped the rest of ${f.id}'s console to the store (bytes ${f.from}–${f.to}): its worker went before it could`);
+          for (const c of await changes.finish().catch(() => [])) opts.log(`captured ${c.id}'s change on ${c.branch}: its worker went before it could`);
           if (ending()) break;
           await kills.startPending(d);
           if (ending()) break;

@@ -61,6 +61,24 @@ export function jobView(o: Observed) {
     has_result: e.result_text !== null,
     queue: e.queue ?? null,
     queue_position: o.queue_position ?? null,
+    // --isolate worktree: its branch and base (null: it ran in its directory itself).
+    isolation: isolationView(e),
+  };
+}
+
+/** Where an isolated run works: its branch from its base, and on which host's checkout. */
+function isolationView(e: Entity) {
+  const iso = e.spec.isolation;
+  if (!iso) return null;
+  return {
+    mode: "worktree" as const,
+    branch: iso.branch ?? null,
+    base: iso.base ?? null,
+    base_sha: iso.base_sha ?? null,
+    repo: iso.repo ?? null,
+    worktree: iso.worktree ?? null,
+    keep_worktree: !!iso.keep_worktree,
+    continues: iso.continues ?? null,
   };
 }
 

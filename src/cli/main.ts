@@ -5,6 +5,7 @@ import { buildProgram } from "./program.js";
 import { takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
+import { lendCapturer } from "../runtime/worktree/lend.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
 function wantsMachine(argv: string[]): boolean {
@@ -22,6 +23,8 @@ export async function main(argv: string[]): Promise<void> {
   process.umask(0o077);
   takeServerIdentity();
   guardStdioStreams();
+  // A command that kills or reaps an isolated run captures its change (lifecycle/changes/owed.ts).
+  lendCapturer();
   const machine = wantsMachine(argv);
   // A getter: the stream is made only by a command that streams.
   const ctx: CliContext = {

@@ -160,16 +160,23 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
     if (kind === "agent") {
       const [model, words, opts] = args as [string, string[], AgentRunOptions];
       const { agentRequest } = await import("./agent-options.js");
-      const { agentSpec, validateAgentRequest } = await import("../runtime/submit.js");
+      const { agentIsolation, agentSpec, validateAgentRequest } = await import("../runtime/submit.js");
       const req = await agentRequest(model, words, opts);
       const v = validateAgentRequest(req);
       admission(req.queue);
+      // Checked now (a git work tree with commits, a known --base); each fire makes its own worktree.
+      const isolated = await agentIsolation(req, v);
       return {
         action: { kind, argv: inlinePromptFile(argv, req.prompt) },
         model,
         prompt: req.prompt,
         label: opts.label ?? null,
-        spec: { ...agentSpec(req, v), ...(req.queue ? { queue: req.queue } : {}), ...(req.host ? { place: req.host } : {}) },
+        spec: {
+          ...agentSpec(req, v),
+          ...(req.queue ? { queue: req.queue } : {}),
+          ...(req.host ? { place: req.host } : {}),
+          ...(isolated ? { isolate: req.isolation } : {}),
+        },
         ...placeOf(opts),
       };
     }

@@ -22,6 +22,8 @@ export interface Profile extends Omit<RunSettings, "resume_session"> {
   description: string | null;
   env: Record<string, string>;
   timeout_seconds: number | null;
+  /** isolate: worktree runs each of the profile's runs in its own git worktree (--isolate). */
+  isolate: "worktree" | "none" | null;
   source: "user" | "project";
   file: string;
 }
@@ -40,6 +42,7 @@ export const PROFILE_KEYS = [
   "mcp_config",
   "env",
   "timeout_seconds",
+  "isolate",
 ] as const;
 
 /** The most turns and dollars a profile or a run may ask for (bounds, like every numeric option). */
@@ -47,6 +50,12 @@ export { PROFILE_LIMITS };
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const PROFILE_EXAMPLE = 'e.g. profiles: {reviewer: {model: claude/sonnet, permission_mode: plan, allowed_tools: [Read, Grep]}}';
+
+function isolateMode(file: string, key: string, v: unknown): Profile["isolate"] {
+  if (v === undefined || v === null) return null;
+  if (v !== "worktree" && v !== "none") fail(file, key, 'worktree (each run in its own git worktree) or none');
+  return v;
+}
 
 function text(file: string, key: string, v: unknown): string | undefined {
   if (v === undefined || v === null) return undefined;
@@ -103,6 +112,7 @@ export function parseProfile(file: string, key: string, name: string, v: unknown
     env: env(file, `${dot(key)}env`, d.env),
     timeout_seconds:
       d.timeout_seconds === undefined || d.timeout_seconds === null ? null : number(file, `${dot(key)}timeout_seconds`, d.timeout_seconds, 0.001, PROFILE_LIMITS.timeout_seconds, false),
+    isolate: isolateMode(file, `${dot(key)}isolate`, d.isolate),
     source,
     file,
   };

@@ -9,6 +9,7 @@ import { ENTITY_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
+import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } from "./worktree-settings.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
 import { parseProfiles, type Profile } from "./profiles.js";
@@ -57,6 +58,8 @@ export interface ParsedSettings {
   mcp_policy: PolicySpec;
   /** max_parallel and queues; honoured from the user file only. */
   queue?: QueueSettings;
+  /** How an isolated run's new worktree is set up (a project file's only after trust). */
+  worktree?: WorktreeSettings;
 }
 
 export interface SettingsFile {
@@ -83,6 +86,8 @@ export interface Settings {
   profiles: Profile[];
   /** The project's profile files, trusted or not (li profile list shows what trusting would enable). */
   profileFiles: ProfileFile[];
+  /** The worktree setup of the files in force. */
+  worktree: WorktreeSettings;
   warnings: string[];
 }
 
@@ -173,7 +178,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -192,6 +197,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const mcp_file_roots = mcpFileRoots(file, top.mcp, source);
   const mcp_policy = isObject(top.mcp) ? parsePolicySpec(file, top.mcp.policy) : {};
   const queue = parseQueueSettings(file, top, source);
+  const worktree = parseWorktreeSettings(file, top.worktree);
   return {
     mcp_policy,
     handlers,
@@ -200,6 +206,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     profiles: parseProfiles(file, top.profiles, source),
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
     ...(queue ? { queue } : {}),
+    ...(worktree ? { worktree } : {}),
   };
 }
 
@@ -256,6 +263,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.handlers.length ? `handlers ${p.handlers.map((h) => h.name).join(", ")}` : "",
         p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
         p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
+        p?.worktree?.setup ? "worktree.setup" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -271,5 +279,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const mcp_policy = mergePolicies(inForce.map((f) => ({ source: f.path, spec: f.parsed!.mcp_policy })));
   const profileFiles = readProjectProfiles(cwd, trust);
   const profiles = mergeProfiles(inForce.filter((f) => f.source === "user").flatMap((f) => f.parsed!.profiles), profileFiles, warnings);
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, warnings };
+  const worktree = mergeWorktreeSettings(inForce.map((f) => f.parsed!.worktree));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, warnings };
 }

@@ -35,6 +35,26 @@ export interface CleanedRun {
   records: number;
   /** Bytes of run directories in its tree. */
   bytes: number;
+  /** The git branches (and kept worktrees) of its isolated runs, which go with it (runtime/worktree/drop.ts). */
+  branches: IsolatedPlace[];
+}
+
+export interface IsolatedPlace {
+  id: string;
+  host: string | null;
+  repo: string;
+  branch: string;
+  worktree: string;
+}
+
+/** Where the isolated runs of a tree keep their work: branches that go when their records do. */
+function isolatedPlaces(tree: Entity[]): IsolatedPlace[] {
+  return tree.flatMap((e) => {
+    const iso = e.spec.isolation;
+    // A resumed run goes on on the branch of the run it continues: that branch is the first run's to drop.
+    if (!iso?.branch || !iso.repo || !iso.worktree || iso.continues) return [];
+    return [{ id: e.id, host: e.host, repo: iso.repo, branch: iso.branch, worktree: iso.worktree }];
+  });
 }
 
 export interface CleanReport {
@@ -125,7 +145,7 @@ export async function clean(store: Store, opts: CleanOptions, now = new Date()):
         return null;
       }
       const root = tree[0];
-      const run: CleanedRun = { id: root.id, kind: root.kind, status: root.status, label: root.label, ended_at: root.ended_at, records: tree.length, bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0) };
+      const run: CleanedRun = { id: root.id, kind: root.kind, status: root.status, label: root.label, ended_at: root.ended_at, records: tree.length, bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0), branches: isolatedPlaces(tree) };
       const count = async (sql: string) => (await db.get<{ n: number }>(sql, ids))!.n;
       const remove = async (sql: string) => (await db.run(sql, ids)).changes;
       if (opts.dry_run) {

@@ -91,6 +91,35 @@ export async function shipConsoleRest(store: Store, e: Entity): Promise<{ from: 
 }
 
 /**
+ * `{console_bytes}`: the size of `e`'s console.log on this host now, for the record of its end on
+ * a store that holds consoles; {} on SQLite, or when there is no file. A reader on another host
+ * that finds none of the console in the store counts these bytes as ones it cannot have
+ * (recordedConsoleBytes), instead of guessing.
+ */
+export function consoleBytes(store: Store, e: Entity): { console_bytes?: number } {
+  if (!storesConsoles(store) || !e.run_dir) return {};
+  try {
+    return { console_bytes: fs.statSync(path.join(e.run_dir, "console.log")).size };
+  } catch {
+    return {};
+  }
+}
+
+/** The console size recorded by the newest audit row of `id` that holds one (consoleBytes), or null when none does. */
+export async function recordedConsoleBytes(store: Store, id: string): Promise<number | null> {
+  const rows = await dbOf(store).all<{ detail: string }>("SELECT detail FROM events WHERE entity_id = ? AND detail IS NOT NULL ORDER BY id DESC", [id]);
+  for (const r of rows) {
+    try {
+      const n = (JSON.parse(r.detail) as { console_bytes?: unknown }).console_bytes;
+      if (Number.isSafeInteger(n) && (n as number) >= 0) return n as number;
+    } catch {
+      // Not JSON: no size in it.
+    }
+  }
+  return null;
+}
+
+/**
  * `host`'s ended runs created since `since` whose stored console has no end yet: the ones whose
  * worker went before it shipped the rest. At most `limit`, oldest first.
  */

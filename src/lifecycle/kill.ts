@@ -1,3 +1,4 @@
+import { captureOwed } from "./changes/owed.js";
 import { ProcSnapshot, runAlive } from "./observe.js";
 import { selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
@@ -118,6 +119,14 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   while (live().length && Date.now() < settle) await sleep(50);
   const stillLive = new Set(live());
   for (const t of toStop) t.report.process_gone = !stillLive.has(t);
+  // Isolated runs whose processes are gone owe their change; this host holds their worktrees.
+  const gone = toStop.filter((t) => !stillLive.has(t)).map((t) => t.entity);
+  const unstarted = entities.filter((r) => r.action === "cancelled" && !toStop.some((t) => t.report === r)).map((r) => r.id);
+  for (const id of unstarted) {
+    const e = await store.get(id);
+    if (e) gone.push(e);
+  }
+  await captureOwed(store, gone);
 
   return {
     id: root.id,

@@ -1,5 +1,6 @@
 import fs from "node:fs";
-import { shipConsoleRest } from "./consoles.js";
+import { captureOwed } from "./changes/owed.js";
+import { consoleBytes, shipConsoleRest } from "./consoles.js";
 import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
@@ -134,25 +135,29 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
     // Its worker shipped the console to a shared store until it went: the rest goes before the end
     // (a store that refuses it leaves a gap that readers count; the end matters more).
     await shipConsoleRest(store, e).catch(() => null);
+    const end = endFromEvidence(e) ?? {
+      id: e.id,
+      to: "lost",
+      reason: `${e.kind}.lost.${cause}`,
+      source: "reaper",
+      expect: { status: e.status, version: e.version },
+      detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
+    };
     let r;
     try {
-      r = await store.transition(
-        endFromEvidence(e) ?? {
-          id: e.id,
-          to: "lost",
-          reason: `${e.kind}.lost.${cause}`,
-          source: "reaper",
-          expect: { status: e.status, version: e.version },
-          detail: { pid: e.pid, pgid: e.pgid, proc_start: e.proc_start },
-        },
-      );
+      // With the console's size on a shared store, as a worker's own end has it (consoleBytes).
+      r = await store.transition({ ...end, detail: { ...end.detail, ...consoleBytes(store, e) } });
     } catch (err) {
       // A conclusive finding whose transition could not be published (D6, Amendment 4): the
       // read still answers and a later one reaps. Anything else is a bug and is not hidden.
       if (!isStorageWriteFailure(err)) throw err;
       return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
     }
-    if (r.ok) return terminal(r.entity, procs);
+    if (r.ok) {
+      // Its worker is gone: an isolated run's change is the reaper's to capture.
+      await captureOwed(store, [r.entity]);
+      return terminal(r.entity, procs);
+    }
     e = (await store.get(e.id)) ?? e;
     if (isTerminal(e.status)) return terminal(e, procs);
     return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };

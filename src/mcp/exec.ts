@@ -2,7 +2,7 @@ import { PROGRESS_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js"
 import { liBin } from "../entrypoints.js";
 import { importModule } from "../packages.js";
 
-/** Bounded capture: the most stdout an op may return (documented in README). */
+/** Bounded capture: the most stdout an op may return (documented in docs/mcp.md). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** stderr is diagnostics only: its tail is kept, the rest is dropped (never the result). */
 export const MAX_STDERR_BYTES = 64 * 1024;

@@ -13,7 +13,6 @@ import { runDir } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isDiskFull } from "../lifecycle/storage-faults.js";
-import type { ConsoleFinisher } from "./console-finish.js";
 import { makeRunDir, startWorker } from "./spawn.js";
 
 export interface DaemonIdentity {
@@ -88,7 +87,7 @@ export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<Cl
  * registers again on its next beat and reaps then. Each reap is itself a compare-and-set on the
  * record's version, so a run whose end its worker published meanwhile is left as it is.
  */
-export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "epoch">, consoles?: ConsoleFinisher): Promise<string[]> {
+export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "epoch">, watchers: readonly { saw(open: readonly string[]): void }[] = []): Promise<string[]> {
   const { host } = d;
   if (!(await holdsLease(store, host, d.epoch))) return [];
   const procs = new ProcSnapshot();
@@ -98,7 +97,8 @@ export async function reapOwn(store: Store, d: Pick<DaemonIdentity, "host" | "ep
     const o = await observeFresh(store, e, procs);
     (o.placement === "terminal" ? ended : open).push(e.id);
   }
-  consoles?.saw(open);
+  // Those that were open before and are not now have ended: their consoles and changes may be owed.
+  for (const w of watchers) w.saw(open);
   return ended;
 }
 

@@ -18,6 +18,7 @@ import { RunEnd } from "./run-end.js";
 import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
+import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -77,17 +78,26 @@ export async function run(store: Store, id: string): Promise<void> {
 
   // A kill that landed after `running` was published: do not start the provider at all.
   if ((await store.get(id))?.status !== "running") return;
+  const isolated = !!e.spec.isolation;
+  let cwd: string = e.spec.cwd;
+  if (isolated) {
+    const entered = await enterIsolation(store, e, out, end);
+    if (entered === null) return;
+    cwd = entered;
+  }
   const stdin = launch.stdin === "prompt" ? fs.openSync(promptFile, "r") : "ignore";
   const structured = launch.stream !== "text";
   const raw = structured ? fs.openSync(path.join(dir, "events.jsonl"), "a", 0o600) : -1;
   // The agent is not li: no store URL, no store credentials (D9; see child-env.ts).
   const env = childEnv(process.env, profileEnv, launch.env);
+  // A fan-out's workers get the same prompt; their place tells them apart (mock/edit's `worker K:`).
+  if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
-      cwd: e.spec.cwd,
+      cwd,
       // A plain-text provider writes its console itself; a structured one is read and rendered.
       stdio: [stdin, structured ? "pipe" : out, out],
       env,
@@ -111,9 +121,12 @@ export async function run(store: Store, id: string): Promise<void> {
           process.kill(-pgid, "SIGTERM");
         } catch {}
         setTimeout(() => {
-          try {
-            process.kill(-pgid, "SIGKILL");
-          } catch {}
+          // An isolated run's worker outlives its agent, to capture the change it made.
+          if (isolated) killGroupButSelf(pgid, e.proc_start!);
+          else
+            try {
+              process.kill(-pgid, "SIGKILL");
+            } catch {}
         }, TIMEOUT_GRACE_MS);
       });
     }
@@ -135,6 +148,7 @@ export async function run(store: Store, id: string): Promise<void> {
           let drain: NodeJS.Timeout | undefined;
           await Promise.race([streamed, new Promise((r) => (drain = setTimeout(r, DRAIN_MS)))]);
           clearTimeout(drain);
+          if (isolated) await captureChange(store, id, out, end);
           const result = parser ? parser.end({ code, signal }) : undefined;
           if (result) {
             try {

@@ -16,6 +16,7 @@ import { submitPlay } from "./play-submit.js";
 import { checkCwd, checkPrompt } from "./prompt.js";
 import { parseModelSpec, requireAvailable } from "./providers/index.js";
 import { resolveEndpoint, usesEndpoint } from "./settings-bridge.js";
+import { freshIsolation } from "./worktree/isolation.js";
 import { submitAgent } from "./submit.js";
 
 export interface Rerun {
@@ -90,7 +91,8 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string; h
         queue,
         ...(host !== undefined ? { host, allow_new_host: opts.allowNewHost } : {}),
       },
-      { ...link, settings_dir: spec.settings_dir ?? process.cwd() },
+      // An isolated run runs again isolated, from the same base, in a worktree of its own.
+      { ...link, settings_dir: spec.settings_dir ?? process.cwd(), ...(spec.isolation ? { isolation: freshIsolation(spec.isolation) } : {}) },
     );
   }
   if (old.kind === "session") {
@@ -99,10 +101,16 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string; h
     // A plan the orchestrator made is planned afresh, as the original was.
     const plan = s.planned_by === "model" ? null : s.plan;
     checkModels([s.model, ...s.workers, s.synthesis?.model, ...(plan?.steps.map((st) => st.model) ?? [])], () => resolveEndpoint(s.endpoint ?? undefined, s.settings_dir));
-    return submitSession(store, { prompt, spec: { ...s, plan } }, { label: old.label, queue, extraSpec: link, ...place });
+    return submitSession(store, { prompt, spec: { ...s, plan, isolation: s.isolation ? freshIsolation(s.isolation) : null } }, { label: old.label, queue, extraSpec: link, ...place });
   }
   const { session_id: _made, ...playSpec } = spec;
   const session = playSpec.session as SessionSpec;
   checkCwd(session.cwd, host);
-  return submitPlay(store, { ...place, label: old.label, spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan }, ...link }, prompt, queue });
+  return submitPlay(store, {
+    ...place,
+    label: old.label,
+    spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan, isolation: session.isolation ? freshIsolation(session.isolation) : null }, ...link },
+    prompt,
+    queue,
+  });
 }

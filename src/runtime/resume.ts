@@ -13,6 +13,9 @@ import { checkRunSettings } from "./providers/capabilities.js";
 import { parseModelSpec } from "./providers/index.js";
 import type { Baseline } from "./providers/streams/parser.js";
 import type { Provider } from "./providers/types.js";
+import { getChange } from "../lifecycle/changes/records.js";
+import { captureOwed } from "../lifecycle/changes/owed.js";
+import type { IsolationSpec } from "./worktree/isolation.js";
 
 /**
  * A run `li agent --resume RUN_ID` continues: the provider session recorded on RUN_ID, in its
@@ -26,6 +29,11 @@ export interface ResumeTarget {
   profile: string | null;
   /** The host RUN_ID ran on (null: recorded before hosts were): the provider's session is there. */
   host: string | null;
+  /**
+   * An isolated RUN_ID's worktree and branch, which the resumed run continues in (providers key
+   * their sessions by directory), from RUN_ID's head: its change is its own increment.
+   */
+  isolation: IsolationSpec | null;
 }
 
 /** What a resumed run sends when it is given no prompt. */
@@ -43,7 +51,29 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
     throw invalid(`--resume ${e.id}: it is still ${e.status}; two runs must not drive one ${provider.name} session at once, so wait for it (li wait ${e.id}) and resume it then`, { ...field, status: e.status });
   if (!e.provider_session_id)
     throw invalid(`--resume ${e.id}: it recorded no ${provider.name} session id (it ended ${e.status} before ${provider.name} reported one), so there is nothing to continue`, { ...field, status: e.status });
-  return { run_id: e.id, session_id: e.provider_session_id, model, cwd: String(e.spec.cwd), profile: typeof e.spec.profile === "string" ? e.spec.profile : null, host: e.host };
+  return {
+    run_id: e.id,
+    session_id: e.provider_session_id,
+    model,
+    cwd: String(e.spec.cwd),
+    profile: typeof e.spec.profile === "string" ? e.spec.profile : null,
+    host: e.host,
+    isolation: await resumedIsolation(store, e),
+  };
+}
+
+/** Where an isolated run's resumption starts: its branch at the head its change was captured at. */
+async function resumedIsolation(store: Store, e: Entity): Promise<IsolationSpec | null> {
+  const iso = e.spec.isolation as IsolationSpec | undefined;
+  if (!iso) return null;
+  let change = await getChange(store, e.id);
+  if (!change) {
+    await captureOwed(store, [e]);
+    change = await getChange(store, e.id);
+  }
+  if (!change)
+    throw invalid(`--resume ${e.id}: its change is not captured yet${e.host ? ` (its worktree is on host ${e.host})` : ""}; li job diff ${e.id} there captures it, then resume`, { field: "resume", resume: e.id });
+  return { ...iso, base: null, base_sha: change.head_sha, carry_changes: false, continues: e.id };
 }
 
 /**

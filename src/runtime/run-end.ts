@@ -1,3 +1,4 @@
+import { consoleBytes } from "../lifecycle/consoles.js";
 import { recordEnd, reserveEnd, WORKER_ENDS } from "../lifecycle/end-evidence.js";
 import { isStorageWriteFailure } from "../lifecycle/storage-faults.js";
 import type { Entity, Store, TransitionPatch, TransitionRequest, TransitionResult } from "../lifecycle/store.js";
@@ -63,7 +64,13 @@ export class RunEnd {
       }
     }
     const req: TransitionRequest = { id: e.id, to, reason, source: "runtime", expect: { status: "running" }, patch, detail: opts.detail };
-    const record = () => persistTransition(`recording ${reason}`, this.store, req, this.log);
+    // On a shared store the end carries the console's size as it is then, so that a reader on
+    // another host who finds less of it in the store knows how many bytes it lacks.
+    const record = () => {
+      const size = consoleBytes(this.store, e);
+      const sized = size.console_bytes === undefined ? req : { ...req, detail: { ...req.detail, ...size } };
+      return persistTransition(`recording ${reason}`, this.store, sized, this.log);
+    };
     // The console so far goes to a shared store first, so that a reader on another host who sees
     // the end finds its bytes (bounded: a store that cannot be reached does not hold up the end).
     // Without a shared store the first attempt stays synchronous (a timeout kills right after).

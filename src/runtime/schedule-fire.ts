@@ -26,7 +26,7 @@ import { invalid } from "../errors.js";
 import { admission, launch, placement } from "./queue.js";
 import { resolveEndpoint, resolveProfile, usesEndpoint } from "./settings-bridge.js";
 import { createRecord } from "./spawn.js";
-import { agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
+import { agentIsolation, agentSpec, validateAgentRequest, type AgentRequest } from "./submit.js";
 
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -49,7 +49,7 @@ export type Preparer = (row: ScheduleRow) => Promise<Prepared> | Prepared;
  * The agent run of a schedule: re-validated exactly as li agent would, now. The endpoint is
  * stored by name and resolved here, so a fire sends where settings say today.
  */
-export function prepareRun(row: ScheduleRow): Prepared {
+export async function prepareRun(row: ScheduleRow): Promise<Prepared> {
   const stored = JSON.parse(row.spec);
   // Settings (notify handlers, endpoints) resolve from where the schedule was created, not where the ticker runs.
   const settingsDir: string = stored.settings_dir ?? process.cwd();
@@ -74,14 +74,17 @@ export function prepareRun(row: ScheduleRow): Prepared {
     max_budget_usd: stored.max_budget_usd ?? undefined,
     // A fire placed on another host is in that host's directory, checked there (checkCwd).
     ...(stored.place ? { host: stored.place } : {}),
+    // Each fire is isolated afresh: its own worktree, from HEAD (or --base) as it is at the fire.
+    ...(stored.isolate ? { isolation: stored.isolate } : {}),
   };
   const v = validateAgentRequest(req);
-  const { queue: _q, place: _p, ...rest } = agentSpec(req, v) as Record<string, unknown>;
+  const { queue: _q, place: _p, isolate: _i, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;
+  const isolated = await agentIsolation(req, v);
   return {
     kind: "invocation",
     prompt: v.prompt,
     label,
-    spec: { ...rest, settings_dir: settingsDir, schedule: { id: row.id, name: row.name } },
+    spec: { ...rest, settings_dir: settingsDir, schedule: { id: row.id, name: row.name }, ...(isolated ? { isolation: isolated.spec } : {}) },
     ...(stored.queue ? { queue: stored.queue } : {}),
     ...(stored.place ? { place: stored.place } : {}),
   };

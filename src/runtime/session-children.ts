@@ -9,6 +9,7 @@ import type { SessionSpec } from "./flow/request.js";
 import { keepAnswer } from "./run-output.js";
 import { usesEndpoint } from "./settings-bridge.js";
 import { createRecord, startWorker } from "./spawn.js";
+import { freshIsolation } from "./worktree/isolation.js";
 
 /*
  * A session's child runs (planner, steps, synthesis) as its supervisor creates, starts, watches
@@ -25,13 +26,26 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Stopped extends Error {}
 
 export class SessionChildren {
+  /** Where the steps run: the session's cwd, or its worktree's for an isolated flow. */
+  cwd: string;
+
   constructor(
     private readonly store: Store,
     private readonly session: Entity,
     private readonly spec: SessionSpec,
     private readonly dir: string,
     private readonly log: (line: string) => void,
-  ) {}
+  ) {
+    this.cwd = spec.cwd;
+  }
+
+  /** An isolated fan-out's worker K gets a worktree of its own, from the same base, and knows its place. */
+  private isolation(step: PlanStep | undefined): Record<string, unknown> {
+    const iso = this.spec.isolation;
+    const k = this.spec.mode === "fanout" && step ? /^w(\d+)$/.exec(step.id) : null;
+    if (!k) return {};
+    return { fanout_worker: Number(k[1]), ...(iso ? { isolation: freshIsolation(iso) } : {}) };
+  }
 
   /** Throws Stopped once the session's own record is terminal. */
   async check(): Promise<void> {
@@ -49,7 +63,7 @@ export class SessionChildren {
         status: opts.status,
         spec: {
           model: opts.model,
-          cwd: this.spec.cwd,
+          cwd: this.cwd,
           timeout_seconds: this.spec.timeout_seconds,
           // Notify selections belong to the session itself: a step's end fires nothing of its own.
           notify: [],
@@ -61,6 +75,7 @@ export class SessionChildren {
           prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
           role: opts.role,
           step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,
+          ...this.isolation(opts.step),
         },
         prompt: opts.prompt,
       });

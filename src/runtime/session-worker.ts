@@ -38,6 +38,7 @@ import { RunEnd } from "./run-end.js";
 import { answerOf, readHead as readFileHead } from "./run-output.js";
 import { POLL_MS, SessionChildren, Stopped } from "./session-children.js";
 import { publishRunning } from "./spawn.js";
+import { captureChange, enterIsolation } from "./worktree/worker-side.js";
 
 /** How much of one output is read back (into a prompt, or the final console). */
 const READ_CAP = 4 * 1024 * 1024;
@@ -60,6 +61,7 @@ export async function run(store: Store, id: string): Promise<void> {
     return;
   }
   try {
+    await sup.enter();
     await sup.run();
   } catch (err: any) {
     if (err instanceof Finished) return;
@@ -115,6 +117,18 @@ class Supervisor {
     await this.kids.check();
   }
 
+  /** An isolated flow's steps all run in one worktree, the session's, whose change is the flow's. */
+  private get worktreeOwner(): boolean {
+    return !!this.spec.isolation && this.spec.mode === "flow";
+  }
+
+  async enter(): Promise<void> {
+    if (!this.worktreeOwner) return;
+    const cwd = await enterIsolation(this.store, this.session, this.out, this.end);
+    if (cwd === null) throw new Finished();
+    this.kids.cwd = cwd;
+  }
+
   private async phase(p: "executing" | "synthesizing"): Promise<void> {
     await this.check();
     await this.store.annotate(this.session.id, { current_phase: p });
@@ -124,6 +138,7 @@ class Supervisor {
     // What its runs cost together, and the synthesis's answer as the session's own.
     const used = totalUsage((await this.store.children(this.session.id)));
     const answer = synthesis?.status === "completed" ? synthesis.result_text : null;
+    if (this.worktreeOwner) await captureChange(this.store, this.session.id, this.out, this.end);
     await this.end.finish(to, cause, { patch: { current_phase: "done", ...(used ? { usage: JSON.stringify(used) } : {}), ...(answer !== null ? { result_text: answer } : {}) }, detail });
   }
 

@@ -10,6 +10,7 @@ import { effectiveLimits, modelWithProfile } from "./run-settings.js";
 import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
+import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
   /** provider/model; may be left out when a profile or a resumed run supplies it. */
@@ -33,6 +34,8 @@ export interface AgentRequest {
   host?: string;
   /** --allow-new-host: place on a --host name no daemon has registered yet. */
   allow_new_host?: boolean;
+  /** --isolate and its companions; a profile's `isolate` applies when --isolate is not given. */
+  isolation?: IsolationChoice;
 }
 
 export interface ValidatedAgent {
@@ -87,19 +90,38 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
  * Validates, records `preparing` (or `queued` under a parallelism limit), snapshots the prompt
  * and starts the detached worker (a queued run's starts when its turn comes: pid null).
  */
-export async function submitAgent(store: Store, req: AgentRequest, extraSpec: Record<string, unknown> = {}): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
+export async function submitAgent(
+  store: Store,
+  req: AgentRequest,
+  extraSpec: Record<string, unknown> = {},
+): Promise<{ entity: Entity; pid: number | null; console_log: string | null; note: string | null }> {
   const v = validateAgentRequest(req);
   const queue = req.parent_id ? undefined : admission(req.queue);
   if (!req.parent_id) await checkPlace(store, req.host, req.allow_new_host);
+  const isolated = await agentIsolation(req, v);
   const recorded = await createRecord(store, {
     kind: "invocation",
     parent_id: req.parent_id ?? null,
     label: req.label ?? null,
-    spec: { ...agentSpec(req, v), ...extraSpec },
+    spec: { ...agentSpec(req, v), ...(isolated ? { isolation: isolated.spec } : {}), ...extraSpec },
     prompt: v.prompt,
     queue,
     ...placement(req.parent_id ? undefined : req.host),
   });
   const { entity, pid } = await launch(store, recorded);
-  return { entity, pid, console_log: consoleLogOf(entity) };
+  return { entity, pid, console_log: consoleLogOf(entity), note: isolated?.note ?? null };
+}
+
+/**
+ * The isolation a run records, checked before any record exists: a resumed isolated run goes on
+ * in the worktree it resumes (whatever --isolate says), any other asks with --isolate or its profile.
+ */
+export async function agentIsolation(req: AgentRequest, v: ValidatedAgent): Promise<{ spec: IsolationSpec; note: string | null } | null> {
+  const resumed = req.resume?.isolation;
+  if (resumed) {
+    if (req.isolation?.isolate === "none") throw invalid(`--resume ${req.resume!.run_id} continues an isolated run in its worktree; leave out --isolate none`, { field: "isolate" });
+    return { spec: resumed, note: null };
+  }
+  const wanted = isolationWanted(req.isolation ?? {}, req.profile?.isolate);
+  return wanted ? prepareIsolation(wanted, v.cwd, !req.parent_id && req.host !== undefined) : null;
 }

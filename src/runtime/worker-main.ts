@@ -10,6 +10,7 @@ import type { Store } from "../lifecycle/store.js";
 import { shipConsole } from "./console-ship.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
+import { lendCapturer } from "./worktree/lend.js";
 
 // Kill and timeout signal the whole group; the worker outlives SIGTERM so it can record
 // how its child ended (the terminal floor refuses that write if kill already recorded it).
@@ -30,6 +31,8 @@ const log = workerLog(id ?? "(no id)", id ? undefined : null);
 async function main(): Promise<void> {
   // Before anything reads LI_STORE: the store's address comes over a pipe, not the environment.
   receiveStoreSecrets();
+  // A session's supervisor reaps its steps: an isolated step whose worker died owes its change.
+  lendCapturer();
   // Opening can write (the WAL index), so a full disk at start is retried like any write.
   const store = await persist("opening state.db", () => openStore(), log);
   try {

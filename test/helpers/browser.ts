@@ -19,5 +19,5 @@ export async function launchChromium(): Promise<{ browser: Browser; close: () =>
   return { browser, close: () => browser.close() };
 }
 
-/** Where the browser tests leave their screenshots (the README shows copies of them). */
+/** Where the browser tests leave their screenshots (docs/studio.md shows copies of them). */
 export const ARTIFACTS = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "..", "test-artifacts", "studio");

@@ -3,6 +3,7 @@ import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
+import { addIsolateOptions } from "./isolate-options.js";
 import { addProfileOption } from "./profile-options.js";
 
 /*
@@ -28,6 +29,10 @@ export interface SessionOptions {
   queue?: string;
   host?: string;
   allowNewHost?: boolean;
+  isolate?: "worktree" | "none";
+  base?: string;
+  carryChanges?: boolean;
+  keepWorktree?: boolean;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
@@ -48,6 +53,7 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--host <name>", HOST_OPTION_HELP, hostPlacementArg)
     .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
+  addIsolateOptions(cmd, "a flow (all its steps) or each fan-out worker");
   return addEndpointOption(cmd);
 }
 

@@ -4,6 +4,7 @@ import type { CliContext } from "../adapter.js";
 import { addAgentRunOptions, agentRequest, splitModelWord, type AgentRunOptions } from "../agent-options.js";
 import { detachOrFollow } from "../follow-run.js";
 import { renderWithStore } from "../views.js";
+import { say } from "../run-status.js";
 import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
 
 export function register(root: Command, ctx: CliContext): void {
@@ -56,7 +57,8 @@ Foreground exit status: 0 completed, 1 otherwise.`,
     .action((first: string | undefined, rest: string[], opts: AgentRunOptions & { detach?: boolean }) =>
       renderWithStore(ctx, async (store) => {
         const { model, words } = await splitModelWord(first, rest, opts.profile !== undefined || opts.resume !== undefined);
-        const { entity, pid, console_log } = await submitAgent(store, await agentRequest(model, words, opts, null, store));
+        const { entity, pid, console_log, note } = await submitAgent(store, await agentRequest(model, words, opts, null, store));
+        if (note) say(note);
         // Foreground runs are detached runs followed; Ctrl-C cancels the work, since it is ours.
         return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});
       }, { write: true }),

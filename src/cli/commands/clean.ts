@@ -24,7 +24,8 @@ A run goes as a whole tree (a play with its session and every step). li clean ne
 touches a run that is not finished: a tree with any record still preparing, queued or
 running is kept, and so is a finished tree with a notification still to deliver, or with a
 recorded process group still alive (li kill can still reach it). The report lists every run
-removed (records, bytes) and what was kept and why.
+removed (records, bytes) and what was kept and why. An isolated run's branch (li/<id>) and
+any kept worktree go with it, on this host; another host's are listed for li clean there.
 
 Examples:
   li clean --dry-run
@@ -36,13 +37,19 @@ Examples:
         ctx,
         async (store) => {
           const { clean } = await import("../../lifecycle/clean.js");
-          const data = await clean(store, { older_than_seconds: opts.olderThan, statuses: opts.status ?? [], keep_last: opts.keepLast, dry_run: !!opts.dryRun });
+          const report = await clean(store, { older_than_seconds: opts.olderThan, statuses: opts.status ?? [], keep_last: opts.keepLast, dry_run: !!opts.dryRun });
+          const places = report.removed.flatMap((r) => r.branches);
+          // Isolated runs' branches go once their records are gone, as their directories do.
+          const branches = opts.dryRun || !places.length ? { deleted: [], kept: [] } : await (await import("../../runtime/worktree/drop.js")).dropBranches(store, places);
+          const data = { ...report, branches };
           return {
             data,
             human: (d: typeof data) => {
-              const kept = Object.entries(d.kept).filter(([, n]) => n > 0).map(([why, n]) => `${n} ${why.replace("_", " ")}`);
-              const head = `${d.dry_run ? "would remove" : "removed"} ${d.count} run(s), ${d.records} record(s), ${size(d.bytes_freed)}${kept.length ? `; kept ${kept.join(", ")}` : ""}`;
-              return d.removed.length ? `${head}\n${table(d.removed.map((r) => ({ ...r, bytes: size(r.bytes) })), ["id", "kind", "status", "label", "ended_at", "records", "bytes"])}` : head;
+              const why = Object.entries(d.kept).filter(([, n]) => n > 0).map(([why, n]) => `${n} ${why.replace("_", " ")}`);
+              const head = `${d.dry_run ? "would remove" : "removed"} ${d.count} run(s), ${d.records} record(s), ${size(d.bytes_freed)}${why.length ? `; kept ${why.join(", ")}` : ""}`;
+              const kept = d.branches.kept.map((k) => `\nkept branch ${k.branch}: ${k.why}`).join("");
+              const gone = d.branches.deleted.length ? `\ndeleted ${d.branches.deleted.length} branch(es) of isolated runs` : "";
+              return (d.removed.length ? `${head}\n${table(d.removed.map((r) => ({ ...r, bytes: size(r.bytes) })), ["id", "kind", "status", "label", "ended_at", "records", "bytes"])}` : head) + gone + kept;
             },
           };
         },

@@ -3,6 +3,7 @@ import { LiError } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
 import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
+import { worktreesCheck } from "../doctor-worktrees.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
 import { credentialsCheck } from "../doctor-credentials.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
@@ -73,7 +74,7 @@ Examples:
         const { check: storeResult, store } = healthy ? (await storeCheck(() => openStore())) : { check: null, store: { ok: false, error: "not checked: see li_home" } };
         const checks = [
           home,
-          ...(healthy ? [diskCheck(), storeResult!] : []),
+          ...(healthy ? [diskCheck(), worktreesCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),

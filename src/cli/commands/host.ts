@@ -6,7 +6,7 @@ import type { ForgetPlan, Forgotten, HostEntry, HostList } from "../../lifecycle
 
 /**
  * The exit status of a daemon refused because another holds its host name's live lease:
- * EX_TEMPFAIL (sysexits.h), not 1, which the README's unit lists in RestartPreventExitStatus.
+ * EX_TEMPFAIL (sysexits.h), not 1, which the unit in docs/hosts.md lists in RestartPreventExitStatus.
  */
 export const HOST_HELD_EXIT = 75;
 
@@ -151,7 +151,7 @@ Examples:
         });
         return { data, human: (d: typeof data) => `stopped by ${d.stopped_by} after ${d.beats} beat(s): started ${d.started}, reaped ${d.reaped}, kill requests ${d.kills}, fired ${d.fired}, errors ${d.errors}` };
       });
-      // Not 1 (RestartPreventExitStatus in the README's unit): a refused daemon is retried, and starts once the holder's lease is gone.
+      // Not 1 (RestartPreventExitStatus in the unit in docs/hosts.md): a refused daemon is retried, and starts once the holder's lease is gone.
       if (held) process.exitCode = HOST_HELD_EXIT;
     });
 

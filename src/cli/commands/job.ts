@@ -12,8 +12,11 @@ import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } 
 import { intIn } from "../parsers.js";
 import { DEFAULT_MACHINE_BYTES, MAX_PAGE_BYTES, rangeOf, sliceOf, window, type Range } from "../byte-page.js";
 import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } from "../../lifecycle/console-read.js";
+import { recordedConsoleBytes } from "../../lifecycle/consoles.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
 import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
+import { withChange } from "../change-view.js";
 import { registerApply } from "./job-apply.js";
 import { registerDiff } from "./job-diff.js";
 
@@ -27,7 +30,7 @@ export function register(root: Command, ctx: CliContext): void {
     .action((ids: string[]) =>
       renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const jobs = await mapSeq(ids, async (id) => jobView(await observeFresh(store, await resolve(store, id), procs)));
+        const jobs = await mapSeq(ids, async (id) => withChange(store, jobView(await observeFresh(store, await resolve(store, id), procs))));
         const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),
@@ -55,7 +58,11 @@ that is not all of it. With --machine the default is the last ${DEFAULT_MACHINE_
 MCP clients cut large results silently); page with --offset and --max-bytes. A person
 gets the whole output by default.
 
-Without --follow this is the output so far; a job still running says so on stderr.
+Without --follow this is the output so far; a job still running says so on stderr,
+and one that has printed nothing yet gives empty output, read from any host. Another
+host's run that ended before any of its console reached a shared store gives empty
+output too, with console_unshipped, dropped_bytes (the size its end recorded, or null
+when none did) and where the console is on stderr.
 With --follow the output streams to stdout as it is written (after --tail-bytes, if
 given) and the final status goes to stderr; the exit status is then 0 when the job
 completed and 1 otherwise. Ctrl-C stops following and leaves the job running.
@@ -74,13 +81,18 @@ Examples:
         // Another host's answer reads from the store; its console from the store too, when the
         // store holds consoles (PostgreSQL), which its host ships there as it is written.
         const src = fromResult && isForeign(now) ? null : consoleSource(store, now);
-        const extent = fromResult ? null : await src?.extent();
-        if (!fromResult && !extent)
+        let extent = fromResult ? null : await src?.extent();
+        // A run under way that has printed nothing yet has an empty console, read from any host:
+        // its own has an empty file, another finds nothing shipped yet.
+        if (!fromResult && !extent && src && now.status === "running") extent = { first: 0, end: 0, complete: false };
+        // Another host's run that ended before any of its console reached the store: what is known.
+        const unshipped = !fromResult && !extent && src?.from === "store" && isTerminal(now.status) ? await unshippedConsole(store, now) : null;
+        if (!fromResult && !extent && !unshipped)
           throw new LiError("not_found", `${e.id} has no console output yet (status ${now.status})${isTerminal(now.status) ? "" : `; li job output --follow ${e.id} waits for it`}`, { id: e.id, status: now.status });
         const range = rangeOf(opts, ctx.machine && !opts.follow);
-        const buf = fromResult ? sliceOf(Buffer.from(now.result_text!), range) : await readRange(src!, extent!, range);
+        const buf = fromResult ? sliceOf(Buffer.from(now.result_text!), range) : unshipped ? unshipped.buf : await readRange(src!, extent!, range);
         const streamed = opts.follow && !ctx.machine;
-        const dropped = buf.dropped ? { dropped_bytes: buf.dropped } : {};
+        const dropped = unshipped ? { dropped_bytes: unshipped.buf.dropped, console_unshipped: true } : buf.dropped ? { dropped_bytes: buf.dropped } : {};
         return {
           data: {
             id: e.id,
@@ -103,7 +115,7 @@ Examples:
           human: (d: { output: string }) => (streamed ? "" : d.output),
           note:
             [
-              !streamed && buf.dropped ? droppedNote(e.id, buf.dropped) : "",
+              streamed ? "" : unshipped ? unshipped.note : buf.dropped ? droppedNote(e.id, buf.dropped) : "",
               opts.follow || isTerminal(now.status) ? "" : `li: ${e.id} is ${now.status}; this is its output so far (li job output --follow ${e.id} streams the rest)`,
             ]
               .filter(Boolean)
@@ -151,6 +163,25 @@ Examples:
 const JOB_PAGE = 20;
 
 const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
+
+/**
+ * Another host's ended run none of whose console reached the store (its worker was cut off from
+ * the store, or killed before it shipped, and its host has not shipped the rest): an empty page
+ * at the console's end. Its size is what its end recorded (consoleBytes), all of it counted as
+ * dropped; when no end recorded one the count is null, as nobody here can know it. A console
+ * recorded as empty is just that: an empty answer with nothing dropped.
+ */
+async function unshippedConsole(store: Store, e: Entity): Promise<{ buf: { text: Buffer; total: number; start: number; dropped: number | null }; note: string }> {
+  const size = await recordedConsoleBytes(store, e.id);
+  const where = `the whole console is in the run directory on host ${e.host} (li job output ${e.id} there reads it)`;
+  const note =
+    size === 0
+      ? ""
+      : size === null
+        ? `li: ${e.id} ended (${e.status}) on host ${e.host} before any of its console reached the store, and its end did not record how many bytes it holds; ${where}`
+        : `${droppedNote(e.id, size)}\nli: ${e.id} ended (${e.status}) on host ${e.host} before any of its console reached the store; ${where}`;
+  return { buf: { text: Buffer.alloc(0), total: size ?? 0, start: size ?? 0, dropped: size }, note };
+}
 
 /**
  * The range of a console. A range that starts in bytes the source no longer holds (a stored

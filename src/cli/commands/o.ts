@@ -17,6 +17,8 @@ import { addSessionOptions, type SessionOptions } from "../builders/session-opti
 import { intIn } from "../parsers.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { detachOrFollow } from "../follow-run.js";
+import { isolationChoice } from "../builders/isolate-options.js";
+import { say } from "../run-status.js";
 
 export { addSessionOptions, type SessionOptions };
 import { withStore } from "../views.js";
@@ -138,12 +140,14 @@ export async function sessionRequest(mode: SessionMode, words: string[], opts: S
     endpoint: opts.endpoint,
     profile: opts.profile ?? null,
     ...(opts.host !== undefined ? { place: opts.host } : {}),
+    isolation: isolationChoice(opts),
   };
 }
 
 async function runSessionCommand(ctx: CliContext, mode: SessionMode, words: string[], opts: SessionCommandOptions): Promise<CommandResult> {
   const prepared = await prepareSession(await sessionRequest(mode, words, opts));
   if (opts.dryRun) return dryRun(prepared, {});
+  if (prepared.note) say(prepared.note);
   return withStore(async (store) => {
     const { entity, pid, console_log } = await submitSession(store, prepared, { label: opts.label ?? null, queue: opts.queue, host: opts.host, allowNewHost: opts.allowNewHost });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, {});

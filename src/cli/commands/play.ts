@@ -11,6 +11,8 @@ import { keyValues, table } from "../format.js";
 import { withStore } from "../views.js";
 import { detachOrFollow } from "../follow-run.js";
 import { dryRun, type SessionOptions } from "./o.js";
+import { isolationChoice } from "../builders/isolate-options.js";
+import { say } from "../run-status.js";
 
 export interface PlayOptions extends SessionOptions {
   model?: string;
@@ -133,6 +135,7 @@ export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: P
     endpoint: opts.endpoint,
     profile: opts.profile ?? pb.spec.profile,
     ...(opts.host !== undefined ? { place: opts.host } : {}),
+    isolation: isolationChoice(opts),
   }));
   const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.
@@ -157,6 +160,7 @@ export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: P
 async function playAction(ctx: CliContext, pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
   const { prepared, identity, label, spec } = await preparePlay(pb, words, opts);
   if (opts.dryRun) return dryRun(prepared, identity);
+  if (prepared.note) say(prepared.note);
   return withStore(async (store) => {
     const { entity, pid, console_log } = await submitPlay(store, { label, spec, prompt: prepared.prompt, queue: opts.queue, host: opts.host, allowNewHost: opts.allowNewHost });
     return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, identity);

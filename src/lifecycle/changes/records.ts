@@ -111,3 +111,17 @@ export async function changesOf(store: Store, ids: readonly string[]): Promise<M
   for (const r of rows) out.set((r as any).entity_id, hydrate(r, false));
   return out;
 }
+
+/**
+ * Runs of `host` that ended since `since` with a worktree and no stored change: what a starting
+ * daemon finishes. The LIKE is a portable prefilter on the spec's JSON text; callers check the
+ * record itself (owed.ts owesChange).
+ */
+export async function owedChanges(store: Store, host: string, since: Date, limit = 100): Promise<string[]> {
+  const rows = await dbOf(store).all<{ id: string }>(
+    `SELECT e.id FROM entities e WHERE e.host = ? AND e.ended_at >= ? AND e.spec LIKE '%"worktree":"%'
+       AND NOT EXISTS (SELECT 1 FROM changes c WHERE c.entity_id = e.id) ORDER BY e.ended_at LIMIT ?`,
+    [host, since.toISOString(), limit],
+  );
+  return rows.map((r) => r.id);
+}

@@ -19,6 +19,7 @@ import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../config/profiles.js";
+import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "../worktree/isolation.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
 
@@ -50,6 +51,8 @@ export interface SessionRequest {
   settings_dir?: string;
   /** --host: the host (or any) it is placed on, whose directory its cwd names (see checkCwd). */
   place?: string;
+  /** --isolate and its companions (the session's profile may ask for isolation too). */
+  isolation?: IsolationChoice;
 }
 
 export interface SessionSpec {
@@ -71,11 +74,15 @@ export interface SessionSpec {
   /** The endpoint name the session's openai steps send to (resolved from settings by each step's worker); null when no model uses one. */
   endpoint: string | null;
   prompt_bytes: number;
+  /** A flow's steps share one worktree, the session's; a fan-out's workers get one each. Null: not isolated. */
+  isolation?: IsolationSpec | null;
 }
 
 export interface PreparedSession {
   prompt: string;
   spec: SessionSpec;
+  /** What the submitter is told on stderr (uncommitted work an isolated session leaves out). */
+  note?: string | null;
 }
 
 /** "m1,m2" or repeated values, trimmed, empties dropped. */
@@ -192,6 +199,8 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   }
   // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
   const used = bridge.endpointUsed([...seen], req.endpoint);
+  const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate);
+  const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
 
   return {
     prompt,
@@ -211,7 +220,9 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       settings_dir: req.settings_dir ?? process.cwd(),
       endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
+      isolation: isolated?.spec ?? null,
     },
+    note: isolated?.note ?? null,
   };
 }
 

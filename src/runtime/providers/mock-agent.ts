@@ -3,6 +3,7 @@
  * Its behaviour is fixed by the external contract; keep it dependency-free so it starts fast.
  */
 import fs from "node:fs";
+import { runEdits } from "./mock-edit.js";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
 const prompt = fs.readFileSync(promptFile);
@@ -35,6 +36,9 @@ switch (name) {
     }
     break;
   }
+  case "edit":
+    process.exitCode = runEdits(prompt.toString("utf8"));
+    break;
   default:
     fs.writeSync(2, `mock-agent: unknown model ${model}\n`);
     process.exitCode = 2;

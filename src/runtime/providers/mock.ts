@@ -3,13 +3,13 @@ import { invalid } from "../../errors.js";
 import type { Provider } from "./types.js";
 
 /** The offline provider of the contract; its models are behaviours, run by mock-agent.js. */
-export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N"] as const;
+export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N", "edit"] as const;
 
-const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/];
+const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/, /^edit$/];
 
 export const mockProvider: Provider = {
   name: "mock",
-  summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N",
+  summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N, mock/edit",
   // Plain text on stdout: no structured result, so li job output shows its console.
   capabilities: { supports: {} },
   validateModel(model) {

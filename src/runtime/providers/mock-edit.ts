@@ -1,0 +1,68 @@
+/**
+ * mock/edit: the prompt is a list of file edits the mock agent makes in its working directory, so
+ * isolated runs have a change to capture without a real agent. Dependency-free (mock-agent.ts).
+ *
+ *   write PATH TEXT    replace the file with TEXT
+ *   append PATH TEXT   add TEXT to its end
+ *   delete PATH        remove it
+ *
+ * In TEXT, \n is a newline and \\ a backslash. A line prefixed `worker K: ` is made only by the
+ * K-th worker of a fan-out (LI_FANOUT_WORKER, 1-based), so one prompt can give each worker its part.
+ * A line `end` ends the edits: nothing after it is read (a flow step's task ends so, since li
+ * follows it with the flow's goal).
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+interface Edit {
+  op: "write" | "append" | "delete";
+  file: string;
+  text: string;
+}
+
+const decode = (text: string) => text.replace(/\\(\\|n)/g, (_, c: string) => (c === "n" ? "\n" : "\\"));
+
+/** The edits of a prompt meant for this worker, or the first line that is not one. */
+export function parseEdits(prompt: string, worker: string | undefined): { edits: Edit[] } | { error: string } {
+  const edits: Edit[] = [];
+  for (const raw of prompt.split("\n")) {
+    let line = raw.replace(/\r$/, "");
+    if (!line.trim()) continue;
+    // What follows `end` is not read: a flow step's prompt is its task followed by the goal.
+    if (line.trim() === "end") break;
+    const only = /^worker (\d+): (.*)$/s.exec(line);
+    if (only) {
+      if (worker === undefined || Number(only[1]) !== Number(worker)) continue;
+      line = only[2];
+    }
+    const m = /^(write|append|delete) (\S+)(?: (.*))?$/s.exec(line);
+    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT or delete PATH)` };
+    const file = path.normalize(m[2]);
+    if (path.isAbsolute(m[2]) || file === "." || file === ".." || file.startsWith("../")) return { error: `path outside the working directory: ${JSON.stringify(m[2])}` };
+    edits.push({ op: m[1] as Edit["op"], file, text: decode(m[3] ?? "") });
+  }
+  return { edits };
+}
+
+/** Runs mock/edit on a prompt; returns the exit code (2: a line that is not an edit, 1: an edit that failed). */
+export function runEdits(prompt: string): number {
+  const parsed = parseEdits(prompt, process.env.LI_FANOUT_WORKER || undefined);
+  if ("error" in parsed) {
+    fs.writeSync(2, `mock-agent: ${parsed.error}\n`);
+    return 2;
+  }
+  for (const e of parsed.edits) {
+    try {
+      if (e.op === "delete") fs.rmSync(e.file);
+      else {
+        fs.mkdirSync(path.dirname(e.file), { recursive: true });
+        (e.op === "write" ? fs.writeFileSync : fs.appendFileSync)(e.file, e.text);
+      }
+    } catch (err) {
+      fs.writeSync(2, `mock-agent: ${e.op} ${e.file}: ${(err as Error).message}\n`);
+      return 1;
+    }
+    fs.writeSync(1, `edit: ${e.op} ${e.file}\n`);
+  }
+  return 0;
+}

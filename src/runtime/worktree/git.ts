@@ -1,0 +1,154 @@
+import fs from "node:fs";
+import nodePath from "node:path";
+import { LiError } from "../../errors.js";
+import { importModule } from "../../packages.js";
+
+/*
+ * The one way li drives git for isolated runs: the real git CLI through execa, with an environment
+ * that cannot be steered by where li happens to run, and errors that name git's own complaint.
+ */
+
+export interface GitOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  input?: string | Buffer;
+  encoding?: "buffer";
+}
+
+export interface GitResult {
+  stdout: string | Buffer;
+  stderr: string;
+}
+
+/** What a caller that wants the exit code rather than an exception gets (see tryGit). */
+export interface GitOutcome {
+  code: number;
+  stdout: string | Buffer;
+  stderr: string;
+}
+
+/*
+ * Variables a calling git (a hook, `git rebase -x`) exports would point every command here at its
+ * repository instead of the one named by cwd; LC_ALL=C keeps git's messages in the English that
+ * apply.ts parses; GIT_TERMINAL_PROMPT=0 because no person is there to answer.
+ */
+const STRIPPED = ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE"];
+
+function gitEnv(extra?: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !STRIPPED.includes(k)) env[k] = v;
+  return { ...env, LC_ALL: "C", LANGUAGE: "C", GIT_TERMINAL_PROMPT: "0", ...extra };
+}
+
+/** Runs git and reports its exit code; throws only when git cannot be started at all. */
+export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutcome> {
+  const { execa } = await importModule<typeof import("execa")>("execa");
+  const r = await execa("git", args, {
+    cwd: opts.cwd,
+    env: gitEnv(opts.env),
+    extendEnv: false,
+    input: opts.input,
+    encoding: opts.encoding === "buffer" ? "buffer" : "utf8",
+    stripFinalNewline: false,
+    maxBuffer: 1 << 30,
+    reject: false,
+  });
+  const cause = (r as { cause?: { code?: string } }).cause;
+  if (r.exitCode === undefined && (cause?.code === "ENOENT" || (r as { code?: string }).code === "ENOENT")) {
+    // spawn says ENOENT both for a missing program and a missing cwd: tell them apart.
+    if (!fs.existsSync(opts.cwd)) throw new LiError("invalid_input", `directory ${opts.cwd} does not exist`, { cwd: opts.cwd, reason: "missing_directory" });
+    throw new LiError("unavailable", "git is not installed (or not on PATH); isolated runs need it: install git and try again", {
+      reason: "git_missing",
+      remedy: "install git (e.g. apt-get install git) so that `git --version` works",
+    });
+  }
+  if (r.exitCode === undefined) throw new LiError("internal", `git ${args[0] ?? ""} could not run: ${r.message}`, { args });
+  const stdout = opts.encoding === "buffer" ? toBuffer(r.stdout as unknown as Uint8Array) : String(r.stdout);
+  return { code: r.exitCode, stdout, stderr: String(r.stderr) };
+}
+
+/** Runs git; a nonzero exit throws a LiError carrying git's stderr. */
+export async function runGit(args: string[], opts: GitOptions & { encoding: "buffer" }): Promise<{ stdout: Buffer; stderr: string }>;
+export async function runGit(args: string[], opts: GitOptions): Promise<{ stdout: string; stderr: string }>;
+export async function runGit(args: string[], opts: GitOptions): Promise<GitResult> {
+  const r = await tryGit(args, opts);
+  if (r.code !== 0) throw gitError(args, r);
+  return { stdout: r.stdout, stderr: r.stderr };
+}
+
+export function gitError(args: string[], r: GitOutcome): LiError {
+  const said = r.stderr.trim() || String(r.stdout).trim();
+  return new LiError("internal", `git ${commandName(args)} failed: ${said || `exit ${r.code}`}`, { git_args: args, exit_code: r.code, stderr: r.stderr });
+}
+
+/** The subcommand, past the `-c key=value` and `-C dir` options in front of it. */
+function commandName(args: string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "-c" || args[i] === "-C") i++;
+    else if (!args[i].startsWith("-")) return args[i];
+  }
+  return "";
+}
+
+/** Trimmed text of a git command that must succeed. */
+export async function gitText(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
+  return (await runGit(args, { cwd, env })).stdout.trim();
+}
+
+function toBuffer(u: Uint8Array | Buffer): Buffer {
+  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
+
+/*
+ * li's commits must not run the repository's hooks (a pre-commit hook could refuse or rewrite an
+ * agent's change; a post-commit hook is not skipped by --no-verify), so hooksPath points nowhere.
+ * fsmonitor is off too: it is a hook of its own.
+ */
+export const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
+
+/**
+ * The `-c` options that give li's commits an author when git has none configured for `cwd`
+ * (CI machines have none). A configured identity, or GIT_AUTHOR_* / GIT_COMMITTER_* in the
+ * environment (which outrank config), is left to apply.
+ */
+export async function identityArgs(cwd: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const [key, fallback] of [["user.name", "li"], ["user.email", "li@localhost"]]) {
+    const r = await tryGit(["config", "--get", key], { cwd });
+    if (r.code !== 0 || !String(r.stdout).trim()) out.push("-c", `${key}=${fallback}`);
+  }
+  return out;
+}
+
+/** Options that keep a diff in the one format `git apply` reads, whatever the user's diff config says. */
+export const PLAIN_DIFF = ["--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"];
+
+/** git's refusals when another git holds a lock it needs: worth another try a moment later. */
+const LOCKED = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock|cannot lock ref|unable to lock|Another git process seems to be running|could not create directory of '[^']*worktrees/i;
+
+export const isLockError = (e: unknown): boolean => e instanceof LiError && LOCKED.test(String(e.detail.stderr ?? e.message));
+
+/**
+ * Runs `fn` again after a short random pause while it fails on a lock another git holds (several
+ * runs starting at once in one repository contend for its shared lock files), for up to `budgetMs`.
+ */
+export async function retryOnLock<T>(fn: () => Promise<T>, budgetMs = 10_000): Promise<T> {
+  const until = Date.now() + budgetMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!isLockError(e) || Date.now() >= until) throw e;
+      const pause = Math.min(500, 20 * 2 ** Math.min(attempt, 5)) * (0.5 + Math.random());
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+}
+
+/** The worktree's private git directory (`.git/worktrees/<name>`), where li keeps its own notes about it. */
+export async function privateDir(worktree: string): Promise<string> {
+  return nodePath.resolve(worktree, await gitText(["rev-parse", "--git-dir"], worktree));
+}
+
+/** The file naming the paths setup shared into a worktree (NUL-separated), which capture never commits. */
+export const SHARED_LIST = "li-shared";

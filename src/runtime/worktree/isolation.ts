@@ -1,0 +1,77 @@
+import { invalid } from "../../errors.js";
+import { repoAt, resolveBase, uncommitted } from "./locate.js";
+
+/*
+ * What a run records about its isolation at submit (spec.isolation), and the checks made before
+ * any record exists. The worker fills in where the worktree is when it makes it (run-worktree.ts).
+ */
+
+export interface IsolationSpec {
+  mode: "worktree";
+  /** --base as given; null for the checkout's HEAD. */
+  base: string | null;
+  /** The commit the worktree starts from, resolved where the checkout is (at submit for a local run, at claim for a placed one). */
+  base_sha: string | null;
+  carry_changes: boolean;
+  keep_worktree: boolean;
+  /** A resumed run: the run whose worktree and branch it goes on in. */
+  continues?: string;
+  /** Filled in by the worker: the checkout's root on the run's host, the cwd's place in it, the branch and the worktree. */
+  repo?: string;
+  rel?: string;
+  branch?: string;
+  worktree?: string;
+  /** Set once the worktree is made and set up, just before the agent starts: only then is what it holds the run's change. */
+  ready?: boolean;
+}
+
+/** The isolation options as any spawn command or profile gives them. */
+export interface IsolationChoice {
+  isolate?: "worktree" | "none";
+  base?: string;
+  carry_changes?: boolean;
+  keep_worktree?: boolean;
+}
+
+/**
+ * The isolation a run asks for: --isolate wins over a profile's `isolate`; the companions need
+ * worktree isolation, and are refused without it rather than ignored.
+ */
+export function isolationWanted(choice: IsolationChoice, profileIsolate: "worktree" | "none" | null | undefined): IsolationSpec | null {
+  const mode = choice.isolate ?? profileIsolate ?? "none";
+  if (mode !== "worktree") {
+    const stray = choice.base !== undefined ? "--base" : choice.carry_changes ? "--carry-changes" : choice.keep_worktree ? "--keep-worktree" : null;
+    if (stray) throw invalid(`${stray} applies only to an isolated run; add --isolate worktree`, { field: stray.slice(2).replace(/-/g, "_") });
+    return null;
+  }
+  if (choice.base !== undefined && (choice.base === "" || choice.base.startsWith("-")))
+    throw invalid(`--base ${JSON.stringify(choice.base)} is not a commit; give a commit, branch or tag`, { field: "base" });
+  return { mode: "worktree", base: choice.base ?? null, base_sha: null, carry_changes: !!choice.carry_changes, keep_worktree: !!choice.keep_worktree };
+}
+
+const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/**
+ * Checked before any record exists. A local run's checkout is here: it must be a git work tree
+ * with commits, and its base is resolved now, so a run that waits in a queue still starts from
+ * the commit it was submitted at. A placed run's checkout is on the host that claims it, which
+ * resolves the base there (a full SHA given as --base pins it). `note` says what is left out.
+ */
+export async function prepareIsolation(iso: IsolationSpec, cwd: string, placed: boolean): Promise<{ spec: IsolationSpec; note: string | null }> {
+  if (placed) return { spec: { ...iso, base_sha: iso.base && FULL_SHA.test(iso.base) ? iso.base : null }, note: null };
+  const repo = await repoAt(cwd);
+  const base_sha = await resolveBase(repo.root, iso.base ?? undefined);
+  let note: string | null = null;
+  if (!iso.carry_changes) {
+    const left = await uncommitted(repo.root);
+    const parts = [left.tracked ? `${left.tracked} changed tracked file${left.tracked === 1 ? "" : "s"}` : "", left.untracked ? `${left.untracked} untracked file${left.untracked === 1 ? "" : "s"}` : ""].filter(Boolean);
+    if (parts.length)
+      note = `li: note: the isolated run starts from ${base_sha.slice(0, 12)}${iso.base ? ` (${iso.base})` : " (HEAD)"}; ${parts.join(" and ")} in ${repo.root} ${parts.length > 1 || left.tracked + left.untracked > 1 ? "are" : "is"} left out (--carry-changes carries the tracked ones)`;
+  }
+  return { spec: { ...iso, base_sha }, note };
+}
+
+/** The request part of a recorded isolation, for a run made again from it (a rerun, a fan-out's worker): where its own worktree is, it finds out. */
+export function freshIsolation(iso: IsolationSpec): IsolationSpec {
+  return { mode: "worktree", base: iso.base, base_sha: iso.base_sha, carry_changes: iso.carry_changes, keep_worktree: iso.keep_worktree };
+}

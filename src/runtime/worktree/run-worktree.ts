@@ -1,0 +1,142 @@
+import fs from "node:fs";
+import path from "node:path";
+import { loadSettings } from "../../config/settings.js";
+import { LiError } from "../../errors.js";
+import { ISOLATION_FAILURES, owesChange } from "../../lifecycle/changes/owed.js";
+import { getChange, MAX_PATCH_BYTES, recordChange, type ChangeRow } from "../../lifecycle/changes/records.js";
+import { thisHost } from "../../lifecycle/locate.js";
+import { liHome } from "../../lifecycle/paths.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import { captureWorktree } from "./capture.js";
+import { createWorktree } from "./create.js";
+import type { IsolationSpec } from "./isolation.js";
+import { hasCommit } from "./apply.js";
+import { repoAt, resolveBase } from "./locate.js";
+import { deleteBranch, removeWorktree } from "./remove.js";
+import { setupWorktree } from "./setup.js";
+import { noteSourceBefore, sourceChanged } from "./source-watch.js";
+
+/*
+ * An isolated run's worktree, from the worker's side: made before the agent starts, its change
+ * captured and stored when the run ends, then removed. Where it will be is recorded on the run
+ * before git makes anything, so a kill -9 at any step leaves a record the next capturer (the
+ * worker, the reaper, li kill or the host's daemon) can finish from.
+ */
+
+/** Why an isolated run could not start: the cause in `<kind>.failed.<cause>`. */
+export class IsolationFailure extends Error {
+  constructor(
+    readonly cause: (typeof ISOLATION_FAILURES)[number],
+    message: string,
+    readonly detail: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export const worktreesDir = () => path.join(liHome(), "worktrees");
+
+/** The worktree and branch of a run, fixed by its id. */
+export function worktreeOf(id: string): { worktree: string; branch: string } {
+  return { worktree: path.join(worktreesDir(), id), branch: `li/${id}` };
+}
+
+/**
+ * Makes `e`'s worktree (or finds it, for a resumed run or a retried start) and sets it up;
+ * returns the directory the agent starts in. `out` is the run's console.
+ */
+export async function enterWorktree(store: Store, e: Entity, out: number): Promise<string> {
+  const iso = e.spec.isolation as IsolationSpec;
+  const host = thisHost();
+  let repo;
+  try {
+    repo = await repoAt(e.spec.cwd);
+  } catch (err: any) {
+    const reason = ISOLATION_FAILURES.find((r) => r === err?.detail?.reason) ?? "worktree_failed";
+    throw new IsolationFailure(reason, `${err?.message ?? err} (on host ${host})`, { cwd: e.spec.cwd, host });
+  }
+  let base_sha = iso.base_sha;
+  if (base_sha ? !(await hasCommit(repo.root, base_sha)) : false)
+    throw new IsolationFailure("base_missing", `the repository ${repo.root} on host ${host} does not have commit ${base_sha}; fetch it there (li never fetches on its own) or give --base a commit that host has`, {
+      base_sha,
+      repo: repo.root,
+      host,
+    });
+  if (!base_sha) {
+    try {
+      base_sha = await resolveBase(repo.root, iso.base ?? undefined);
+    } catch (err: any) {
+      throw new IsolationFailure("base_missing", `${err?.message ?? err} in ${repo.root} on host ${host}`, { base: iso.base, repo: repo.root, host });
+    }
+  }
+  // A resumed run continues on the branch and in the worktree of the run it resumes: providers
+  // key their sessions by directory.
+  const own = iso.continues && iso.worktree && iso.branch ? { worktree: iso.worktree, branch: iso.branch } : worktreeOf(e.id);
+  const filled: IsolationSpec = { ...iso, base_sha, repo: repo.root, rel: repo.rel, ...own };
+  await store.annotate(e.id, { spec: { isolation: filled } });
+  await noteSourceBefore(repo.root, e.run_dir!);
+  try {
+    fs.mkdirSync(worktreesDir(), { recursive: true, mode: 0o700 });
+    const { reused } = await createWorktree({ root: repo.root, path: own.worktree, branch: own.branch, baseSha: base_sha, carryChanges: iso.carry_changes });
+    if (!reused) {
+      const settings = loadSettings(e.spec.settings_dir ?? repo.root).worktree;
+      await setupWorktree({ root: repo.root, path: own.worktree, share: settings.share, setup: settings.setup ?? undefined, console: out });
+    }
+    // From here on the worktree is the agent's: a capture takes what it holds as the run's change.
+    await store.annotate(e.id, { spec: { isolation: { ...filled, ready: true } } });
+  } catch (err: any) {
+    if (err?.reason === "setup_failed" || err?.detail?.reason === "setup_failed")
+      throw new IsolationFailure("setup_failed", String(err?.message ?? err), { host, ...(err?.detail ?? {}), ...(err?.exit_code !== undefined ? { exit_code: err.exit_code } : {}) });
+    throw new IsolationFailure("worktree_failed", `could not make the worktree ${own.worktree} on host ${host}: ${err?.message ?? err}`, {
+      host,
+      worktree: own.worktree,
+      ...(err instanceof LiError ? err.detail : {}),
+    });
+  }
+  return path.join(own.worktree, repo.rel);
+}
+
+/** The first line of a run's prompt, for li's commit message; empty when it cannot be read here. */
+function promptLine(e: Entity): string {
+  try {
+    const text = fs.readFileSync(path.join(e.run_dir!, "prompt.txt"), "utf8");
+    return text.split("\n").find((l) => l.trim())?.trim().slice(0, 200) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Captures and stores `e`'s change, once, then removes its worktree (unless kept). Only the run's
+ * own host can: its worktree is there. Null when the run never made a worktree. Safe to call from
+ * several processes at once (the capture holds a lock; the store keeps the first row).
+ */
+export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | null> {
+  const iso = e.spec.isolation as IsolationSpec | undefined;
+  if (!iso?.worktree || !iso.branch || !iso.repo || !iso.base_sha || !owesChange(e)) return null;
+  let change = await getChange(store, e.id);
+  if (!change && !iso.ready) {
+    // Made but never handed to the agent (its worker died while git or setup ran): nothing in
+    // it is the run's change, and a half-checked-out tree would read as a deletion of everything.
+    if (fs.existsSync(iso.worktree)) await removeWorktree(iso.repo, iso.worktree);
+    if (!iso.continues) await deleteBranch(iso.repo, iso.branch).catch(() => false);
+    return null;
+  }
+  if (!change) {
+    const line = promptLine(e);
+    // A worktree removed before its change was stored (a capturer killed between the two) is read
+    // from the checkout's branch, which has every committed byte.
+    const c = await captureWorktree({
+      path: iso.worktree,
+      root: iso.repo,
+      branch: iso.branch,
+      baseSha: iso.base_sha,
+      message: `li: the change of ${e.id}${line ? `\n\n${line}` : ""}`,
+      maxPatchBytes: MAX_PATCH_BYTES,
+    });
+    await recordChange(store, e.id, iso.repo, c, await sourceChanged(iso.repo, e.run_dir).catch(() => null));
+    change = (await getChange(store, e.id))!;
+  }
+  if (!iso.keep_worktree && fs.existsSync(iso.worktree)) await removeWorktree(iso.repo, iso.worktree);
+  return change;
+}
