@@ -12,7 +12,7 @@ import { dbOf } from "../src/lifecycle/db/handle.js";
 import { hostName } from "../src/lifecycle/locate.js";
 import { rows, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 import { dir, git, gitBuf, isolatedRun, scratch, snapshot, sourceRepo, target } from "./helpers/isolated.js";
-import { li, LI_BIN, liData } from "./helpers/li.js";
+import { li, LI_BIN, liData, until } from "./helpers/li.js";
 
 const home = useHomes({ stopRuns: true });
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -262,6 +262,32 @@ describe("li job apply", () => {
     expect(snapshot(t2)).toEqual(before);
     const ledger = await rows(h, "SELECT id, status FROM applies ORDER BY id");
     expect(ledger).toEqual(expect.arrayContaining([{ id: "apply_leftover0001", status: "abandoned" }, { id: "apply_leftover0002", status: "applied" }]));
+  });
+});
+
+describe("real isolated runs (li agent and li o fanout with --isolate worktree)", () => {
+  test("an agent's change reads back as its branch holds it and applies to a clone with --commit; a fan-out lists its workers' changes", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const run = await liData(["agent", "--isolate", "worktree", "mock/edit", "write a.txt rewritten\\n\nwrite fresh.txt new\\n"], { env: h.env, cwd: src });
+    const d = await until(async () => {
+      const r = await liData(["job", "diff", "--offset", "0", "--max-bytes", "1000000", run.id], { env: h.env });
+      return r.captured ? r : null;
+    });
+    expect(d.change.files.map((f: any) => [f.path, f.status])).toEqual([["a.txt", "modified"], ["fresh.txt", "added"]]);
+    expect(Buffer.from(d.patch)).toEqual(gitBuf(src, "diff", "--binary", "--full-index", "-M", d.change.base_sha, d.change.head_sha));
+    const t = target(src, { local: false });
+    const ok = await li(["--machine", "job", "apply", "--commit", run.id], { env: { ...h.env, GIT_AUTHOR_NAME: "p", GIT_AUTHOR_EMAIL: "p@p", GIT_COMMITTER_NAME: "p", GIT_COMMITTER_EMAIL: "p@p" }, cwd: t });
+    expect(ok.json.data).toMatchObject({ applied: true, files: ["a.txt", "fresh.txt"] });
+    expect(fs.readFileSync(path.join(t, "fresh.txt"), "utf8")).toBe("new\n");
+    expect(git(t, "log", "-1", "--format=%s")).toBe("write a.txt rewritten\\n");
+
+    const fan = await liData(["o", "fanout", "-n", "2", "--model", "mock/edit", "--isolate", "worktree", "worker 1: write one.txt 1\nworker 2: write two.txt 2"], { env: h.env, cwd: src });
+    const listed = await until(async () => {
+      const r = await liData(["job", "diff", fan.id], { env: h.env });
+      return r.runs?.length === 2 && r.runs.every((x: any) => x.captured) ? r : null;
+    });
+    expect(listed.runs.map((x: any) => x.files.map((f: any) => f.path))).toEqual([["one.txt"], ["two.txt"]]);
   });
 });
 

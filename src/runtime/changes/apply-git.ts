@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { invalid, LiError } from "../../errors.js";
 import type { ChangedFile } from "../../lifecycle/changes/records.js";
-import { applyPatch, conflictsOf, git, gitText } from "./git.js";
+import { applyPatch, conflictsOf, git, gitText, NO_HOOKS } from "./git.js";
 
 export type Check = { clean: true } | { clean: false; conflicts: string[]; message: string; threeWay: { ok: boolean; conflicts: string[] } | null };
 
@@ -73,7 +73,7 @@ export async function buildCommit(root: string, onto: string, patch: Buffer, mes
 
 /** Moves HEAD (its branch) from `onto` to `commit`, only if it is still at `onto`. */
 export async function advanceHead(root: string, onto: string, commit: string, reason: string): Promise<boolean> {
-  return (await git(["update-ref", "-m", reason, "HEAD", commit, onto], { cwd: root })).code === 0;
+  return (await git([...NO_HOOKS, "update-ref", "-m", reason, "HEAD", commit, onto], { cwd: root })).code === 0;
 }
 
 /** The commit HEAD names, or null on an unborn branch. */

@@ -52,7 +52,6 @@ async function target(dir: string) {
   if (dir.includes("\0")) throw invalid("--cwd contains a NUL byte", { field: "cwd" });
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw invalid(`--cwd ${dir} is not an existing directory`, { field: "cwd", cwd: dir });
   const at = await repoAt(dir);
-  if (!at) throw invalid(`${dir} is not in a git work tree: run li job apply in the checkout to change, or name it with --cwd`, { field: "cwd", cwd: dir, reason: "not_a_work_tree" });
   const policy = rootPolicy("cwd");
   // The whole work tree is what git may write, so all of it must be within the roots.
   if (policy && !underAny(at.root, policy.roots)) {

@@ -8,10 +8,12 @@ import { LiError } from "../../errors.js";
 import type { ChangedFile, ChangeRow } from "../../lifecycle/changes/records.js";
 import { MAX_PATCH_BYTES } from "../../lifecycle/changes/records.js";
 import { isForeign } from "../../lifecycle/locate.js";
-import { git, hasCommit } from "./git.js";
+import { changedFiles } from "../worktree/capture.js";
+import { git, hasCommit, PLAIN_DIFF } from "./git.js";
 
-/** How the patch of a change is made, the same way its capture made it. */
-export const diffArgs = (base: string, head: string) => ["diff", "--binary", "--full-index", "-M", "--no-color", "--no-ext-diff", base, head];
+/** base..head in the one format git apply reads, as a capture makes it (worktree/capture.ts). */
+const range = (base: string, head: string) => [...PLAIN_DIFF, "-M", base, head, "--"];
+export const diffArgs = (base: string, head: string) => ["diff", "--binary", "--full-index", ...range(base, head)];
 
 /** The checkout on this host where the run's branch lives: its repository, when the run was made here. */
 export function localRepo(c: ChangeRow): string | null {
@@ -47,26 +49,7 @@ export function truncatedNote(c: ChangeRow): string {
 
 /** The files and counts of base..head, as a capture records them. */
 export async function filesBetween(dir: string, base: string, head: string): Promise<{ files: ChangedFile[]; insertions: number; deletions: number }> {
-  const names = await git(["diff", "--name-status", "-z", "-M", "--no-color", base, head], { cwd: dir });
-  const nums = await git(["diff", "--numstat", "-z", "-M", "--no-color", base, head], { cwd: dir });
-  if (names.code !== 0 || nums.code !== 0) throw new LiError("internal", `git diff --stat failed in ${dir}: ${names.stderr || nums.stderr}`, { dir });
-  const counts = new Map<string, [number | null, number | null]>();
-  const n = nums.stdout.toString("utf8").split("\0");
-  for (let i = 0; i < n.length - 1; i++) {
-    const [ins, del, p] = n[i].split("\t");
-    const path = p === "" ? n[(i += 2)] : p;
-    counts.set(path, [ins === "-" ? null : Number(ins), del === "-" ? null : Number(del)]);
-  }
-  const STATUS: Record<string, ChangedFile["status"]> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
-  const files: ChangedFile[] = [];
-  const t = names.stdout.toString("utf8").split("\0");
-  for (let i = 0; i < t.length - 1; ) {
-    const code = t[i++][0];
-    const old = code === "R" || code === "C" ? t[i++] : undefined;
-    const path = t[i++];
-    const [ins, del] = counts.get(path) ?? [null, null];
-    files.push({ path, status: STATUS[code] ?? "modified", ...(old ? { old_path: old } : {}), insertions: ins, deletions: del });
-  }
+  const files = await changedFiles(dir, range(base, head));
   return { files, insertions: files.reduce((a, f) => a + (f.insertions ?? 0), 0), deletions: files.reduce((a, f) => a + (f.deletions ?? 0), 0) };
 }
 
