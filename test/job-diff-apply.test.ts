@@ -266,7 +266,7 @@ describe("li job apply", () => {
 });
 
 describe("real isolated runs (li agent and li o fanout with --isolate worktree)", () => {
-  test("an agent's change reads back as its branch holds it and applies to a clone with --commit; a fan-out lists its workers' changes", async () => {
+  test("an agent's change reads back as its branch holds it and applies to a clone with --commit; a fan-out lists its workers' changes; a flow's session holds its one change", async () => {
     const h = home();
     const src = sourceRepo();
     const run = await liData(["agent", "--isolate", "worktree", "mock/edit", "write a.txt rewritten\\n\nwrite fresh.txt new\\n"], { env: h.env, cwd: src });
@@ -288,6 +288,17 @@ describe("real isolated runs (li agent and li o fanout with --isolate worktree)"
       return r.runs?.length === 2 && r.runs.every((x: any) => x.captured) ? r : null;
     });
     expect(listed.runs.map((x: any) => x.files.map((f: any) => f.path))).toEqual([["one.txt"], ["two.txt"]]);
+
+    // A flow's steps share the session's worktree: the session holds the one change.
+    const plan = path.join(dir("plan"), "plan.json");
+    fs.writeFileSync(plan, JSON.stringify({ steps: [{ id: "s1", task: "write f1.txt 1\nend" }, { id: "s2", task: "append c.txt more\nend", depends_on: ["s1"] }] }));
+    const flow = await liData(["o", "flow", "--plan-file", plan, "--workers", "mock/edit", "--isolate", "worktree", "go"], { env: h.env, cwd: src });
+    const fd = await until(async () => {
+      const r = await liData(["job", "diff", "--stat", flow.id], { env: h.env });
+      return r.captured ? r : null;
+    });
+    expect(fd).toMatchObject({ id: flow.id, kind: "session", change: { branch: `li/${flow.id}` } });
+    expect(fd.change.files.map((f: any) => f.path)).toEqual(["c.txt", "f1.txt"]);
   });
 });
 
