@@ -6,13 +6,11 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { dbOf } from "../src/lifecycle/db/handle.js";
 import { hostName } from "../src/lifecycle/locate.js";
 import { rows, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 import { dir, git, gitBuf, isolatedRun, scratch, snapshot, sourceRepo, target } from "./helpers/isolated.js";
-import { li, LI_BIN, liData, until } from "./helpers/li.js";
+import { li, liData, until } from "./helpers/li.js";
 
 const home = useHomes({ stopRuns: true });
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -299,49 +297,5 @@ describe("real isolated runs (li agent and li o fanout with --isolate worktree)"
     });
     expect(fd).toMatchObject({ id: flow.id, kind: "session", change: { branch: `li/${flow.id}` } });
     expect(fd.change.files.map((f: any) => f.path)).toEqual(["c.txt", "f1.txt"]);
-  });
-});
-
-/** An MCP server started from `cwd` (its roots, when the client declares none), with `flags`. */
-async function server(env: NodeJS.ProcessEnv, cwd: string, flags: string[] = []) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp", ...flags], env: { ...env, NODE_OPTIONS: "" } as Record<string, string>, cwd, stderr: "pipe" });
-  const client = new Client({ name: "apply-test", version: "0.0.0" });
-  await client.connect(transport);
-  const op = async (name: string, args: Record<string, unknown>) =>
-    ((await client.callTool({ name: "request", arguments: { ops: [{ op: name, args }] } }, undefined, { timeout: 120000 })) as any).structuredContent.results[0];
-  return { op, close: () => client.close() };
-}
-
-describe("over MCP", () => {
-  test("job.diff reads; job.apply check: true changes nothing, a cwd outside the roots is refused, and a read-only server refuses job.apply", async () => {
-    const h = home();
-    const src = sourceRepo();
-    const run = await isolatedRun(h, src);
-    const t = target(src);
-    const before = snapshot(t);
-    const open = await server(h.env, t);
-    try {
-      const d = await open.op("job.diff", { id: run.id });
-      expect(d.ok).toBe(true);
-      expect(d.result).toMatchObject({ id: run.id, captured: true, offset: 0, total_bytes: run.patch.length });
-      const check = await open.op("job.apply", { id: run.id, check: true, cwd: t });
-      expect(check.result).toMatchObject({ check: true, would_apply: true, applied: false, conflicts: [] });
-      expect(snapshot(t)).toEqual(before);
-      const outside = await open.op("job.apply", { id: run.id, check: true, cwd: src });
-      expect(outside.error).toMatchObject({ code: "invalid_args", kind: "invalid_input" });
-      expect(outside.error.message).toMatch(/^cwd must be a checkout under one of: .* \(the MCP server's working directory; the client declares no roots\)/);
-    } finally {
-      await open.close();
-    }
-    const ro = await server(h.env, t, ["--read-only"]);
-    try {
-      expect((await ro.op("job.diff", { id: run.id, stat: true })).ok).toBe(true);
-      const refused = await ro.op("job.apply", { id: run.id, check: true, cwd: t });
-      expect(refused.error).toMatchObject({ code: "verb_forbidden", rule: expect.stringMatching(/^read_only/) });
-    } finally {
-      await ro.close();
-    }
-    expect(snapshot(t)).toEqual(before);
-    expect(await rows(h, "SELECT * FROM applies")).toEqual([]);
   });
 });
