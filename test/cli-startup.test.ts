@@ -83,7 +83,7 @@ test("the lazy command registry builds only the selected command's parser; the r
   const program = await buildProgram(ctx, { only: "job" });
   expect(program.commands.map((c) => c.name())).toEqual(COMMANDS.map((c) => c.name));
   const job = program.commands.find((c) => c.name() === "job")!;
-  expect(job.commands.map((c) => c.name())).toEqual(["status", "output", "list"]);
+  expect(job.commands.map((c) => c.name())).toEqual(["status", "output", "list", "diff", "apply"]);
   for (const stub of program.commands.filter((c) => c.name() !== "job")) {
     expect([stub.name(), stub.commands.length, stub.options.length]).toEqual([stub.name(), 0, 0]);
   }

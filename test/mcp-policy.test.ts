@@ -32,6 +32,11 @@ test("a --read-only server lists no spawn or control verb, says its policy, and 
     const r = (await s.call({ ops: [{ op: "agent.submit", args: { model: "mock/echo", prompt: "x" }, schema_fingerprint: "sha256:x" }] })).results[0];
     expect(r.error).toMatchObject({ code: "verb_forbidden", rule: expect.stringMatching(/^read_only/) });
     expect(await s.call({ help: "job.kill" })).toMatchObject({ verb: "job.kill", available: false });
+    // job.apply changes files in a checkout: control, even as its dry run; job.diff only reads.
+    expect(c.catalog.map((e: any) => e.verb)).toContain("job.diff");
+    expect(c.unavailable).toContainEqual({ verb: "job.apply", reason: expect.stringMatching(/read_only: control/) });
+    const apply = (await s.call({ ops: [{ op: "job.apply", args: { id: "inv_0000000000zz", check: true } }] })).results[0];
+    expect(apply.error).toMatchObject({ code: "verb_forbidden", rule: expect.stringMatching(/^read_only/) });
     expect(fs.existsSync(path.join(h.home, "runs")) ? fs.readdirSync(path.join(h.home, "runs")) : []).toEqual([]);
   } finally {
     await s.close();

@@ -12,15 +12,16 @@ export const EFFECTS = {
   signals: "signals running processes",
   runs_handlers: "runs terminal-notify handlers (commands or webhooks from settings)",
   writes_records: "writes lifecycle, schedule, team or outbox records",
+  writes_files: "changes files in a checkout the caller names (bounded by the client's roots)",
   reads_files: "reads files the caller names (bounded by the client's roots)",
   reaps: "may record a dead run as lost while observing it (the fenced exception of D6)",
 } as const;
 
 export type Effect = keyof typeof EFFECTS;
 
-/** spawn if it starts processes now or later; control if it signals, runs handlers or writes; else read. */
+/** spawn if it starts processes now or later; control if it signals, runs handlers or writes (records or files); else read. */
 export function categoryOf(effects: readonly Effect[]): Category {
   if (effects.includes("spawns") || effects.includes("spawns_later")) return "spawn";
-  if (effects.includes("signals") || effects.includes("runs_handlers") || effects.includes("writes_records")) return "control";
+  if (effects.includes("signals") || effects.includes("runs_handlers") || effects.includes("writes_records") || effects.includes("writes_files")) return "control";
   return "read";
 }

@@ -10,12 +10,15 @@ import { followOutput } from "../follow-output.js";
 import { jobDetail, jobTable } from "../job-table.js";
 import { addListOptions, entityFilter, type ListOptions, pageData, pageFooter } from "../list-options.js";
 import { intIn } from "../parsers.js";
+import { DEFAULT_MACHINE_BYTES, MAX_PAGE_BYTES, rangeOf, sliceOf, window, type Range } from "../byte-page.js";
 import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } from "../../lifecycle/console-read.js";
 import { recordedConsoleBytes } from "../../lifecycle/consoles.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
 import { withChange } from "../change-view.js";
+import { registerApply } from "./job-apply.js";
+import { registerDiff } from "./job-diff.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const job = root.command("job").description("inspect jobs (any invocation, session or play)");
@@ -152,37 +155,14 @@ Examples:
       };
     }),
   );
+
+  registerDiff(job, ctx);
+  registerApply(job, ctx);
 }
 
 const JOB_PAGE = 20;
 
 const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
-
-/** The most one page of output holds, and what --machine returns when no range is asked for. */
-const MAX_PAGE_BYTES = 16 * 1024 * 1024;
-const DEFAULT_MACHINE_BYTES = 16 * 1024;
-
-/** Which bytes to return: from an offset, the tail, or (by default) all, or the last 16 KiB for a program. */
-type Range = { from: "offset"; offset: number; max?: number } | { from: "tail"; bytes?: number };
-
-function rangeOf(o: { tailBytes?: number; offset?: number; maxBytes?: number }, bounded: boolean): Range {
-  if (o.offset !== undefined) return { from: "offset", offset: o.offset, max: o.maxBytes ?? (bounded ? DEFAULT_MACHINE_BYTES : undefined) };
-  return { from: "tail", bytes: o.tailBytes ?? o.maxBytes ?? (bounded ? DEFAULT_MACHINE_BYTES : undefined) };
-}
-
-function window(total: number, r: Range): { start: number; len: number } {
-  if (r.from === "offset") {
-    const start = Math.min(r.offset, total);
-    return { start, len: Math.min(r.max ?? total, total - start) };
-  }
-  const len = r.bytes === undefined ? total : Math.min(r.bytes, total);
-  return { start: total - len, len };
-}
-
-function sliceOf(all: Buffer, r: Range): { text: Buffer; total: number; start: number; dropped: number } {
-  const { start, len } = window(all.length, r);
-  return { text: all.subarray(start, start + len), total: all.length, start, dropped: 0 };
-}
 
 /**
  * Another host's ended run none of whose console reached the store (its worker was cut off from

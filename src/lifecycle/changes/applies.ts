@@ -49,25 +49,8 @@ export async function beginApply(
 ): Promise<string> {
   const db = dbOf(store);
   return store.tx(async () => {
-    const rows = await appliesTo(store, input.entity_id, input.repo);
-    const busy = rows.find((r) => r.status === "applying");
-    if (busy) {
-      if (busy.pid !== null && busy.pid !== process.pid && input.isLive(busy.pid))
-        throw new LiError("conflict", `${input.entity_id} is being applied to ${input.repo} by process ${busy.pid}; wait for it to finish`, {
-          id: input.entity_id,
-          repo: input.repo,
-          apply: busy.id,
-          pid: busy.pid,
-        });
-      throw new LiError("internal", `apply ${busy.id} of ${input.entity_id} is unsettled`, { apply: busy.id });
-    }
-    const first = rows.find((r) => r.status === "applied");
-    if (first && !input.again)
-      throw new LiError(
-        "conflict",
-        `${input.entity_id} was already applied to ${input.repo} on ${first.host} at ${first.applied_at} (onto ${first.onto_sha.slice(0, 12)}${first.commit_sha ? `, commit ${first.commit_sha.slice(0, 12)}` : ""}); pass --again to apply it once more`,
-        { reason: "already_applied", id: input.entity_id, repo: input.repo, first: first },
-      );
+    const refusal = ledgerRefusal(await appliesTo(store, input.entity_id, input.repo), input);
+    if (refusal) throw refusal;
     const id = newId("apply");
     await db.run("INSERT INTO applies (id, entity_id, host, repo, onto_sha, status, pid, started_at) VALUES (?, ?, ?, ?, ?, 'applying', ?, ?)", [
       id,
@@ -80,6 +63,33 @@ export async function beginApply(
     ]);
     return id;
   });
+}
+
+/**
+ * Why the ledger refuses an apply of `input.entity_id` to `input.repo` given its rows there, or
+ * null: applied before (unless `again`), or held by a live applier. beginApply asks it under the
+ * write lock; a dry run asks it to say the same without writing.
+ */
+export function ledgerRefusal(rows: ApplyRow[], input: { entity_id: string; repo: string; again: boolean; isLive: (pid: number) => boolean }): LiError | null {
+  const busy = rows.find((r) => r.status === "applying");
+  if (busy) {
+    if (busy.pid !== null && busy.pid !== process.pid && input.isLive(busy.pid))
+      return new LiError("conflict", `${input.entity_id} is being applied to ${input.repo} by process ${busy.pid}; wait for it to finish`, {
+        id: input.entity_id,
+        repo: input.repo,
+        apply: busy.id,
+        pid: busy.pid,
+      });
+    return new LiError("internal", `apply ${busy.id} of ${input.entity_id} is unsettled`, { apply: busy.id });
+  }
+  const first = rows.find((r) => r.status === "applied");
+  if (first && !input.again)
+    return new LiError(
+      "conflict",
+      `${input.entity_id} was already applied to ${input.repo} on ${first.host} at ${first.applied_at} (onto ${first.onto_sha.slice(0, 12)}${first.commit_sha ? `, commit ${first.commit_sha.slice(0, 12)}` : ""}); pass --again to apply it once more`,
+      { reason: "already_applied", id: input.entity_id, repo: input.repo, first: first },
+    );
+  return null;
 }
 
 /** Ends an apply: 'applied' (with its commit, if one was made) or 'abandoned' (nothing was changed). */

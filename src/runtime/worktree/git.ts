@@ -64,7 +64,9 @@ export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutco
   }
   if (r.exitCode === undefined) throw new LiError("internal", `git ${args[0] ?? ""} could not run: ${r.message}`, { args });
   const stdout = opts.encoding === "buffer" ? toBuffer(r.stdout as unknown as Uint8Array) : String(r.stdout);
-  return { code: r.exitCode, stdout, stderr: String(r.stderr) };
+  // With encoding "buffer" execa gives stderr as bytes too (String() of them would be their numbers).
+  const stderr = opts.encoding === "buffer" ? toBuffer(r.stderr as unknown as Uint8Array).toString("utf8") : String(r.stderr);
+  return { code: r.exitCode, stdout, stderr };
 }
 
 /** Runs git; a nonzero exit throws a LiError carrying git's stderr. */

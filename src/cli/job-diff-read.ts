@@ -1,0 +1,96 @@
+/** What li job diff reads: the subject of an id, its change, and its patch (stored, or from git). */
+import { LiError } from "../errors.js";
+import { changesOf, type ChangeRow } from "../lifecycle/changes/records.js";
+import { resolve } from "../lifecycle/resolver.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import { isTerminal } from "../lifecycle/vocab.js";
+import { changeSubject, resumeChain } from "../runtime/changes/subject.js";
+import { cumulative, truncatedNote, wholePatch } from "../runtime/changes/patch.js";
+import { changeHeader, colourPatch, fanoutTable, statLines } from "./diff-view.js";
+
+export interface DiffOptions {
+  stat?: boolean;
+  cumulative?: boolean;
+  offset?: number;
+  maxBytes?: number;
+}
+
+export interface DiffRead {
+  data: Record<string, unknown>;
+  /** The whole patch to page; null for a fan-out, --stat, or a patch only its host has. */
+  patchBuf: Buffer | null;
+  human: (page: string | null) => string;
+  note?: string;
+}
+
+const fields = (c: ChangeRow) => {
+  const { patch: _p, ...rest } = c;
+  return rest;
+};
+
+const summary = (e: Entity, c: ChangeRow | undefined) => ({
+  id: e.id,
+  label: e.label,
+  status: e.status,
+  outcome: e.outcome,
+  captured: !!c,
+  files: c?.files ?? [],
+  insertions: c?.insertions ?? 0,
+  deletions: c?.deletions ?? 0,
+  truncated: c?.truncated ?? false,
+});
+
+export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
+  const e = await resolve(store, id);
+  const s = await changeSubject(store, e, { patch: !opts.stat });
+  if (s.kind === "fanout") {
+    const data = { id: e.id, kind: e.kind, session: s.session.id, mode: "fanout", status: s.session.status, runs: s.runs.map((r) => summary(r.entity, r.change)) };
+    return { data, patchBuf: null, human: () => fanoutTable(data) };
+  }
+  const { holder } = s;
+  const base = { id: e.id, kind: e.kind, ...(holder.id !== e.id ? { change_of: holder.id } : {}), status: holder.status, host: s.change?.host ?? holder.host ?? null };
+  if (!s.change) {
+    if (isTerminal(holder.status) && opts.cumulative) throw new LiError("not_found", `${holder.id} ended (${holder.status}) with no change captured`, { id: holder.id, status: holder.status });
+    const data = { ...base, captured: false, change: null };
+    const note = isTerminal(holder.status)
+      ? `li: ${holder.id} ended (${holder.status}) and no change of it was captured`
+      : `li: ${holder.id} is ${holder.status}; its change is captured when it ends`;
+    return { data, patchBuf: opts.stat ? null : Buffer.alloc(0), human: () => changeHeader({ ...base, holder: holder.id, change: null }), note };
+  }
+  if (opts.cumulative) {
+    const chain = await resumeChain(store, holder);
+    // A run that resumed nothing is its own whole chain.
+    if (chain.length > 1) return readCumulative(store, chain, holder, base, opts);
+  }
+  const c = s.change;
+  const whole = opts.stat ? null : await wholePatch(c);
+  const notes = [c.truncated && !whole ? truncatedNote(c) : "", c.source_changed?.length ? `the checkout it was made from changed meanwhile, at: ${c.source_changed.join(", ")}` : ""].filter(Boolean);
+  const data = { ...base, captured: true, change: fields(c), ...(opts.stat ? {} : { patch_from: whole?.from ?? null }) };
+  return {
+    data,
+    // Only its host (or its branch) has a truncated patch: a person gets the file list instead.
+    patchBuf: whole?.patch ?? null,
+    human: (page) =>
+      [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
+        .filter((x) => x !== "")
+        .join("\n"),
+  };
+}
+
+async function readCumulative(store: Store, chain: Entity[], holder: Entity, base: Record<string, unknown>, opts: DiffOptions): Promise<DiffRead> {
+  const changes = await changesOf(store, chain.map((r) => r.id));
+  const missing = chain.filter((r) => !changes.has(r.id)).map((r) => r.id);
+  if (missing.length)
+    throw new LiError("not_found", `${missing.join(", ")} in the resumed chain of ${holder.id} has no change captured, so there is no cumulative change`, { id: holder.id, runs: chain.map((r) => r.id), missing });
+  const runs = chain.map((r) => ({ id: r.id, change: changes.get(r.id)! }));
+  const last = runs[runs.length - 1].change;
+  const cum = await cumulative(runs);
+  const change = { ...fields(last), base_sha: cum.base_sha, head_sha: cum.head_sha, files: cum.files, insertions: cum.insertions, deletions: cum.deletions, patch_bytes: cum.patch.length, truncated: false };
+  const data = { ...base, captured: true, cumulative: { runs: runs.map((r) => r.id) }, change, ...(opts.stat ? {} : { patch_from: "git" }) };
+  return {
+    data,
+    patchBuf: opts.stat ? null : cum.patch,
+    human: (page) =>
+      [changeHeader({ ...(base as any), holder: holder.id, change, cumulative: { runs: runs.map((r) => r.id) } }), opts.stat || page === null ? statLines(change.files, change.insertions, change.deletions) : colourPatch(page)].join("\n"),
+  };
+}

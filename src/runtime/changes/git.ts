@@ -1,0 +1,58 @@
+/**
+ * The git that reading and applying a run's change needs, over the worktree library's runner
+ * (runtime/worktree: git with a fixed environment, loaded on first use): a few questions asked of
+ * a checkout, and the apply to the working tree and index together that a commit needs.
+ */
+import { LiError } from "../../errors.js";
+import { applyPatch as libApply, conflictsIn, type ApplyResult } from "../worktree/apply.js";
+import { tryGit } from "../worktree/git.js";
+import { repoAt as libRepoAt, type RepoAt } from "../worktree/locate.js";
+
+export { hasCommit, isApplied, conflictsIn as conflictsOf } from "../worktree/apply.js";
+export { NO_HOOKS, PLAIN_DIFF } from "../worktree/git.js";
+export type { RepoAt };
+
+export interface GitResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Runs git in `cwd`, its output as bytes; never throws for a nonzero exit (the caller reads `code`). */
+export async function git(args: string[], o: { cwd: string; input?: Buffer; env?: Record<string, string> }): Promise<GitResult> {
+  const r = await tryGit(args, { ...o, encoding: "buffer" });
+  return { code: r.code, stdout: r.stdout as Buffer, stderr: r.stderr };
+}
+
+/** git's stdout as trimmed text, or null when it failed. */
+export async function gitText(args: string[], o: { cwd: string; env?: Record<string, string> }): Promise<string | null> {
+  const r = await git(args, o);
+  return r.code === 0 ? r.stdout.toString("utf8").trim() : null;
+}
+
+/** The work tree holding `dir`, refused (nothing to apply to) when there is none or it has no commit. */
+export async function repoAt(dir: string): Promise<RepoAt> {
+  try {
+    return await libRepoAt(dir);
+  } catch (e) {
+    if (!(e instanceof LiError) || e.kind !== "invalid_input") throw e;
+    const reason = e.detail.reason;
+    if (reason === "no_commits") throw new LiError("invalid_input", `the repository at ${dir} has no commits, so it cannot have the run's base commit`, { cwd: dir, reason: "no_commits" });
+    throw new LiError("invalid_input", `${dir} is not in a git work tree${reason === "bare_repository" ? " (it is a bare repository)" : ""}: run li job apply in the checkout to change, or name it with --cwd`, {
+      field: "cwd",
+      cwd: dir,
+      reason: "not_a_work_tree",
+    });
+  }
+}
+
+/**
+ * `git apply` of `patch` in the checkout at `cwd`, all or nothing: `check` writes nothing; `index`
+ * applies to the index too (refused where a touched file differs from it), else the working tree
+ * alone changes.
+ */
+export async function applyPatch(o: { cwd: string; patch: Buffer; check?: boolean; index?: boolean }): Promise<ApplyResult> {
+  if (!o.index) return libApply({ cwd: o.cwd, patch: o.patch, check: o.check });
+  const r = await git(["apply", "--index", "--whitespace=nowarn", ...(o.check ? ["--check"] : [])], { cwd: o.cwd, input: o.patch });
+  return r.code === 0 ? { ok: true } : { ok: false, conflicts: conflictsIn(r.stderr), message: r.stderr.trim() || "git apply refused the patch" };
+}
