@@ -7,6 +7,9 @@ import { isTerminal } from "../lifecycle/vocab.js";
 import { changeSubject, resumeChain } from "../runtime/changes/subject.js";
 import { cumulative, truncatedNote, wholePatch } from "../runtime/changes/patch.js";
 import { changeHeader, colourPatch, fanoutTable, statLines } from "./diff-view.js";
+import { captureOwed, owesChange } from "../lifecycle/changes/owed.js";
+import { thisHost } from "../lifecycle/locate.js";
+import { writeErr } from "./stdio.js";
 
 export interface DiffOptions {
   stat?: boolean;
@@ -42,7 +45,12 @@ const summary = (e: Entity, c: ChangeRow | undefined) => ({
 
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
   const e = await resolve(store, id);
-  const s = await changeSubject(store, e, { patch: !opts.stat });
+  let s = await changeSubject(store, e, { patch: !opts.stat });
+  // A run of this host that ended owing its change (its worker died first) is captured now.
+  if (s.kind === "one" && !s.change && isTerminal(s.holder.status) && owesChange(s.holder) && store.writable) {
+    await captureOwed(store, [s.holder], (owing, err) => writeErr(`li: could not capture ${owing.id}'s change yet: ${(err as Error)?.message ?? err}\n`));
+    s = await changeSubject(store, e, { patch: !opts.stat });
+  }
   if (s.kind === "fanout") {
     const data = { id: e.id, kind: e.kind, session: s.session.id, mode: "fanout", status: s.session.status, runs: s.runs.map((r) => summary(r.entity, r.change)) };
     return { data, patchBuf: null, human: () => fanoutTable(data) };
@@ -52,8 +60,11 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   if (!s.change) {
     if (isTerminal(holder.status) && opts.cumulative) throw new LiError("not_found", `${holder.id} ended (${holder.status}) with no change captured`, { id: holder.id, status: holder.status });
     const data = { ...base, captured: false, change: null };
+    const elsewhere = holder.host && holder.host !== thisHost() ? holder.host : null;
     const note = isTerminal(holder.status)
-      ? `li: ${holder.id} ended (${holder.status}) and no change of it was captured`
+      ? !holder.spec?.isolation?.ready
+        ? `li: ${holder.id} ended (${holder.status}) before its agent started, so it made no change`
+        : `li: ${holder.id} ended (${holder.status}) and its change is not captured yet${elsewhere ? `; host ${elsewhere}, where its worktree is, captures it (its li host run, or li job diff there)` : ""}`
       : `li: ${holder.id} is ${holder.status}; its change is captured when it ends`;
     return { data, patchBuf: opts.stat ? null : Buffer.alloc(0), human: () => changeHeader({ ...base, holder: holder.id, change: null }), note };
   }
