@@ -27,6 +27,9 @@ describePostgres("isolated runs placed on another host", () => {
     const origin = makeRepo(scratch(), { "f.txt": "base\n", "g.txt": "g\n" }, "gpu1-checkout");
     const mine = path.join(scratch(), "laptop-checkout");
     git(scratch(), "clone", "-q", origin, mine);
+    // The person applying has an identity in their checkout; li's own capture commits need none.
+    git(mine, "config", "user.name", "Laptop Person");
+    git(mine, "config", "user.email", "person@laptop");
     const before = tree(origin);
     const run = await liData(["agent", "--host", "gpu1", "--allow-new-host", "--isolate", "worktree", "mock/edit", "write f.txt from gpu1\\n\nappend g.txt more\\n"], {
       env: laptop.env,
@@ -41,8 +44,8 @@ describePostgres("isolated runs placed on another host", () => {
 
     // From the laptop, through the store.
     const diff = await liData(["job", "diff", run.id], { env: laptop.env });
-    expect(diff).toMatchObject({ id: run.id, host: "gpu1", branch: `li/${run.id}`, truncated: false });
-    expect(diff.files.map((f: any) => [f.path, f.status, f.insertions, f.deletions])).toEqual([
+    expect(diff).toMatchObject({ id: run.id, host: "gpu1", captured: true, change: { branch: `li/${run.id}`, truncated: false } });
+    expect(diff.change.files.map((f: any) => [f.path, f.status, f.insertions, f.deletions])).toEqual([
       ["f.txt", "modified", 1, 1],
       ["g.txt", "modified", 1, 0],
     ]);
@@ -51,16 +54,20 @@ describePostgres("isolated runs placed on another host", () => {
     const applied = await liData(["job", "apply", run.id, "--commit"], { env: laptop.env, cwd: mine });
     expect(applied).toMatchObject({ applied: true, host: "laptop" });
     expect(fs.readFileSync(path.join(mine, "f.txt"), "utf8")).toBe("from gpu1\n");
-    expect(git(mine, "log", "-1", "--format=%s")).toContain(run.id);
+    expect(git(mine, "log", "-1", "--format=%B")).toContain(run.id);
     expect(git(mine, "status", "--porcelain")).toBe("");
 
     // Recorded once: a second apply from the laptop is refused, naming the first.
     const again = await li(["--machine", "job", "apply", run.id], { env: laptop.env, cwd: mine });
     expect(again.json.error).toMatchObject({ kind: "conflict", detail: { reason: "already_applied" } });
     expect(git(mine, "status", "--porcelain")).toBe("");
-    // gpu1 reads the same ledger.
-    const seen = await li(["--machine", "job", "apply", run.id, "--check"], { env: gpu1.env, cwd: mine });
-    expect(seen.json.error).toMatchObject({ kind: "conflict", detail: { reason: "already_applied" } });
+    // Every host reads the one record of it: when, on which host, in which repository, onto which HEAD.
+    for (const h of [laptop, gpu1]) {
+      const seen = await liData(["job", "diff", run.id, "--stat"], { env: h.env });
+      expect(seen.applies).toEqual([
+        expect.objectContaining({ host: "laptop", repo: fs.realpathSync(path.join(mine, ".git")), onto_sha: applied.onto, commit_sha: applied.commit, applied_at: expect.any(String) }),
+      ]);
+    }
   });
 
   test("a --base that gpu1's checkout lacks ends the run failed base_missing, naming the commit and the host; nothing is fetched", async () => {

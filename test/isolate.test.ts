@@ -227,3 +227,20 @@ test("li clean removes the branches of the isolated runs it removes", async () =
   expect(c.branches.deleted).toEqual([`li/${r.id}`]);
   expect(branches(root)).toEqual([]);
 });
+
+test("a run that passes its --timeout is stopped, and its worker, which outlives its agent, still captures the change", async () => {
+  const root = makeRepo(scratch());
+  // The setup's file stands in for work the agent made before it hung.
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "worktree:\n  setup: echo partial > made-before-the-hang.txt\n");
+  const r = await li(["--machine", "agent", "--isolate", "worktree", "--timeout", "1", "mock/hang", "x"], { env: h.env, cwd: root });
+  const id = r.json.data.id;
+  expect((await status(id)).status).toBe("timed_out");
+  // The end is recorded first; the change follows once the agent is gone (after the kill's grace).
+  const s = await until(async () => {
+    const v = await status(id);
+    return v.change ? v : null;
+  }, 30000);
+  expect(s).toMatchObject({ status: "timed_out", change: { files: 1 } });
+  expect(git(root, "show", `li/${id}:made-before-the-hang.txt`)).toBe("partial");
+  expect(worktrees()).toEqual([]);
+});

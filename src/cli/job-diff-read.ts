@@ -10,6 +10,7 @@ import { changeHeader, colourPatch, fanoutTable, statLines } from "./diff-view.j
 import { captureOwed, owesChange } from "../lifecycle/changes/owed.js";
 import { thisHost } from "../lifecycle/locate.js";
 import { writeErr } from "./stdio.js";
+import { appliesOf } from "../lifecycle/changes/applies.js";
 
 export interface DiffOptions {
   stat?: boolean;
@@ -76,13 +77,16 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   const c = s.change;
   const whole = opts.stat ? null : await wholePatch(c);
   const notes = [c.truncated && !whole ? truncatedNote(c) : "", c.source_changed?.length ? `the checkout it was made from changed meanwhile, at: ${c.source_changed.join(", ")}` : ""].filter(Boolean);
-  const data = { ...base, captured: true, change: fields(c), ...(opts.stat ? {} : { patch_from: whole?.from ?? null }) };
+  // The apply ledger, as every host reads it: where this change went, and onto what.
+  const applies = (await appliesOf(store, holder.id)).filter((a) => a.status === "applied").map(({ pid: _pid, status: _s, ...a }) => a);
+  const data = { ...base, captured: true, change: fields(c), applies, ...(opts.stat ? {} : { patch_from: whole?.from ?? null }) };
+  const appliedNotes = applies.map((a) => `applied to ${a.repo} on ${a.host} at ${a.applied_at} (onto ${a.onto_sha.slice(0, 12)}${a.commit_sha ? `, commit ${a.commit_sha.slice(0, 12)}` : ""})`);
   return {
     data,
     // Only its host (or its branch) has a truncated patch: a person gets the file list instead.
     patchBuf: whole?.patch ?? null,
     human: (page) =>
-      [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
+      [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), ...appliedNotes, opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
         .filter((x) => x !== "")
         .join("\n"),
   };
