@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import nodePath from "node:path";
 import { LiError } from "../../errors.js";
-import { importModule } from "../../packages.js";
+import { childProcess } from "../../packages.js";
 
 /*
- * The one way li drives git for isolated runs: the real git CLI through execa, with an environment
+ * The one way li drives git for isolated runs: the real git CLI (node:child_process), with an environment
  * that cannot be steered by where li happens to run, and errors that name git's own complaint.
  */
 
@@ -40,21 +40,61 @@ function gitEnv(extra?: Record<string, string>): Record<string, string> {
   return { ...env, LC_ALL: "C", LANGUAGE: "C", GIT_TERMINAL_PROMPT: "0", ...extra };
 }
 
+const MAX_OUTPUT = 1 << 30;
+
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  error?: NodeJS.ErrnoException;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/*
+ * git through node:child_process itself: an isolated run makes a few dozen short git calls, in the
+ * CLI and in its worker, and loading execa for them cost each of those processes about 120 ms.
+ */
+function spawnGit(args: string[], opts: GitOptions): Promise<Finished> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (f: Finished) => {
+      if (!settled) (settled = true), resolve(f);
+    };
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let overflow: NodeJS.ErrnoException | undefined;
+    let child: ReturnType<ReturnType<typeof childProcess>["spawn"]>;
+    try {
+      child = childProcess().spawn("git", args, { cwd: opts.cwd, env: gitEnv(opts.env), stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    } catch (e) {
+      return done({ code: null, signal: null, error: e as NodeJS.ErrnoException, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) });
+    }
+    const collect = (into: Buffer[]) => (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_OUTPUT) {
+        overflow ??= Object.assign(new Error(`output exceeded ${MAX_OUTPUT} bytes`), { code: "ERR_CHILD_PROCESS_STDIO_MAXBUFFER" });
+        child.kill();
+        return;
+      }
+      into.push(d);
+    };
+    child.stdout!.on("data", collect(out));
+    child.stderr!.on("data", collect(err));
+    child.on("error", (e) => done({ code: null, signal: null, error: e, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+    child.on("close", (code, signal) => done({ code, signal, error: overflow, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+    if (child.stdin) {
+      // git may exit without reading all of its input (a refusal): that is its answer, not an error here.
+      child.stdin.on("error", () => {});
+      child.stdin.end(opts.input);
+    }
+  });
+}
+
 /** Runs git and reports its exit code; throws only when git cannot be started at all. */
 export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutcome> {
-  const { execa } = await importModule<typeof import("execa")>("execa");
-  const r = await execa("git", args, {
-    cwd: opts.cwd,
-    env: gitEnv(opts.env),
-    extendEnv: false,
-    input: opts.input,
-    encoding: opts.encoding === "buffer" ? "buffer" : "utf8",
-    stripFinalNewline: false,
-    maxBuffer: 1 << 30,
-    reject: false,
-  });
-  const cause = (r as { cause?: { code?: string } }).cause;
-  if (r.exitCode === undefined && (cause?.code === "ENOENT" || (r as { code?: string }).code === "ENOENT")) {
+  const r = await spawnGit(args, opts);
+  if (r.error?.code === "ENOENT") {
     // spawn says ENOENT both for a missing program and a missing cwd: tell them apart.
     if (!fs.existsSync(opts.cwd)) throw new LiError("invalid_input", `directory ${opts.cwd} does not exist`, { cwd: opts.cwd, reason: "missing_directory" });
     throw new LiError("unavailable", "git is not installed (or not on PATH); isolated runs need it: install git and try again", {
@@ -62,9 +102,10 @@ export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutco
       remedy: "install git (e.g. apt-get install git) so that `git --version` works",
     });
   }
-  if (r.exitCode === undefined) throw new LiError("internal", `git ${args[0] ?? ""} could not run: ${r.message}`, { args });
-  const stdout = opts.encoding === "buffer" ? toBuffer(r.stdout as unknown as Uint8Array) : String(r.stdout);
-  return { code: r.exitCode, stdout, stderr: String(r.stderr) };
+  if (r.error || r.code === null)
+    throw new LiError("internal", `git ${args[0] ?? ""} could not run: ${r.error?.message ?? `killed by ${r.signal}`}`, { args });
+  const stdout = opts.encoding === "buffer" ? r.stdout : r.stdout.toString("utf8");
+  return { code: r.code, stdout, stderr: r.stderr.toString("utf8") };
 }
 
 /** Runs git; a nonzero exit throws a LiError carrying git's stderr. */
@@ -93,10 +134,6 @@ function commandName(args: string[]): string {
 /** Trimmed text of a git command that must succeed. */
 export async function gitText(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
   return (await runGit(args, { cwd, env })).stdout.trim();
-}
-
-function toBuffer(u: Uint8Array | Buffer): Buffer {
-  return Buffer.isBuffer(u) ? u : Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 }
 
 /*
