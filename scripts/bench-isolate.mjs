@@ -4,7 +4,8 @@
 // status, `git worktree add`, the edit, add and commit, the three diffs, the status again and
 // `git worktree remove`), all measured interleaved in the same run. Target: isolation's cost
 // (median isolated - median unisolated) at most 1.3x the floor.
-// Usage: npm run bench:isolate [-- --runs N] [-- --files N]   (also part of npm run bench)
+// Usage: npm run bench:isolate [-- --runs N] [-- --files N] [-- --compare OTHER/bin/li.js]   (also part of npm run bench)
+// --compare adds the isolated run of another build of li (the one before a change), interleaved too.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,6 +13,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
 
+const stringArg = (name) => (process.argv.indexOf(name) > 0 ? path.resolve(process.argv[process.argv.indexOf(name) + 1]) : null);
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.9) - 1)];
 const WHO = ["-c", "user.name=b", "-c", "user.email=b@b"];
 // li's plumbing runs none of the repository's hooks (src/runtime/worktree/git.ts); the floor does the same.
@@ -72,26 +74,28 @@ function floor(repo, scratch, base, n) {
 }
 
 /** Runs the comparison; returns rows of [name, median ms, p90 ms] and the cost, floor and ratio. */
-export function benchIsolate({ rounds = 9, files = 10_000, log = () => {} } = {}) {
+export function benchIsolate({ rounds = 9, files = 10_000, compare = null, log = () => {} } = {}) {
   const per = 100;
   const repo = makeRepo(Math.ceil(files / per), per);
   const { home, env } = benchHome("li-bench-isolate-home-");
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-isolate-floor-"));
   const base = git(repo, ["rev-parse", "HEAD"]).toString().trim();
   const liEnv = { ...env, LC_ALL: "C" };
-  const agent = (args) => run(process.execPath, [li, "--machine", "agent", ...args, "mock/edit", "write x.txt 1"], { cwd: repo, env: liEnv });
-  const t = { node: [], plain: [], isolated: [], floor: [] };
+  const agent = (args, bin = li) => run(process.execPath, [bin, "--machine", "agent", ...args, "mock/edit", "write x.txt 1"], { cwd: repo, env: liEnv });
+  const t = { node: [], plain: [], isolated: [], floor: [], other: [] };
   try {
     // One of each first, untimed: the page cache holds the repository and li's bundle for all alike.
     agent([]);
     fs.rmSync(path.join(repo, "x.txt"));
     agent(["--isolate", "worktree"]);
+    if (compare) agent(["--isolate", "worktree"], compare);
     floor(repo, scratch, base, "warm");
     const variants = [
       ["node", () => run(process.execPath, ["-e", "0"], { env: liEnv })],
       ["plain", () => agent([]), () => fs.rmSync(path.join(repo, "x.txt"))],
       ["isolated", () => agent(["--isolate", "worktree"])],
       ["floor", (i) => floor(repo, scratch, base, i)],
+      ...(compare ? [["other", () => agent(["--isolate", "worktree"], compare)]] : []),
     ];
     for (let i = 0; i < rounds; i++) {
       // Each round starts from a different variant, so none always follows the same one.
@@ -110,7 +114,7 @@ export function benchIsolate({ rounds = 9, files = 10_000, log = () => {} } = {}
     fs.rmSync(scratch, { recursive: true, force: true });
     fs.rmSync(home, { recursive: true, force: true });
   }
-  const m = Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]));
+  const m = Object.fromEntries(Object.entries(t).filter(([, xs]) => xs.length).map(([k, xs]) => [k, median(xs)]));
   const cost = m.isolated - m.plain;
   return {
     rounds,
@@ -120,11 +124,14 @@ export function benchIsolate({ rounds = 9, files = 10_000, log = () => {} } = {}
       ["li agent mock/edit (unisolated)", m.plain, p90(t.plain)],
       ["li agent --isolate worktree mock/edit", m.isolated, p90(t.isolated)],
       ["bare git floor (same git work by hand)", m.floor, p90(t.floor)],
+      ...(compare ? [["--isolate worktree, --compare's li", m.other, p90(t.other)]] : []),
     ],
     cost,
     floor: m.floor,
     ratio: cost / m.floor,
     node: m.node,
+    plain: m.plain,
+    other: m.other,
   };
 }
 
@@ -135,8 +142,9 @@ export function printIsolate(r) {
   console.log(`\nisolation's cost (isolated - unisolated)   ${r.cost.toFixed(1).padStart(8)} ms`);
   console.log(`bare git floor                             ${r.floor.toFixed(1).padStart(8)} ms`);
   console.log(`cost / floor                               ${r.ratio.toFixed(2).padStart(8)}x  (target <= 1.3x)`);
+  if (r.other !== undefined) console.log(`--compare's li: cost ${(r.other - r.plain).toFixed(1)} ms, cost / floor ${((r.other - r.plain) / r.floor).toFixed(2)}x`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  printIsolate(benchIsolate({ rounds: numberArg("--runs", 9), files: numberArg("--files", 10_000), log: (s) => process.stderr.write(s + "\n") }));
+  printIsolate(benchIsolate({ rounds: numberArg("--runs", 9), files: numberArg("--files", 10_000), compare: stringArg("--compare"), log: (s) => process.stderr.write(s + "\n") }));
 }
