@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
-// Usage: npm run bench [-- --runs N]
+// Usage: npm run bench [-- --runs N] [-- --isolate-runs N]   (--isolate-runs 0 leaves out isolated runs)
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
+import { benchIsolate, printIsolate } from "./bench-isolate.mjs";
 
 const RUNS = numberArg("--runs", 21);
 const { home, env } = benchHome("li-bench-");
@@ -91,3 +92,10 @@ console.log(`\ntools/list bytes: ${toolsBytes} (target <= 1024)`);
 console.log(`help catalog bytes: ${catalogBytes} (target <= 6144)`);
 console.log(`targets: job list <= 1.3x, connect <= 3x, op <= 1.3x, classify <= 1.6x`);
 fs.rmSync(home, { recursive: true, force: true });
+
+// What --isolate worktree costs in a 10,000-file repository, against the bare git floor (bench-isolate.mjs).
+const isolateRuns = numberArg("--isolate-runs", 9);
+if (isolateRuns > 0) {
+  console.log("");
+  printIsolate(benchIsolate({ rounds: isolateRuns }));
+}

@@ -99,8 +99,12 @@ async function attempt(o: CreateWorktree): Promise<{ reused: boolean }> {
   await runGit([...PLUMBING, "worktree", "add", "-q", "--detach", o.path, o.baseSha], { cwd: o.root });
   await populateSubmodules(o.root, o.path);
   if (o.carryChanges) await carry(o.root, o.path, o.baseSha);
-  // Last: from here on the branch existing means everything above was done.
-  await runGit([...PLUMBING, "checkout", "-q", "-b", o.branch], { cwd: o.path });
+  // Last: from here on the branch existing means everything above was done. HEAD goes onto the
+  // (not yet born) branch first, then the branch is made at the base, refused if it exists: what
+  // `git checkout -b` does, without its refresh of the whole index (in a large tree, a scan of
+  // every file the checkout just wrote).
+  await runGit(["symbolic-ref", "-m", `checkout: moving from ${o.baseSha} to ${o.branch}`, "HEAD", `refs/heads/${o.branch}`], { cwd: o.path });
+  await runGit(["update-ref", "-m", "branch: Created from HEAD", `refs/heads/${o.branch}`, o.baseSha, ""], { cwd: o.path });
   return { reused: false };
 }
 
