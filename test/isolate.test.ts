@@ -244,3 +244,18 @@ test("a run that passes its --timeout is stopped, and its worker, which outlives
   expect(git(root, "show", `li/${id}:made-before-the-hang.txt`)).toBe("partial");
   expect(worktrees()).toEqual([]);
 });
+
+test("a checkout that changed while an isolated run ran is noted on its change (source_changed), in li job status and li job diff", async () => {
+  const root = makeRepo(scratch(), { "a.txt": "a\n" });
+  write(root, { "dirty.txt": "before\n" });
+  // Work done outside the worktree, by absolute path, while the run is under way.
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), `worktree:\n  setup: echo stray > ${path.join(root, "stray.txt")}; echo after > ${path.join(root, "dirty.txt")}\n`);
+  const r = await liData(["agent", "--isolate", "worktree", "mock/edit", "write b.txt b"], { env: h.env, cwd: root });
+  expect((await status(r.id)).change).toMatchObject({ files: 1, source_changed: ["dirty.txt", "stray.txt"] });
+  const d = await li(["job", "diff", r.id], { env: h.env });
+  expect(d.stdout).toContain("the checkout it was made from changed meanwhile, at: dirty.txt, stray.txt");
+  // A run during which nothing touched the checkout notes nothing.
+  fs.rmSync(path.join(h.home, "settings.yaml"));
+  const quiet = await liData(["agent", "--isolate", "worktree", "mock/edit", "write c.txt c"], { env: h.env, cwd: root });
+  expect((await status(quiet.id)).change.source_changed).toBeNull();
+});

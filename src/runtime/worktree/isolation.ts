@@ -68,10 +68,11 @@ export async function prepareIsolation(iso: IsolationSpec, cwd: string, placed: 
     if (parts.length)
       note = `li: note: the isolated run starts from ${base_sha.slice(0, 12)}${iso.base ? ` (${iso.base})` : " (HEAD)"}; ${parts.join(" and ")} in ${repo.root} ${parts.length > 1 || left.tracked + left.untracked > 1 ? "are" : "is"} left out (--carry-changes carries the tracked ones)`;
   }
-  return { spec: { ...iso, base_sha }, note };
+  // The worker of a run started here starts from what was checked now, without asking git again.
+  return { spec: { ...iso, base_sha, repo: repo.root, rel: repo.rel }, note };
 }
 
 /** The request part of a recorded isolation, for a run made again from it (a rerun, a fan-out's worker): where its own worktree is, it finds out. */
 export function freshIsolation(iso: IsolationSpec): IsolationSpec {
-  return { mode: "worktree", base: iso.base, base_sha: iso.base_sha, carry_changes: iso.carry_changes, keep_worktree: iso.keep_worktree };
+  return { mode: "worktree", base: iso.base, base_sha: iso.base_sha, carry_changes: iso.carry_changes, keep_worktree: iso.keep_worktree, repo: iso.repo, rel: iso.rel };
 }

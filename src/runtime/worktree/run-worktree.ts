@@ -48,15 +48,17 @@ export function worktreeOf(id: string): { worktree: string; branch: string } {
 export async function enterWorktree(store: Store, e: Entity, out: number): Promise<string> {
   const iso = e.spec.isolation as IsolationSpec;
   const host = thisHost();
-  let repo;
+  // Checked at submit when the run started here; a placed run's checkout is this host's to find.
+  let repo: { root: string; rel: string };
   try {
-    repo = await repoAt(e.spec.cwd);
+    repo = iso.repo !== undefined && iso.rel !== undefined && !e.place ? { root: iso.repo, rel: iso.rel } : await repoAt(e.spec.cwd);
   } catch (err: any) {
     const reason = ISOLATION_FAILURES.find((r) => r === err?.detail?.reason) ?? "worktree_failed";
     throw new IsolationFailure(reason, `${err?.message ?? err} (on host ${host})`, { cwd: e.spec.cwd, host });
   }
   let base_sha = iso.base_sha;
-  if (base_sha ? !(await hasCommit(repo.root, base_sha)) : false)
+  // A base resolved at submit on this host is there; a placed run's pinned one may not be.
+  if (base_sha && e.place && !(await hasCommit(repo.root, base_sha)))
     throw new IsolationFailure("base_missing", `the repository ${repo.root} on host ${host} does not have commit ${base_sha}; fetch it there (li never fetches on its own) or give --base a commit that host has`, {
       base_sha,
       repo: repo.root,
