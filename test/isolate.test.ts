@@ -259,3 +259,20 @@ test("a checkout that changed while an isolated run ran is noted on its change (
   const quiet = await liData(["agent", "--isolate", "worktree", "mock/edit", "write c.txt c"], { env: h.env, cwd: root });
   expect((await status(quiet.id)).change.source_changed).toBeNull();
 });
+
+test("a schedule's fires are isolated each in a worktree of their own, from HEAD as it is at the fire; one made outside a repository is refused at create", async () => {
+  const root = makeRepo(scratch(), { "a.txt": "1\n" });
+  await liData(["schedule", "create", "iso", "--every", "1h", "--isolate", "worktree", "mock/edit", "append a.txt fired\\n"], { env: h.env, cwd: root });
+  const first = await liData(["schedule", "trigger", "iso"], { env: h.env });
+  await liData(["wait", first.id, "--max-wait-seconds", "40"], { env: h.env });
+  write(root, { "a.txt": "2\n" });
+  git(root, "commit", "-qam", "moved on");
+  const second = await liData(["schedule", "trigger", "iso"], { env: h.env });
+  await liData(["wait", second.id, "--max-wait-seconds", "40"], { env: h.env });
+  expect(git(root, "show", `li/${first.id}:a.txt`)).toBe("1\nfired");
+  expect(git(root, "show", `li/${second.id}:a.txt`)).toBe("2\nfired");
+  expect(porcelain(root)).toBe("");
+  const outside = fs.mkdtempSync(path.join(scratch(), "plain-"));
+  const r = await li(["--machine", "schedule", "create", "nowhere", "--every", "1h", "--isolate", "worktree", "mock/edit", "write x y"], { env: h.env, cwd: outside });
+  expect(r.json.error).toMatchObject({ kind: "invalid_input", detail: { reason: "not_a_repository" } });
+});

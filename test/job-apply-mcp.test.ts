@@ -18,9 +18,8 @@ async function server(env: NodeJS.ProcessEnv, cwd: string, flags: string[] = [])
   const transport = new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp", ...flags], env: { ...env, NODE_OPTIONS: "" } as Record<string, string>, cwd, stderr: "pipe" });
   const client = new Client({ name: "apply-test", version: "0.0.0" });
   await client.connect(transport);
-  const op = async (name: string, args: Record<string, unknown>) =>
-    ((await client.callTool({ name: "request", arguments: { ops: [{ op: name, args }] } }, undefined, { timeout: 120000 })) as any).structuredContent.results[0];
-  return { op, close: () => client.close() };
+  const raw = (args: Record<string, unknown>) => client.callTool({ name: "request", arguments: args }, undefined, { timeout: 120000 });
+  return { op: async (name: string, args: Record<string, unknown>, fingerprint?: string) => ((await raw({ ops: [{ op: name, args, ...(fingerprint ? { schema_fingerprint: fingerprint } : {}) }] })) as any).structuredContent.results[0], raw, close: () => client.close() };
 }
 
 describe("over MCP", () => {
@@ -54,5 +53,38 @@ describe("over MCP", () => {
     }
     expect(snapshot(t)).toEqual(before);
     expect(await rows(h, "SELECT * FROM applies")).toEqual([]);
+  });
+
+  test("agent.submit with isolate: worktree runs in a worktree of its own; job.diff reads the change and job.apply applies it once", async () => {
+    const h = home();
+    const src = sourceRepo();
+    const t = target(src);
+    const mcp = await server(h.env, src);
+    let id = "";
+    try {
+      const help = ((await mcp.raw({ help: "agent.submit" })) as any).structuredContent;
+      expect(help.schema.properties.isolate).toEqual(expect.objectContaining({ enum: ["worktree", "none"] }));
+      const sub = await mcp.op("agent.submit", { model: "mock/edit", prompt: "write from-mcp.txt hello", isolate: "worktree", cwd: src }, help.schema_fingerprint);
+      expect(sub.ok).toBe(true);
+      id = sub.result.id;
+      const waited = await mcp.op("job.wait", { ids: [id], max_wait_seconds: 40 });
+      expect(waited.result.entries[0]).toMatchObject({ status: "completed" });
+      // The checkout the agent was given is untouched; the change is on its branch.
+      expect(fs.existsSync(`${src}/from-mcp.txt`)).toBe(false);
+      const d = await mcp.op("job.diff", { id, stat: true });
+      expect(d.result).toMatchObject({ captured: true, change: { branch: `li/${id}`, files: [expect.objectContaining({ path: "from-mcp.txt", status: "added" })] } });
+    } finally {
+      await mcp.close();
+    }
+    const there = await server(h.env, t);
+    try {
+      const applied = await there.op("job.apply", { id: id, cwd: t });
+      expect(applied.result).toMatchObject({ applied: true });
+      expect(fs.readFileSync(`${t}/from-mcp.txt`, "utf8")).toBe("hello");
+      const again = await there.op("job.apply", { id: id, cwd: t });
+      expect(again.error).toMatchObject({ code: "cli_error", kind: "conflict", detail: expect.objectContaining({ reason: "already_applied" }) });
+    } finally {
+      await there.close();
+    }
   });
 });

@@ -65,6 +65,10 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     ["--profile", opts.profile],
     ["--max-turns", opts.maxTurns],
     ["--max-budget-usd", opts.maxBudgetUsd],
+    ["--isolate", opts.isolate],
+    ["--base", opts.base],
+    ["--carry-changes", opts.carryChanges],
+    ["--keep-worktree", opts.keepWorktree],
   ];
   const own = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
   const tokens: string[] = [];

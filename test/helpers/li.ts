@@ -17,7 +17,8 @@ export function tempHome(): { home: string; env: NodeJS.ProcessEnv; cleanup: () 
   const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
   delete env.LI_STORE;
   if (process.env.LI_TEST_STORE === "postgres") env.LI_STORE = testDatabase();
-  return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true }) };
+  // Retried: a detached run's worker may still be writing its last files as a test ends (ENOTEMPTY).
+  return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 /** A new, empty database in the postgres project's cluster (test/helpers/pg-global.mjs); its URL. */
