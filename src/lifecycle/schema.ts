@@ -269,7 +269,22 @@ export const MIGRATIONS: readonly string[] = [
      started_at TEXT NOT NULL,
      applied_at TEXT
    );
-   CREATE INDEX applies_target ON applies(entity_id, host, repo);`,
+   CREATE INDEX applies_target ON applies(entity_id, host, repo);
+   -- Best of N (issue 30): a run's check (--check-cmd, run in its worktree after the capture) as
+   -- JSON, and the predicted merge of each pair of a fan-out's changes, computed on the host that
+   -- holds their branches and read from any host.
+   ALTER TABLE changes ADD COLUMN check_result TEXT;
+   CREATE TABLE change_pairs (
+     session_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     a TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     b TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+     both_files TEXT NOT NULL,
+     conflict INTEGER NOT NULL,
+     conflicts TEXT NOT NULL,
+     computed_at TEXT NOT NULL,
+     PRIMARY KEY (a, b)
+   );
+   CREATE INDEX change_pairs_session ON change_pairs(session_id);`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -83,7 +83,19 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
         started_at TEXT COLLATE "C" NOT NULL,
         applied_at TEXT COLLATE "C"
       );
-      CREATE INDEX applies_target ON applies(entity_id, host, repo);`,
+      CREATE INDEX applies_target ON applies(entity_id, host, repo);
+      ALTER TABLE changes ADD COLUMN check_result TEXT;
+      CREATE TABLE change_pairs (
+        session_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        a TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        b TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+        both_files TEXT NOT NULL,
+        conflict INTEGER NOT NULL,
+        conflicts TEXT NOT NULL,
+        computed_at TEXT COLLATE "C" NOT NULL,
+        PRIMARY KEY (a, b)
+      );
+      CREATE INDEX change_pairs_session ON change_pairs(session_id);`,
 };
 
 const T = 'TEXT COLLATE "C"';
