@@ -110,7 +110,8 @@ describePostgres("li host list and li host forget on a shared store", () => {
     const any = await liData(["agent", "--detach", "--host", "any", "mock/echo", "for anyone"], { env: b.env });
     expect((await liData(["host", "list"], { env: b.env })).placed_any).toBe(1);
     await liData(["kill", any.id], { env: b.env });
-  });
+    // About thirty li commands and three daemons in a row: a loaded machine takes more than jest's minute.
+  }, 180_000);
 
   test("host.list over MCP is what li host list prints; host.forget is fenced", async () => {
     m = await connectMcp(b.env);
