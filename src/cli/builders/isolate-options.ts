@@ -1,4 +1,5 @@
 import { Option, type Command } from "../commander.js";
+import { forMcp } from "./mcp-hints.js";
 
 /*
  * --isolate and its companions, on every command that starts runs (li agent, li o flow, li o
@@ -24,7 +25,12 @@ export function addIsolateOptions(cmd: Command, scope: string): Command {
     .option("--keep-worktree", "with --isolate worktree: keep the worktree directory after the change is captured (the branch keeps it anyway)")
     // CLI only: every spawn verb lists it in terminalFlags (verbs/schemas.ts CLI_ONLY_FLAGS), so no MCP caller can name a shell command.
     .option("--check-cmd <command>", `with --isolate worktree: after ${scope} ends and its change is captured, run this shell command in its worktree and record its exit status, duration and output tail as the run's check (what it writes is not part of the change)`)
-    .option("--check <name>", `with --isolate worktree: like --check-cmd, a check named in settings.yaml (checks: {NAME: "command"})`);
+    .addOption(
+      forMcp(
+        new Option("--check <name>", `with --isolate worktree: like --check-cmd, a check named in settings.yaml (checks: {NAME: "command"})`),
+        `with isolate: worktree: a check named in li's settings (checks: {NAME: command}), run in ${scope === "this run" || scope === "each run" ? scope + "'s" : "each isolated run's"} worktree after its change is captured; its exit status, duration and output tail are the run's check (job.diff shows them)`,
+      ),
+    );
 }
 
 /** The options as the runtime takes them (runtime/worktree/isolation.ts IsolationChoice). */
