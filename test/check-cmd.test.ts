@@ -54,7 +54,7 @@ test("a fan-out's --check-cmd passes in one worker and fails in the other: both 
   expect(worktrees().filter((n) => !n.includes("."))).toEqual([]);
 });
 
-test("a named check from settings; an unknown name is refused with the names there are; a check without --isolate worktree is refused; a check is bounded by check_timeout_seconds", async () => {
+test("a named check from settings; an unknown name is refused with the names there are; an untrusted project file's check does not count; a check without --isolate worktree is refused; a check is bounded by check_timeout_seconds", async () => {
   const root = makeRepo(scratch(), { "README.md": "hello\n" });
   settings('checks:\n  exists: "test -f ok.txt"\n  slow: "sleep 30"\ncheck_timeout_seconds: 1\n');
   const named = await liData(["agent", "--isolate", "worktree", "--check", "exists", "mock/edit", "write ok.txt yes"], { env: h.env, cwd: root });
@@ -65,6 +65,13 @@ test("a named check from settings; an unknown name is refused with the names the
   expect(unknown.json.ok).toBe(false);
   expect(unknown.json.error).toMatchObject({ kind: "invalid_input", detail: expect.objectContaining({ checks: ["exists", "slow"] }) });
   expect(unknown.json.error.message).toContain('no check named "nope" in settings; the checks defined are: exists, slow');
+
+  // A project file's checks count only once it is trusted: a command from an untrusted one never runs.
+  fs.mkdirSync(path.join(root, ".li"));
+  fs.writeFileSync(path.join(root, ".li", "settings.yaml"), 'checks:\n  proj: "touch pwned"\n');
+  const untrusted = await li(["--machine", "agent", "--isolate", "worktree", "--check", "proj", "mock/edit", "write a b"], { env: h.env, cwd: root });
+  expect(untrusted.json.error.message).toContain('no check named "proj" in settings; the checks defined are: exists, slow');
+  fs.rmSync(path.join(root, ".li"), { recursive: true });
 
   for (const flags of [["--check-cmd", "true"], ["--check", "exists"]]) {
     const bare = await li(["--machine", "agent", ...flags, "mock/edit", "write a b"], { env: h.env, cwd: root });
