@@ -103,6 +103,21 @@ test("a check its worker did not live to finish (kill -9) is run by the next cap
   expect(worktrees().filter((n) => !n.includes("."))).toEqual([]);
 });
 
+test("li kill during the check stops it: the run is cancelled, the check recorded as killed, the worktree removed", async () => {
+  const root = makeRepo(scratch(), { "README.md": "hello\n" });
+  const r = await liData(["agent", "--detach", "--isolate", "worktree", "--check-cmd", "sleep 30", "mock/edit", "write k.txt k"], { env: h.env, cwd: root });
+  const consoleLog = path.join(r.run_dir, "console.log");
+  await until(() => fs.existsSync(consoleLog) && fs.readFileSync(consoleLog, "utf8").includes("li: check: "), 30_000);
+  const t0 = Date.now();
+  await liData(["kill", r.id], { env: h.env });
+  expect(Date.now() - t0).toBeLessThan(15_000);
+  const s = (await liData(["job", "status", r.id], { env: h.env })).jobs[0];
+  expect(s.status).toBe("cancelled");
+  expect(s.change.check).toMatchObject({ passed: false, exit_code: null, signal: "SIGKILL", timed_out: false });
+  expect(s.change.check.duration_ms).toBeLessThan(15_000);
+  expect(worktrees()).toEqual([]);
+});
+
 describe("over MCP", () => {
   async function server(env: NodeJS.ProcessEnv, cwd: string) {
     const transport = new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp"], env: { ...env, NODE_OPTIONS: "" } as Record<string, string>, cwd, stderr: "pipe" });

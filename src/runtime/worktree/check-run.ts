@@ -74,6 +74,7 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
       done = true;
       clearTimeout(timer);
       clearTimeout(kill);
+      release();
       fs.rmSync(pgidFile, { force: true });
       const duration_ms = Date.now() - started;
       if (error) keep(Buffer.from(`li: the check could not start: ${error}\n`));
@@ -95,6 +96,22 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
       try {
         if (child.pid) process.kill(-child.pid, sig);
       } catch {}
+    };
+    // A run stopped (li kill signals its worker's group) stops its check: the check is recorded
+    // as killed. A process that had no handler of its own dies of the signal as it would have.
+    const stop = (sig: NodeJS.Signals) => {
+      group("SIGKILL");
+      if (!others[sig]) {
+        release();
+        process.kill(process.pid, sig);
+      }
+    };
+    const STOPS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+    const others = Object.fromEntries(STOPS.map((sig) => [sig, process.listenerCount(sig) > 0])) as Record<string, boolean>;
+    const handlers = STOPS.map((sig) => [sig, () => stop(sig)] as const);
+    for (const [sig, fn] of handlers) process.on(sig, fn);
+    const release = () => {
+      for (const [sig, fn] of handlers) process.removeListener(sig, fn);
     };
     const timer = setTimeout(() => {
       timedOut = true;
