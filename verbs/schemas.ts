@@ -38,11 +38,18 @@ export const JOB_LIST = { type: "object", required: ["jobs"], properties: { jobs
 /** A prompt argument that may outgrow one argv element travels as a prompt file instead. */
 export const PROMPT_SPILL = { arg: "prompt", option: "prompt_file", join: " " };
 
+/**
+ * CLI flags no spawn verb offers: --check-cmd runs a shell command of the caller's choosing, so
+ * over MCP a run names a check from the user's settings instead (--check NAME).
+ */
+export const CLI_ONLY_FLAGS = ["--check-cmd"];
+
 /** What every submit verb shares: a fingerprint-gated spawn, always detached, prompt may spill. */
-export const SUBMIT: Pick<VerbMeta, "requiresFingerprint" | "fixedFlags" | "spill"> = {
+export const SUBMIT: Pick<VerbMeta, "requiresFingerprint" | "fixedFlags" | "spill" | "terminalFlags"> = {
   requiresFingerprint: true,
   fixedFlags: ["--detach"],
   spill: PROMPT_SPILL,
+  terminalFlags: CLI_ONLY_FLAGS,
 };
 
 /** v1 names were accepted for one release and retired on this date (ADR-0066 D1). */

@@ -27,6 +27,8 @@ export interface AgentRunOptions {
   base?: string;
   carryChanges?: boolean;
   keepWorktree?: boolean;
+  checkCmd?: string;
+  check?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {

@@ -1,4 +1,4 @@
-import { getChange, type ChangeRow } from "../lifecycle/changes/records.js";
+import { getChange, type ChangeRow, type CheckResult } from "../lifecycle/changes/records.js";
 import type { Store } from "../lifecycle/store.js";
 import type { JobView } from "./job-view.js";
 
@@ -14,7 +14,30 @@ export function changeSummary(c: ChangeRow) {
     source_changed: c.source_changed,
     captured_at: c.captured_at,
     host: c.host,
+    check: c.check ? checkSummary(c.check) : null,
   };
+}
+
+/** A run's check without its output (li job diff RUN has the tail): what picks the best of N. */
+export function checkSummary(k: CheckResult) {
+  return {
+    passed: k.exit_code === 0 && !k.timed_out,
+    name: k.name,
+    command: k.command,
+    exit_code: k.exit_code,
+    signal: k.signal,
+    timed_out: k.timed_out,
+    duration_ms: k.duration_ms,
+    ran_at: k.ran_at,
+  };
+}
+
+/** One line for a person: "passed in 1.2s (exit 0): npm test". */
+export function checkLine(k: Omit<CheckResult, "output_tail"> | null | undefined): string {
+  if (!k) return "-";
+  const verdict = k.timed_out ? "timed out" : k.exit_code === 0 ? "passed" : "failed";
+  const how = k.exit_code !== null ? `exit ${k.exit_code}` : (k.signal ?? "no status");
+  return `${verdict} (${how}) in ${(k.duration_ms / 1000).toFixed(1)}s`;
 }
 
 /** The job view with its change, for an isolated run; `change` is null until the change is captured. */

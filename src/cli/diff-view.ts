@@ -1,5 +1,6 @@
 /** The human views of li job diff and li job apply: a header, notes, a stat table, a coloured patch. */
 import type { ChangedFile } from "../lifecycle/changes/records.js";
+import { checkLine } from "./change-view.js";
 import { table } from "./format.js";
 import { colourOn, tint, type Tint } from "./terminal.js";
 
@@ -62,6 +63,9 @@ export function fanoutTable(d: { id: string; runs: any[] }): string {
     files: r.captured ? r.files.length : "-",
     "+": r.captured ? r.insertions : "-",
     "-": r.captured ? r.deletions : "-",
+    check: checkLine(r.check),
   }));
-  return [`fan-out ${d.id}: the change of each run (li job diff RUN for one)`, table(rows, ["id", "label", "status", "outcome", "files", { key: "+", header: "+" }, { key: "-", header: "-" }])].join("\n");
+  const withCheck = d.runs.some((r) => r.check);
+  const cols: Parameters<typeof table>[1] = ["id", "label", "status", "outcome", "files", { key: "+", header: "+" }, { key: "-", header: "-" }, ...(withCheck ? ["check"] : [])];
+  return [`fan-out ${d.id}: the change of each run (li job diff RUN for one)`, table(rows, cols)].join("\n");
 }

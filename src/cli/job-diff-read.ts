@@ -1,4 +1,5 @@
 /** What li job diff reads: the subject of an id, its change, and its patch (stored, or from git). */
+import fs from "node:fs";
 import { LiError } from "../errors.js";
 import { changesOf, type ChangeRow } from "../lifecycle/changes/records.js";
 import { resolve } from "../lifecycle/resolver.js";
@@ -10,6 +11,7 @@ import { changeHeader, colourPatch, fanoutTable, statLines } from "./diff-view.j
 import { captureOwed, owesChange } from "../lifecycle/changes/owed.js";
 import { thisHost } from "../lifecycle/locate.js";
 import { writeErr } from "./stdio.js";
+import { checkLine, checkSummary } from "./change-view.js";
 import { appliesOf } from "../lifecycle/changes/applies.js";
 
 export interface DiffOptions {
@@ -42,13 +44,17 @@ const summary = (e: Entity, c: ChangeRow | undefined) => ({
   insertions: c?.insertions ?? 0,
   deletions: c?.deletions ?? 0,
   truncated: c?.truncated ?? false,
+  // The run's check (--check-cmd / --check): null before it ran, or for a run with none.
+  check: c?.check ? checkSummary(c.check) : null,
 });
 
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
   const e = await resolve(store, id);
   let s = await changeSubject(store, e, { patch: !opts.stat });
   // A run of this host that ended owing its change (its worker died first) is captured now.
-  if (s.kind === "one" && !s.change && isTerminal(s.holder.status) && owesChange(s.holder) && store.writable) {
+  // So is one whose check its capturer did not live to run (its worktree is still there).
+  const owing = s.kind === "one" && (!s.change || (!s.change.check && !!s.holder.spec?.isolation?.check && fs.existsSync(s.holder.spec.isolation.worktree ?? "")));
+  if (s.kind === "one" && owing && isTerminal(s.holder.status) && owesChange(s.holder) && store.writable) {
     await captureOwed(store, [s.holder], (owing, err) => writeErr(`li: could not capture ${owing.id}'s change yet: ${(err as Error)?.message ?? err}\n`));
     s = await changeSubject(store, e, { patch: !opts.stat });
   }
@@ -77,6 +83,7 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   const c = s.change;
   const whole = opts.stat ? null : await wholePatch(c);
   const notes = [c.truncated && !whole ? truncatedNote(c) : "", c.source_changed?.length ? `the checkout it was made from changed meanwhile, at: ${c.source_changed.join(", ")}` : ""].filter(Boolean);
+  const checkNote = c.check ? checkText(c.check) : holder.spec?.isolation?.check ? `check: not run yet (${holder.spec.isolation.check.command})` : "";
   // The apply ledger, as every host reads it: where this change went, and onto what.
   const applies = (await appliesOf(store, holder.id)).filter((a) => a.status === "applied").map(({ pid: _pid, status: _s, ...a }) => a);
   const data = { ...base, captured: true, change: fields(c), applies, ...(opts.stat ? {} : { patch_from: whole?.from ?? null }) };
@@ -86,10 +93,18 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
     // Only its host (or its branch) has a truncated patch: a person gets the file list instead.
     patchBuf: whole?.patch ?? null,
     human: (page) =>
-      [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), ...appliedNotes, opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
+      [changeHeader({ ...base, holder: holder.id, change: c }), ...notes.map((n) => `note: ${n}`), checkNote, ...appliedNotes, opts.stat || page === null ? statLines(c.files, c.insertions, c.deletions) : colourPatch(page)]
         .filter((x) => x !== "")
         .join("\n"),
   };
+}
+
+/** The check's line, and the last lines of its output when it did not pass. */
+function checkText(k: NonNullable<ChangeRow["check"]>): string {
+  const line = `check: ${checkLine(k)}: ${k.name ? `${k.name} (${k.command})` : k.command}`;
+  if (k.exit_code === 0 && !k.timed_out) return line;
+  const tail = k.output_tail.replace(/\n$/, "").split("\n").slice(-10);
+  return [line, ...(tail.length && tail[0] !== "" ? tail.map((l) => `  | ${l}`) : [])].join("\n");
 }
 
 async function readCumulative(store: Store, chain: Entity[], holder: Entity, base: Record<string, unknown>, opts: DiffOptions): Promise<DiffRead> {

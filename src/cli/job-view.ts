@@ -79,6 +79,8 @@ function isolationView(e: Entity) {
     worktree: iso.worktree ?? null,
     keep_worktree: !!iso.keep_worktree,
     continues: iso.continues ?? null,
+    // What runs in the worktree once the change is captured (--check-cmd, --check NAME).
+    check: iso.check ? { name: iso.check.name ?? null, command: iso.check.command } : null,
   };
 }
 

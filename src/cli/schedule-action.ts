@@ -69,6 +69,8 @@ export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[]
     ["--base", opts.base],
     ["--carry-changes", opts.carryChanges],
     ["--keep-worktree", opts.keepWorktree],
+    ["--check-cmd", opts.checkCmd],
+    ["--check", opts.check],
   ];
   const own = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
   const tokens: string[] = [];

@@ -9,6 +9,7 @@ import { ENTITY_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
+import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
 import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } from "./worktree-settings.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
@@ -60,6 +61,8 @@ export interface ParsedSettings {
   queue?: QueueSettings;
   /** How an isolated run's new worktree is set up (a project file's only after trust). */
   worktree?: WorktreeSettings;
+  /** Named checks and their timeout (a project file's only after trust). */
+  checks?: ReturnType<typeof parseCheckSettings>;
 }
 
 export interface SettingsFile {
@@ -88,6 +91,8 @@ export interface Settings {
   profileFiles: ProfileFile[];
   /** The worktree setup of the files in force. */
   worktree: WorktreeSettings;
+  /** The named checks of the files in force (--check NAME). */
+  checks: CheckSettings;
   warnings: string[];
 }
 
@@ -178,7 +183,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -198,6 +203,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const mcp_policy = isObject(top.mcp) ? parsePolicySpec(file, top.mcp.policy) : {};
   const queue = parseQueueSettings(file, top, source);
   const worktree = parseWorktreeSettings(file, top.worktree);
+  const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   return {
     mcp_policy,
     handlers,
@@ -207,6 +213,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
     ...(queue ? { queue } : {}),
     ...(worktree ? { worktree } : {}),
+    ...(checks ? { checks } : {}),
   };
 }
 
@@ -264,6 +271,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
         p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
         p?.worktree?.setup ? "worktree.setup" : "",
+        p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -280,5 +288,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const profileFiles = readProjectProfiles(cwd, trust);
   const profiles = mergeProfiles(inForce.filter((f) => f.source === "user").flatMap((f) => f.parsed!.profiles), profileFiles, warnings);
   const worktree = mergeWorktreeSettings(inForce.map((f) => f.parsed!.worktree));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, warnings };
+  const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, checks, warnings };
 }

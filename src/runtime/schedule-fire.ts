@@ -79,7 +79,7 @@ export async function prepareRun(row: ScheduleRow): Promise<Prepared> {
   };
   const v = validateAgentRequest(req);
   const { queue: _q, place: _p, isolate: _i, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;
-  const isolated = await agentIsolation(req, v);
+  const isolated = await agentIsolation(req, v, settingsDir);
   return {
     kind: "invocation",
     prompt: v.prompt,

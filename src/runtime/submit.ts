@@ -116,12 +116,15 @@ export async function submitAgent(
  * The isolation a run records, checked before any record exists: a resumed isolated run goes on
  * in the worktree it resumes (whatever --isolate says), any other asks with --isolate or its profile.
  */
-export async function agentIsolation(req: AgentRequest, v: ValidatedAgent): Promise<{ spec: IsolationSpec; note: string | null } | null> {
+export async function agentIsolation(req: AgentRequest, v: ValidatedAgent, settingsDir = process.cwd()): Promise<{ spec: IsolationSpec; note: string | null } | null> {
   const resumed = req.resume?.isolation;
   if (resumed) {
     if (req.isolation?.isolate === "none") throw invalid(`--resume ${req.resume!.run_id} continues an isolated run in its worktree; leave out --isolate none`, { field: "isolate" });
-    return { spec: resumed, note: null };
+    // It keeps the check of the run it resumes, unless it names one of its own.
+    const own = req.isolation?.check_cmd !== undefined || req.isolation?.check !== undefined;
+    const check = own ? isolationWanted({ isolate: "worktree", check_cmd: req.isolation!.check_cmd, check: req.isolation!.check }, null, settingsDir)!.check : undefined;
+    return { spec: check ? { ...resumed, check } : resumed, note: null };
   }
-  const wanted = isolationWanted(req.isolation ?? {}, req.profile?.isolate);
+  const wanted = isolationWanted(req.isolation ?? {}, req.profile?.isolate, settingsDir);
   return wanted ? prepareIsolation(wanted, v.cwd, !req.parent_id && req.host !== undefined) : null;
 }

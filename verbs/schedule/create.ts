@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { PROMPT_SPILL, SCHEDULE } from "../schemas.js";
+import { CLI_ONLY_FLAGS, PROMPT_SPILL, SCHEDULE } from "../schemas.js";
 
 // Control, yet fingerprinted: it spawns nothing now but stores a request that spawns runs
 // unattended later, so the caller must have read the schema that request is judged by.
@@ -11,5 +11,6 @@ import { PROMPT_SPILL, SCHEDULE } from "../schemas.js";
   summary: "schedule any spawn",
   result: { type: "object", required: ["schedule"], properties: { schedule: SCHEDULE } },
   spill: PROMPT_SPILL,
+  terminalFlags: CLI_ONLY_FLAGS,
 })
 export class ScheduleCreate implements Verb {}

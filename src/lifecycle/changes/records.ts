@@ -43,10 +43,28 @@ export interface ChangeRow extends Omit<CapturedChange, "patch"> {
   repo: string;
   source_changed: string[] | null;
   captured_at: string;
+  /** The run's check (--check-cmd / --check) once it has run; null before, or for a run with none. */
+  check: CheckResult | null;
   patch?: Buffer;
 }
 
-const FIELDS = "entity_id, host, repo, base_sha, head_sha, branch, files, insertions, deletions, patch_bytes, truncated, source_changed, captured_at";
+/** What a run's check did, as changes.check_result holds it (JSON). */
+export interface CheckResult {
+  command: string;
+  name: string | null;
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  duration_ms: number;
+  /** The last bytes of what it wrote (stdout and stderr, interleaved). */
+  output_tail: string;
+  ran_at: string;
+}
+
+const FIELDS = "entity_id, host, repo, base_sha, head_sha, branch, files, insertions, deletions, patch_bytes, truncated, source_changed, captured_at, check_result";
+
+/** What a capture writes; the check is written later, once (recordCheck). */
+const INSERTED = FIELDS.replace(", check_result", "");
 
 function hydrate(r: any, withPatch: boolean): ChangeRow {
   const row: ChangeRow = {
@@ -63,6 +81,7 @@ function hydrate(r: any, withPatch: boolean): ChangeRow {
     truncated: Number(r.truncated) === 1,
     source_changed: r.source_changed ? JSON.parse(r.source_changed) : null,
     captured_at: r.captured_at,
+    check: r.check_result ? JSON.parse(r.check_result) : null,
   };
   if (withPatch) row.patch = Buffer.from(r.patch ?? Buffer.alloc(0));
   return row;
@@ -76,7 +95,7 @@ export async function recordChange(store: Store, id: string, repo: string, c: Ca
   if (c.patch.length > MAX_PATCH_BYTES) throw new LiError("internal", `a patch of ${c.patch.length} bytes passed the bound of ${MAX_PATCH_BYTES}`, { id });
   const db = dbOf(store);
   const { changes } = await db.run(
-    `INSERT INTO changes (${FIELDS}, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    `INSERT INTO changes (${INSERTED}, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     [
       id,
       hostName(),
@@ -94,6 +113,15 @@ export async function recordChange(store: Store, id: string, repo: string, c: Ca
       c.patch,
     ],
   );
+  return changes === 1;
+}
+
+/**
+ * Stores the check of `id`'s change, once: a result already there (another capturer ran the check
+ * first) is kept. Returns whether this call wrote it.
+ */
+export async function recordCheck(store: Store, id: string, result: CheckResult): Promise<boolean> {
+  const { changes } = await dbOf(store).run("UPDATE changes SET check_result = ? WHERE entity_id = ? AND check_result IS NULL", [JSON.stringify(result), id]);
   return changes === 1;
 }
 

@@ -199,7 +199,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   }
   // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
   const used = bridge.endpointUsed([...seen], req.endpoint);
-  const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate);
+  const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate, req.settings_dir ?? process.cwd());
   const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
 
   return {

@@ -1,4 +1,6 @@
+import { loadSettings } from "../../config/settings.js";
 import { invalid } from "../../errors.js";
+import { FILE_ROOTS_ENV } from "../file-roots.js";
 import { repoAt, resolveBase, uncommitted } from "./locate.js";
 
 /*
@@ -14,6 +16,8 @@ export interface IsolationSpec {
   base_sha: string | null;
   carry_changes: boolean;
   keep_worktree: boolean;
+  /** --check-cmd or --check NAME, resolved at submit: run in the worktree after the change is captured. */
+  check?: IsolationCheck;
   /** A resumed run: the run whose worktree and branch it goes on in. */
   continues?: string;
   /** Filled in by the worker: the checkout's root on the run's host, the cwd's place in it, the branch and the worktree. */
@@ -25,28 +29,63 @@ export interface IsolationSpec {
   ready?: boolean;
 }
 
+/** A run's check: the command (a settings name's, or --check-cmd's, then name null) and its bound. */
+export interface IsolationCheck {
+  name: string | null;
+  command: string;
+  timeout_seconds: number;
+}
+
 /** The isolation options as any spawn command or profile gives them. */
 export interface IsolationChoice {
   isolate?: "worktree" | "none";
   base?: string;
   carry_changes?: boolean;
   keep_worktree?: boolean;
+  /** A raw shell command (the CLI only; no MCP schema has it). */
+  check_cmd?: string;
+  /** A check named in settings (checks: {NAME: command}). */
+  check?: string;
 }
 
 /**
  * The isolation a run asks for: --isolate wins over a profile's `isolate`; the companions need
  * worktree isolation, and are refused without it rather than ignored.
  */
-export function isolationWanted(choice: IsolationChoice, profileIsolate: "worktree" | "none" | null | undefined): IsolationSpec | null {
+export function isolationWanted(choice: IsolationChoice, profileIsolate: "worktree" | "none" | null | undefined, settingsDir = process.cwd()): IsolationSpec | null {
   const mode = choice.isolate ?? profileIsolate ?? "none";
   if (mode !== "worktree") {
-    const stray = choice.base !== undefined ? "--base" : choice.carry_changes ? "--carry-changes" : choice.keep_worktree ? "--keep-worktree" : null;
+    const stray =
+      choice.base !== undefined ? "--base" : choice.carry_changes ? "--carry-changes" : choice.keep_worktree ? "--keep-worktree" : choice.check_cmd !== undefined ? "--check-cmd" : choice.check !== undefined ? "--check" : null;
     if (stray) throw invalid(`${stray} applies only to an isolated run; add --isolate worktree`, { field: stray.slice(2).replace(/-/g, "_") });
     return null;
   }
   if (choice.base !== undefined && (choice.base === "" || choice.base.startsWith("-")))
     throw invalid(`--base ${JSON.stringify(choice.base)} is not a commit; give a commit, branch or tag`, { field: "base" });
-  return { mode: "worktree", base: choice.base ?? null, base_sha: null, carry_changes: !!choice.carry_changes, keep_worktree: !!choice.keep_worktree };
+  const check = checkWanted(choice, settingsDir);
+  return { mode: "worktree", base: choice.base ?? null, base_sha: null, carry_changes: !!choice.carry_changes, keep_worktree: !!choice.keep_worktree, ...(check ? { check } : {}) };
+}
+
+/** --check-cmd as given, or --check NAME looked up in the settings in force; an unknown name is refused with the names there are. */
+function checkWanted(choice: IsolationChoice, settingsDir: string): IsolationCheck | null {
+  if (choice.check_cmd === undefined && choice.check === undefined) return null;
+  if (choice.check_cmd !== undefined && choice.check !== undefined) throw invalid("give --check-cmd or --check, not both", { field: "check" });
+  const settings = loadSettings(settingsDir).checks;
+  if (choice.check_cmd !== undefined) {
+    // No MCP schema has it; this also stops one inside a schedule's action words, under MCP.
+    if (process.env[FILE_ROOTS_ENV] !== undefined)
+      throw invalid(`--check-cmd is a CLI option only: over MCP, name a check defined in settings (check: NAME${Object.keys(settings.commands).length ? `; the checks defined are: ${Object.keys(settings.commands).sort().join(", ")}` : ""})`, { field: "check_cmd" });
+    if (!choice.check_cmd.trim() || choice.check_cmd.includes("\0")) throw invalid("--check-cmd needs a shell command, e.g. --check-cmd 'npm test'", { field: "check_cmd" });
+    return { name: null, command: choice.check_cmd, timeout_seconds: settings.timeout_seconds };
+  }
+  const names = Object.keys(settings.commands).sort();
+  const command = Object.prototype.hasOwnProperty.call(settings.commands, choice.check!) ? settings.commands[choice.check!] : undefined;
+  if (command === undefined)
+    throw invalid(
+      `no check named ${JSON.stringify(choice.check)} in settings; ${names.length ? `the checks defined are: ${names.join(", ")}` : 'none is defined (settings.yaml: checks: {NAME: "command"})'}`,
+      { field: "check", check: choice.check, checks: names },
+    );
+  return { name: choice.check!, command, timeout_seconds: settings.timeout_seconds };
 }
 
 const FULL_SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -74,5 +113,5 @@ export async function prepareIsolation(iso: IsolationSpec, cwd: string, placed: 
 
 /** The request part of a recorded isolation, for a run made again from it (a rerun, a fan-out's worker): where its own worktree is, it finds out. */
 export function freshIsolation(iso: IsolationSpec): IsolationSpec {
-  return { mode: "worktree", base: iso.base, base_sha: iso.base_sha, carry_changes: iso.carry_changes, keep_worktree: iso.keep_worktree, repo: iso.repo, rel: iso.rel };
+  return { mode: "worktree", base: iso.base, base_sha: iso.base_sha, carry_changes: iso.carry_changes, keep_worktree: iso.keep_worktree, repo: iso.repo, rel: iso.rel, ...(iso.check ? { check: iso.check } : {}) };
 }

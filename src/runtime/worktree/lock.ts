@@ -4,9 +4,15 @@ import { LiError } from "../../errors.js";
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+  // A holder killed with -9 whose parent has not reaped it yet is a zombie: it holds nothing.
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 };
 

@@ -3,15 +3,17 @@ import path from "node:path";
 import { loadSettings } from "../../config/settings.js";
 import { LiError } from "../../errors.js";
 import { ISOLATION_FAILURES, owesChange } from "../../lifecycle/changes/owed.js";
-import { getChange, MAX_PATCH_BYTES, recordChange, type ChangeRow } from "../../lifecycle/changes/records.js";
+import { getChange, MAX_PATCH_BYTES, recordChange, recordCheck, type ChangeRow } from "../../lifecycle/changes/records.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import { liHome } from "../../lifecycle/paths.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { captureWorktree } from "./capture.js";
+import { checkDir, killLeftover, runCheck } from "./check-run.js";
 import { createWorktree } from "./create.js";
 import type { IsolationSpec } from "./isolation.js";
 import { hasCommit } from "./apply.js";
 import { repoAt, resolveBase } from "./locate.js";
+import { withFileLock } from "./lock.js";
 import { deleteBranch, removeWorktree } from "./remove.js";
 import { setupWorktree } from "./setup.js";
 import { noteSourceBefore, sourceChanged } from "./source-watch.js";
@@ -142,6 +144,34 @@ export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | n
     await recordChange(store, e.id, iso.repo, c, await sourceChanged(iso.repo, e.run_dir).catch(() => null));
     change = (await getChange(store, e.id))!;
   }
+  // The check runs after the capture, so nothing it writes is the change, and before the removal.
+  // One left pending (its capturer killed) is run by the next capturer while the worktree is there.
+  if (iso.check && !change.check && fs.existsSync(iso.worktree)) {
+    // Another process is running it: that one removes the worktree when it is done.
+    if (!(await checkOnce(store, e, iso))) return change;
+    change = (await getChange(store, e.id))!;
+  }
   if (!iso.keep_worktree && fs.existsSync(iso.worktree)) await removeWorktree(iso.repo, iso.worktree);
   return change;
+}
+
+/** Runs and records `e`'s check unless it is recorded already; false when another process holds it. */
+async function checkOnce(store: Store, e: Entity, iso: IsolationSpec): Promise<boolean> {
+  try {
+    await withFileLock(
+      iso.worktree + ".check.lock",
+      async () => {
+        if ((await getChange(store, e.id))?.check) return;
+        const pgidFile = iso.worktree + ".check.pgid";
+        killLeftover(pgidFile);
+        const result = await runCheck(iso.check!, checkDir(iso.worktree!, iso.rel), e.run_dir ? path.join(e.run_dir, "console.log") : null, pgidFile);
+        await recordCheck(store, e.id, result);
+      },
+      0,
+    );
+    return true;
+  } catch (err: any) {
+    if (err instanceof LiError && err.detail?.reason === "locked") return false;
+    throw err;
+  }
 }
