@@ -110,6 +110,28 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     const human = await li(["job", "diff", sub.id], { env: h.env, cwd: root });
     expect(human.stdout).toMatch(/w2–w3\s+both changed f\.txt; merges cleanly/);
   });
+
+  test("changes that share no file can still conflict: a directory renamed under another's new file, a file where another makes a directory", async () => {
+    const root = makeRepo(scratch(), { "old/a.txt": "alpha\nbeta\ngamma\n", "r.txt": "r\n" });
+    // Worker 1 moves old/ to new/ (git sees the rename) and adds a file d; worker 2 adds a file in
+    // old/; worker 3 makes d a directory. Worker 2 and 3 touch unrelated paths.
+    const prompt = [
+      "worker 1: delete old/a.txt",
+      "worker 1: write new/a.txt alpha\\nbeta\\ngamma\\n",
+      "worker 1: write d f\\n",
+      "worker 2: write old/b.txt b\\n",
+      "worker 3: write d/x.txt y\\n",
+    ].join("\n");
+    const sub = await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--detach", prompt], { env: h.env, cwd: root });
+    await liData(["wait", sub.id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    const d = await liData(["job", "diff", sub.id], { env: h.env, cwd: root });
+    expect(d.runs[0].files).toEqual(expect.arrayContaining([expect.objectContaining({ path: "new/a.txt", old_path: "old/a.txt", status: "renamed" })]));
+    const p = byLabels(d.pairs);
+    expect(p["w1-w2"]).toMatchObject({ computed: true, both_files: [], conflict: true, conflicts: ["new/b.txt"] });
+    expect(p["w1-w3"]).toMatchObject({ computed: true, both_files: [], conflict: true });
+    expect(p["w1-w3"].conflicts.length).toBeGreaterThan(0);
+    expect(p["w2-w3"]).toMatchObject({ computed: true, both_files: [], conflict: false, conflicts: [] });
+  });
 });
 
 describePostgres("a fan-out compared on its host, read from another", () => {

@@ -33,6 +33,16 @@ export async function recordPair(store: Store, p: Omit<PairRow, "computed_at">):
   return changes === 1;
 }
 
+/** Stores several pairs in one transaction (one commit, not one a pair); returns how many were new. */
+export async function recordPairs(store: Store, pairs: Omit<PairRow, "computed_at">[]): Promise<number> {
+  if (!pairs.length) return 0;
+  return store.tx(async () => {
+    let n = 0;
+    for (const p of pairs) if (await recordPair(store, p)) n++;
+    return n;
+  });
+}
+
 /** Every pair computed for `sessionId`'s workers, by (a, b). */
 export async function pairsOf(store: Store, sessionId: string): Promise<PairRow[]> {
   const rows = await dbOf(store).all<any>("SELECT session_id, a, b, both_files, conflict, conflicts, computed_at FROM change_pairs WHERE session_id = ? ORDER BY a, b", [sessionId]);

@@ -5,7 +5,7 @@
  * checkout, index or ref is touched, so it is safe beside a person's work and the other runs'.
  */
 import { changesOf, type ChangeRow } from "../../lifecycle/changes/records.js";
-import { pairKey, pairsOf, recordPair, type PairRow } from "../../lifecycle/changes/pairs.js";
+import { pairKey, pairsOf, recordPairs, type PairRow } from "../../lifecycle/changes/pairs.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { gitError, tryGit } from "../worktree/git.js";
@@ -35,6 +35,30 @@ const pathsOf = (c: ChangeRow) => new Set(c.files.flatMap((f) => (f.old_path ? [
 export function sharedFiles(x: ChangeRow, y: ChangeRow): string[] {
   const theirs = pathsOf(y);
   return [...pathsOf(x)].filter((p) => theirs.has(p)).sort();
+}
+
+const dirsOf = (paths: Set<string>) => {
+  const out = new Set<string>();
+  for (const p of paths) for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) out.add(p.slice(0, i));
+  return out;
+};
+
+/**
+ * Whether a merge of the two changes is certain to be clean without asking git: they touch no
+ * path in common, neither removes or renames a file (git's directory-rename detection could move
+ * the other's new files), and no path of one is a directory of the other's (a file/directory
+ * conflict). Only added and modified files on disjoint paths remain, and a three-way merge takes
+ * each from the one side that changed it. Everything else goes to git merge-tree.
+ */
+export function surelyClean(x: ChangeRow, y: ChangeRow): boolean {
+  if (!x.files.length || !y.files.length) return true;
+  const simple = (c: ChangeRow) => c.files.every((f) => f.status === "added" || f.status === "modified" || f.status === "type_changed");
+  if (!simple(x) || !simple(y)) return false;
+  const [px, py] = [pathsOf(x), pathsOf(y)];
+  const [dx, dy] = [dirsOf(px), dirsOf(py)];
+  for (const p of px) if (py.has(p) || dy.has(p)) return false;
+  for (const p of py) if (dx.has(p)) return false;
+  return true;
 }
 
 /**
@@ -83,27 +107,38 @@ export function pairViews(workers: Worker[], stored: PairRow[]): PairView[] {
   return out;
 }
 
+/** At most this many merges at once: each is one git process, mostly reading objects. */
+const MERGES_AT_ONCE = 4;
+
 /**
  * Computes and stores the pairs of `workers` this host can and the store lacks. A pair that fails
- * is reported to `onError` and left for the next try; the others go on. Returns how many it stored.
+ * is reported to `onError` and left for the next try; the others go on. The merges run a few at a
+ * time and their pairs are stored in one transaction. Returns how many it stored.
  */
 export async function comparePairs(store: Store, sessionId: string, workers: Worker[], onError: (a: Entity, b: Entity, err: unknown) => void = () => {}): Promise<number> {
   const have = new Set((await pairsOf(store, sessionId)).map((p) => `${p.a} ${p.b}`));
-  let stored = 0;
+  const todo: [Worker, Worker][] = [];
   for (let i = 0; i < workers.length; i++)
     for (let j = i + 1; j < workers.length; j++) {
       const [x, y] = [workers[i], workers[j]];
-      if (have.has(pairKey(x.entity.id, y.entity.id).join(" ")) || notHere(x, y)) continue;
+      if (!have.has(pairKey(x.entity.id, y.entity.id).join(" ")) && !notHere(x, y)) todo.push([x, y]);
+    }
+  const found: Omit<PairRow, "computed_at">[] = [];
+  let next = 0;
+  const lane = async () => {
+    for (let k = next++; k < todo.length; k = next++) {
+      const [x, y] = todo[k];
       const [cx, cy] = [x.change!, y.change!];
       try {
-        // A change of no files merges cleanly with anything: no git to run.
-        const merge = cx.files.length && cy.files.length ? await predictMerge(cx.repo, cx.head_sha, cy.head_sha) : { conflict: false, conflicts: [] };
-        if (await recordPair(store, { session_id: sessionId, a: x.entity.id, b: y.entity.id, both_files: sharedFiles(cx, cy), ...merge })) stored++;
+        const merge = surelyClean(cx, cy) ? { conflict: false, conflicts: [] } : await predictMerge(cx.repo, cx.head_sha, cy.head_sha);
+        found.push({ session_id: sessionId, a: x.entity.id, b: y.entity.id, both_files: sharedFiles(cx, cy), ...merge });
       } catch (err) {
         onError(x.entity, y.entity, err);
       }
     }
-  return stored;
+  };
+  await Promise.all(Array.from({ length: Math.min(MERGES_AT_ONCE, todo.length) }, lane));
+  return recordPairs(store, found);
 }
 
 /**
