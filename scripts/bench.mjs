@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
-// Usage: npm run bench [-- --runs N] [-- --isolate-runs N]   (--isolate-runs 0 leaves out isolated runs)
+// Usage: npm run bench [-- --runs N] [-- --isolate-runs N] [-- --compare-runs N]   (0 leaves out isolated runs, or the fan-out comparison)
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
 import { benchIsolate, printIsolate } from "./bench-isolate.mjs";
+import { benchCompare, printCompare } from "./bench-compare.mjs";
 
 const RUNS = numberArg("--runs", 21);
 const { home, env } = benchHome("li-bench-");
@@ -98,4 +99,12 @@ const isolateRuns = numberArg("--isolate-runs", 9);
 if (isolateRuns > 0) {
   console.log("");
   printIsolate(benchIsolate({ rounds: isolateRuns }));
+}
+
+// What comparing a fan-out of 8 isolated workers by conflicts costs in a 10,000-file repository,
+// against git merge-tree for each pair by hand (bench-compare.mjs).
+const compareRuns = numberArg("--compare-runs", 9);
+if (compareRuns > 0) {
+  console.log("");
+  printCompare(benchCompare({ rounds: compareRuns }));
 }

@@ -69,3 +69,23 @@ export function fanoutTable(d: { id: string; runs: any[] }): string {
   const cols: Parameters<typeof table>[1] = ["id", "label", "status", "outcome", "files", { key: "+", header: "+" }, { key: "-", header: "-" }, ...(withCheck ? ["check"] : [])];
   return [`fan-out ${d.id}: the change of each run (li job diff RUN for one)`, table(rows, cols)].join("\n");
 }
+
+/** A fan-out's pairs, one line each: which files both workers changed and whether they conflict. */
+export function pairLines(pairs: { a: string; b: string; labels: (string | null)[]; computed: boolean; both_files: string[] | null; conflict: boolean | null; conflicts: string[] | null; pending?: string }[]): string {
+  if (!pairs.length) return "";
+  const colour = colourOn();
+  const name = (p: (typeof pairs)[number]) => `${p.labels[0] ?? p.a}–${p.labels[1] ?? p.b}`;
+  const width = Math.max(...pairs.map((p) => name(p).length));
+  const lines = pairs.map((p) => {
+    const shared = p.both_files?.length ? `both changed ${p.both_files.join(", ")}` : "no shared files";
+    const said = !p.computed
+      ? `not compared yet: ${p.pending}${p.both_files ? ` (${shared})` : ""}`
+      : p.conflict
+        ? tint(`conflict in ${p.conflicts!.join(", ") || "(no path named)"}`, "red", colour) + (p.both_files!.length ? "" : " (no shared files)")
+        : p.both_files!.length
+          ? `${shared}; merges cleanly`
+          : "no shared files, no conflict";
+    return `  ${name(p).padEnd(width)}  ${said}`;
+  });
+  return ["each pair of workers (a three-way merge of their heads over their base, predicted on the host of their branches):", ...lines].join("\n");
+}

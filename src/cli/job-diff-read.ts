@@ -7,11 +7,12 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { isTerminal } from "../lifecycle/vocab.js";
 import { changeSubject, resumeChain } from "../runtime/changes/subject.js";
 import { cumulative, truncatedNote, wholePatch } from "../runtime/changes/patch.js";
-import { changeHeader, colourPatch, fanoutTable, statLines } from "./diff-view.js";
+import { changeHeader, colourPatch, statLines } from "./diff-view.js";
 import { captureOwed, owesChange } from "../lifecycle/changes/owed.js";
 import { thisHost } from "../lifecycle/locate.js";
 import { writeErr } from "./stdio.js";
-import { checkLine, checkSummary } from "./change-view.js";
+import { checkLine } from "./change-view.js";
+import { readFanout } from "./job-diff-fanout.js";
 import { appliesOf } from "../lifecycle/changes/applies.js";
 
 export interface DiffOptions {
@@ -34,20 +35,6 @@ const fields = (c: ChangeRow) => {
   return rest;
 };
 
-const summary = (e: Entity, c: ChangeRow | undefined) => ({
-  id: e.id,
-  label: e.label,
-  status: e.status,
-  outcome: e.outcome,
-  captured: !!c,
-  files: c?.files ?? [],
-  insertions: c?.insertions ?? 0,
-  deletions: c?.deletions ?? 0,
-  truncated: c?.truncated ?? false,
-  // The run's check (--check-cmd / --check): null before it ran, or for a run with none.
-  check: c?.check ? checkSummary(c.check) : null,
-});
-
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
   const e = await resolve(store, id);
   let s = await changeSubject(store, e, { patch: !opts.stat });
@@ -58,10 +45,7 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
     await captureOwed(store, [s.holder], (owing, err) => writeErr(`li: could not capture ${owing.id}'s change yet: ${(err as Error)?.message ?? err}\n`));
     s = await changeSubject(store, e, { patch: !opts.stat });
   }
-  if (s.kind === "fanout") {
-    const data = { id: e.id, kind: e.kind, session: s.session.id, mode: "fanout", status: s.session.status, runs: s.runs.map((r) => summary(r.entity, r.change)) };
-    return { data, patchBuf: null, human: () => fanoutTable(data) };
-  }
+  if (s.kind === "fanout") return readFanout(store, e, s.session, s.runs);
   const { holder } = s;
   const base = { id: e.id, kind: e.kind, ...(holder.id !== e.id ? { change_of: holder.id } : {}), status: holder.status, host: s.change?.host ?? holder.host ?? null };
   if (!s.change) {

@@ -39,6 +39,7 @@ import { answerOf, readHead as readFileHead } from "./run-output.js";
 import { POLL_MS, SessionChildren, Stopped } from "./session-children.js";
 import { publishRunning } from "./spawn.js";
 import { captureChange, enterIsolation } from "./worktree/worker-side.js";
+import { compareFanout } from "./changes/compare.js";
 
 /** How much of one output is read back (into a prompt, or the final console). */
 const READ_CAP = 4 * 1024 * 1024;
@@ -147,6 +148,7 @@ class Supervisor {
     writePrivateFile(path.join(this.dir, "plan.json"), JSON.stringify({ planned_by: this.spec.planned_by, ...plan }, null, 2) + "\n");
     await this.phase("executing");
     const steps = await this.execute(plan);
+    if (this.spec.mode === "fanout") await compareFanout(this.store, this.session.id, (line) => this.log(line));
     const completed = plan.steps.filter((s) => steps.get(s.id)!.status === "completed");
     let synthesis: Entity | null = null;
     if (this.spec.synthesis && completed.length > 0) {

@@ -25,8 +25,12 @@ checkout holds the branch. A patch over the store's bound (16 MiB) is kept as it
 only: its host still has all of it on the branch, and li job diff there reads it from git.
 
 A run still going has no change yet: the result says captured: false (and status), with an
-empty patch. A fan-out's session lists each run's change; a flow's session and a play show
-the one change of their worktree. --cumulative follows a resumed run back (resumes) to the
+empty patch. A fan-out's session lists each run's change (files, + and - counts, outcome) and
+compares its workers two by two: the files both changed, and whether their changes conflict,
+predicted by a three-way merge of their heads over their base (git merge-tree --write-tree,
+on the fan-out's host, touching no checkout; stored, so other hosts read it, and a pair not
+computed yet names the host that computes it). A flow's session and a play show the one change
+of their worktree. --cumulative follows a resumed run back (resumes) to the
 first isolated run and shows first base..last head, made by git on the host holding them.
 
 With --machine the result holds the change's fields (change) and one page of the patch:

@@ -1,0 +1,162 @@
+/**
+ * A fan-out's workers compared two by two (issue 30): the files both changed, and whether their
+ * changes conflict, predicted by a three-way merge of their heads over the base they share
+ * (`git merge-tree --write-tree`). That merge reads and writes only the object database: no
+ * checkout, index or ref is touched, so it is safe beside a person's work and the other runs'.
+ */
+import { changesOf, type ChangeRow } from "../../lifecycle/changes/records.js";
+import { pairKey, pairsOf, recordPairs, type PairRow } from "../../lifecycle/changes/pairs.js";
+import { thisHost } from "../../lifecycle/locate.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import { gitError, tryGit } from "../worktree/git.js";
+
+export interface Worker {
+  entity: Entity;
+  change: ChangeRow | undefined;
+}
+
+/** One pair as li job diff shows it: computed, or why not yet and which host will compute it. */
+export interface PairView {
+  a: string;
+  b: string;
+  labels: [string | null, string | null];
+  computed: boolean;
+  /** Known from the stored file lists once both changes are captured, on any host. */
+  both_files: string[] | null;
+  conflict: boolean | null;
+  conflicts: string[] | null;
+  pending?: string;
+  host?: string | null;
+}
+
+const pathsOf = (c: ChangeRow) => new Set(c.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path])));
+
+/** The paths both changes touched (a rename counts as its old path and its new one). */
+export function sharedFiles(x: ChangeRow, y: ChangeRow): string[] {
+  const theirs = pathsOf(y);
+  return [...pathsOf(x)].filter((p) => theirs.has(p)).sort();
+}
+
+const dirsOf = (paths: Set<string>) => {
+  const out = new Set<string>();
+  for (const p of paths) for (let i = p.indexOf("/"); i > 0; i = p.indexOf("/", i + 1)) out.add(p.slice(0, i));
+  return out;
+};
+
+/**
+ * Whether a merge of the two changes is certain to be clean without asking git: they touch no
+ * path in common, neither removes or renames a file (git's directory-rename detection could move
+ * the other's new files), and no path of one is a directory of the other's (a file/directory
+ * conflict). Only added and modified files on disjoint paths remain, and a three-way merge takes
+ * each from the one side that changed it. Everything else goes to git merge-tree.
+ */
+export function surelyClean(x: ChangeRow, y: ChangeRow): boolean {
+  if (!x.files.length || !y.files.length) return true;
+  const simple = (c: ChangeRow) => c.files.every((f) => f.status === "added" || f.status === "modified" || f.status === "type_changed");
+  if (!simple(x) || !simple(y)) return false;
+  const [px, py] = [pathsOf(x), pathsOf(y)];
+  const [dx, dy] = [dirsOf(px), dirsOf(py)];
+  for (const p of px) if (py.has(p) || dy.has(p)) return false;
+  for (const p of py) if (dx.has(p)) return false;
+  return true;
+}
+
+/**
+ * Whether merging `headB` into `headA` in the repository at `repo` conflicts, and on which paths.
+ * git finds the merge base itself: both heads descend from the fan-out's one base. Exit 1 is a
+ * conflicted merge; its output is the tree, then each conflicted path, NUL-separated.
+ */
+export async function predictMerge(repo: string, headA: string, headB: string): Promise<{ conflict: boolean; conflicts: string[] }> {
+  const args = ["merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", headA, headB];
+  const r = await tryGit(args, { cwd: repo });
+  if (r.code === 0) return { conflict: false, conflicts: [] };
+  if (r.code !== 1) throw gitError(args, r);
+  const [, ...paths] = String(r.stdout).split("\0");
+  return { conflict: true, conflicts: [...new Set(paths.filter(Boolean))].sort() };
+}
+
+/** Why the pair of `x` and `y` cannot be computed by this host now, or null when it can. */
+function notHere(x: Worker, y: Worker): { pending: string; host: string | null } | null {
+  const missing = [x, y].filter((w) => !w.change);
+  if (missing.length) {
+    const names = missing.map((w) => w.entity.label ?? w.entity.id).join(" and ");
+    return { pending: `${names} ${missing.length > 1 ? "have" : "has"} no change captured yet`, host: missing[0].entity.host ?? null };
+  }
+  const [cx, cy] = [x.change!, y.change!];
+  if (cx.host !== cy.host || cx.repo !== cy.repo || cx.base_sha !== cy.base_sha) return { pending: "their changes are not from one base in one repository, so li does not compare them", host: null };
+  if (cx.host !== null && cx.host !== thisHost()) return { pending: `host ${cx.host} holds their branches and computes it (when the fan-out ends, or li job diff there)`, host: cx.host };
+  return null;
+}
+
+/** Every pair of `workers`, in worker order, with what the store holds for it. */
+export function pairViews(workers: Worker[], stored: PairRow[]): PairView[] {
+  const byKey = new Map(stored.map((p) => [`${p.a} ${p.b}`, p]));
+  const out: PairView[] = [];
+  for (let i = 0; i < workers.length; i++)
+    for (let j = i + 1; j < workers.length; j++) {
+      const [x, y] = [workers[i], workers[j]];
+      const base = { a: x.entity.id, b: y.entity.id, labels: [x.entity.label ?? null, y.entity.label ?? null] as [string | null, string | null] };
+      const row = byKey.get(pairKey(x.entity.id, y.entity.id).join(" "));
+      if (row) {
+        out.push({ ...base, computed: true, both_files: row.both_files, conflict: row.conflict, conflicts: row.conflicts });
+        continue;
+      }
+      const why = notHere(x, y) ?? { pending: "not computed yet", host: x.change?.host ?? null };
+      out.push({ ...base, computed: false, both_files: x.change && y.change ? sharedFiles(x.change, y.change) : null, conflict: null, conflicts: null, ...why });
+    }
+  return out;
+}
+
+/** At most this many merges at once: each is one git process, mostly reading objects. */
+const MERGES_AT_ONCE = 4;
+
+/**
+ * Computes and stores the pairs of `workers` this host can and the store lacks. A pair that fails
+ * is reported to `onError` and left for the next try; the others go on. The merges run a few at a
+ * time and their pairs are stored in one transaction. Returns how many it stored.
+ */
+export async function comparePairs(store: Store, sessionId: string, workers: Worker[], onError: (a: Entity, b: Entity, err: unknown) => void = () => {}): Promise<number> {
+  const have = new Set((await pairsOf(store, sessionId)).map((p) => `${p.a} ${p.b}`));
+  const todo: [Worker, Worker][] = [];
+  for (let i = 0; i < workers.length; i++)
+    for (let j = i + 1; j < workers.length; j++) {
+      const [x, y] = [workers[i], workers[j]];
+      if (!have.has(pairKey(x.entity.id, y.entity.id).join(" ")) && !notHere(x, y)) todo.push([x, y]);
+    }
+  const found: Omit<PairRow, "computed_at">[] = [];
+  let next = 0;
+  const lane = async () => {
+    for (let k = next++; k < todo.length; k = next++) {
+      const [x, y] = todo[k];
+      const [cx, cy] = [x.change!, y.change!];
+      try {
+        const merge = surelyClean(cx, cy) ? { conflict: false, conflicts: [] } : await predictMerge(cx.repo, cx.head_sha, cy.head_sha);
+        found.push({ session_id: sessionId, a: x.entity.id, b: y.entity.id, both_files: sharedFiles(cx, cy), ...merge });
+      } catch (err) {
+        onError(x.entity, y.entity, err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MERGES_AT_ONCE, todo.length) }, lane));
+  return recordPairs(store, found);
+}
+
+/**
+ * What a fan-out's supervisor does once its workers have all ended: every pair of its isolated
+ * workers this host can predict is computed and stored, so that any host reads them. A failure is
+ * said on its console and never fails the session: li job diff on this host computes what is left.
+ */
+export async function compareFanout(store: Store, sessionId: string, log: (line: string) => void): Promise<void> {
+  try {
+    const kids = (await store.children(sessionId)).filter((k) => k.spec?.isolation?.mode === "worktree");
+    if (kids.length < 2) return;
+    const changes = await changesOf(store, kids.map((k) => k.id));
+    const workers = kids.map((k) => ({ entity: k, change: changes.get(k.id) }));
+    const stored = await comparePairs(store, sessionId, workers, (a, b, err) => log(`could not compare ${a.id} and ${b.id}: ${(err as Error)?.message ?? err}`));
+    const views = pairViews(workers, await pairsOf(store, sessionId));
+    const conflicts = views.filter((p) => p.conflict).map((p) => `${p.labels[0] ?? p.a}–${p.labels[1] ?? p.b}`);
+    log(`compared ${stored} pair${stored === 1 ? "" : "s"} of workers; ${views.filter((p) => p.computed).length} of ${views.length} known; conflicting: ${conflicts.join(", ") || "none"}`);
+  } catch (err: any) {
+    log(`could not compare the workers' changes: ${err?.stack ?? err}`);
+  }
+}
