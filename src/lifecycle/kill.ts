@@ -76,6 +76,8 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   const entities: KilledEntity[] = [];
   const queue: Entity[] = [root];
   const toStop: { report: KilledEntity; entity: Entity }[] = [];
+  /** What this kill ended, or finds ended with processes to stop: the changes isolated ones owe. */
+  const ended: Entity[] = [];
   const before = new ProcSnapshot();
   while (queue.length) {
     const { action, entity, from } = await cancel(store, (await store.get(queue.shift()!.id))!);
@@ -93,7 +95,9 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
     entities.push(report);
     const stoppable = entity.pgid !== null && entity.proc_start !== null;
     // A refused record still has a live owner moving it; only a terminal one is ours to reap.
-    if (stoppable && (action === "cancelled" || (action === "already_terminal" && runAlive(entity, before)))) toStop.push({ report, entity });
+    const stop = stoppable && (action === "cancelled" || (action === "already_terminal" && runAlive(entity, before)));
+    if (stop) toStop.push({ report, entity });
+    if (action === "cancelled" || stop) ended.push(entity);
     queue.push(...(await store.children(entity.id)));
   }
 
@@ -120,13 +124,8 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   const stillLive = new Set(live());
   for (const t of toStop) t.report.process_gone = !stillLive.has(t);
   // Isolated runs whose processes are gone owe their change; this host holds their worktrees.
-  const gone = toStop.filter((t) => !stillLive.has(t)).map((t) => t.entity);
-  const unstarted = entities.filter((r) => r.action === "cancelled" && !toStop.some((t) => t.report === r)).map((r) => r.id);
-  for (const id of unstarted) {
-    const e = await store.get(id);
-    if (e) gone.push(e);
-  }
-  await captureOwed(store, gone);
+  const running = new Set([...stillLive].map((t) => t.entity));
+  await captureOwed(store, ended.filter((e) => !running.has(e)));
 
   return {
     id: root.id,
