@@ -9,6 +9,7 @@ import { pairKey, pairsOf, recordPairs, type PairRow } from "../../lifecycle/cha
 import { thisHost } from "../../lifecycle/locate.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { gitError, tryGit } from "../worktree/git.js";
+import { isIsolated } from "./subject.js";
 
 export interface Worker {
   entity: Entity;
@@ -148,7 +149,7 @@ export async function comparePairs(store: Store, sessionId: string, workers: Wor
  */
 export async function compareFanout(store: Store, sessionId: string, log: (line: string) => void): Promise<void> {
   try {
-    const kids = (await store.children(sessionId)).filter((k) => k.spec?.isolation?.mode === "worktree");
+    const kids = (await store.children(sessionId)).filter(isIsolated);
     if (kids.length < 2) return;
     const changes = await changesOf(store, kids.map((k) => k.id));
     const workers = kids.map((k) => ({ entity: k, change: changes.get(k.id) }));

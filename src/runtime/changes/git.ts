@@ -1,14 +1,13 @@
 /**
  * The git that reading and applying a run's change needs, over the worktree library's runner
  * (runtime/worktree: git with a fixed environment, loaded on first use): a few questions asked of
- * a checkout, and the apply to the working tree and index together that a commit needs.
+ * a checkout.
  */
 import { LiError } from "../../errors.js";
-import { applyPatch as libApply, conflictsIn, type ApplyResult } from "../worktree/apply.js";
 import { tryGit } from "../worktree/git.js";
 import { repoAt as libRepoAt, type RepoAt } from "../worktree/locate.js";
 
-export { hasCommit, isApplied, conflictsIn as conflictsOf } from "../worktree/apply.js";
+export { applyPatch, hasCommit, isApplied, conflictsIn as conflictsOf } from "../worktree/apply.js";
 export { NO_HOOKS, PLAIN_DIFF } from "../worktree/git.js";
 export type { RepoAt };
 
@@ -44,15 +43,4 @@ export async function repoAt(dir: string): Promise<RepoAt> {
       reason: "not_a_work_tree",
     });
   }
-}
-
-/**
- * `git apply` of `patch` in the checkout at `cwd`, all or nothing: `check` writes nothing; `index`
- * applies to the index too (refused where a touched file differs from it), else the working tree
- * alone changes.
- */
-export async function applyPatch(o: { cwd: string; patch: Buffer; check?: boolean; index?: boolean }): Promise<ApplyResult> {
-  if (!o.index) return libApply({ cwd: o.cwd, patch: o.patch, check: o.check });
-  const r = await git(["apply", "--index", "--whitespace=nowarn", ...(o.check ? ["--check"] : [])], { cwd: o.cwd, input: o.patch });
-  return r.code === 0 ? { ok: true } : { ok: false, conflicts: conflictsIn(r.stderr), message: r.stderr.trim() || "git apply refused the patch" };
 }

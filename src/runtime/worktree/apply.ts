@@ -11,6 +11,8 @@ export interface ApplyPatch {
   check?: boolean;
   /** Merge what does not apply cleanly, leaving conflict markers (and unmerged index entries) to resolve. */
   threeWay?: boolean;
+  /** Apply to the index as well as the working tree (refused where a touched file differs from the index); not with threeWay. */
+  index?: boolean;
 }
 
 /*
@@ -51,7 +53,8 @@ async function rootOf(cwd: string): Promise<string> {
 export async function applyPatch(o: ApplyPatch): Promise<ApplyResult> {
   if (!o.patch.length) return { ok: true };
   const cwd = await rootOf(o.cwd);
-  const check = (three: boolean) => tryGit(["apply", "--binary", "--check", "--whitespace=nowarn", ...(three ? ["--3way"] : [])], { cwd, input: o.patch });
+  const index = o.index && !o.threeWay ? ["--index"] : [];
+  const check = (three: boolean) => tryGit(["apply", "--binary", "--check", "--whitespace=nowarn", ...index, ...(three ? ["--3way"] : [])], { cwd, input: o.patch });
   if (o.check) {
     const r = await check(!!o.threeWay);
     return r.code === 0 ? { ok: true } : refused(r.stderr);
@@ -60,7 +63,7 @@ export async function applyPatch(o: ApplyPatch): Promise<ApplyResult> {
     // git apply is atomic by itself; the check first keeps the refusal's message free of a half-run's noise.
     const c = await check(false);
     if (c.code !== 0) return refused(c.stderr);
-    const r = await tryGit(["apply", "--binary", "--whitespace=nowarn"], { cwd, input: o.patch });
+    const r = await tryGit(["apply", "--binary", "--whitespace=nowarn", ...index], { cwd, input: o.patch });
     return r.code === 0 ? { ok: true } : refused(r.stderr);
   }
   const r = await tryGit(["apply", "--binary", "--3way", "--whitespace=nowarn"], { cwd, input: o.patch });
