@@ -6,10 +6,10 @@ import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
-import { addIsolateOptions, isolationChoice } from "./builders/isolate-options.js";
+import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
-export interface AgentRunOptions {
+export interface AgentRunOptions extends IsolateOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -23,12 +23,6 @@ export interface AgentRunOptions {
   queue?: string;
   host?: string;
   allowNewHost?: boolean;
-  isolate?: "worktree" | "none";
-  base?: string;
-  carryChanges?: boolean;
-  keepWorktree?: boolean;
-  checkCmd?: string;
-  check?: string;
 }
 
 export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run"): Command {

@@ -13,7 +13,7 @@ import { invalid, LiError } from "../errors.js";
 import type { ScheduleRow } from "../lifecycle/schedules/store.js";
 import type { SessionRequest } from "../runtime/flow/request.js";
 import type { Prepared } from "../runtime/schedule-fire.js";
-import type { AgentRunOptions } from "./agent-options.js";
+import { addAgentRunOptions, type AgentRunOptions } from "./agent-options.js";
 import type { CliContext } from "./adapter.js";
 
 export const ACTION_KINDS = ["agent", "flow", "fanout", "play"] as const;
@@ -52,26 +52,9 @@ export function splitAction(words: string[]): { kind: ActionKind; argv: string[]
 
 /** The schedule-level run options (li schedule create --cwd …), as tokens for the action's own parser. */
 export function inheritedTokens(opts: AgentRunOptions, argv: string[]): string[] {
-  const given: [string, unknown][] = [
-    ["--prompt-file", opts.promptFile],
-    ["--cwd", opts.cwd],
-    ["--timeout", opts.timeout],
-    ["--label", opts.label],
-    ["--notify", opts.notify],
-    ["--endpoint", opts.endpoint],
-    ["--queue", opts.queue],
-    ["--host", opts.host],
-    ["--allow-new-host", opts.allowNewHost],
-    ["--profile", opts.profile],
-    ["--max-turns", opts.maxTurns],
-    ["--max-budget-usd", opts.maxBudgetUsd],
-    ["--isolate", opts.isolate],
-    ["--base", opts.base],
-    ["--carry-changes", opts.carryChanges],
-    ["--keep-worktree", opts.keepWorktree],
-    ["--check-cmd", opts.checkCmd],
-    ["--check", opts.check],
-  ];
+  // Every option of an agent run, from the one place that defines them: none can be left behind.
+  const values = opts as Record<string, unknown>;
+  const given = addAgentRunOptions(new Command(), "each run").options.map((o): [string, unknown] => [o.long!, values[o.attributeName()]]);
   const own = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : argv.length);
   const tokens: string[] = [];
   for (const [flag, value] of given) {

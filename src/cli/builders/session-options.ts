@@ -3,7 +3,7 @@ import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, intIn, runTimeoutArg } from "../parsers.js";
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
-import { addIsolateOptions } from "./isolate-options.js";
+import { addIsolateOptions, type IsolateOptions } from "./isolate-options.js";
 import { addProfileOption } from "./profile-options.js";
 
 /*
@@ -12,7 +12,7 @@ import { addProfileOption } from "./profile-options.js";
  */
 
 /** Options every session-running command (o flow, o fanout, play) shares. */
-export interface SessionOptions {
+export interface SessionOptions extends IsolateOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -29,10 +29,6 @@ export interface SessionOptions {
   queue?: string;
   host?: string;
   allowNewHost?: boolean;
-  isolate?: "worktree" | "none";
-  base?: string;
-  carryChanges?: boolean;
-  keepWorktree?: boolean;
 }
 
 /** Adds the shared options. `defaults` says where an unset value comes from (help text only). */
