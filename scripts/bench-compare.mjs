@@ -5,26 +5,14 @@
 // against the floor: `git merge-tree --write-tree` run by hand for each pair. Measured interleaved
 // in the same run. The comparison's cost is median(computing) - median(stored).
 // Usage: npm run bench:compare [-- --runs N] [-- --files N] [-- --workers N]   (also part of npm run bench)
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { makeRepo } from "./bench-isolate.mjs";
-import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
+import { benchHome, li, median, numberArg, p90, printRows, runChecked as run, timeSync as time } from "./bench-lib.mjs";
 
-const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.9) - 1)];
 
-function run(cmd, args, opts, ok = [0]) {
-  const r = spawnSync(cmd, args, { stdio: ["pipe", "pipe", "pipe"], maxBuffer: 1 << 28, ...opts });
-  if (!ok.includes(r.status)) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
-function time(fn) {
-  const t = process.hrtime.bigint();
-  fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}
 
 /**
  * Each worker edits a file of its own; the odd ones also write README.md and the even ones append
@@ -120,8 +108,7 @@ export function benchCompare({ rounds = 9, files = 10_000, workers = 8, log = ()
 
 export function printCompare(r) {
   console.log(`a fan-out of ${r.workers} isolated workers compared by conflicts in a ${r.files.toLocaleString("en")}-file repository: ${r.pairs} pairs, ${r.conflicting} conflicting; ${r.rounds} interleaved rounds; ms, median and p90\n`);
-  for (const [name, med, p] of r.rows)
-    console.log(`${name.padEnd(42)} ${med.toFixed(1).padStart(8)} ms  p90 ${p.toFixed(1).padStart(8)} ms  ${(med / r.node).toFixed(2).padStart(6)}x node -e 0`);
+  printRows(r.rows, r.node);
   console.log(`\nthe comparison's cost (computing - stored) ${r.cost.toFixed(1).padStart(8)} ms`);
   console.log(`git merge-tree by hand                     ${r.floor.toFixed(1).padStart(8)} ms`);
   console.log(`cost / by hand                             ${r.ratio.toFixed(2).padStart(8)}x  (cost / the ${r.sharing} pairs sharing a file by hand: ${(r.cost / r.shared).toFixed(2)}x)`);

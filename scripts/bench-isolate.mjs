@@ -6,31 +6,19 @@
 // (median isolated - median unisolated) at most 1.3x the floor.
 // Usage: npm run bench:isolate [-- --runs N] [-- --files N] [-- --compare OTHER/bin/li.js]   (also part of npm run bench)
 // --compare adds the isolated run of another build of li (the one before a change), interleaved too.
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
+import { benchHome, li, median, numberArg, p90, printRows, runChecked as run, timeSync as time } from "./bench-lib.mjs";
 
 const stringArg = (name) => (process.argv.indexOf(name) > 0 ? path.resolve(process.argv[process.argv.indexOf(name) + 1]) : null);
-const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.9) - 1)];
 const WHO = ["-c", "user.name=b", "-c", "user.email=b@b"];
 // li's plumbing runs none of the repository's hooks (src/runtime/worktree/git.ts); the floor does the same.
 const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 const PLAIN_DIFF = ["--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"];
 
-function run(cmd, args, opts) {
-  const r = spawnSync(cmd, args, { stdio: ["pipe", "pipe", "pipe"], maxBuffer: 1 << 28, ...opts });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
-  return r.stdout;
-}
 const git = (cwd, args, opts = {}) => run("git", args, { cwd, ...opts, env: { ...process.env, LC_ALL: "C", ...opts.env } });
-function time(fn) {
-  const t = process.hrtime.bigint();
-  fn();
-  return Number(process.hrtime.bigint() - t) / 1e6;
-}
 
 /** A repository of `dirs` x `per` small files in one commit, in a fresh temporary directory. */
 export function makeRepo(dirs = 100, per = 100) {
@@ -137,8 +125,7 @@ export function benchIsolate({ rounds = 9, files = 10_000, compare = null, log =
 
 export function printIsolate(r) {
   console.log(`isolated runs in a ${r.files.toLocaleString("en")}-file repository, ${r.rounds} interleaved rounds; ms, median and p90\n`);
-  for (const [name, med, p] of r.rows)
-    console.log(`${name.padEnd(42)} ${med.toFixed(1).padStart(8)} ms  p90 ${p.toFixed(1).padStart(8)} ms  ${(med / r.node).toFixed(2).padStart(6)}x node -e 0`);
+  printRows(r.rows, r.node);
   console.log(`\nisolation's cost (isolated - unisolated)   ${r.cost.toFixed(1).padStart(8)} ms`);
   console.log(`bare git floor                             ${r.floor.toFixed(1).padStart(8)} ms`);
   console.log(`cost / floor                               ${r.ratio.toFixed(2).padStart(8)}x  (target <= 1.3x)`);

@@ -1,7 +1,7 @@
 // What the benchmark scripts share: the li under test, a throw-away LI_HOME, the --runs argument,
 // medians; and for li studio, starting it, one GET, and a read timed against a bare node:http server
 // sending the same bytes (the baseline, measured interleaved in the same run).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -25,6 +25,27 @@ export function benchHome(prefix) {
 
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.9) - 1)];
+
+/** Runs a command to its end; its stdout, or an error naming it when its exit status is not in `ok`. */
+export function runChecked(cmd, args, opts, ok = [0]) {
+  const r = spawnSync(cmd, args, { stdio: ["pipe", "pipe", "pipe"], maxBuffer: 1 << 28, ...opts });
+  if (!ok.includes(r.status)) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** How long `fn` took, in ms. */
+export function timeSync(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return ms(t);
+}
+
+/** The rows of a timed table: name, median and p90 in ms, and the median as a ratio to `node -e 0`'s. */
+export function printRows(rows, node) {
+  for (const [name, med, p] of rows)
+    console.log(`${name.padEnd(42)} ${med.toFixed(1).padStart(8)} ms  p90 ${p.toFixed(1).padStart(8)} ms  ${(med / node).toFixed(2).padStart(6)}x node -e 0`);
+}
 
 /** `li --machine studio --port 0` on `env`; resolves once it printed its URL, with the headers the page sends. */
 export function startStudio(li, env) {

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
+import { which } from "../../src/runtime/providers/cli-agents.js";
 
 /*
  * The system's Chromium driven by playwright-core (browser builds cannot be downloaded here;
@@ -10,23 +11,8 @@ import { chromium, type Browser } from "playwright-core";
  * else the `chromium` that PATH finds (`command -v chromium`).
  */
 
-/** The first executable `name` on PATH, as `command -v` finds it; null when there is none. */
-function onPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {
-      /* not here */
-    }
-  }
-  return null;
-}
-
 /** The browser the tests drive: LI_TEST_CHROMIUM, else `chromium` on PATH; null when neither is there. */
-export const CHROMIUM: string | null = process.env.LI_TEST_CHROMIUM || onPath("chromium");
+export const CHROMIUM: string | null = process.env.LI_TEST_CHROMIUM || which("chromium");
 
 const HINT = `no Chromium ${process.env.LI_TEST_CHROMIUM ? `at LI_TEST_CHROMIUM=${process.env.LI_TEST_CHROMIUM}` : "on PATH (command -v chromium)"}: install it (apt-get install -y chromium; .ci/run does) or set LI_TEST_CHROMIUM`;
 const present = !!CHROMIUM && fs.existsSync(CHROMIUM);
