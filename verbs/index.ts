@@ -14,6 +14,7 @@ import { FlowSubmit } from "./flow/submit.js";
 import { HostList } from "./host/list.js";
 import { JobApply } from "./job/apply.js";
 import { JobDiff } from "./job/diff.js";
+import { BudgetList } from "./budget/list.js";
 import { JobKill } from "./job/kill.js";
 import { JobList } from "./job/list.js";
 import { JobOutput } from "./job/output.js";
@@ -44,7 +45,7 @@ import { TeamReceive } from "./team/receive.js";
 import { TeamSend } from "./team/send.js";
 import { TeamShow } from "./team/show.js";
 
-export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, JobDiff, JobApply, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry, DispatchAck,
+export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStatus, JobOutput, JobList, JobWait, JobKill, JobDiff, JobApply, BudgetList, StateList, StateShow, StateEvents, DispatchList, DispatchShow, DispatchRetry, DispatchAck,
   PlayList, PlayShow, ServerInfo,
   // Never schedule tick or daemon: unattended, long-running machinery is not an MCP operation.
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,

@@ -32,6 +32,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: "stats", summary: "counts by kind, status and outcome, and run durations", load: () => import("./commands/stats.js") },
   { name: "dispatch", summary: "the terminal-notify outbox: list, show, retry, ack, purge deliveries", load: () => import("./commands/dispatch.js") },
   { name: "profile", summary: "profiles from settings: named presets of a run (li profile list, li profile show NAME)", load: () => import("./commands/profile.js") },
+  { name: "budget", summary: "spending limits in USD or tokens across providers and hosts: set, list, show, delete", load: () => import("./commands/budget.js") },
   { name: "hooks", summary: "terminal-notify handlers in settings.yaml; trust a project's settings", load: () => import("./commands/hooks.js") },
   { name: "state", summary: "the lifecycle store: records, audit events, migrations", load: () => import("./commands/state.js") },
   { name: "doctor", summary: "check providers, the state store and its schema", load: () => import("./commands/doctor.js") },

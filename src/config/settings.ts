@@ -20,6 +20,8 @@ import { readTrustStore, trustKey, trustOf, type TrustState, type TrustStore } f
 
 export type { TrustState };
 import { parseQueueSettings, type QueueSettings } from "./queue-settings.js";
+import { parsePriceSettings } from "./price-settings.js";
+import type { PriceEntry } from "../lifecycle/budgets/prices.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file
@@ -63,6 +65,8 @@ export interface ParsedSettings {
   worktree?: WorktreeSettings;
   /** Named checks and their timeout (a project file's only after trust). */
   checks?: ReturnType<typeof parseCheckSettings>;
+  /** USD per million tokens by provider/model, before li's table; honoured from the user file only. */
+  prices?: PriceEntry[];
 }
 
 export interface SettingsFile {
@@ -183,7 +187,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -204,6 +208,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const queue = parseQueueSettings(file, top, source);
   const worktree = parseWorktreeSettings(file, top.worktree);
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
+  const prices = parsePriceSettings(file, top.prices, source);
   return {
     mcp_policy,
     handlers,
@@ -214,6 +219,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(queue ? { queue } : {}),
     ...(worktree ? { worktree } : {}),
     ...(checks ? { checks } : {}),
+    ...(prices ? { prices } : {}),
   };
 }
 

@@ -18,6 +18,11 @@ export interface Claimer {
   /** This host's run directory for an id. */
   runDir: (id: string) => string;
   promoter: { pid: number; proc_start: number };
+  /**
+   * Budget admission of a run this host is about to take, in the claim's transaction
+   * (runtime/budget-gate.ts turnGate): a held run is passed over, a refused one has been ended.
+   */
+  gate: (e: Entity, host: string) => Promise<"start" | "hold" | "refused">;
 }
 
 export type ClaimOutcome = { claimed: Entity } | { claimed: null; why: "fenced" | "full" | "empty" };
@@ -32,12 +37,23 @@ export function claimPlaced(store: Store, c: Claimer): Promise<ClaimOutcome> {
     // SKIP LOCKED: a row another claimer holds is passed over, not waited on (PostgreSQL; SQLite
     // has one writer, and the write lock above already orders claimers on both).
     const lock = db.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
-    const row = await db.get(
-      `SELECT * FROM entities WHERE place IS NOT NULL AND status = 'queued' AND host IS NULL AND (place = 'any' OR place = ?) ORDER BY queue_seq LIMIT 1${lock}`,
-      [c.host],
-    );
-    const next = hydrate(row);
-    if (!next) return { claimed: null, why: "empty" };
+    // Runs their budgets hold are passed over, a batch at a time, keeping their places.
+    let next: Entity | undefined;
+    for (let after = -1; !next; ) {
+      const rows = await db.all(
+        `SELECT * FROM entities WHERE place IS NOT NULL AND status = 'queued' AND host IS NULL AND (place = 'any' OR place = ?) AND queue_seq > ? ORDER BY queue_seq LIMIT 16${lock}`,
+        [c.host, after],
+      );
+      if (!rows.length) return { claimed: null, why: "empty" };
+      for (const row of rows) {
+        const e = hydrate(row)!;
+        after = e.queue_seq!;
+        if ((await c.gate(e, c.host)) === "start") {
+          next = e;
+          break;
+        }
+      }
+    }
     const r = await store.transition({
       id: next.id,
       to: "preparing",

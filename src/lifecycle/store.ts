@@ -134,6 +134,13 @@ export class Store implements HasSql {
      * that li rerun works from any host; on state.db the run directory's copy is the one.
      */
     keep_prompt?: string;
+    /**
+     * Budget admission of a top-level run that starts now, run under this insert's write lock
+     * before the row is written (runtime/budget-gate.ts): it reserves, or holds the run (recorded
+     * `queued`, in line, for a promoter to start once its budget has room), or throws a refusal,
+     * which writes nothing.
+     */
+    admit?: (id: string) => Promise<"start" | "hold">;
   }): Promise<Entity> {
     const db = this[SQL];
     const id = input.id ?? newId(input.kind as IdKind);
@@ -151,7 +158,8 @@ export class Store implements HasSql {
         // A flow's steps run where the flow runs, whatever environment its worker was given.
         host = parent.host ?? here;
       }
-      const queue = input.queue ?? (input.placed ? { name: null } : undefined);
+      const held = !input.parent_id && !input.queue && !input.placed && input.admit ? (await input.admit(id)) === "hold" : false;
+      const queue = input.queue ?? (input.placed || held ? { name: null } : undefined);
       // Under the write lock, so two submitters never draw the same place in the line.
       const seq = queue ? ((await db.get<{ m: number | null }>("SELECT max(queue_seq) AS m FROM entities WHERE queue_seq IS NOT NULL"))!.m ?? 0) + 1 : null;
       await db.run(

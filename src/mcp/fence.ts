@@ -5,6 +5,9 @@ export const FENCED_PATHS: readonly (readonly string[])[] = [
   ["hooks", "trust"],
   // A person's declaration that a host is gone: it ends that host's runs on nobody's evidence.
   ["host", "forget"],
+  // A person's limits: an agent must never set, raise or remove the budget it runs under.
+  ["budget", "set"],
+  ["budget", "delete"],
 ];
 
 /** True when `cliPath` is, or lies under, a fenced path, or is any trust or migrate command. */

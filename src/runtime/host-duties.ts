@@ -11,6 +11,7 @@ import { holdsLease } from "../lifecycle/leases.js";
 import { observeFresh, ProcSnapshot } from "../lifecycle/observe.js";
 import { runDir } from "../lifecycle/paths.js";
 import { claimPlaced, placedPrompt } from "../lifecycle/placed.js";
+import { turnGate } from "./budget-gate.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { isDiskFull } from "../lifecycle/storage-faults.js";
 import { makeRunDir, startWorker } from "./spawn.js";
@@ -49,7 +50,7 @@ export interface Claims {
 export async function claimAndStart(store: Store, d: DaemonIdentity): Promise<Claims> {
   const started: Claims["started"] = [];
   for (;;) {
-    const r = await claimPlaced(store, { ...d, runDir });
+    const r = await claimPlaced(store, { ...d, runDir, gate: (e, host) => turnGate(store, e, host) });
     if (!r.claimed) break;
     const e = r.claimed;
     await pauseForTests();

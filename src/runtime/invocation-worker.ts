@@ -7,7 +7,7 @@ import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
 import { childEnv } from "../lifecycle/child-env.js";
 import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Store } from "../lifecycle/store.js";
-import { resultPatch } from "../lifecycle/usage.js";
+import { resultPatch, type Usage } from "../lifecycle/usage.js";
 import { pipeProviderStream } from "./provider-stream.js";
 import { parseModelSpec } from "./providers/index.js";
 import { parserFor } from "./providers/streams/index.js";
@@ -18,6 +18,7 @@ import { RunEnd } from "./run-end.js";
 import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
+import { SpendSink } from "./spend-sink.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
@@ -94,6 +95,7 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
+  const sink = new SpendSink(store, e, end.log, () => {});
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
@@ -111,25 +113,32 @@ export async function run(store: Store, id: string): Promise<void> {
           });
         })
       : Promise.resolve();
+    /** Records an end li decided (a deadline, a budget), then kills the whole group, this worker included. */
+    const stop = (to: "timed_out" | "failed", cause: string, detail: Record<string, unknown>) => {
+      // Record first (its first attempt is synchronous; retries may be cut short by the kill,
+      // end.json keeps the end).
+      finish(to, cause, null, detail).catch(reject);
+      try {
+        process.kill(-pgid, "SIGTERM");
+      } catch {}
+      setTimeout(() => {
+        // An isolated run's worker outlives its agent, to capture the change it made.
+        if (isolated) killGroupButSelf(pgid, e.proc_start!);
+        else
+          try {
+            process.kill(-pgid, "SIGKILL");
+          } catch {}
+      }, TIMEOUT_GRACE_MS);
+    };
+    const liveOf = () => (parser as { live?: Usage | null } | null)?.live ?? null; // TEMP until stream readers report live usage
     let timer: { clear(): void } | undefined;
-    if (e.spec.timeout_seconds) {
-      timer = deadline(e.spec.timeout_seconds * 1000, () => {
-        // Record first (its first attempt is synchronous; retries may be cut short by the kill,
-        // end.json keeps the end), then kill the whole group, this worker included.
-        finish("timed_out", "deadline", null, { timeout_seconds: e.spec.timeout_seconds }).catch(reject);
-        try {
-          process.kill(-pgid, "SIGTERM");
-        } catch {}
-        setTimeout(() => {
-          // An isolated run's worker outlives its agent, to capture the change it made.
-          if (isolated) killGroupButSelf(pgid, e.proc_start!);
-          else
-            try {
-              process.kill(-pgid, "SIGKILL");
-            } catch {}
-        }, TIMEOUT_GRACE_MS);
-      });
-    }
+    if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
+    // Over budget: the spend so far is written final first, since the kill may take this worker too.
+    sink.onCrossed = (f) =>
+      void sink.end(liveOf()).then(() =>
+        stop("failed", "budget_exceeded", { budget: f.name, unit: f.unit, spent: f.spent, limit: f.limit, period_start: f.period_start, error: `budget ${f.name} was crossed: spent ${f.spent} of ${f.limit} ${f.unit}` }),
+      );
+    void sink.start(() => liveOf());
     child.on("error", (err) => {
       timer?.clear();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.
@@ -150,6 +159,7 @@ export async function run(store: Store, id: string): Promise<void> {
           clearTimeout(drain);
           if (isolated) await captureChange(store, id, out, end);
           const result = parser ? parser.end({ code, signal }) : undefined;
+          await sink.end(result?.usage ?? liveOf());
           if (result) {
             try {
               writePrivateFile(path.join(dir, PROVIDER_RESULT_FILE), JSON.stringify(result));

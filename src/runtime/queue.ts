@@ -25,6 +25,7 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { NO_LIMITS, type QueueSettings } from "../config/queue-settings.js";
 import { parseSettings, userSettingsPath } from "../config/settings.js";
 import { startWorker } from "./spawn.js";
+import { turnGate } from "./budget-gate.js";
 
 /** The limits in force now, from the user settings file (read afresh: a long-lived promoter must see edits). */
 export function queueLimits(): QueueSettings {
@@ -55,17 +56,23 @@ export function admission(queue: string | undefined): { name: string | null } | 
   return { name: queue ?? null };
 }
 
-/** The first queued run a free slot can take, or undefined; read under the caller's lock. */
+/**
+ * The first queued run a free slot can take and its budgets admit (reserved), or undefined; read
+ * under the caller's lock. A run its budget holds keeps its place and is passed over; one its
+ * budget refuses ends failed here.
+ */
 async function nextEligible(store: Store, limits: QueueSettings): Promise<Entity | undefined> {
   const busy = await queueLoad(store);
   const total = busy.reduce((n, r) => n + r.n, 0);
   if (limits.max_parallel !== null && total >= limits.max_parallel) return undefined;
   const inQueue = (name: string | null) => busy.find((r) => r.queue === name)?.n ?? 0;
-  // A queue that settings no longer define has no cap of its own; the global one still holds.
-  return (await queuedRuns(store)).find((e) => {
+  for (const e of await queuedRuns(store)) {
+    // A queue that settings no longer define has no cap of its own; the global one still holds.
     const cap = e.queue !== null ? limits.queues[e.queue]?.max_parallel : undefined;
-    return cap === undefined || inQueue(e.queue) < cap;
-  });
+    if (cap !== undefined && inQueue(e.queue) >= cap) continue;
+    if ((await turnGate(store, e, e.host)) === "start") return e;
+  }
+  return undefined;
 }
 
 export interface Promotion {

@@ -11,6 +11,7 @@ import { diskFullError, isDiskFull, isStorageWriteFailure } from "../lifecycle/s
 import type { Entity, Store, TransitionPatch } from "../lifecycle/store.js";
 import type { EntityKind } from "../lifecycle/vocab.js";
 import { persist } from "./persist.js";
+import { spawnGate } from "./budget-gate.js";
 import { errorText, workerLog } from "./worker-log.js";
 
 /** A run's private directory as its worker expects it: an empty console log, and the prompt snapshot if it has one. */
@@ -41,7 +42,8 @@ export async function createRecord(
 ): Promise<Entity> {
   const { place, ...rest } = input;
   if (place !== undefined) return store.insert({ ...rest, run_dir: runDir, placed: { place, prompt: input.prompt } });
-  const entity = await store.insert({ ...rest, run_dir: runDir, keep_prompt: input.prompt });
+  const admit = input.parent_id ? undefined : spawnGate(store, { label: input.label ?? null, queue: input.queue?.name ?? null, spec: input.spec }, thisHost());
+  const entity = await store.insert({ ...rest, run_dir: runDir, keep_prompt: input.prompt, admit });
   try {
     makeRunDir(entity.run_dir!, input.prompt);
   } catch (err: any) {

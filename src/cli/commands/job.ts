@@ -16,6 +16,7 @@ import { recordedConsoleBytes } from "../../lifecycle/consoles.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { isForeign } from "../../lifecycle/locate.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
+import { withBudgets } from "../budget-view.js";
 import { withChange } from "../change-view.js";
 import { registerApply } from "./job-apply.js";
 import { registerDiff } from "./job-diff.js";
@@ -30,7 +31,10 @@ export function register(root: Command, ctx: CliContext): void {
     .action((ids: string[]) =>
       renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const jobs = await mapSeq(ids, async (id) => withChange(store, jobView(await observeFresh(store, await resolve(store, id), procs))));
+        const jobs = await mapSeq(ids, async (id) => {
+          const o = await observeFresh(store, await resolve(store, id), procs);
+          return withBudgets(store, await withChange(store, jobView(o)), o.entity);
+        });
         const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),

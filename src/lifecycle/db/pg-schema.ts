@@ -11,6 +11,8 @@
  *   times li writes, so that the duration index can use it.
  */
 
+import { BUDGETS_STEP } from "../budgets/schema-step.js";
+
 export const PG_BASE_VERSION = 7;
 
 /** Steps after the base, by the version each upgrades from (the same numbers as SQLite's). */
@@ -96,6 +98,8 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
         PRIMARY KEY (a, b)
       );
       CREATE INDEX change_pairs_session ON change_pairs(session_id);`,
+  // 12: budgets (see SQLite's step 12).
+  11: BUDGETS_STEP.postgres,
 };
 
 const T = 'TEXT COLLATE "C"';

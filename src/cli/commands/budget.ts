@@ -1,0 +1,132 @@
+import { Command } from "../commander.js";
+import { invalid } from "../../errors.js";
+import { budgetEvents, checkBudget, deleteBudget, getBudget, listBudgets, setBudget, SCOPE_KINDS } from "../../lifecycle/budgets/definitions.js";
+import { budgetFigures, type Figures } from "../../lifecycle/budgets/figures.js";
+import { PERIODS } from "../../lifecycle/budgets/periods.js";
+import { PRICE_TABLE } from "../../lifecycle/budgets/prices.js";
+import { PROVIDERS } from "../../runtime/providers/index.js";
+import { promoteQuietly } from "../../runtime/queue.js";
+import type { CliContext } from "../adapter.js";
+import { keyValues, table } from "../format.js";
+import { renderWithStore } from "../views.js";
+
+const COLUMNS = ["name", "scope", "period", "spent", "reserved", "limit", "left", "resets_at", "on_exceed"];
+
+/** A figure as the table shows it: dollars to the cent's hundredth, tokens whole. */
+const shown = (f: Figures, n: number) => (f.unit === "usd" ? `$${n.toFixed(4).replace(/\.?0+$/, "") || "0"}` : `${Math.round(n)}`);
+const row = (f: Figures) => ({ ...f, spent: shown(f, f.spent), reserved: shown(f, f.reserved), limit: shown(f, f.limit), left: shown(f, f.left), resets_at: f.resets_at ?? "never" });
+
+/** A numeric option as given, or a clear refusal naming it. */
+function amount(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n)) throw invalid(`${flag} ${JSON.stringify(text)}: not a number`, { field: flag.slice(2).replace(/-/g, "_") });
+  return n;
+}
+
+const HELP = `
+A budget caps what runs may spend, in USD or in tokens (input plus output, cached input
+included), per day, week or month (reset at midnight in its timezone; a week starts on
+Monday) or in total. It lives in the store, so on PostgreSQL one budget binds every host.
+
+A run is admitted only when every budget covering it has room for its reservation: its own
+--max-budget-usd in a USD budget, else the budget's --reserve-per-run. When one has not:
+  refuse  the submission is answered budget_exhausted (a run already queued or placed ends
+          failed with that reason when its turn comes);
+  hold    the run waits, queued (li job status shows waiting_for: budget NAME), and starts
+          when the period resets or a person raises the limit.
+While runs stream, their spend is written every few seconds; a budget whose spend reaches
+its limit stops every run it covers, on whichever host runs it (failed, budget_exceeded).
+
+Setting and deleting budgets are a person's commands: no MCP verb reaches them, so an agent
+cannot raise its own limit (budget.list is the read verb).
+
+Scopes: all, ${SCOPE_KINDS.map((k) => `${k}:NAME`).join(", ")}.
+Prices: li's table of ${PRICE_TABLE.as_of}, overridden or extended by prices: in settings.yaml.
+A USD budget refuses a run whose model li cannot price, rather than count it as $0.`;
+
+export function register(root: Command, ctx: CliContext): void {
+  const budget = root.command("budget").description("spending limits in USD or tokens, across providers, hosts and parallel runs").addHelpText("after", HELP);
+
+  budget
+    .command("set")
+    .description("create or change a budget (a person's command: never reachable from MCP)")
+    .argument("<name>", "the budget's name (letters, digits, . _ -)")
+    .option("--limit-usd <usd>", "the limit in US dollars")
+    .option("--limit-tokens <n>", "the limit in tokens (input plus output)")
+    .option("--per <period>", `the period it resets on: ${PERIODS.join(", ")}`, "month")
+    .option("--timezone <tz>", "the IANA timezone whose midnight resets it", "UTC")
+    .requiredOption("--scope <scope>", `what it covers: all, or ${SCOPE_KINDS.map((k) => `${k}:NAME`).join(", ")}`)
+    .option("--on-exceed <mode>", "refuse the run, or hold it until there is room", "refuse")
+    .option("--reserve-per-run <x>", "what a run without its own cap reserves at its start (in the limit's unit)", "0")
+    .addHelpText("after", "\nExamples:\n  li budget set team-daily --limit-usd 50 --per day --timezone Europe/Berlin --scope all --reserve-per-run 2\n  li budget set codex-tokens --limit-tokens 2000000 --per week --scope provider:codex --on-exceed hold")
+    .action((name: string, o: Record<string, string | undefined>) =>
+      renderWithStore(
+        ctx,
+        async (store) => {
+          const checked = checkBudget(
+            {
+              name,
+              limit_usd: amount("--limit-usd", o.limitUsd),
+              limit_tokens: amount("--limit-tokens", o.limitTokens),
+              per: o.per,
+              timezone: o.timezone,
+              scope: o.scope!,
+              on_exceed: o.onExceed,
+              reserve_per_run: amount("--reserve-per-run", o.reservePerRun),
+            },
+            PROVIDERS.map((p) => p.name),
+          );
+          const { budget: b, created } = await setBudget(store, checked);
+          // A raised limit lets held runs start now rather than at the next promoter.
+          await promoteQuietly(store);
+          const data = { created, budget: await budgetFigures(store, b) };
+          return { data, human: (d: typeof data) => `${d.created ? "created" : "changed"} budget ${d.budget.name}\n${keyValues(row(d.budget))}` };
+        },
+        { write: true },
+      ),
+    );
+
+  budget
+    .command("list")
+    .description("every budget: scope, period, spent, reserved, limit, left and when it resets")
+    .addHelpText("after", "\nExample:\n  li budget list --machine")
+    .action(() =>
+      renderWithStore(ctx, async (store) => {
+        const budgets: Figures[] = [];
+        for (const b of await listBudgets(store)) budgets.push(await budgetFigures(store, b));
+        const data = { budgets, count: budgets.length };
+        return { data, human: (d: typeof data) => (d.count ? table(d.budgets.map(row), COLUMNS) : "no budgets (li budget set NAME --limit-usd X --scope all)") };
+      }),
+    );
+
+  budget
+    .command("show")
+    .description("one budget: its figures now and its audit trail")
+    .argument("<name>", "the budget's name")
+    .action((name: string) =>
+      renderWithStore(ctx, async (store) => {
+        const data = { budget: await budgetFigures(store, await getBudget(store, name)), events: await budgetEvents(store, name) };
+        return {
+          data,
+          human: (d: typeof data) => `${keyValues(row(d.budget))}\n\n${table(d.events.map((e) => ({ ...e, detail: JSON.stringify(e.detail) })), ["at", "action", "source", "detail"])}`,
+        };
+      }),
+    );
+
+  budget
+    .command("delete")
+    .description("delete a budget and its charges (a person's command: never reachable from MCP)")
+    .argument("<name>", "the budget's name")
+    .action((name: string) =>
+      renderWithStore(
+        ctx,
+        async (store) => {
+          const data = { deleted: await deleteBudget(store, name) };
+          await promoteQuietly(store);
+          return { data, human: (d: typeof data) => `deleted budget ${d.deleted.name}` };
+        },
+        { write: true },
+      ),
+    );
+}

@@ -1,0 +1,44 @@
+import { dbOf } from "../db/handle.js";
+import type { Store } from "../store.js";
+import type { Budget } from "./definitions.js";
+import { budgetNow, periodOf } from "./periods.js";
+
+/** A budget with what its current period holds: the machine view of `li budget list` and `show`. */
+export interface Figures extends Budget {
+  period_start: string;
+  resets_at: string | null;
+  spent: number;
+  reserved: number;
+  left: number;
+  /** (spent + reserved) / limit, for bars and alerts. */
+  used_fraction: number;
+  runs: number;
+}
+
+/*
+ * A charge's reservation holds while its top-level run has not ended (a cleaned record counts as
+ * ended): ending releases it with no write, so a run killed -9 or reaped frees its reservation as
+ * surely as one that ended by itself, and its spend stays what it last flushed.
+ */
+const SUMS = `SELECT coalesce(sum(c.spent), 0) AS spent,
+  coalesce(sum(CASE WHEN e.id IS NOT NULL AND e.ended_at IS NULL AND c.reserved > c.spent THEN c.reserved - c.spent ELSE 0 END), 0) AS reserved,
+  count(*) AS runs
+  FROM budget_charges c LEFT JOIN entities e ON e.id = c.root_id
+  WHERE c.budget = ? AND c.period_start = ?`;
+
+export async function budgetFigures(store: Store, b: Budget, now: Date = budgetNow()): Promise<Figures> {
+  const p = periodOf(b.period, b.timezone, now);
+  const r = (await dbOf(store).get<{ spent: number; reserved: number; runs: number }>(SUMS, [b.name, p.start]))!;
+  const spent = Number(r.spent);
+  const reserved = Number(r.reserved);
+  return {
+    ...b,
+    period_start: p.start,
+    resets_at: p.resets_at,
+    spent,
+    reserved,
+    left: Math.max(0, b.limit - spent - reserved),
+    used_fraction: (spent + reserved) / b.limit,
+    runs: Number(r.runs),
+  };
+}

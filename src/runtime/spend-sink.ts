@@ -1,0 +1,94 @@
+import { userPrices } from "../config/user-prices.js";
+import { priceOf, usdOf } from "../lifecycle/budgets/prices.js";
+import { chargedFigures, crossed, recordSpend, rootOf } from "../lifecycle/budgets/spend.js";
+import type { Figures } from "../lifecycle/budgets/figures.js";
+import type { Entity, Store } from "../lifecycle/store.js";
+import type { Usage } from "../lifecycle/usage.js";
+import { errorText, type WorkerLog } from "./worker-log.js";
+
+/** How often a worker writes its run's live spend and looks at its budgets (LI_SPEND_FLUSH_MS overrides, for tests). */
+function flushMs(): number {
+  const ms = Number(process.env.LI_SPEND_FLUSH_MS);
+  return Number.isFinite(ms) && ms >= 50 ? ms : 2000;
+}
+
+const same = (a: Usage | null, b: Usage | null) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The one sink of a run's live usage (issue 31): every few seconds the worker writes what the
+ * provider's stream reported so far to the store, charged to its top-level run's budgets, and
+ * looks at those budgets; when one is crossed, by this run or by any other run on any host, it
+ * calls `onCrossed` once, and the worker stops its own run. A run no budget covers costs one read.
+ */
+export class SpendSink {
+  private root: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private written: Usage | null = null;
+  private stopped = false;
+  private busy: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly e: Entity,
+    private readonly log: WorkerLog,
+    /** Set by the worker once it can stop its run. */
+    public onCrossed: (f: Figures) => void,
+  ) {}
+
+  /** Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each. */
+  async start(live: () => Usage | null): Promise<void> {
+    try {
+      const root = await rootOf(this.store, this.e);
+      const figures = await chargedFigures(this.store, root);
+      if (!figures.length) return;
+      this.root = root;
+      // A budget another run already crossed stops this one before its provider spends anything.
+      this.check(figures);
+    } catch (err) {
+      this.log(`could not read this run's budgets (${errorText(err)}); its spend is not enforced until the next look`);
+      return;
+    }
+    this.timer = setInterval(() => void this.flush(live(), false), flushMs());
+    this.timer.unref();
+  }
+
+  /** The run's spend in USD: the provider's own cost when it reports one, else the price table. */
+  private usd(u: Usage): number | null {
+    if (u.cost_usd !== null) return u.cost_usd;
+    const price = typeof this.e.spec.model === "string" ? priceOf(this.e.spec.model, userPrices()) : null;
+    return price ? usdOf(u, price) : null;
+  }
+
+  /** Writes `usage` (once changed) and checks the budgets; serialised, never throws. */
+  flush(usage: Usage | null, final: boolean): Promise<void> {
+    this.busy = this.busy.then(async () => {
+      if (this.root === null) return;
+      try {
+        const figures =
+          usage && (final || !same(usage, this.written))
+            ? await recordSpend(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final })
+            : await chargedFigures(this.store, this.root);
+        if (usage) this.written = usage;
+        if (!final) this.check(figures);
+      } catch (err) {
+        // A store that cannot be reached now is read again at the next flush; the end's write retries too.
+        this.log(`could not write this run's spend (${errorText(err)})`);
+      }
+    });
+    return this.busy;
+  }
+
+  private check(figures: Figures[]): void {
+    const over = crossed(figures);
+    if (!over || this.stopped) return;
+    this.stopped = true;
+    this.onCrossed(over);
+  }
+
+  /** The run's last figure, written final; the flushes stop. */
+  async end(usage: Usage | null): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush(usage, true);
+  }
+}
