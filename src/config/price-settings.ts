@@ -1,4 +1,3 @@
-import type { PriceEntry } from "../lifecycle/budgets/prices.js";
 import { closed, fail, number } from "./settings-fields.js";
 
 /*
@@ -8,6 +7,18 @@ import { closed, fail, number } from "./settings-fields.js";
  *     "codex/gpt-5*": {input: 1.25, cached_input: 0.125, output: 10}
  * Only the user file may set them: a project file lowering a price would loosen the user's budgets.
  */
+/** USD per million tokens; `cached_input` prices the input tokens read from the provider's cache. */
+export interface Price {
+  input: number;
+  cached_input: number;
+  output: number;
+}
+
+export interface PriceEntry extends Price {
+  /** provider/model, where `*` matches any run of characters. */
+  match: string;
+}
+
 export function parsePriceSettings(file: string, value: unknown, source: "user" | "project"): PriceEntry[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (source === "project") fail(file, "prices", "only the user settings file ($LI_HOME/settings.yaml) may set prices: they decide what a budget counts");

@@ -20,8 +20,7 @@ import { readTrustStore, trustKey, trustOf, type TrustState, type TrustStore } f
 
 export type { TrustState };
 import { parseQueueSettings, type QueueSettings } from "./queue-settings.js";
-import { parsePriceSettings } from "./price-settings.js";
-import type { PriceEntry } from "../lifecycle/budgets/prices.js";
+import { parsePriceSettings, type PriceEntry } from "./price-settings.js";
 
 /*
  * settings.yaml: the user file ($LI_HOME/settings.yaml, always in force) and the project file

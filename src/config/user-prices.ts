@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import type { PriceEntry } from "../lifecycle/budgets/prices.js";
+import type { PriceEntry } from "./price-settings.js";
 import { parseSettings, userSettingsPath } from "./settings.js";
 
 /** The user's price entries now (read afresh, as the queue limits are); none when the file is absent. */

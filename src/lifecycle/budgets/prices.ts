@@ -1,4 +1,7 @@
+import type { Price, PriceEntry } from "../../config/price-settings.js";
 import type { Usage } from "../usage.js";
+
+export type { Price, PriceEntry };
 
 /*
  * Prices are data: a dated table shipped with li, which `prices:` in the user's settings.yaml
@@ -10,16 +13,6 @@ import type { Usage } from "../usage.js";
  * OpenAI reports them inside its input count, Anthropic apart), so one formula prices every
  * provider. Anthropic's cache writes are counted as plain input.
  */
-export interface Price {
-  input: number;
-  cached_input: number;
-  output: number;
-}
-
-export interface PriceEntry extends Price {
-  /** provider/model, where `*` matches any run of characters. */
-  match: string;
-}
 
 /** The shipped table and the day its figures were taken from the providers' price pages. */
 export const PRICE_TABLE: { as_of: string; entries: readonly PriceEntry[] } = {
