@@ -91,6 +91,55 @@ describe("mock models behave per the contract", () => {
     expect(bytes.every((b) => b === bytes[0])).toBe(true);
     expect((await output(env, sub.id)).total_bytes).toBe(n);
   });
+
+  test("mock/spend:TOKENS:SECONDS spends TOKENS output tokens over SECONDS in claude's stream, read by li's claude reader", async () => {
+    const { env } = home();
+    const r = await li(["--machine", "agent", "mock/spend:1000:1", "x"], { env });
+    expect(r.json.ok).toBe(true);
+    const run = r.json.data;
+    expect(run).toMatchObject({
+      status: "completed",
+      reason_code: "invocation.completed.exit_zero",
+      usage: { input_tokens: 0, output_tokens: 1000, cached_tokens: 0, cost_usd: 0.001 },
+      num_turns: 1,
+      provider_session_id: expect.any(String),
+    });
+    const end = await jobStatus(env, run.id);
+    spentAtLeast((Date.parse(end.ended_at) - Date.parse(end.started_at)) / 1000, 1, "mock/spend:1000:1's second");
+    // Rendered as a claude run is: the steps, then the result; the raw stream is kept beside it.
+    const shown = fs.readFileSync(run.console_log, "utf8");
+    expect(shown.match(/^spent \d+ of 1000 tokens$/gm)).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900, 1000].map((n) => `spent ${n} of 1000 tokens`));
+    expect(shown).toContain("[claude done: 1 turns, $0.0010]");
+    expect(fs.readFileSync(path.join(run.run_dir, "events.jsonl"), "utf8").trim().split("\n")).toHaveLength(12);
+    expect((await output(env, run.id)).output).toBe("spent 1000 tokens");
+  });
+
+  test("mock/spend:TOKENS:SECONDS refuses TOKENS over 1e12 and SECONDS over a day, before any record", async () => {
+    const { env } = home();
+    for (const [model, word] of [
+      ["mock/spend:1000000000001:1", "TOKENS"],
+      ["mock/spend:10:86400.5", "SECONDS"],
+    ]) {
+      const r = await li(["--machine", "agent", model, "x"], { env });
+      expect(r.json).toMatchObject({ ok: false, error: { kind: "invalid_input", detail: { field: "model" } } });
+      expect(r.json.error.message).toContain(word);
+    }
+    expect((await li(["--machine", "agent", "mock/spend:10", "x"], { env })).json.error.message).toContain("mock/spend:TOKENS:SECONDS");
+    expect((await liData(["job", "list"], { env })).jobs).toHaveLength(0);
+    expect((await liData(["agent", "mock/spend:1000000000000:0", "x"], { env })).usage).toMatchObject({ output_tokens: 1e12, cost_usd: 1e6 });
+  });
+
+  test("mock/spend killed part-way just dies: no result, no recorded usage, nothing left running", async () => {
+    const { env } = home();
+    const sub = await detach(env, ["mock/spend:1000:30", "x"]);
+    const running = await untilStatus(env, sub.id, (j) => j.status === "running");
+    await until(() => /spent 100 of 1000/.test(fs.readFileSync(sub.console_log, "utf8")), 10000);
+    await liData(["kill", "--grace", "0", sub.id], { env });
+    const end = await terminal(env, sub.id);
+    expect(end.status).not.toBe("completed");
+    expect(end.usage ?? null).toBeNull();
+    await until(() => liveMembers(running.pgid).length === 0);
+  });
 });
 
 describe("detached runs", () => {

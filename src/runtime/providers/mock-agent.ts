@@ -4,6 +4,7 @@
  */
 import fs from "node:fs";
 import { runEdits } from "./mock-edit.js";
+import { runSpend } from "./mock-spend.js";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
 const prompt = fs.readFileSync(promptFile);
@@ -38,6 +39,9 @@ switch (name) {
   }
   case "edit":
     process.exitCode = runEdits(prompt.toString("utf8"));
+    break;
+  case "spend":
+    process.exitCode = runSpend(model, (line) => fs.writeSync(1, line));
     break;
   default:
     fs.writeSync(2, `mock-agent: unknown model ${model}\n`);

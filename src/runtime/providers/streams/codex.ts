@@ -1,5 +1,5 @@
 import { usage, type Usage } from "../../../lifecycle/usage.js";
-import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type StreamEnd, type StreamParser } from "./parser.js";
+import { atLeast, capText, classify, jsonLine, ownPart, preview, type ParserOptions, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
  * `codex exec --json`: `thread.started` (thread_id, what `exec resume` takes), `turn.started`,
@@ -15,15 +15,23 @@ import { capText, classify, jsonLine, ownPart, preview, type ParserOptions, type
  * per-turn figure). input_tokens already counts cached_input_tokens and cache_write_input_tokens,
  * and output_tokens reasoning_output_tokens, so a resumed run's figures are the last report minus
  * the thread's total before it started (the baseline: runtime/resume.ts), or unknown when that
- * baseline is.
+ * baseline is. Live usage is the same figure after each turn.completed: codex reports no usage
+ * between them, and `exec` runs one turn, so it moves once, at the run's end.
  */
 export function codexParser(options: ParserOptions = {}): StreamParser {
+  const b = options.baseline;
+  const unknown = b && "unknown" in b ? b.unknown : null;
+  const before = b && "totals" in b ? b.totals : null;
+  /** The run's own part of a running total; null when the baseline is unknown. */
+  const own = (t: Usage): Usage | null =>
+    unknown ? null : before ? usage(ownPart(t.input_tokens, before.input_tokens), ownPart(t.output_tokens, before.output_tokens), ownPart(t.cached_tokens, before.cached_tokens)) : t;
   let sessionId: string | null = null;
   let answer: string | null = null;
   let total: Usage | null = null;
   let turns = 0;
   let failed: string | null = null;
   let pendingError: string | null = null;
+  let live: Usage | null = null;
 
   function item(it: any): string {
     switch (it?.type) {
@@ -54,6 +62,9 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
     get sessionId() {
       return sessionId;
     },
+    get live() {
+      return live;
+    },
     line(text) {
       const e = jsonLine(text);
       if (!e) return text + "\n";
@@ -69,6 +80,7 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
           const u = e.usage ?? {};
           // A running total: the last one is the thread's, earlier ones are already in it.
           total = usage(u.input_tokens, u.output_tokens, u.cached_input_tokens);
+          live = atLeast(live, own(total));
           return `[codex turn completed: ${u.input_tokens ?? 0} in (${u.cached_input_tokens ?? 0} cached), ${u.output_tokens ?? 0} out]\n`;
         }
         case "turn.failed":
@@ -83,14 +95,10 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
     },
     end(): StreamEnd {
       const message = failed ?? pendingError;
-      const b = options.baseline;
-      const unknown = total && b && "unknown" in b ? b.unknown : null;
-      const before = b && "totals" in b ? b.totals : null;
-      const own = total && before ? usage(ownPart(total.input_tokens, before.input_tokens), ownPart(total.output_tokens, before.output_tokens), ownPart(total.cached_tokens, before.cached_tokens)) : total;
       return {
         result_text: message || answer === null ? null : capText(answer),
-        usage: unknown ? null : own,
-        usage_unknown: unknown,
+        usage: total && own(total),
+        usage_unknown: total ? unknown : null,
         session_totals: total,
         provider_session_id: sessionId,
         num_turns: turns || null,

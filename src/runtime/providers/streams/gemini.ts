@@ -1,5 +1,5 @@
 import { usage, type Usage } from "../../../lifecycle/usage.js";
-import { capText, classify, jsonLine, preview, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
+import { atLeast, capText, classify, jsonLine, preview, type ProviderError, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
  * Gemini CLI `--output-format stream-json`: `init` (session_id, model), `message` (role,
@@ -11,6 +11,9 @@ import { capText, classify, jsonLine, preview, type ProviderError, type StreamEn
  * Some failures end gemini before it writes any JSON; its exit status then says why (checked
  * against gemini 0.61.0, whose fatal errors exit 41 to 55). An API error's message quotes the
  * API's JSON body, whose `code` is the HTTP status.
+ *
+ * Usage comes only with the answer (`result` stats, or the single object's), and is the run's own
+ * on a resumed session too: live usage is that figure from then on, null before.
  */
 
 const TURN_LIMIT_EXIT = 53;
@@ -48,6 +51,7 @@ export function geminiParser(): StreamParser {
   let text = "";
   let sawAnswer = false;
   let total: Usage | null = null;
+  let live: Usage | null = null;
   let failure: string | null = null;
   let turns = 0;
   /** The next assistant message starts a new one (the first, or the first after a tool call). */
@@ -56,6 +60,9 @@ export function geminiParser(): StreamParser {
   return {
     get sessionId() {
       return sessionId;
+    },
+    get live() {
+      return live;
     },
     line(line) {
       const e = jsonLine(line);
@@ -68,6 +75,7 @@ export function geminiParser(): StreamParser {
           sawAnswer = true;
         }
         total = modelsUsage(e.stats);
+        live = atLeast(live, total);
         if (e.error) failure = String(e.error.message ?? e.error.type ?? "error");
         return typeof e.response === "string" ? e.response + "\n" : "";
       }
@@ -95,6 +103,7 @@ export function geminiParser(): StreamParser {
         case "result": {
           const s = e.stats ?? {};
           if (e.stats) total = usage(s.input_tokens, s.output_tokens, s.cached);
+          live = atLeast(live, total);
           if (e.status === "error" || e.error) failure = String(e.error?.message ?? e.error?.type ?? "gemini reported an error");
           return `\n[gemini ${failure ? `error: ${failure}` : "done"}${e.stats ? `: ${s.input_tokens ?? 0} in, ${s.output_tokens ?? 0} out` : ""}]\n`;
         }

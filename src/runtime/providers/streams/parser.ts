@@ -1,4 +1,4 @@
-import type { RunResult, Usage } from "../../../lifecycle/usage.js";
+import { usage, type RunResult, type Usage } from "../../../lifecycle/usage.js";
 
 /** The provider error classes a failed run's reason code names (invocation.failed.provider_<class>). */
 export type ErrorClass = "auth" | "rate_limit" | "context_length" | "other";
@@ -38,6 +38,16 @@ export function ownPart(total: number, before: number | undefined): number {
 }
 
 /**
+ * `next`, but never below `prev` in any figure: a running usage that only grows. A cost stays
+ * known once it was (a later report without one keeps it).
+ */
+export function atLeast(prev: Usage | null, next: Usage | null): Usage | null {
+  if (!prev || !next) return next ?? prev;
+  const cost = next.cost_usd === null ? prev.cost_usd : prev.cost_usd === null ? next.cost_usd : Math.max(prev.cost_usd, next.cost_usd);
+  return usage(Math.max(prev.input_tokens, next.input_tokens), Math.max(prev.output_tokens, next.output_tokens), Math.max(prev.cached_tokens, next.cached_tokens), cost);
+}
+
+/**
  * Reads one provider's stdout as it streams, line by line, and says at the end what the run
  * produced. It never throws on input: a line it cannot parse is shown as it came.
  */
@@ -46,6 +56,16 @@ export interface StreamParser {
   line(text: string): string;
   /** The provider's session id once reported (recorded at once, so even a killed run can be resumed). */
   readonly sessionId: string | null;
+  /**
+   * This run's own usage so far, as the stream has reported it up to the last line read
+   * (normalised as end().usage is, a resumed session's earlier runs already taken off), for
+   * budgets to count while the run goes on. It never goes down; null until the provider reports
+   * any (or while the run's own part is not known). When a result event has been read, it is
+   * end().usage (or above it in a figure the stream had already passed, which no known provider
+   * does). How often it moves is the provider's: claude per API call, codex per turn (once per
+   * `exec`), gemini and openai at their result.
+   */
+  readonly live: Usage | null;
   end(exit: { code: number | null; signal: string | null }): StreamEnd;
 }
 
