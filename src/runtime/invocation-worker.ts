@@ -7,7 +7,7 @@ import { PROVIDER_RESULT_FILE } from "../lifecycle/end-evidence.js";
 import { childEnv } from "../lifecycle/child-env.js";
 import { writePrivateFile } from "../lifecycle/paths.js";
 import type { Store } from "../lifecycle/store.js";
-import { resultPatch, type Usage } from "../lifecycle/usage.js";
+import { resultPatch } from "../lifecycle/usage.js";
 import { pipeProviderStream } from "./provider-stream.js";
 import { parseModelSpec } from "./providers/index.js";
 import { parserFor } from "./providers/streams/index.js";
@@ -130,7 +130,7 @@ export async function run(store: Store, id: string): Promise<void> {
           } catch {}
       }, TIMEOUT_GRACE_MS);
     };
-    const liveOf = () => (parser as { live?: Usage | null } | null)?.live ?? null; // TEMP until stream readers report live usage
+    const liveOf = () => parser?.live ?? null;
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.
