@@ -116,8 +116,9 @@ export async function run(store: Store, id: string): Promise<void> {
     /** Records an end li decided (a deadline, a budget), then kills the whole group, this worker included. */
     const stop = (to: "timed_out" | "failed", cause: string, detail: Record<string, unknown>) => {
       // Record first (its first attempt is synchronous; retries may be cut short by the kill,
-      // end.json keeps the end).
-      finish(to, cause, null, detail).catch(reject);
+      // end.json keeps the end), with the usage the stream had reported by then.
+      const usage = liveOf();
+      finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined).catch(reject);
       try {
         process.kill(-pgid, "SIGTERM");
       } catch {}
