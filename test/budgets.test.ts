@@ -1,0 +1,198 @@
+/**
+ * Budgets (issue 31), black-box on one store (run on SQLite and on PostgreSQL): a person's
+ * commands and their refusals, admission that cannot be raced, refuse and hold, runs already
+ * accepted meeting the budget at their turn, runs stopped while they stream, a period's edge on an
+ * injected clock, a USD budget that will not count an unpriced model as $0, and MCP.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
+import { li, liData, type LiRun } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
+
+const home = useHomes({ stopRuns: true });
+/** Workers flush their spend often, so a crossing is seen within a test's patience. */
+const fast = (h: Home, extra: NodeJS.ProcessEnv = {}) => ({ ...h.env, LI_SPEND_FLUSH_MS: "200", ...extra });
+const budget = (h: Home, args: string[], env = h.env) => li(["--machine", "budget", ...args], { env });
+const submit = (env: NodeJS.ProcessEnv, model: string, extra: string[] = []) => li(["--machine", "agent", "--detach", ...extra, model, "p"], { env });
+const list = async (env: NodeJS.ProcessEnv) => (await liData(["budget", "list"], { env })).budgets;
+
+test("li budget set, list, show and delete; bad input is refused by field and writes nothing", async () => {
+  const h = home();
+  const bad: [string[], string][] = [
+    [["set", "b", "--limit-usd", "-1", "--scope", "all"], "limit_usd"],
+    [["set", "b", "--limit-usd", "0", "--scope", "all"], "limit_usd"],
+    [["set", "b", "--limit-tokens", "1.5", "--scope", "all"], "limit_tokens"],
+    [["set", "b", "--limit-usd", "1", "--limit-tokens", "5", "--scope", "all"], "limit"],
+    [["set", "b", "--scope", "all"], "limit"],
+    [["set", "b", "--limit-usd", "x1", "--scope", "all"], "limit_usd"],
+    [["set", "b", "--limit-usd", "1", "--scope", "team:x"], "scope"],
+    [["set", "b", "--limit-usd", "1", "--scope", "provider:nosuch"], "scope"],
+    [["set", "b", "--limit-usd", "1", "--scope", "all", "--timezone", "Mars/Olympus"], "timezone"],
+    [["set", "b", "--limit-usd", "1", "--scope", "all", "--per", "year"], "per"],
+    [["set", "b", "--limit-usd", "1", "--scope", "all", "--on-exceed", "warn"], "on_exceed"],
+    [["set", "b", "--limit-usd", "1", "--scope", "all", "--reserve-per-run", "2"], "reserve_per_run"],
+    [["set", "no spaces", "--limit-usd", "1", "--scope", "all"], "name"],
+  ];
+  for (const [args, field] of bad) {
+    const r = await budget(h, args);
+    expect([args, r.code, r.json?.error?.kind, r.json?.error?.detail?.field]).toEqual([args, 2, "invalid_input", field]);
+  }
+  expect(await list(h.env)).toEqual([]);
+  expect(await rows(h, "SELECT * FROM budget_events")).toEqual([]);
+
+  const set = await budget(h, ["set", "team", "--limit-usd", "25", "--per", "week", "--timezone", "Europe/Berlin", "--scope", "label:nightly", "--on-exceed", "hold", "--reserve-per-run", "0.5"]);
+  expect(set.json.data).toMatchObject({ created: true, budget: { name: "team", scope: "label:nightly", unit: "usd", limit: 25, period: "week", timezone: "Europe/Berlin", on_exceed: "hold", spent: 0, reserved: 0, left: 25 } });
+  // A week starts on Monday, at midnight in Berlin (UTC+1 in December).
+  expect(new Date(set.json.data.budget.resets_at).getUTCDay()).toBe(0);
+  expect(set.json.data.budget.resets_at).toMatch(/T23:00:00\.000Z$/);
+  const [row] = await list(h.env);
+  for (const k of ["name", "scope", "period", "spent", "reserved", "limit", "left", "resets_at"]) expect(row).toHaveProperty(k);
+  const human = await li(["budget", "list"], { env: h.env });
+  expect(human.stdout).toMatch(/NAME\s+SCOPE\s+PERIOD\s+SPENT\s+RESERVED\s+LIMIT\s+LEFT\s+RESETS_AT/);
+  expect(human.stdout).toMatch(/team\s+label:nightly\s+week\s+\$0\s+\$0\s+\$25\s+\$25/);
+
+  await budget(h, ["set", "team", "--limit-usd", "30", "--scope", "label:nightly"]);
+  const shown = await liData(["budget", "show", "team"], { env: h.env });
+  expect(shown.budget).toMatchObject({ limit: 30, period: "month", on_exceed: "refuse" });
+  expect(shown.events.map((e: any) => e.action)).toEqual(["changed", "set"]);
+  expect(shown.events[0].detail.before.limit).toBe(25);
+
+  expect((await budget(h, ["delete", "team"])).json.data.deleted.name).toBe("team");
+  expect(await list(h.env)).toEqual([]);
+  const gone = await budget(h, ["show", "team"]);
+  expect([gone.json.error.kind, gone.json.error.message]).toEqual(["not_found", expect.stringContaining("li budget list")]);
+});
+
+test("twenty racing submissions against room for five reservations: exactly five start, the rest are refused with the figures and nothing is recorded", async () => {
+  const h = home();
+  await budget(h, ["set", "five", "--limit-usd", "5", "--per", "total", "--scope", "all", "--reserve-per-run", "1"]);
+  const results: LiRun[] = await Promise.all(Array.from({ length: 20 }, () => submit(h.env, "mock/sleep:30")));
+  const ok = results.filter((r) => r.json?.ok);
+  const refused = results.filter((r) => r.json?.error?.detail?.reason === "budget_exhausted");
+  expect([ok.length, refused.length]).toEqual([5, 15]);
+  expect(refused[0].json.error).toMatchObject({ kind: "conflict", detail: { budget: "five", unit: "usd", limit: 5, reserved: 5, spent: 0, reserve: 1, resets_at: null } });
+  expect(refused[0].json.error.message).toMatch(/budget five is exhausted: spent \$0 and reserved \$5 of \$5.*never resets/);
+  expect((await liData(["job", "list"], { env: h.env })).jobs).toHaveLength(5);
+  expect((await list(h.env))[0]).toMatchObject({ reserved: 5, left: 0, runs: 5 });
+  // Each run shows the budget it counts against.
+  const j = (await liData(["job", "status", ok[0].json.data.id], { env: h.env })).jobs[0];
+  expect(j.budgets).toEqual([{ budget: "five", reserved: 1, spent: 0, period_start: "1970-01-01T00:00:00.000Z" }]);
+  // Ending a run releases its reservation: room for one more.
+  await li(["kill", "--grace", "0", ok[0].json.data.id], { env: h.env });
+  expect((await list(h.env))[0].reserved).toBe(4);
+  expect((await submit(h.env, "mock/sleep:30")).json.ok).toBe(true);
+});
+
+test("hold: a run with no room waits queued, saying which budget holds it, and starts once a person raises the limit", async () => {
+  const h = home();
+  await budget(h, ["set", "one", "--limit-usd", "1", "--per", "day", "--scope", "all", "--reserve-per-run", "1", "--on-exceed", "hold"]);
+  const first = (await submit(h.env, "mock/sleep:60")).json.data;
+  const second = await submit(h.env, "mock/sleep:60");
+  expect(second.json.ok).toBe(true);
+  expect(second.json.data.status).toBe("queued");
+  const held = (await liData(["job", "status", second.json.data.id], { env: h.env })).jobs[0];
+  expect([held.status, held.waiting_for, held.budgets]).toEqual(["queued", "budget one", []]);
+  // Any li command that promotes leaves it waiting while the budget has no room.
+  await li(["job", "list"], { env: h.env });
+  expect((await liData(["job", "status", second.json.data.id], { env: h.env })).jobs[0].status).toBe("queued");
+  await budget(h, ["set", "one", "--limit-usd", "2", "--per", "day", "--scope", "all", "--reserve-per-run", "1", "--on-exceed", "hold"]);
+  const started = await untilStatus(h.env, second.json.data.id, (j) => j.status === "running");
+  expect([started.waiting_for, started.budgets.map((b: any) => b.budget)]).toEqual([null, ["one"]]);
+  expect((await liData(["job", "status", first.id], { env: h.env })).jobs[0].status).toBe("running");
+});
+
+test("a run accepted into the queue meets the budget at its turn: refused then, it ends failed budget_exhausted", async () => {
+  const h = home();
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 1\n");
+  await budget(h, ["set", "tok", "--limit-tokens", "1000", "--per", "day", "--scope", "all"]);
+  const spender = (await submit(fast(h), "mock/spend:5000:1")).json.data;
+  const waiting = (await submit(fast(h), "mock/sleep:1")).json.data;
+  expect(waiting.status).toBe("queued");
+  const w = await terminal(h.env, waiting.id, 30000);
+  expect([w.status, w.reason_code]).toEqual(["failed", "invocation.failed.budget_exhausted"]);
+  const ev = (await rows(h, "SELECT detail FROM events WHERE entity_id = ? AND to_status = 'failed'", [waiting.id]))[0];
+  expect(JSON.parse(ev.detail)).toMatchObject({ reason: "budget_exhausted", budget: "tok", limit: 1000 });
+  expect((await terminal(h.env, spender.id)).status).toMatch(/failed|completed/);
+});
+
+test("while runs stream: a crossed budget stops every run it covers, each failed budget_exceeded naming it, overshoot within one streamed message", async () => {
+  const h = home();
+  await budget(h, ["set", "cap", "--limit-tokens", "1000", "--per", "day", "--scope", "label:capped"]);
+  const env = fast(h);
+  const idle = (await submit(env, "mock/sleep:120", ["--label", "capped"])).json.data;
+  const free = (await submit(env, "mock/sleep:120", ["--label", "other"])).json.data;
+  await untilStatus(h.env, idle.id, (j) => j.status === "running");
+  // 100,000 tokens in ten messages of 10,000 over 20 s: the first message crosses the cap.
+  const spender = (await submit(env, "mock/spend:100000:20", ["--label", "capped"])).json.data;
+  for (const id of [spender.id, idle.id]) {
+    const j = await terminal(h.env, id, 30000);
+    expect([j.status, j.reason_code]).toEqual(["failed", "invocation.failed.budget_exceeded"]);
+    const ev = (await rows(h, "SELECT detail FROM events WHERE entity_id = ? AND to_status = 'failed'", [id]))[0];
+    expect(JSON.parse(ev.detail)).toMatchObject({ budget: "cap", unit: "tokens", limit: 1000 });
+  }
+  const s = (await liData(["job", "status", spender.id], { env: h.env })).jobs[0];
+  expect(s.usage.output_tokens).toBeGreaterThanOrEqual(10000);
+  expect(s.usage.output_tokens).toBeLessThanOrEqual(20000);
+  const [b] = await list(h.env);
+  expect(b.spent).toBe(s.usage.output_tokens);
+  expect(b.spent).toBeLessThanOrEqual(1000 + 2 * 10000);
+  // A run the budget does not cover goes on.
+  expect((await liData(["job", "status", free.id], { env: h.env })).jobs[0].status).toBe("running");
+});
+
+test("a period's edge (injected clock, in the budget's timezone): spent resets at local midnight and the next run is admitted", async () => {
+  const h = home();
+  // Tokyo is UTC+9: its midnight is 15:00 UTC.
+  const before = fast(h, { LI_TEST_BUDGET_NOW: "2026-12-05T14:59:00Z" });
+  const after = fast(h, { LI_TEST_BUDGET_NOW: "2026-12-05T15:00:01Z" });
+  await budget(h, ["set", "daily", "--limit-tokens", "1000", "--per", "day", "--timezone", "Asia/Tokyo", "--scope", "all"], before);
+  const spent = (await submit(before, "mock/spend:2000:0")).json.data;
+  await terminal(h.env, spent.id);
+  expect((await list(before))[0]).toMatchObject({ spent: 2000, period_start: "2026-12-04T15:00:00.000Z", resets_at: "2026-12-05T15:00:00.000Z" });
+  const refused = await submit(before, "mock/echo");
+  expect(refused.json.error.detail).toMatchObject({ reason: "budget_exhausted", spent: 2000, resets_at: "2026-12-05T15:00:00.000Z" });
+  expect((await list(after))[0]).toMatchObject({ spent: 0, period_start: "2026-12-05T15:00:00.000Z", resets_at: "2026-12-06T15:00:00.000Z" });
+  expect((await submit(after, "mock/echo")).json.ok).toBe(true);
+});
+
+test("a USD budget refuses a run li cannot price, naming the remedy, and admits it once settings give a price; a token budget needs none", async () => {
+  const h = home();
+  // A stand-in codex on PATH: availability is all this test needs of it.
+  const bin = path.join(h.home, "bin");
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, "codex"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+  const env = { ...h.env, PATH: `${bin}:${process.env.PATH}` };
+  await budget(h, ["set", "usd", "--limit-usd", "10", "--scope", "provider:codex"], env);
+  const r = await submit(env, "codex/house-model-7");
+  expect(r.json.error).toMatchObject({ kind: "conflict", detail: { reason: "budget_unpriced", budget: "usd", models: ["codex/house-model-7"] } });
+  expect(r.json.error.message).toMatch(/add one under prices: in settings\.yaml/);
+  expect((await liData(["job", "list"], { env })).jobs).toHaveLength(0);
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), 'prices:\n  "codex/house-*": {input: 2, output: 8}\n');
+  expect((await submit(env, "codex/house-model-7")).json.ok).toBe(true);
+  // A token budget counts tokens, priced or not.
+  await budget(h, ["delete", "usd"], env);
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "");
+  await budget(h, ["set", "tok", "--limit-tokens", "100000", "--scope", "provider:codex"], env);
+  expect((await submit(env, "codex/house-model-7")).json.ok).toBe(true);
+});
+
+test("over MCP an agent can read budgets but cannot set, raise or delete one", async () => {
+  const h = home();
+  await budget(h, ["set", "cap", "--limit-usd", "3", "--scope", "all"]);
+  const m = await connectMcp(h.env);
+  try {
+    const listed = await m.op("budget.list");
+    expect(listed.ok).toBe(true);
+    expect(listed.result.budgets).toEqual([expect.objectContaining({ name: "cap", limit: 3, unit: "usd" })]);
+    for (const verb of ["budget.set", "budget.delete"]) {
+      const r = await m.op(verb, { name: "cap", limit_usd: 1000, scope: "all" });
+      expect(r.ok).toBe(false);
+      // Declined, with the fence as its reason: no argument or policy makes it reachable.
+      expect([r.error.code, r.error.message]).toEqual(["verb_unavailable", expect.stringMatching(/fenced \(D8\): an agent never (sets or raises|removes) a limit/)]);
+    }
+  } finally {
+    await m.close();
+  }
+  expect((await list(h.env))[0].limit).toBe(3);
+});
