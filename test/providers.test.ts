@@ -16,7 +16,7 @@ async function output(env: NodeJS.ProcessEnv, id: string): Promise<string> {
 describe("CLI agent providers run the real binary found on PATH", () => {
   // Each in its machine-readable mode (provider-results.test.ts reads what they stream).
   const cases: [string, string[]][] = [
-    ["claude", ["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet"]],
+    ["claude", ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--model", "sonnet"]],
     // Outside a git repository codex refuses to run without --skip-git-repo-check; gemini in a folder it does not trust without --skip-trust.
     ["codex", ["exec", "--json", "--skip-git-repo-check", "--model", "sonnet", "-"]],
     ["gemini", ["--model", "sonnet", "--output-format", "stream-json", "--skip-trust"]],

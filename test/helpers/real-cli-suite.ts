@@ -11,6 +11,7 @@ import { recorded, type FakeApi } from "../fixtures/fake-apis/server.js";
 import { describeReal, processesOf } from "./agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./fixtures.js";
 import { li, liData, until } from "./li.js";
+import { parserFor } from "../../src/runtime/providers/streams/index.js";
 
 export interface RealCli {
   name: "claude" | "codex" | "gemini";
@@ -51,6 +52,28 @@ export function realCliSuite(cli: RealCli) {
       const job = await jobStatus(env, run.id);
       return { id: run.id as string, job, served: recorded(fake.served.slice(from)) };
     }
+
+    // Budgets count what the reader reports while the run streams (issue 31): the real CLI's own
+    // event log, read line by line as the worker reads it, shows the usage growing to what the API
+    // served. claude's partial messages carry each call's output before its result line.
+    test("its stream reader reports the run's usage live: never going down, ending at what the API served", async () => {
+      const { env, cwd } = setup();
+      const a = await turn(env, ["--cwd", cwd, model, "count", "to", "three"]);
+      const lines = fs.readFileSync(path.join(a.job.run_dir, "events.jsonl"), "utf8").split("\n").filter(Boolean);
+      const parser = parserFor(cli.name);
+      const seen: { tokens: number; result: boolean }[] = [];
+      for (const line of lines) {
+        parser.line(line);
+        const u = parser.live;
+        seen.push({ tokens: u ? u.input_tokens + u.output_tokens : 0, result: /"type":\s*"result"/.test(line) });
+      }
+      for (let i = 1; i < seen.length; i++) expect(seen[i].tokens).toBeGreaterThanOrEqual(seen[i - 1].tokens);
+      expect(parser.live).toMatchObject({ input_tokens: a.served.input_tokens, output_tokens: a.served.output_tokens });
+      if (cli.name === "claude") {
+        const beforeResult = seen[seen.findIndex((x) => x.result) - 1];
+        expect(beforeResult.tokens).toBe(a.served.input_tokens + a.served.output_tokens);
+      }
+    }, T);
 
     // Every shape of resume (issue 24): a chain (a resume of a resume), a branch (A resumed again
     // after A→B→C), and a resume of a run killed mid-stream (no end recorded). The fake reports

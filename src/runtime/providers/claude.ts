@@ -30,6 +30,9 @@ export const claudeProvider = cliAgent({
     "--output-format",
     "stream-json",
     "--verbose",
+    // Each API call's final output count (message_delta) as it ends, not only at the result:
+    // what a budget counts while the run streams (overshoot bounded by one call).
+    "--include-partial-messages",
     "--model",
     model,
     ...opt("--resume", run.resume_session),
