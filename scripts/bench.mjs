@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
-// Usage: npm run bench [-- --runs N] [-- --isolate-runs N] [-- --compare-runs N]   (0 leaves out isolated runs, or the fan-out comparison)
+// Usage: npm run bench [-- --runs N] [-- --isolate-runs N] [-- --compare-runs N] [-- --budget-runs N]   (0 leaves that part out)
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
 import { benchIsolate, printIsolate } from "./bench-isolate.mjs";
 import { benchCompare, printCompare } from "./bench-compare.mjs";
+import { benchBudget, printBudget } from "./bench-budget.mjs";
 
 const RUNS = numberArg("--runs", 21);
 const { home, env } = benchHome("li-bench-");
@@ -107,4 +108,11 @@ const compareRuns = numberArg("--compare-runs", 9);
 if (compareRuns > 0) {
   console.log("");
   printCompare(benchCompare({ rounds: compareRuns }));
+}
+
+// What budget admission costs per run, against an unbudgeted start (bench-budget.mjs).
+const budgetRuns = numberArg("--budget-runs", 21);
+if (budgetRuns > 0) {
+  console.log("");
+  printBudget(benchBudget({ rounds: budgetRuns }));
 }
