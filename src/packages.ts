@@ -5,7 +5,6 @@ import { createRequire } from "node:module";
 import type * as AjvModule from "ajv";
 import type * as Tsyringe from "tsyringe";
 import type * as Yaml from "yaml";
-import type * as Luxon from "luxon";
 
 /*
  * Packages and heavy built-ins only some paths need, loaded through require on first use:
@@ -16,7 +15,6 @@ import type * as Luxon from "luxon";
 const load = createRequire(import.meta.url);
 
 export const yaml = (): typeof Yaml => load("yaml");
-export const luxon = (): typeof Luxon => load("luxon");
 export const ajv = (): typeof AjvModule => load("ajv");
 export const tsyringe = (): typeof Tsyringe => load("tsyringe");
 export const crypto = (): typeof Crypto => load("node:crypto");

@@ -10,8 +10,7 @@ import { li, liData, until, type Home, type LiRun } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("budgets shared by several hosts", () => {
-  const store = useSharedStore(["a", "b", "c"]);
-  const hosts = store.homes;
+  const store = useSharedStore();
   const fast = (h: Home) => ({ ...h.env, LI_SPEND_FLUSH_MS: "200" });
   const budgetList = async (h: Home) => (await liData(["budget", "list"], { env: h.env })).budgets;
 

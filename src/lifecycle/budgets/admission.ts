@@ -32,9 +32,10 @@ const REPORTS_COST = ["claude"];
 function modelsIn(spec: unknown, depth = 0, out = new Set<string>()): Set<string> {
   if (!spec || typeof spec !== "object" || depth > 4) return out;
   for (const [k, v] of Object.entries(spec as Record<string, unknown>)) {
-    if ((k === "model" || k === "synthesis_model") && typeof v === "string" && v.includes("/")) out.add(v);
-    else if (k === "workers" && Array.isArray(v)) for (const w of v) if (typeof w === "string" && w.includes("/")) out.add(w);
-    else if (typeof v === "object") modelsIn(v, depth + 1, out);
+    if (k === "model" && typeof v === "string" && v.includes("/")) out.add(v);
+    else if (k === "workers" && Array.isArray(v)) {
+      for (const w of v) if (typeof w === "string" && w.includes("/")) out.add(w);
+    } else if (typeof v === "object") modelsIn(v, depth + 1, out);
   }
   return out;
 }

@@ -1,5 +1,4 @@
 import { invalid } from "../../errors.js";
-import { luxon } from "../../packages.js";
 
 export const PERIODS = ["day", "week", "month", "total"] as const;
 export type Period = (typeof PERIODS)[number];
@@ -20,23 +19,64 @@ export function budgetNow(): Date {
   return new Date();
 }
 
-/** Refuses a timezone the runtime's tz database does not know. */
-export function checkTimezone(tz: string): string {
-  if (!luxon().IANAZone.isValidZone(tz)) throw invalid(`--timezone ${JSON.stringify(tz)}: not a known IANA timezone (for example UTC, Europe/Berlin, America/New_York)`, { field: "timezone", timezone: tz });
-  return tz;
+/*
+ * Midnights in a timezone, from the runtime's own tz database through Intl. luxon does this too,
+ * but loading it costs about 40 ms, which every budgeted start would pay (the admission bench's
+ * 1.1x target); this is the one computation li needs of it, checked against luxon in
+ * test/budget-periods.test.ts.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+function formatter(tz: string): Intl.DateTimeFormat {
+  let f = formatters.get(tz);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+    formatters.set(tz, f);
+  }
+  return f;
 }
 
-const UNIT: Record<Exclude<Period, "total">, "day" | "week" | "month"> = { day: "day", week: "week", month: "month" };
+/** The wall clock in `tz` at `ms`, as if it were UTC. */
+function wall(ms: number, tz: string): { y: number; m: number; d: number; asUtc: number } {
+  const p: Record<string, number> = {};
+  for (const part of formatter(tz).formatToParts(new Date(ms))) if (part.type !== "literal") p[part.type] = Number(part.value);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return { y: p.year, m: p.month, d: p.day, asUtc };
+}
+
+/** The instant of local midnight starting day (y, m, d) in `tz` (m may overflow: Date.UTC carries it). */
+function midnight(y: number, m: number, d: number, tz: string): number {
+  const local = Date.UTC(y, m - 1, d);
+  // Two passes: the offset at the first guess may differ from the offset at midnight itself (DST).
+  const t = local - (wall(local, tz).asUtc - local);
+  return local - (wall(t, tz).asUtc - t);
+}
+
+/** Refuses a timezone the runtime's tz database does not know. */
+export function checkTimezone(tz: string): string {
+  try {
+    if (tz.length <= 64) {
+      formatter(tz);
+      return tz;
+    }
+  } catch {}
+  throw invalid(`--timezone ${JSON.stringify(tz)}: not a known IANA timezone (for example UTC, Europe/Berlin, America/New_York)`, { field: "timezone", timezone: tz });
+}
 
 /**
  * The period `at` falls in, as UTC instants: it starts at midnight in the budget's timezone (a
- * week on Monday, luxon's ISO week; a month on the 1st) and ends where the next one starts, so a
- * DST change makes a day 23 or 25 hours long rather than moving midnight. `total` never resets.
+ * week on Monday, a month on the 1st) and ends where the next one starts, so a DST change makes a
+ * day 23 or 25 hours long rather than moving midnight. `total` never resets.
  */
 export function periodOf(period: Period, timezone: string, at: Date = budgetNow()): { start: string; resets_at: string | null } {
   if (period === "total") return { start: EPOCH, resets_at: null };
-  const { DateTime } = luxon();
-  const local = DateTime.fromJSDate(at, { zone: timezone }).startOf(UNIT[period]);
-  const next = local.plus({ [UNIT[period] + "s"]: 1 }).startOf(UNIT[period]);
-  return { start: local.toUTC().toISO()!, resets_at: next.toUTC().toISO()! };
+  const { y, m, d } = wall(at.getTime(), timezone);
+  let from: [number, number, number];
+  let to: [number, number, number];
+  if (period === "day") [from, to] = [[y, m, d], [y, m, d + 1]];
+  else if (period === "month") [from, to] = [[y, m, 1], [y, m + 1, 1]];
+  else {
+    const sinceMonday = (new Date(Date.UTC(y, m - 1, d)).getUTCDay() + 6) % 7;
+    [from, to] = [[y, m, d - sinceMonday], [y, m, d - sinceMonday + 7]];
+  }
+  return { start: new Date(midnight(...from, timezone)).toISOString(), resets_at: new Date(midnight(...to, timezone)).toISOString() };
 }
