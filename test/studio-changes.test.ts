@@ -120,7 +120,7 @@ describe("on one host", () => {
 
   browserTest("a patch larger than a page comes a page at a time; a binary file shows as binary", async () => {
     const root = makeRepo(scratch(), { "bin.dat": Buffer.from([0, 1, 2, 0, 255, 0]), "keep.txt": "k\n" });
-    const lines = (word: string) => Array.from({ length: 9000 }, (_, i) => `${word} line ${i} ${"x".repeat(8)}`).join("\\n");
+    const lines = (word: string) => Array.from({ length: 2000 }, (_, i) => `${word} line ${i} ${"x".repeat(8)}`).join("\\n");
     const prompt = path.join(h.home, "big-edit.txt");
     fs.writeFileSync(prompt, `write a.txt ${lines("alpha")}\\n\nwrite b.txt ${lines("beta")}\\n\ndelete bin.dat\n`);
     const run = await liData(["agent", "--isolate", "worktree", "--prompt-file", prompt, "mock/edit"], { env: h.env, cwd: root });

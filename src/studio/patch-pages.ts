@@ -8,7 +8,11 @@
 import { getChange } from "../lifecycle/changes/records.js";
 import type { Store } from "../lifecycle/store.js";
 
-export const PATCH_PAGE_BYTES = 256 * 1024;
+/**
+ * A page's default size: diff2html's table lays out at roughly a thousand lines a second in a
+ * slow headless Chromium, so a page is a couple of thousand lines of a typical diff.
+ */
+export const PATCH_PAGE_BYTES = 64 * 1024;
 export const PATCH_PAGE_MAX = 4 * 1024 * 1024;
 /** What the cache may hold: a few of the largest patches the store keeps. */
 const CACHE_BYTES = 48 * 1024 * 1024;

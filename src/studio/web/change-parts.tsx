@@ -7,8 +7,8 @@ export const sha = (s: string | null | undefined) => (s ? s.slice(0, 12) : "—"
 
 /** +N −M, or "binary" for a file git counts no lines of. */
 export function Counts({ ins, del }: { ins: number | null; del: number | null }) {
-  if (ins === null || del === null) return <span class="muted counts">binary</span>;
-  return <span class="counts"><span class="ins">+{ins}</span> <span class="del">−{del}</span></span>;
+  if (ins === null || del === null) return <span class="muted line-counts">binary</span>;
+  return <span class="line-counts"><span class="ins">+{ins}</span> <span class="del">−{del}</span></span>;
 }
 
 export function FileTable({ files, id }: { files: ChangedFile[]; id?: string }) {
@@ -45,9 +45,9 @@ export function CheckVerdict({ check: k }: { check: CheckResult }) {
 export function CheckCard({ check, pending }: { check: CheckResult | null; pending: { name: string | null; command: string } | null }) {
   if (!check && !pending) return null;
   const what = (c: { name: string | null; command: string }) => (c.name ? `${c.name} (${c.command})` : c.command);
-  if (!check) return <p class="check" id="change-check" data-state="pending">Check not run yet: <code class="mono">{what(pending!)}</code></p>;
+  if (!check) return <p class="change-check" id="change-check" data-state="pending">Check not run yet: <code class="mono">{what(pending!)}</code></p>;
   return (
-    <div class="check" id="change-check" data-state={passed(check) ? "passed" : "failed"}>
+    <div class="change-check" id="change-check" data-state={passed(check) ? "passed" : "failed"}>
       <p>Check <CheckVerdict check={check} />: <code class="mono">{what(check)}</code> <span class="muted small"><Age at={check.ran_at} /></span></p>
       {check.output_tail !== undefined && (
         <details open={!passed(check)}>
