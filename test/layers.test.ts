@@ -124,7 +124,7 @@ test("li studio's server is a bundle of its own: the CLI reaches it only by type
   const foreign = web.flatMap((f) =>
     [...fs.readFileSync(path.join(ROOT, "src/studio/web", f), "utf8").matchAll(/^\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm)]
       .map((m) => m[1] ?? m[2])
-      .filter((spec) => !spec.startsWith("./") && !/^(preact|@dagrejs\/dagre)(\/|$)/.test(spec))
+      .filter((spec) => !spec.startsWith("./") && !/^(preact|@dagrejs\/dagre|diff2html)(\/|$)/.test(spec))
       .map((spec) => `${f}: ${spec}`),
   );
   expect(foreign).toEqual([]);

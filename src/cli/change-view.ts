@@ -1,4 +1,4 @@
-import { getChange, type ChangeRow, type CheckResult } from "../lifecycle/changes/records.js";
+import { checkSummary, getChange, type ChangeRow, type CheckResult } from "../lifecycle/changes/records.js";
 import type { Store } from "../lifecycle/store.js";
 import type { JobView } from "./job-view.js";
 
@@ -15,20 +15,6 @@ export function changeSummary(c: ChangeRow) {
     captured_at: c.captured_at,
     host: c.host,
     check: c.check ? checkSummary(c.check) : null,
-  };
-}
-
-/** A run's check without its output (li job diff RUN has the tail): what picks the best of N. */
-export function checkSummary(k: CheckResult) {
-  return {
-    passed: k.exit_code === 0 && !k.timed_out,
-    name: k.name,
-    command: k.command,
-    exit_code: k.exit_code,
-    signal: k.signal,
-    timed_out: k.timed_out,
-    duration_ms: k.duration_ms,
-    ran_at: k.ran_at,
   };
 }
 

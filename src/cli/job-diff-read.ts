@@ -8,8 +8,7 @@ import { isTerminal } from "../lifecycle/vocab.js";
 import { changeSubject, resumeChain } from "../runtime/changes/subject.js";
 import { cumulative, truncatedNote, wholePatch } from "../runtime/changes/patch.js";
 import { changeHeader, colourPatch, statLines } from "./diff-view.js";
-import { captureOwed, owesChange } from "../lifecycle/changes/owed.js";
-import { thisHost } from "../lifecycle/locate.js";
+import { captureOwed, noChangeYet, owesChange } from "../lifecycle/changes/owed.js";
 import { writeErr } from "./stdio.js";
 import { checkLine } from "./change-view.js";
 import { readFanout } from "./job-diff-fanout.js";
@@ -51,12 +50,7 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   if (!s.change) {
     if (isTerminal(holder.status) && opts.cumulative) throw new LiError("not_found", `${holder.id} ended (${holder.status}) with no change captured`, { id: holder.id, status: holder.status });
     const data = { ...base, captured: false, change: null };
-    const elsewhere = holder.host && holder.host !== thisHost() ? holder.host : null;
-    const note = isTerminal(holder.status)
-      ? !holder.spec?.isolation?.ready
-        ? `li: ${holder.id} ended (${holder.status}) before its agent started, so it made no change`
-        : `li: ${holder.id} ended (${holder.status}) and its change is not captured yet${elsewhere ? `; host ${elsewhere}, where its worktree is, captures it (its li host run, or li job diff there)` : ""}`
-      : `li: ${holder.id} is ${holder.status}; its change is captured when it ends`;
+    const note = `li: ${noChangeYet(holder)}`;
     return { data, patchBuf: opts.stat ? null : Buffer.alloc(0), human: () => changeHeader({ ...base, holder: holder.id, change: null }), note };
   }
   if (opts.cumulative) {

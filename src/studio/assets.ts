@@ -13,6 +13,9 @@ const FILES: Record<string, [string, string]> = {
   "/": ["index.html", "text/html; charset=utf-8"],
   "/app.js": ["app.js", "text/javascript; charset=utf-8"],
   "/app.css": ["app.css", "text/css; charset=utf-8"],
+  // The patch renderer (diff2html), loaded by a change view only.
+  "/diff.js": ["diff.js", "text/javascript; charset=utf-8"],
+  "/diff.css": ["diff.css", "text/css; charset=utf-8"],
 };
 
 export function loadAssets(): Map<string, Asset> {

@@ -4,12 +4,13 @@ import { VERSION } from "../version.js";
 import { runAction } from "./actions.js";
 import { type Asset, loadAssets } from "./assets.js";
 import { admit, cookieName, newSecrets, type Secrets, securityHeaders } from "./guard.js";
+import { changeOf, patchOf, runWithChange } from "./changes.js";
 import { graphOf } from "./graph.js";
 import { HttpError, sendError, sendFailure, sendJson } from "./http-answer.js";
 import { outboxPage, schedulesPage, teamPage, teamsPage } from "./lists.js";
 import { ChangeFeed, streamConsole } from "./live.js";
 import { Reconciler } from "./reconcile.js";
-import { consoleOf, intParam, listParam, listRuns, runDetail } from "./runs.js";
+import { consoleOf, intParam, listParam, listRuns } from "./runs.js";
 import { EventStream } from "./sse.js";
 import { StoreSource } from "./store-source.js";
 import { DELIVERY_STATUSES } from "../lifecycle/notify/outbox.js";
@@ -76,8 +77,10 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
   const reads: [RegExp, Read][] = [
     [/^\/api\/session$/, async () => ({ version: VERSION, li_home: liHome(), now: new Date().toISOString() })],
     [/^\/api\/runs$/, async (q) => listRuns((await source.get()), q)],
-    [/^\/api\/runs\/([^/]+)$/, async (_q, m) => runDetail((await source.get()), m[1])],
+    [/^\/api\/runs\/([^/]+)$/, async (_q, m) => runWithChange((await source.get()), m[1])],
     [/^\/api\/runs\/([^/]+)\/graph$/, async (_q, m) => graphOf((await source.get()), m[1])],
+    [/^\/api\/runs\/([^/]+)\/change$/, async (_q, m) => changeOf((await source.get()), m[1])],
+    [/^\/api\/runs\/([^/]+)\/patch$/, async (q, m) => patchOf((await source.get()), m[1], q)],
     [/^\/api\/runs\/([^/]+)\/console$/, async (q, m) => consoleOf((await source.get()), m[1], q)],
     [/^\/api\/schedules$/, async () => schedulesPage((await source.get()))],
     [/^\/api\/teams$/, async () => teamsPage((await source.get()))],

@@ -1,4 +1,5 @@
-import { isForeign } from "../locate.js";
+import { isForeign, thisHost } from "../locate.js";
+import { isTerminal } from "../vocab.js";
 import type { Entity, Store } from "../store.js";
 
 /*
@@ -41,4 +42,12 @@ export async function captureOwed(store: Store, ended: Entity[], onError: (e: En
       onError(e, err);
     }
   }
+}
+
+/** Why an isolated run has no change stored yet, for a person: li job diff and li studio say the same. */
+export function noChangeYet(e: Entity): string {
+  if (!isTerminal(e.status)) return `${e.id} is ${e.status}; its change is captured when it ends`;
+  if (!e.spec?.isolation?.ready) return `${e.id} ended (${e.status}) before its agent started, so it made no change`;
+  const elsewhere = e.host && e.host !== thisHost() ? e.host : null;
+  return `${e.id} ended (${e.status}) and its change is not captured yet${elsewhere ? `; host ${elsewhere}, where its worktree is, captures it (its li host run, or li job diff there)` : ""}`;
 }

@@ -61,6 +61,20 @@ export interface CheckResult {
   ran_at: string;
 }
 
+/** A run's check without its output (li job diff RUN has the tail): what picks the best of N. */
+export function checkSummary(k: CheckResult) {
+  return {
+    passed: k.exit_code === 0 && !k.timed_out,
+    name: k.name,
+    command: k.command,
+    exit_code: k.exit_code,
+    signal: k.signal,
+    timed_out: k.timed_out,
+    duration_ms: k.duration_ms,
+    ran_at: k.ran_at,
+  };
+}
+
 const FIELDS = "entity_id, host, repo, base_sha, head_sha, branch, files, insertions, deletions, patch_bytes, truncated, source_changed, captured_at, check_result";
 
 /** What a capture writes; the check is written later, once (recordCheck). */

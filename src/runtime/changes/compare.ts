@@ -5,38 +5,11 @@
  * checkout, index or ref is touched, so it is safe beside a person's work and the other runs'.
  */
 import { changesOf, type ChangeRow } from "../../lifecycle/changes/records.js";
+import { notHere, pairViews, pathsOf, sharedFiles, type Worker } from "../../lifecycle/changes/fanout-view.js";
 import { pairKey, pairsOf, recordPairs, type PairRow } from "../../lifecycle/changes/pairs.js";
-import { thisHost } from "../../lifecycle/locate.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { gitError, tryGit } from "../worktree/git.js";
 import { isIsolated } from "./subject.js";
-
-export interface Worker {
-  entity: Entity;
-  change: ChangeRow | undefined;
-}
-
-/** One pair as li job diff shows it: computed, or why not yet and which host will compute it. */
-export interface PairView {
-  a: string;
-  b: string;
-  labels: [string | null, string | null];
-  computed: boolean;
-  /** Known from the stored file lists once both changes are captured, on any host. */
-  both_files: string[] | null;
-  conflict: boolean | null;
-  conflicts: string[] | null;
-  pending?: string;
-  host?: string | null;
-}
-
-const pathsOf = (c: ChangeRow) => new Set(c.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path])));
-
-/** The paths both changes touched (a rename counts as its old path and its new one). */
-export function sharedFiles(x: ChangeRow, y: ChangeRow): string[] {
-  const theirs = pathsOf(y);
-  return [...pathsOf(x)].filter((p) => theirs.has(p)).sort();
-}
 
 const dirsOf = (paths: Set<string>) => {
   const out = new Set<string>();
@@ -74,38 +47,6 @@ export async function predictMerge(repo: string, headA: string, headB: string): 
   if (r.code !== 1) throw gitError(args, r);
   const [, ...paths] = String(r.stdout).split("\0");
   return { conflict: true, conflicts: [...new Set(paths.filter(Boolean))].sort() };
-}
-
-/** Why the pair of `x` and `y` cannot be computed by this host now, or null when it can. */
-function notHere(x: Worker, y: Worker): { pending: string; host: string | null } | null {
-  const missing = [x, y].filter((w) => !w.change);
-  if (missing.length) {
-    const names = missing.map((w) => w.entity.label ?? w.entity.id).join(" and ");
-    return { pending: `${names} ${missing.length > 1 ? "have" : "has"} no change captured yet`, host: missing[0].entity.host ?? null };
-  }
-  const [cx, cy] = [x.change!, y.change!];
-  if (cx.host !== cy.host || cx.repo !== cy.repo || cx.base_sha !== cy.base_sha) return { pending: "their changes are not from one base in one repository, so li does not compare them", host: null };
-  if (cx.host !== null && cx.host !== thisHost()) return { pending: `host ${cx.host} holds their branches and computes it (when the fan-out ends, or li job diff there)`, host: cx.host };
-  return null;
-}
-
-/** Every pair of `workers`, in worker order, with what the store holds for it. */
-export function pairViews(workers: Worker[], stored: PairRow[]): PairView[] {
-  const byKey = new Map(stored.map((p) => [`${p.a} ${p.b}`, p]));
-  const out: PairView[] = [];
-  for (let i = 0; i < workers.length; i++)
-    for (let j = i + 1; j < workers.length; j++) {
-      const [x, y] = [workers[i], workers[j]];
-      const base = { a: x.entity.id, b: y.entity.id, labels: [x.entity.label ?? null, y.entity.label ?? null] as [string | null, string | null] };
-      const row = byKey.get(pairKey(x.entity.id, y.entity.id).join(" "));
-      if (row) {
-        out.push({ ...base, computed: true, both_files: row.both_files, conflict: row.conflict, conflicts: row.conflicts });
-        continue;
-      }
-      const why = notHere(x, y) ?? { pending: "not computed yet", host: x.change?.host ?? null };
-      out.push({ ...base, computed: false, both_files: x.change && y.change ? sharedFiles(x.change, y.change) : null, conflict: null, conflicts: null, ...why });
-    }
-  return out;
 }
 
 /** At most this many merges at once: each is one git process, mostly reading objects. */

@@ -5,6 +5,7 @@
  *   write PATH TEXT    replace the file with TEXT
  *   append PATH TEXT   add TEXT to its end
  *   delete PATH        remove it
+ *   sleep SECONDS      wait before the next edit (a worker that ends later than the others)
  *
  * In TEXT, \n is a newline and \\ a backslash. A line prefixed `worker K: ` is made only by the
  * K-th worker of a fan-out (LI_FANOUT_WORKER, 1-based), so one prompt can give each worker its part.
@@ -15,7 +16,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 interface Edit {
-  op: "write" | "append" | "delete";
+  op: "write" | "append" | "delete" | "sleep";
   file: string;
   text: string;
 }
@@ -35,8 +36,13 @@ export function parseEdits(prompt: string, worker: string | undefined): { edits:
       if (worker === undefined || Number(only[1]) !== Number(worker)) continue;
       line = only[2];
     }
+    const nap = /^sleep (\d+(?:\.\d+)?)$/.exec(line);
+    if (nap) {
+      edits.push({ op: "sleep", file: "", text: nap[1] });
+      continue;
+    }
     const m = /^(write|append|delete) (\S+)(?: (.*))?$/s.exec(line);
-    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT or delete PATH)` };
+    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH or sleep SECONDS)` };
     const file = path.normalize(m[2]);
     if (path.isAbsolute(m[2]) || file === "." || file === ".." || file.startsWith("../")) return { error: `path outside the working directory: ${JSON.stringify(m[2])}` };
     edits.push({ op: m[1] as Edit["op"], file, text: decode(m[3] ?? "") });
@@ -52,6 +58,11 @@ export function runEdits(prompt: string): number {
     return 2;
   }
   for (const e of parsed.edits) {
+    if (e.op === "sleep") {
+      // Synchronous, as the edits are: this mock does nothing else meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(e.text) * 1000);
+      continue;
+    }
     try {
       if (e.op === "delete") fs.rmSync(e.file);
       else {

@@ -20,6 +20,8 @@ export interface RunDetail {
   run: Job; events: AuditEvent[]; children: Job[];
   request: { spec: unknown; prompt: string | null; prompt_truncated: boolean } | null;
   result_text: string | null; console_bytes: number | null; has_graph: boolean;
+  /** Which change view the page adds: an isolated run's change, or a fan-out's comparison. */
+  change_view: "run" | "fanout" | null;
 }
 
 export interface GraphNode {
@@ -28,6 +30,32 @@ export interface GraphNode {
 }
 export interface GraphEdge { from: string; to: string; kind: string }
 export interface GraphData { root: string; nodes: GraphNode[]; edges: GraphEdge[] }
+
+export interface ChangedFile { path: string; status: string; old_path?: string; insertions: number | null; deletions: number | null }
+export interface CheckResult {
+  command: string; name: string | null; exit_code: number | null; signal: string | null; timed_out: boolean;
+  duration_ms: number; ran_at: string; output_tail?: string; passed?: boolean;
+}
+export interface Apply { id: string; host: string; repo: string; onto_sha: string; status: string; commit_sha: string | null; started_at: string; applied_at: string | null }
+export interface Change {
+  host: string | null; repo: string; base_sha: string; head_sha: string; branch: string; files: ChangedFile[];
+  insertions: number; deletions: number; patch_bytes: number; truncated: boolean; source_changed: string[] | null;
+  captured_at: string; check: CheckResult | null;
+}
+export interface RunChange {
+  view: "run"; id: string; change_of: string | null; status: string; host: string | null; max_patch_bytes: number;
+  captured: boolean; change: Change | null; applies: Apply[]; check_pending: { name: string | null; command: string } | null; note: string | null;
+}
+export interface FanoutWorker {
+  id: string; label: string | null; status: string; outcome: string | null; captured: boolean; files: ChangedFile[];
+  insertions: number; deletions: number; truncated: boolean; check: CheckResult | null;
+}
+export interface Pair {
+  a: string; b: string; labels: [string | null, string | null]; computed: boolean; both_files: string[] | null;
+  conflict: boolean | null; conflicts: string[] | null; pending?: string; host?: string | null;
+}
+export interface FanoutChange { view: "fanout"; id: string; session: string; status: string; runs: FanoutWorker[]; pairs: Pair[]; note: string | null }
+export interface PatchPage { id: string; text: string; offset: number; end: number; total: number; files: number; binary_bytes: number; cut_bytes: number }
 
 export interface ConsoleSlice { text: string; offset: number; end: number; total: number; truncated: boolean }
 

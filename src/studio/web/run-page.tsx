@@ -2,7 +2,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { enc, get, type RunDetail } from "./api";
 import { ActionResult, useAction } from "./actions";
+import { ChangeCard } from "./change-card";
 import { Console } from "./console";
+import { FanoutCompare } from "./fanout-compare";
 import { Graph } from "./graph";
 import { useLive } from "./live";
 import { runHref } from "./router";
@@ -62,6 +64,8 @@ export function RunPage({ id }: { id: string }) {
       {rerunId && <p class="rerun-link">New run: <a class="mono" href={runHref(rerunId)}>{rerunId}</a></p>}
       <RunFacts run={r} />
       {d.has_graph && <Graph runId={r.id} />}
+      {d.change_view === "fanout" && <FanoutCompare runId={r.id} />}
+      {d.change_view === "run" && <ChangeCard runId={r.id} />}
       <div class={d.result_text !== null || r.usage ? "two" : "one"}>
         <Timeline events={d.events} />
         <div class="stack">
