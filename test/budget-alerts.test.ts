@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { liData, sleep, tempHome, until } from "./helpers/li.js";
+import { li, liData, sleep, tempHome, until } from "./helpers/li.js";
 
 /*
  * Budget alerts (issue 31 §4), black-box: a token budget, mock/spend runs that cross 80 % and
@@ -120,6 +120,50 @@ test("two runs on two hosts crossing at once alert each level once; the next per
     const day2 = lines(t.alerts).slice(2);
     expect(day2.map((e) => e.level)).toEqual([0.8, 1]);
     expect(day2.every((e) => e.period_start === "2026-03-11T00:00:00.000Z" && e.run.id === next)).toBe(true);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test("li stats --group-by budget: runs charged and their spend per budget, by outcome, for the current period or --since", async () => {
+  const t = setup();
+  try {
+    await t.data(["budget", "set", "tokens", "--limit-tokens", "100000", "--per", "day", "--scope", "all"]);
+    await t.data(["budget", "set", "dollars", "--limit-usd", "5", "--per", "month", "--scope", "provider:mock"]);
+    await t.data(["budget", "set", "other", "--limit-tokens", "10", "--scope", "label:nothing"]);
+    const done = (await t.data(["agent", "mock/spend:2000:1", "a"])).id;
+    const killed = (await t.data(["agent", "--detach", "mock/spend:50000:20", "b"])).id;
+    await until(async () => (await t.data(["budget", "show", "tokens"])).budget.spent > 2000, 20000, 100);
+    await t.data(["kill", killed, "--grace", "0"]);
+    await ended(t.data, [killed]);
+    const job = async (id: string) => (await t.data(["job", "status", id])).jobs[0];
+    expect((await job(killed)).outcome).toBe("cancelled");
+    // The next day: a new period for the daily budget, the same month for the monthly one.
+    await t.data(["agent", "mock/spend:1000:1", "c"], DAY2);
+
+    const rows = async (args: string[], now: string) => Object.fromEntries(((await t.data(["stats", "--group-by", "budget", ...args], now)).by_budget as any[]).map((g) => [g.budget, g]));
+    const day1 = await rows([], DAY1);
+    const killedSpent = (await t.data(["budget", "show", "tokens"], DAY1)).budget.spent - 2000;
+    expect(killedSpent).toBeGreaterThan(0);
+    expect(day1.tokens).toMatchObject({ unit: "tokens", limit: 100000, period: "day", period_start: "2026-03-10T00:00:00.000Z", runs: 2, spent: 2000 + killedSpent });
+    expect(day1.tokens.by_outcome).toMatchObject({ succeeded: { runs: 1, spent: 2000 }, cancelled: { runs: 1, spent: killedSpent }, failed: { runs: 0, spent: 0 } });
+    expect(day1.other).toMatchObject({ runs: 0, spent: 0 });
+
+    const day2 = await rows([], DAY2);
+    expect(day2.tokens).toMatchObject({ period_start: "2026-03-11T00:00:00.000Z", runs: 1, spent: 1000 });
+    // mock/spend reports $1 per million tokens; the month holds all three runs.
+    expect(day2.dollars).toMatchObject({ unit: "usd", period_start: "2026-03-01T00:00:00.000Z", runs: 3 });
+    expect(day2.dollars.spent).toBeCloseTo((3000 + killedSpent) / 1e6, 6);
+
+    // --since counts every charge made since then, whatever its period.
+    const since = await rows(["--since", "2026-03-10T00:00:00Z"], DAY2);
+    expect(since.tokens).toMatchObject({ period_start: null, runs: 3, spent: 3000 + killedSpent });
+
+    const human = await li(["stats", "--group-by", "budget"], { env: { ...t.env, LI_TEST_BUDGET_NOW: DAY1 } });
+    expect(human.stdout).toMatch(/by budget[^\n]*\nBUDGET +UNIT +PERIOD_START +RUNS +SPENT +LIMIT +SUCCEEDED +CANCELLED\n/);
+    expect(human.stdout).toMatch(/\ndollars +usd +2026-03-01T00:00:00.000Z +3 +\$0\.\d+ +\$5 +2 +1\n/);
+    const mixed = await li(["--machine", "stats", "--group-by", "budget,kind"], { env: t.env });
+    expect(mixed.json.error).toMatchObject({ kind: "invalid_input", detail: { field: "group_by" } });
   } finally {
     t.cleanup();
   }
