@@ -131,7 +131,7 @@ test("li stats --group-by budget: runs charged and their spend per budget, by ou
     await t.data(["budget", "set", "tokens", "--limit-tokens", "100000", "--per", "day", "--scope", "all"]);
     await t.data(["budget", "set", "dollars", "--limit-usd", "5", "--per", "month", "--scope", "provider:mock"]);
     await t.data(["budget", "set", "other", "--limit-tokens", "10", "--scope", "label:nothing"]);
-    const done = (await t.data(["agent", "mock/spend:2000:1", "a"])).id;
+    await t.data(["agent", "mock/spend:2000:1", "a"]);
     const killed = (await t.data(["agent", "--detach", "mock/spend:50000:20", "b"])).id;
     await until(async () => (await t.data(["budget", "show", "tokens"])).budget.spent > 2000, 20000, 100);
     await t.data(["kill", killed, "--grace", "0"]);
