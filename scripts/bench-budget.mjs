@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // What budget admission costs per run (issue 31): `li agent --detach` under three budgets that cover
 // the run (one in USD, priced from the table; one in tokens; one per label) with a period already
-// holding 300 charged runs, against the same start with no budget, interleaved in the same run.
+// holding 150 charged runs, against the same start with no budget, interleaved in the same run.
 // Usage: node scripts/bench-budget.mjs [--budget-runs N]   (npm run bench runs it too)
 import fs from "node:fs";
 import { pathToFileURL } from "node:url";
 import { benchHome, li, median, numberArg, p90, printRows, runChecked, timeSync } from "./bench-lib.mjs";
+
+const HISTORY = 150;
 
 export function benchBudget({ rounds }) {
   const plain = benchHome("li-bench-budget-none-");
@@ -18,9 +20,8 @@ export function benchBudget({ rounds }) {
     ["other", ["--limit-usd", "5"], "label:elsewhere"],
   ])
     run(budgeted.env, ["budget", "set", name, ...limit, "--per", "month", "--scope", scope]);
-  // History: a period that already holds charged runs, as a month of use would.
-  for (let i = 0; i < 300; i++) run(budgeted.env, ["agent", "--detach", "--label", "bench", "mock/echo", `warm ${i}`]);
-  for (let i = 0; i < 3; i++) run(plain.env, ["agent", "--detach", "--label", "bench", "mock/echo", `warm ${i}`]);
+  // History: the same runs in both stores, and in the budgeted one a period already holding their charges.
+  for (let i = 0; i < HISTORY; i++) for (const h of [plain, budgeted]) run(h.env, ["agent", "--detach", "--label", "bench", "mock/echo", `warm ${i}`]);
   const node = [];
   const without = [];
   const within = [];
@@ -38,7 +39,7 @@ export function printBudget(r) {
   printRows(
     [
       ["start with no budget", median(r.without), p90(r.without)],
-      ["start under 3 covering budgets (300 runs)", median(r.within), p90(r.within)],
+      [`start under 3 covering budgets (${HISTORY} runs)`, median(r.within), p90(r.within)],
     ],
     median(r.node),
   );

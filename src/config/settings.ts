@@ -5,7 +5,7 @@ import { LiError } from "../errors.js";
 import { sha256Hex, yaml } from "../packages.js";
 import { liHome } from "../lifecycle/paths.js";
 import { checkStoreUrl } from "../lifecycle/locate.js";
-import { ENTITY_KINDS } from "../lifecycle/vocab.js";
+import { ENTITY_KINDS, EVENT_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
@@ -143,9 +143,9 @@ function handler(file: string, key: string, v: unknown, base: RetryPolicy, sourc
   if ((h.exec === undefined) === (h.url === undefined)) fail(file, key, `handler ${h.name} needs exactly one of exec (an argv) or url (a webhook)`);
   let kinds: string[] | null = null;
   if (h.kinds !== undefined) {
-    const known = ENTITY_KINDS as readonly string[];
+    const known: readonly string[] = [...ENTITY_KINDS, ...EVENT_KINDS];
     if (!Array.isArray(h.kinds) || h.kinds.length === 0 || h.kinds.some((k) => !known.includes(k)))
-      fail(file, `${key}.kinds`, `expected a non-empty list of entity kinds (${known.join(", ")}), got ${JSON.stringify(h.kinds)}`);
+      fail(file, `${key}.kinds`, `expected a non-empty list of entity kinds or events (${known.join(", ")}), got ${JSON.stringify(h.kinds)}`);
     kinds = h.kinds as string[];
   }
   if (h.scope !== undefined && h.scope !== "all" && h.scope !== "selected")

@@ -71,3 +71,21 @@ export interface TransitionRequest {
 export type TransitionResult =
   | { ok: true; entity: Entity; from: string; eventId: number }
   | { ok: false; refused: "not_found" | "terminal" | "stale" | "illegal"; entity?: Entity };
+
+/** A budget crossing a level of its limit by spend, as its budget_events row records it (budgets/thresholds.ts). */
+export interface BudgetAlert {
+  /** The budget_events row: what its deliveries reference, and the envelope's event id. */
+  id: number;
+  budget: { name: string; scope: string; unit: "usd" | "tokens"; period: string; timezone: string; on_exceed: string };
+  /** The fraction of the limit crossed: 0.8 or 1. */
+  level: number;
+  spent: number;
+  reserved: number;
+  limit: number;
+  period_start: string;
+  resets_at: string | null;
+  /** The run whose spend write crossed it, and the top-level run that spend is charged to. */
+  entity_id: string;
+  root_id: string;
+  at: string;
+}

@@ -4,15 +4,17 @@ import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
 import { hostName } from "./locate.js";
-import type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
+import type { AuditEvent, BudgetAlert, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
 
-export type { AuditEvent, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
+export type { AuditEvent, BudgetAlert, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 
 /** Runs inside the transition's transaction for every terminal move; resolves to the rows it enqueued. */
 export interface TerminalHook {
   enqueue(store: Store, entity: Entity, from: string, eventId: number): Promise<number>;
+  /** The same outbox for a budget crossing a threshold, inside the spend write's transaction (budgets/thresholds.ts). */
+  enqueueBudget?(store: Store, alert: BudgetAlert): Promise<number>;
   afterCommit(count: number): void;
 }
 
@@ -107,6 +109,12 @@ export class Store implements HasSql {
     const result = await this.enqueuedIn.run(scope, () => db.tx(() => fn(), mode));
     if (scope.deliveries > 0) this.terminalHook?.afterCommit(scope.deliveries);
     return result;
+  }
+
+  /** Outbox rows the caller's transaction enqueued: a drainer starts once its outermost store transaction commits. */
+  enqueued(count: number): void {
+    const scope = this.enqueuedIn.getStore();
+    if (scope) scope.deliveries += count;
   }
 
   /**
@@ -262,11 +270,9 @@ export class Store implements HasSql {
       );
       const entity = (await this.get(req.id))!;
       if (terminal && this.terminalHook) {
-        const enqueued = await this.terminalHook.enqueue(this, entity, current.status, eventId);
         // Counted for the drainer its outermost store transaction starts once committed (one opened
         // on the raw connection starts none, as before).
-        const scope = this.enqueuedIn.getStore();
-        if (scope) scope.deliveries += enqueued;
+        this.enqueued(await this.terminalHook.enqueue(this, entity, current.status, eventId));
       }
       return { ok: true, entity, from: current.status, eventId };
     });

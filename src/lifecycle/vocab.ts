@@ -1,6 +1,8 @@
 /** The status, outcome and reason vocabulary of the architecture brief. */
 export const ENTITY_KINDS = ["invocation", "session", "play"] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
+/** Notify events that are not an entity's terminal move; a handler gets one only by naming it in `kinds`. */
+export const EVENT_KINDS = ["budget.threshold"] as const;
 
 export const NON_TERMINAL = ["preparing", "queued", "running"] as const;
 export const TERMINAL = ["completed", "failed", "timed_out", "cancelled", "lost"] as const;

@@ -28,6 +28,22 @@ import { nullable } from "../schemas.js";
           },
         },
       },
+      by_budget: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["budget", "unit", "limit", "period_start", "runs", "spent", "by_outcome"],
+          properties: {
+            budget: { type: "string" },
+            unit: { enum: ["usd", "tokens"] },
+            limit: { type: "number" },
+            period_start: nullable("string"),
+            runs: { type: "integer" },
+            spent: { type: "number" },
+            by_outcome: { type: "object", additionalProperties: { type: "object", required: ["runs", "spent"] } },
+          },
+        },
+      },
     },
   },
 })

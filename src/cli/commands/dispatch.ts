@@ -20,7 +20,7 @@ import { LIMITS, numberIn, pageLimitArg } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 
 const DISPATCH_PAGE = 50;
-const COLUMNS = ["id", "status", "handler", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
+const COLUMNS = ["id", "status", "handler", "event", "entity_id", "attempts", "max_attempts", "next_attempt_at", "last_error"];
 const one = (d: DeliveryView) => keyValues(d as unknown as Record<string, unknown>);
 
 export function register(root: Command, ctx: CliContext): void {
@@ -33,6 +33,8 @@ export function register(root: Command, ctx: CliContext): void {
 Every terminal transition enqueues one delivery per matching notify.on_terminal handler, in
 the transition's own transaction. A detached drainer runs each (exec: argv with the envelope
 on stdin; webhook: POST), retrying with exponential backoff up to notify.retry.max_attempts.
+A budget crossing 80% or 100% of its limit enqueues one per handler whose kinds name
+budget.threshold (event budget.threshold; its entity is the run whose spend crossed).
 Statuses: pending, delivering, delivered, failed (attempts used up), acked (handled by hand).`,
     );
 

@@ -1,6 +1,7 @@
 import { Command } from "../commander.js";
 import { invalid } from "../../errors.js";
 import { countRows, durations, GROUP_KEYS, groupCounts, usageByModel, type GroupKey, type ModelUsage } from "../../lifecycle/aggregates.js";
+import { BUDGET_OUTCOMES, spendByBudget, type BudgetGroup } from "../../lifecycle/budgets/by-budget.js";
 import { mapSeq } from "../../lifecycle/seq.js";
 import type { Store } from "../../lifecycle/store.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
@@ -19,7 +20,8 @@ export function parseSince(text: string, now = new Date()): Date {
   return new Date(ms);
 }
 
-export async function stats(store: Store, since: Date | null, now = new Date(), groupBy: readonly GroupKey[] = []) {
+export async function stats(store: Store, since: Date | null, now = new Date(), groupBy: readonly GroupKey[] | readonly ["budget"] = []) {
+  const byBudget = groupBy[0] === "budget";
   const rows = await countRows(store, since);
   const kinds = await mapSeq(ENTITY_KINDS, async (kind) => {
     const mine = rows.filter((r) => r.kind === kind);
@@ -37,16 +39,24 @@ export async function stats(store: Store, since: Date | null, now = new Date(), 
     total: kinds.reduce((n, k) => n + k.total, 0),
     kinds,
     ...usageStats(await usageByModel(store, since)),
-    ...(groupBy.length ? { group_by: [...groupBy], groups: await groupCounts(store, groupBy, since) } : {}),
+    ...(groupBy.length && !byBudget ? { group_by: [...groupBy], groups: await groupCounts(store, groupBy as GroupKey[], since) } : {}),
+    ...(byBudget ? { by_budget: await spendByBudget(store, since) } : {}),
   };
 }
 
-/** `--group-by kind,status,model`: a comma-separated subset of the group keys, each once. */
-export function parseGroupBy(text: string): GroupKey[] {
+/**
+ * `--group-by kind,status,model`: a comma-separated subset of the group keys, each once; or
+ * `budget` alone, whose rows are charges rather than records (a run counts in each of its budgets).
+ */
+export function parseGroupBy(text: string): GroupKey[] | ["budget"] {
   const keys = text.split(",").map((k) => k.trim()).filter(Boolean);
+  if (keys.includes("budget")) {
+    if (keys.length === 1) return ["budget"];
+    throw invalid(`--group-by ${JSON.stringify(text)}: budget groups on its own (each budget's row already splits its runs and spend by outcome)`, { field: "group_by", group_by: text });
+  }
   const bad = keys.filter((k) => !(GROUP_KEYS as readonly string[]).includes(k));
   if (!keys.length || bad.length || new Set(keys).size !== keys.length)
-    throw invalid(`--group-by ${JSON.stringify(text)}: give a comma-separated list of distinct keys from ${GROUP_KEYS.join(", ")} (e.g. kind,status,model)`, { field: "group_by", group_by: text });
+    throw invalid(`--group-by ${JSON.stringify(text)}: give a comma-separated list of distinct keys from ${GROUP_KEYS.join(", ")} (e.g. kind,status,model), or budget`, { field: "group_by", group_by: text });
   return keys as GroupKey[];
 }
 
@@ -85,7 +95,7 @@ export function register(root: Command, ctx: CliContext): void {
     .command("stats")
     .description("counts by kind, status and outcome, run durations (p50, p90, max) per kind, and token usage and cost per model")
     .option("--since <time>", "only records created since: an ISO 8601 time, or seconds ago (e.g. 3600)")
-    .option("--group-by <keys>", `also count records grouped by these keys, largest group first: a comma-separated list of ${GROUP_KEYS.join(", ")}`)
+    .option("--group-by <keys>", `also count records grouped by these keys, largest group first: a comma-separated list of ${GROUP_KEYS.join(", ")}; or budget (alone)`)
     .addHelpText(
       "after",
       `
@@ -99,12 +109,17 @@ session's running totals: they are in none of the sums, and li job status says w
 null for records without one: sessions, plays), or which hosts do (host is the LI_HOST a
 record was made or claimed on; a placed run not yet claimed counts under its place: a host
 name or "any").
+--group-by budget adds by_budget: per budget, the top-level runs charged to it and what they
+spent in its unit (tokens, or USD), in all and by outcome ("none": still running; "cleaned":
+record removed by li clean). It counts each budget's current period, or with --since every
+charge made since then (a run is charged when it starts), whatever its period.
 
 Examples:
   li stats
   li stats --since 86400
   li stats --group-by kind,status,model
   li stats --group-by host,outcome
+  li stats --group-by budget
   li --machine stats --since 2026-08-01T00:00:00Z`,
     )
     .action((opts: { since?: string; groupBy?: string }) =>
@@ -131,5 +146,22 @@ function humanStats(d: Stats): string {
   const note = unknown ? `\n${unknown} run${unknown === 1 ? "" : "s"} with unknown usage, in none of these sums (li job status shows why: usage_unknown)` : "";
   const usage = d.by_model.length ? `\n\n${table(d.by_model, usageCols)}${note}` : "";
   const groups = d.groups ? `\n\nby ${d.group_by!.join(", ")}:\n${table(d.groups, [...d.group_by!, "count"])}` : "";
-  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}${groups}`;
+  return `${d.since ? `since ${d.since}\n` : ""}${table(rows, ["kind", "total", ...statusCols, "p50_s", "p90_s", "max_s"])}${usage}${groups}${humanBudgets(d.by_budget)}`;
+}
+
+/** One line per budget: its runs and spend, then the runs of each outcome that has any. */
+function humanBudgets(groups: BudgetGroup[] | undefined): string {
+  if (!groups) return "";
+  if (!groups.length) return "\n\nby budget: no budgets (li budget set makes one)";
+  const outcomes = BUDGET_OUTCOMES.filter((o) => groups.some((g) => g.by_outcome[o].runs > 0));
+  const rows = groups.map((g) => ({
+    budget: g.budget,
+    unit: g.unit,
+    period_start: g.period_start ?? "(--since)",
+    runs: g.runs,
+    spent: g.unit === "usd" ? `$${g.spent}` : g.spent,
+    limit: g.unit === "usd" ? `$${g.limit}` : g.limit,
+    ...Object.fromEntries(outcomes.map((o) => [o, g.by_outcome[o].runs])),
+  }));
+  return `\n\nby budget (runs charged, and spend in each budget's unit):\n${table(rows, ["budget", "unit", "period_start", "runs", "spent", "limit", ...outcomes])}`;
 }

@@ -4,6 +4,7 @@ import type { Usage } from "../usage.js";
 import { listBudgets } from "./definitions.js";
 import { budgetFigures, type Figures } from "./figures.js";
 import { tokensOf } from "./prices.js";
+import { alertCrossings } from "./thresholds.js";
 
 /** The top-level run of `e` (itself when it has no parent): the run its spend is charged to. */
 export async function rootOf(store: Store, e: Entity): Promise<string> {
@@ -29,9 +30,10 @@ export interface SpendReport {
 }
 
 /**
- * Writes a run's spend so far and recounts its top-level run's charges, in one transaction;
- * returns the budgets charged, with their figures after the write. A final report is never
- * replaced by a later live one (a flush that raced the end).
+ * Writes a run's spend so far and recounts its top-level run's charges, in one transaction, with
+ * the alerts of any level the write made a budget cross (thresholds.ts); returns the budgets
+ * charged, with their figures after the write. A final report is never replaced by a later live
+ * one (a flush that raced the end).
  */
 export async function recordSpend(store: Store, s: SpendReport): Promise<Figures[]> {
   const db = dbOf(store);
@@ -49,7 +51,9 @@ export async function recordSpend(store: Store, s: SpendReport): Promise<Figures
          WHERE root_id = ? AND budget IN (SELECT name FROM budgets WHERE unit = ?)`,
         [s.root_id, s.root_id, unit],
       );
-    return chargedFigures(store, s.root_id);
+    const figures = await chargedFigures(store, s.root_id);
+    await alertCrossings(store, figures, { entity_id: s.entity_id, root_id: s.root_id });
+    return figures;
   });
 }
 

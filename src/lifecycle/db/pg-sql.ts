@@ -6,7 +6,7 @@
  */
 
 /** Tables whose rows get an id from the database, and the column that holds it. */
-const GENERATED_IDS: Record<string, string> = { events: "id", schedule_runs: "seq", messages: "seq" };
+const GENERATED_IDS: Record<string, string> = { events: "id", schedule_runs: "seq", messages: "seq", budget_events: "id" };
 
 export interface PgStatement {
   text: string;

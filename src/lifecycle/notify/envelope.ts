@@ -1,4 +1,4 @@
-import type { Entity } from "../store.js";
+import type { BudgetAlert, Entity } from "../store.js";
 import { usageOf, type Usage } from "../usage.js";
 
 /** What an exec handler reads on stdin and a webhook receives as its POST body. */
@@ -31,5 +31,47 @@ export function terminalEnvelope(entity: Entity, from: string, eventId: number):
     at: entity.ended_at ?? entity.updated_at,
     artifacts: entity.run_dir,
     usage: usageOf(entity),
+  };
+}
+
+/** What a handler whose kinds name budget.threshold receives when a budget's spend crosses 80 % or 100 % of its limit. */
+export interface BudgetEnvelope {
+  contract: "li.budget";
+  version: 1;
+  event: "budget.threshold";
+  /**
+   * "budget:N", N the budget_events row: one per budget, period and level, the same on every retry
+   * and for every handler. A string, so it never equals a li.terminal event_id.
+   */
+  event_id: string;
+  budget: BudgetAlert["budget"];
+  /** The fraction of the limit crossed: 0.8 or 1. */
+  level: number;
+  /** The period's figures just after the write that crossed, in the budget's unit. */
+  spent: number;
+  reserved: number;
+  limit: number;
+  period_start: string;
+  resets_at: string | null;
+  /** The run whose spend crossed the level, and the top-level run its spend is charged to. */
+  run: { kind: string; id: string; root_id: string };
+  at: string;
+}
+
+export function budgetEnvelope(a: BudgetAlert, kind: string): BudgetEnvelope {
+  return {
+    contract: "li.budget",
+    version: 1,
+    event: "budget.threshold",
+    event_id: `budget:${a.id}`,
+    budget: a.budget,
+    level: a.level,
+    spent: a.spent,
+    reserved: a.reserved,
+    limit: a.limit,
+    period_start: a.period_start,
+    resets_at: a.resets_at,
+    run: { kind, id: a.entity_id, root_id: a.root_id },
+    at: a.at,
   };
 }

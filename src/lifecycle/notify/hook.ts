@@ -1,7 +1,7 @@
 import { entryScript } from "../../entrypoints.js";
 import { loadSettings, type Handler } from "../../config/settings.js";
 import type { Entity, Store, TerminalHook } from "../store.js";
-import { terminalEnvelope } from "./envelope.js";
+import { budgetEnvelope, terminalEnvelope } from "./envelope.js";
 import { insertDelivery, type Target } from "./outbox.js";
 import { startLiProcess } from "../store-handoff.js";
 
@@ -11,6 +11,8 @@ import { startLiProcess } from "../store-handoff.js";
  */
 
 const warned = new Set<string>();
+/** The target of a delivery recorded failed at once: there is no handler to run. */
+const NONE: Target = { type: "none", timeout_seconds: 0, backoff_seconds: 0 };
 
 /** Handler names chosen with --notify for this entity itself: a flow's choice fires when the flow ends, not per step. */
 function selectedNames(entity: Entity): Set<string> {
@@ -29,6 +31,7 @@ async function settingsDir(store: Store, entity: Entity): Promise<string | undef
   return undefined;
 }
 
+/** A handler without kinds gets every entity's end, and no budget.threshold: that one is only for handlers that name it. */
 function matches(h: Handler, entity: Entity, selected: Set<string>): boolean {
   if (h.kinds && !h.kinds.includes(entity.kind)) return false;
   return h.scope === "all" || selected.has(h.name);
@@ -53,7 +56,6 @@ export const notifyHook: TerminalHook = {
     const selected = selectedNames(entity);
     const payload = JSON.stringify(terminalEnvelope(entity, from, eventId));
     const base = { event_id: eventId, entity_id: entity.id, payload };
-    const none: Target = { type: "none", timeout_seconds: 0, backoff_seconds: 0 };
     let handlers: Handler[];
     try {
       const settings = loadSettings(await settingsDir(store, entity));
@@ -62,7 +64,7 @@ export const notifyHook: TerminalHook = {
     } catch (err: any) {
       const error = `settings could not be loaded when ${entity.id} ended: ${err?.message ?? err}`;
       warn(`li: ${error}`);
-      for (const name of selected.size ? selected : ["(settings)"]) await insertDelivery(store, { ...base, handler: name, target: none, max_attempts: 1, failed: error });
+      for (const name of selected.size ? selected : ["(settings)"]) await insertDelivery(store, { ...base, handler: name, target: NONE, max_attempts: 1, failed: error });
       return 0;
     }
     let pending = 0;
@@ -74,9 +76,35 @@ export const notifyHook: TerminalHook = {
     // A handler asked for by name that is gone (or now untrusted) is a visible failure, not silence.
     for (const name of selected) {
       if (handlers.some((h) => h.name === name)) continue;
-      await insertDelivery(store, { ...base, handler: name, target: none, max_attempts: 1, failed: `handler ${name} is not configured (or its settings file is not trusted) when ${entity.id} ended` });
+      await insertDelivery(store, { ...base, handler: name, target: NONE, max_attempts: 1, failed: `handler ${name} is not configured (or its settings file is not trusted) when ${entity.id} ended` });
     }
     return pending;
+  },
+  /**
+   * A budget alert (budgets/thresholds.ts) for every handler whose kinds name budget.threshold,
+   * whatever its scope: a budget is no one run's to select, and the alert fires only once. The
+   * handlers are those in force for the run whose spend crossed (the user's settings, and its
+   * project's once trusted), as for that run's own end. Never throws, as `enqueue`.
+   */
+  async enqueueBudget(store, alert) {
+    const entity = await store.get(alert.entity_id);
+    // The budget_events row stays: a run cleaned away mid-write has no deliveries to hang them on.
+    if (!entity) return 0;
+    const payload = JSON.stringify(budgetEnvelope(alert, entity.kind));
+    const base = { event_id: null, budget_event_id: alert.id, entity_id: entity.id, payload };
+    let handlers: Handler[];
+    try {
+      const settings = loadSettings(await settingsDir(store, entity));
+      settings.warnings.forEach(warn);
+      handlers = settings.handlers.filter((h) => h.kinds?.includes("budget.threshold"));
+    } catch (err: any) {
+      const error = `settings could not be loaded when budget ${alert.budget.name} crossed ${alert.level * 100}%: ${err?.message ?? err}`;
+      warn(`li: ${error}`);
+      await insertDelivery(store, { ...base, handler: "(settings)", target: NONE, max_attempts: 1, failed: error });
+      return 0;
+    }
+    for (const h of handlers) await insertDelivery(store, { ...base, handler: h.name, target: targetOf(h), max_attempts: h.retry.max_attempts });
+    return handlers.length;
   },
   afterCommit() {
     startDrainer();

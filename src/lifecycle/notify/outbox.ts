@@ -6,7 +6,8 @@ import { page, type Page } from "../pages.js";
 
 /*
  * The durable terminal-notify outbox (the `deliveries` table). Rows are written in the
- * transition's own transaction; drainers move them with compare-and-set updates:
+ * transition's own transaction (a budget alert's in its spend write's, budgets/thresholds.ts);
+ * drainers move them with compare-and-set updates:
  *   pending --claim--> delivering --ok--> delivered
  *                          |--error--> pending (backoff) | failed (attempts used up)
  * A drainer that dies mid-attempt leaves a lease that expires, and the next drainer reclaims it.
@@ -24,7 +25,9 @@ export type Target =
 
 export interface DeliveryRow {
   id: string;
-  event_id: number;
+  /** The transition of a terminal delivery; null for a budget alert, which has budget_event_id. */
+  event_id: number | null;
+  budget_event_id: number | null;
   entity_id: string;
   handler: string;
   target: string;
@@ -49,14 +52,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export async function insertDelivery(
   store: HasSql,
-  d: { event_id: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
+  d: { event_id: number | null; budget_event_id?: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
 ): Promise<string> {
   const id = newId("delivery");
   const at = iso(Date.now());
   await dbOf(store).run(
-    `INSERT INTO deliveries (id, event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
-    [id, d.event_id, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
+    `INSERT INTO deliveries (id, event_id, budget_event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+    [id, d.event_id, d.budget_event_id ?? null, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
   );
   return id;
 }
@@ -223,9 +226,13 @@ export function deliveryView(row: DeliveryRow, full = false) {
     handler: row.handler,
     type: target.type,
     destination: target.type === "exec" ? target.argv : target.type === "webhook" ? target.url : null,
+    /** What the envelope reports: an entity's end (li.terminal) or a budget alert (li.budget). */
+    event: payload?.contract === "li.budget" ? "budget.threshold" : "terminal",
+    /** The entity that ended, or for a budget alert the run whose spend crossed the level. */
     entity_id: row.entity_id,
-    entity_kind: (payload?.entity?.kind as string | undefined) ?? null,
-    event_id: row.event_id,
+    entity_kind: ((payload?.entity?.kind ?? payload?.run?.kind) as string | undefined) ?? null,
+    /** The envelope's event id, which receivers deduplicate on: an integer for li.terminal, "budget:N" for li.budget. */
+    event_id: (payload?.event_id as number | string | undefined) ?? row.event_id,
     attempts: row.attempts,
     max_attempts: row.max_attempts,
     next_attempt_at: row.status === "pending" ? row.next_attempt_at : null,
