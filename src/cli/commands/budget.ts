@@ -80,7 +80,7 @@ export function register(root: Command, ctx: CliContext): void {
           const { budget: b, created } = await setBudget(store, checked);
           // A raised limit lets held runs start now rather than at the next promoter.
           await promoteQuietly(store);
-          const data = { created, budget: await budgetFigures(store, b) };
+          const data = { created, budget: await budgetFigures(store, b, undefined, { remember: true }) };
           return { data, human: (d: typeof data) => `${d.created ? "created" : "changed"} budget ${d.budget.name}\n${keyValues(row(d.budget))}` };
         },
         { write: true },

@@ -96,7 +96,7 @@ export async function admit(store: Store, id: string, f: RunFacts, ctx: Admissio
   let held: Verdict | null = null;
   const charges: { b: Budget; reserve: number; period: string }[] = [];
   for (const b of budgets) {
-    const figures = await budgetFigures(store, b, now);
+    const figures = await budgetFigures(store, b, now, { remember: opts.write !== false });
     const reserve = reservation(b, f);
     const missing = b.unit === "usd" ? unpriced(f, ctx.prices()) : [];
     if (missing.length) return { admit: false, on_exceed: "refuse", why: "unpriced", budget: figures, reserve, unpriced: missing };

@@ -77,9 +77,14 @@ export function checkBudget(input: BudgetInput, providers: readonly string[]): O
   return { name, scope: input.scope, unit, limit, period, timezone: checkTimezone(input.timezone ?? "UTC"), on_exceed, reserve_per_run: reserve };
 }
 
+/** The current period's bounds as last computed, kept beside a budget read from the store (figures.ts). */
+export const periodCache = new WeakMap<Budget, { start: string; resets_at: string | null }>();
+
 function hydrate(r: any): Budget {
-  const { limit_value, ...rest } = r;
-  return { ...rest, limit: Number(limit_value), reserve_per_run: Number(r.reserve_per_run), version: Number(r.version) };
+  const { limit_value, period_cache, ...rest } = r;
+  const b: Budget = { ...rest, limit: Number(limit_value), reserve_per_run: Number(r.reserve_per_run), version: Number(r.version) };
+  if (period_cache) periodCache.set(b, JSON.parse(period_cache));
+  return b;
 }
 
 export async function listBudgets(store: Store): Promise<Budget[]> {
@@ -106,7 +111,7 @@ export async function setBudget(store: Store, b: ReturnType<typeof checkBudget>)
     const cols = [b.scope, b.unit, b.limit, b.period, b.timezone, b.on_exceed, b.reserve_per_run];
     if (before)
       await db.run(
-        "UPDATE budgets SET scope = ?, unit = ?, limit_value = ?, period = ?, timezone = ?, on_exceed = ?, reserve_per_run = ?, version = version + 1, updated_at = ? WHERE name = ?",
+        "UPDATE budgets SET scope = ?, unit = ?, limit_value = ?, period = ?, timezone = ?, on_exceed = ?, reserve_per_run = ?, version = version + 1, updated_at = ?, period_cache = NULL WHERE name = ?",
         [...cols, at, b.name],
       );
     else

@@ -1,6 +1,6 @@
 import { dbOf } from "../db/handle.js";
 import type { Store } from "../store.js";
-import type { Budget } from "./definitions.js";
+import { periodCache, type Budget } from "./definitions.js";
 import { budgetNow, periodOf } from "./periods.js";
 
 /** A budget with what its current period holds: the machine view of `li budget list` and `show`. */
@@ -26,8 +26,22 @@ const SUMS = `SELECT coalesce(sum(c.spent), 0) AS spent,
   FROM budget_charges c LEFT JOIN entities e ON e.id = c.root_id
   WHERE c.budget = ? AND c.period_start = ?`;
 
-export async function budgetFigures(store: Store, b: Budget, now: Date = budgetNow()): Promise<Figures> {
+/**
+ * The period of `b` at `now`: the bounds kept on its row while `now` is inside them, else computed
+ * afresh and, with `remember` (a start, inside its write transaction), kept for the next start.
+ */
+async function currentPeriod(store: Store, b: Budget, now: Date, remember: boolean): Promise<{ start: string; resets_at: string | null }> {
+  const kept = periodCache.get(b);
+  const t = now.toISOString();
+  if (kept && kept.start <= t && (kept.resets_at === null || t < kept.resets_at)) return kept;
   const p = periodOf(b.period, b.timezone, now);
+  if (remember) await dbOf(store).run("UPDATE budgets SET period_cache = ? WHERE name = ? AND version = ?", [JSON.stringify(p), b.name, b.version]);
+  periodCache.set(b, p);
+  return p;
+}
+
+export async function budgetFigures(store: Store, b: Budget, now: Date = budgetNow(), opts: { remember?: boolean } = {}): Promise<Figures> {
+  const p = await currentPeriod(store, b, now, opts.remember ?? false);
   const r = (await dbOf(store).get<{ spent: number; reserved: number; runs: number }>(SUMS, [b.name, p.start]))!;
   const spent = Number(r.spent);
   const reserved = Number(r.reserved);
