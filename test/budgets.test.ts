@@ -4,10 +4,11 @@
  * accepted meeting the budget at their turn, runs stopped while they stream, a period's edge on an
  * injected clock, a USD budget that will not count an unpriced model as $0, and MCP.
  */
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
-import { li, liData, type LiRun } from "./helpers/li.js";
+import { refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
+import { LI_BIN, li, liData, ROOT, sleep, until, type LiRun } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
 
 const home = useHomes({ stopRuns: true });
@@ -195,4 +196,52 @@ test("over MCP an agent can read budgets but cannot set, raise or delete one", a
     await m.close();
   }
   expect((await list(h.env))[0].limit).toBe(3);
+});
+
+test("kill -9 of a streaming run's worker: the reaper ends it lost, its reservation is released and its spend stays what it last flushed", async () => {
+  const h = home();
+  await budget(h, ["set", "big", "--limit-tokens", "1000000000", "--per", "day", "--scope", "all", "--reserve-per-run", "5000"]);
+  const run = (await submit(fast(h), "mock/spend:100000:20")).json.data;
+  // Two increments of 10,000 written: past the reservation, so the budget counts spend alone.
+  await until(async () => ((await list(h.env))[0].spent >= 20000 ? true : undefined), 30000);
+  const pgid = (await rows(h, "SELECT pgid FROM entities WHERE id = ?", [run.id]))[0].pgid;
+  process.kill(-pgid, "SIGKILL");
+  const j = await terminal(h.env, run.id, 30000);
+  expect(j.status).toBe("lost");
+  const flushed = (await rows(h, "SELECT tokens, final FROM run_spend WHERE entity_id = ?", [run.id]))[0];
+  expect(flushed.final).toBe(0);
+  expect((await list(h.env))[0]).toMatchObject({ spent: Number(flushed.tokens), reserved: 0, runs: 1 });
+});
+
+test("kill -9 of a promoter between its reservation and the worker's start: the run goes back in line and is reserved once, not twice", async () => {
+  const h = home();
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 1\n");
+  await budget(h, ["set", "res", "--limit-usd", "10", "--per", "total", "--scope", "all", "--reserve-per-run", "1"]);
+  const first = (await submit(h.env, "mock/sleep:60")).json.data;
+  const second = (await submit(h.env, "mock/echo")).json.data;
+  expect(second.status).toBe("queued");
+  // This kill frees the slot, then promotes the second run and is held after reserving it.
+  const promoter = spawn(process.execPath, [LI_BIN, "--machine", "kill", "--grace", "0", first.id], { env: { ...h.env, LI_TEST_PROMOTE_PAUSE_MS: "60000" }, cwd: ROOT, stdio: "ignore" });
+  await until(async () => ((await rows(h, "SELECT status FROM entities WHERE id = ?", [second.id]))[0].status === "preparing" ? true : undefined), 20000, 20);
+  expect((await list(h.env))[0]).toMatchObject({ reserved: 1, runs: 2 });
+  promoter.kill("SIGKILL");
+  await new Promise((r) => promoter.once("exit", r));
+  await sleep(300);
+  await li(["--machine", "job", "list"], { env: { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.1" } });
+  expect((await terminal(h.env, second.id)).status).toBe("completed");
+  const charges = await rows(h, "SELECT root_id, reserved FROM budget_charges ORDER BY root_id");
+  expect(charges.map((c: any) => c.root_id).sort()).toEqual([first.id, second.id].sort());
+  expect((await list(h.env))[0]).toMatchObject({ reserved: 0, runs: 2 });
+});
+
+test("the store refusing spend writes (a full disk): the run ends as it would, its budget keeps what was last written, and the worker log says why", async () => {
+  const h = home();
+  await budget(h, ["set", "cap", "--limit-tokens", "1000000000", "--scope", "all"]);
+  await withStore(h, (s) => refuseWrites(s, { name: "no_spend", table: "run_spend", event: "INSERT", action: "abort", message: "disk full" }));
+  const run = (await submit(fast(h, { LI_WORKER_RETRY_SECONDS: "1" }), "mock/spend:1000:1")).json.data;
+  const j = await terminal(h.env, run.id, 30000);
+  expect([j.status, j.usage.output_tokens]).toEqual(["completed", 1000]);
+  expect((await list(h.env))[0].spent).toBe(0);
+  const log = fs.readFileSync(path.join(j.run_dir, "worker.log"), "utf8");
+  expect(log).toMatch(/could not write this run's spend .*disk full.*its budgets keep the spend last written/);
 });

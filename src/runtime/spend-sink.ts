@@ -4,6 +4,7 @@ import { chargedFigures, crossed, recordSpend, rootOf } from "../lifecycle/budge
 import type { Figures } from "../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import type { Usage } from "../lifecycle/usage.js";
+import { persist } from "./persist.js";
 import { errorText, type WorkerLog } from "./worker-log.js";
 
 /** How often a worker writes its run's live spend and looks at its budgets (LI_SPEND_FLUSH_MS overrides, for tests). */
@@ -64,15 +65,20 @@ export class SpendSink {
     this.busy = this.busy.then(async () => {
       if (this.root === null) return;
       try {
+        const report = { entity_id: this.e.id, root_id: this.root, usage: usage!, usd: usage ? this.usd(usage) : null, final };
+        // The last figure outlasts a short storage fault as the run's end does; a live one is
+        // simply written again at the next flush.
         const figures =
-          usage && (final || !same(usage, this.written))
-            ? await recordSpend(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final })
-            : await chargedFigures(this.store, this.root);
+          usage && final
+            ? await persist("recording the run's spend", () => recordSpend(this.store, report), this.log)
+            : usage && !same(usage, this.written)
+              ? await recordSpend(this.store, report)
+              : await chargedFigures(this.store, this.root);
         if (usage) this.written = usage;
         if (!final) this.check(figures);
       } catch (err) {
-        // A store that cannot be reached now is read again at the next flush; the end's write retries too.
-        this.log(`could not write this run's spend (${errorText(err)})`);
+        // Read again at the next flush; a final figure that never lands leaves the last flushed one counted.
+        this.log(`could not write this run's spend (${errorText(err)})${final ? "; its budgets keep the spend last written" : ""}`);
       }
     });
     return this.busy;
