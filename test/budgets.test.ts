@@ -245,3 +245,21 @@ test("the store refusing spend writes (a full disk): the run ends as it would, i
   const log = fs.readFileSync(path.join(j.run_dir, "worker.log"), "utf8");
   expect(log).toMatch(/could not write this run's spend .*disk full.*its budgets keep the spend last written/);
 });
+
+test("a fan-out is admitted once and its workers spend under its reservation; a crossing stops every worker", async () => {
+  const h = home();
+  await budget(h, ["set", "fan", "--limit-tokens", "15000", "--per", "day", "--scope", "provider:mock", "--reserve-per-run", "100"]);
+  const s = await li(["--machine", "o", "fanout", "-n", "3", "--detach", "--model", "mock/spend:30000:10", "go"], { env: fast(h) });
+  expect(s.json.ok).toBe(true);
+  const session = await terminal(h.env, s.json.data.id, 30000);
+  const workers = (await liData(["job", "list", "--kind", "invocation"], { env: h.env })).jobs;
+  expect(workers).toHaveLength(3);
+  for (const w of workers) expect(w.reason_code).toBe("invocation.failed.budget_exceeded");
+  expect(session.status).toBe("failed");
+  // One charge, the session's: its workers' spend adds up there.
+  const charges = await rows(h, "SELECT root_id, spent FROM budget_charges");
+  expect(charges).toEqual([{ root_id: session.id, spent: expect.any(Number) }]);
+  const total = (await rows(h, "SELECT sum(tokens) AS t FROM run_spend WHERE root_id = ?", [session.id]))[0].t;
+  expect(Number(charges[0].spent)).toBe(Number(total));
+  expect(Number(total)).toBeGreaterThanOrEqual(15000);
+});
