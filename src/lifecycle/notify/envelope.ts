@@ -35,7 +35,8 @@ export function terminalEnvelope(entity: Entity, from: string, eventId: number):
 }
 
 /** What a handler whose kinds name budget.threshold receives when a budget's spend crosses 80 % or 100 % of its limit. */
-export interface BudgetEnvelope {
+/** Its figures are the alert's (BudgetAlert), as the budget_events row records them. */
+export interface BudgetEnvelope extends Pick<BudgetAlert, "budget" | "level" | "spent" | "reserved" | "limit" | "period_start" | "resets_at" | "at"> {
   contract: "li.budget";
   version: 1;
   event: "budget.threshold";
@@ -44,18 +45,8 @@ export interface BudgetEnvelope {
    * and for every handler. A string, so it never equals a li.terminal event_id.
    */
   event_id: string;
-  budget: BudgetAlert["budget"];
-  /** The fraction of the limit crossed: 0.8 or 1. */
-  level: number;
-  /** The period's figures just after the write that crossed, in the budget's unit. */
-  spent: number;
-  reserved: number;
-  limit: number;
-  period_start: string;
-  resets_at: string | null;
   /** The run whose spend crossed the level, and the top-level run its spend is charged to. */
   run: { kind: string; id: string; root_id: string };
-  at: string;
 }
 
 export function budgetEnvelope(a: BudgetAlert, kind: string): BudgetEnvelope {
