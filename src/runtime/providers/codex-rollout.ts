@@ -16,10 +16,16 @@ import { usage, type Usage } from "../../lifecycle/usage.js";
  */
 
 /** How much of a long log's end is read first; a log whose last count is further back is read whole. */
-const TAIL_BYTES = 1 << 20;
+export const TAIL_BYTES = 1 << 20;
 
-/** The rollout file of `thread` under `sessions`, newest day first; null when there is none. */
-function findRollout(sessions: string, thread: string): string | null {
+/** Where codex keeps its files for a process run with `env`: $CODEX_HOME, else ~/.codex. */
+export function codexHome(env: NodeJS.ProcessEnv): string {
+  return env.CODEX_HOME || path.join(env.HOME || os.homedir(), ".codex");
+}
+
+/** The rollout file of `thread` under codex's home for `env`, newest day first; null when there is none. */
+export function rolloutFile(thread: string, env: NodeJS.ProcessEnv): string | null {
+  const sessions = path.join(codexHome(env), "sessions");
   const suffix = `-${thread}.jsonl`;
   const desc = (dir: string) => {
     try {
@@ -37,19 +43,35 @@ function findRollout(sessions: string, thread: string): string | null {
   return null;
 }
 
+/**
+ * codex's token figures as li counts them, from a turn.completed `usage` or a token_count total:
+ * its input_tokens already includes cached_input_tokens and cache_write_input_tokens, and its
+ * output_tokens reasoning_output_tokens, so neither is added.
+ */
+export function codexUsage(u: any): Usage {
+  return usage(u?.input_tokens, u?.output_tokens, u?.cached_input_tokens);
+}
+
+/** The thread's running total a rollout line gives (a token_count event with its info); undefined for any other line. */
+export function tokenCountTotal(line: string): Usage | undefined {
+  // Most lines are not counts; only those that may be are parsed.
+  if (!line.includes('"token_count"')) return undefined;
+  let e: any;
+  try {
+    e = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const t = e?.type === "event_msg" && e.payload?.type === "token_count" ? e.payload.info?.total_token_usage : undefined;
+  return t && typeof t === "object" ? codexUsage(t) : undefined;
+}
+
 /** The last token_count total in `text` (JSON lines, the first possibly cut); undefined when none. */
 function lastTotal(text: string): Usage | undefined {
   const lines = text.split("\n");
   for (let i = lines.length - 1; i >= 0; i--) {
-    if (!lines[i].includes('"token_count"')) continue;
-    let e: any;
-    try {
-      e = JSON.parse(lines[i]);
-    } catch {
-      continue;
-    }
-    const t = e?.type === "event_msg" && e.payload?.type === "token_count" ? e.payload.info?.total_token_usage : undefined;
-    if (t && typeof t === "object") return usage(t.input_tokens, t.output_tokens, t.cached_input_tokens);
+    const t = tokenCountTotal(lines[i]);
+    if (t) return t;
   }
   return undefined;
 }
@@ -59,8 +81,7 @@ function lastTotal(text: string): Usage | undefined {
  * finished), or undefined when li cannot read that log: then li falls back on its own records.
  */
 export function codexThreadTotals(thread: string, env: NodeJS.ProcessEnv): Usage | undefined {
-  const home = env.CODEX_HOME || path.join(env.HOME || os.homedir(), ".codex");
-  const file = findRollout(path.join(home, "sessions"), thread);
+  const file = rolloutFile(thread, env);
   if (!file) return undefined;
   let fd: number | undefined;
   try {
