@@ -11,7 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { usage, type Usage } from "../src/lifecycle/usage.js";
-import { tailRollout } from "../src/runtime/providers/codex-live.js";
+import { tailRollout, type RolloutFigures } from "../src/runtime/providers/codex-live.js";
 import { codexThreadTotals, TAIL_BYTES } from "../src/runtime/providers/codex-rollout.js";
 import { codexParser } from "../src/runtime/providers/streams/codex.js";
 import type { StreamParser } from "../src/runtime/providers/streams/parser.js";
@@ -41,11 +41,12 @@ const plus = (a: Tokens, b: Tokens): Tokens => ({ input: a.input + b.input, cach
 const li = (t: Tokens) => u(t.input, t.output, t.cached);
 
 let ordinal = 0;
-/** A token_count line as codex 0.171.0 appends it after a model call: the thread's total so far and that call's. */
-function tokenCount(total: Tokens, last: Tokens): string {
+/** A rollout line's head: its time (now, or `at`) and place. */
+const head = (at?: number) => ({ timestamp: new Date(at ?? Date.now()).toISOString(), ordinal: ordinal++ });
+/** A token_count line as codex 0.171.0 appends it once a call's tools have run: the thread's total so far and that call's. */
+function tokenCount(total: Tokens, last: Tokens, at?: number): string {
   return j({
-    timestamp: new Date().toISOString(),
-    ordinal: ordinal++,
+    ...head(at),
     type: "event_msg",
     payload: {
       type: "token_count",
@@ -54,10 +55,20 @@ function tokenCount(total: Tokens, last: Tokens): string {
     },
   });
 }
+let responses = 0;
+/** A token_usage_record line as codex 0.171.0 appends it as soon as a call's response is complete. */
+function usageRecord(call: Tokens, turn: Tokens, thread: Tokens, at?: number, response = `resp_${++responses}`): string {
+  const ids = { thread_id: THREAD, turn_id: "01a24715-695e-7d20-b659-c387aa5ede15", session_id: THREAD, root_turn_id: "01a24715-695e-7d20-b659-c387aa5ede15" };
+  return j({ ...head(at), type: "token_usage_record", payload: { ...ids, response_id: response, usage: tokens(call), turn_token_usage: tokens(turn), thread_token_usage: tokens(thread) } });
+}
 /** The count codex also sends with no usage in it (rate limits only). */
-const emptyCount = () => j({ timestamp: new Date().toISOString(), ordinal: ordinal++, type: "event_msg", payload: { type: "token_count", info: null, rate_limits: null } });
-const sessionMeta = () => j({ timestamp: new Date().toISOString(), ordinal: ordinal++, type: "session_meta", payload: { session_id: THREAD, id: THREAD, cwd: "/work", originator: "codex_exec", cli_version: "0.171.0" } });
-const responseItem = (text: string) => j({ timestamp: new Date().toISOString(), ordinal: ordinal++, type: "response_item", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text }] } });
+const emptyCount = () => j({ ...head(), type: "event_msg", payload: { type: "token_count", info: null, rate_limits: null } });
+const sessionMeta = (at?: number) => j({ ...head(at), type: "session_meta", payload: { session_id: THREAD, id: THREAD, cwd: "/work", originator: "codex_exec", cli_version: "0.171.0" } });
+const responseItem = (text: string, at?: number) => j({ ...head(at), type: "response_item", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text }] } });
+const functionCall = (at?: number) => j({ ...head(at), type: "response_item", payload: { type: "function_call", name: "exec_command", arguments: '{"cmd":"make"}', call_id: `call_${ordinal}` } });
+const functionOutput = (at?: number) => j({ ...head(at), type: "response_item", payload: { type: "function_call_output", call_id: `call_${ordinal}`, output: "ok" } });
+/** An hour before the test: what a resumed thread's log held before this run. */
+const EARLIER = () => Date.now() - 3600_000;
 
 const CALL1: Tokens = { input: 120, cached: 20, cacheWrite: 10, output: 7, reasoning: 3 };
 const CALL2: Tokens = { input: 240, cached: 40, cacheWrite: 20, output: 14, reasoning: 6 };
@@ -101,7 +112,7 @@ function watcher(p: StreamParser) {
 const started = j({ type: "thread.started", thread_id: THREAD });
 
 describe("the codex reader, polled, moves per model call from the thread's rollout log", () => {
-  test("a new thread: each call's token_count moves live before turn.completed, which it then equals", () => {
+  test("a new thread: each call counts as its record is written (before its tools run), and live ends equal to turn.completed's figure", () => {
     const { env, file } = codexHome();
     const p = codexParser({ env });
     const live = watcher(p);
@@ -109,11 +120,16 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     expect(live()).toBeNull();
     p.line(started);
     p.line(j({ type: "turn.started" }));
-    append(file, sessionMeta(), responseItem("run echo"));
+    append(file, sessionMeta(), responseItem("run make"));
     expect(live()).toBeNull();
-    append(file, emptyCount(), tokenCount(CALL1, CALL1), responseItem("a function call"));
+    // Call 1 asked for a command: its record is there while the command runs, its count not yet.
+    append(file, functionCall(), usageRecord(CALL1, CALL1, CALL1));
     expect(live()).toEqual(li(CALL1));
+    append(file, functionOutput(), emptyCount(), tokenCount(CALL1, CALL1));
     expect(live()).toEqual(li(CALL1));
+    // Call 2 answers.
+    append(file, responseItem("done"), usageRecord(CALL2, plus(CALL1, CALL2), plus(CALL1, CALL2)));
+    expect(live()).toEqual(li(plus(CALL1, CALL2)));
     append(file, tokenCount(plus(CALL1, CALL2), CALL2));
     expect(live()).toEqual(li(plus(CALL1, CALL2)));
     p.line(turnCompleted(plus(CALL1, CALL2)));
@@ -121,15 +137,28 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     expect(p.end(EXIT).usage).toEqual(p.live);
   });
 
+  test("a log with token counts only (no records): live moves at each count", () => {
+    const { env, file } = codexHome();
+    const p = codexParser({ env });
+    const live = watcher(p);
+    p.line(started);
+    append(file, sessionMeta(), functionCall(), functionOutput(), tokenCount(CALL1, CALL1));
+    expect(live()).toEqual(li(CALL1));
+    append(file, responseItem("done"), tokenCount(plus(CALL1, CALL2), CALL2));
+    expect(live()).toEqual(li(plus(CALL1, CALL2)));
+    p.line(turnCompleted(plus(CALL1, CALL2)));
+    expect(p.end(EXIT).usage).toEqual(live());
+  });
+
   test("once the turn completed the stream's figure is the run's: the log is no longer read", () => {
     const { env, file } = codexHome();
     const p = codexParser({ env });
     const live = watcher(p);
     p.line(started);
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1));
+    append(file, sessionMeta(), usageRecord(CALL1, CALL1, CALL1), tokenCount(CALL1, CALL1));
     expect(live()).toEqual(li(CALL1));
     p.line(turnCompleted(plus(CALL1, CALL2)));
-    append(file, tokenCount(plus(plus(CALL1, CALL2), CALL3), CALL3));
+    append(file, usageRecord(CALL3, CALL3, CALL3), tokenCount(plus(plus(CALL1, CALL2), CALL3), CALL3));
     expect(live()).toEqual(li(plus(CALL1, CALL2)));
     expect(p.end(EXIT).usage).toEqual(li(plus(CALL1, CALL2)));
   });
@@ -139,17 +168,17 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     const p = codexParser({ env });
     const live = watcher(p);
     p.line(started);
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1), tokenCount(plus(CALL1, CALL2), CALL2));
+    append(file, sessionMeta(), usageRecord(CALL1, CALL1, CALL1), tokenCount(CALL1, CALL1), usageRecord(CALL2, plus(CALL1, CALL2), plus(CALL1, CALL2)));
     p.line(j({ type: "turn.failed", error: { message: "stream disconnected" } }));
     expect(live()).toEqual(li(plus(CALL1, CALL2)));
     expect(p.end({ code: 1, signal: null }).usage).toBeNull();
   });
 
-  test("a resumed thread: the log's earlier totals are the baseline's, and only this run's calls count", () => {
+  test("a resumed thread: the log's earlier lines are the baseline's, and only this run's calls count", () => {
     // The thread's log in an earlier day's folder, as `exec resume` finds it and appends to it.
     const { env, file } = codexHome("2026/11/30");
     const before = plus(CALL1, CALL2);
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1), tokenCount(before, CALL2));
+    append(file, sessionMeta(EARLIER()), usageRecord(CALL1, CALL1, CALL1, EARLIER()), tokenCount(CALL1, CALL1, EARLIER()), usageRecord(CALL2, before, before, EARLIER()), tokenCount(before, CALL2, EARLIER()));
     // What resume.ts takes as the baseline: the log's last total.
     expect(codexThreadTotals(THREAD, env)).toEqual(li(before));
     const p = codexParser({ env, baseline: { totals: li(before) } });
@@ -157,20 +186,43 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     p.line(started);
     // Nothing of this run's yet.
     expect(live()).toEqual(u(0, 0, 0));
-    append(file, responseItem("what was the word"), tokenCount(plus(before, CALL3), CALL3));
+    append(file, responseItem("what was the word"), usageRecord(CALL3, CALL3, plus(before, CALL3)));
+    expect(live()).toEqual(li(CALL3));
+    append(file, tokenCount(plus(before, CALL3), CALL3));
     expect(live()).toEqual(li(CALL3));
     p.line(turnCompleted(plus(before, CALL3)));
     expect(live()).toEqual(li(CALL3));
     expect(p.end(EXIT).usage).toEqual(li(CALL3));
   });
 
+  test("a thread resumed after a run killed during a call's tools: that call, never in codex's totals, is not this run's either", () => {
+    // What codex 0.171.0 wrote: the killed run's call has its record but no count, so codex restores
+    // a total without it (turn.completed then reports this run's call alone), while the next
+    // record's thread figure counts it.
+    const { env, file } = codexHome();
+    append(file, sessionMeta(EARLIER()), functionCall(EARLIER()), usageRecord(CALL1, CALL1, CALL1, EARLIER()));
+    const baseline = codexThreadTotals(THREAD, env)!;
+    expect(baseline).toEqual(u(0, 0, 0));
+    const p = codexParser({ env, baseline: { totals: baseline } });
+    const live = watcher(p);
+    p.line(started);
+    expect(live()).toBeNull();
+    append(file, responseItem("after the kill"), usageRecord(CALL2, CALL2, plus(CALL1, CALL2)));
+    expect(live()).toEqual(li(CALL2));
+    append(file, tokenCount(CALL2, CALL2));
+    expect(live()).toEqual(li(CALL2));
+    p.line(turnCompleted(CALL2));
+    expect(p.end(EXIT).usage).toEqual(li(CALL2));
+    expect(live()).toEqual(li(CALL2));
+  });
+
   test("a resumed thread whose baseline is unknown: live stays unknown (null), as end().usage is", () => {
     const { env, file } = codexHome();
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1));
+    append(file, sessionMeta(EARLIER()), tokenCount(CALL1, CALL1, EARLIER()));
     const p = codexParser({ env, baseline: { unknown: "stopped mid-turn" } });
     const live = watcher(p);
     p.line(started);
-    append(file, tokenCount(plus(CALL1, CALL2), CALL2));
+    append(file, usageRecord(CALL2, CALL2, plus(CALL1, CALL2)), tokenCount(plus(CALL1, CALL2), CALL2));
     expect(live()).toBeNull();
     p.line(turnCompleted(plus(CALL1, CALL2)));
     expect(live()).toBeNull();
@@ -194,39 +246,47 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     expect(p.live).toBeNull();
   });
 
+  const NONE: RolloutFigures = { total: null, calls: null };
+
   test("a log that appears only after the first looks is found (looked for less often after each miss)", () => {
     const { env, file } = codexHome();
-    const t = tailRollout(THREAD, env);
-    for (let i = 0; i < 5; i++) expect(t.poll()).toBeNull();
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1));
+    const t = tailRollout(THREAD, env, Date.now());
+    for (let i = 0; i < 5; i++) expect(t.poll()).toEqual(NONE);
+    append(file, sessionMeta(), usageRecord(CALL1, CALL1, CALL1));
     let polls = 0;
-    while (t.poll() === null) {
+    while (t.poll().calls === null) {
       polls++;
       expect(polls).toBeLessThanOrEqual(16);
     }
-    expect(t.poll()).toEqual(li(CALL1));
+    expect(t.poll()).toEqual({ total: null, calls: li(CALL1) });
   });
 
   test("a line caught half-written is read once its newline is there, a character cut across reads included", () => {
     const { env, file } = codexHome();
-    const t = tailRollout(THREAD, env);
+    const t = tailRollout(THREAD, env, Date.now());
     append(file, sessionMeta());
-    expect(t.poll()).toBeNull();
-    const line = tokenCount(CALL1, CALL1) + "\n";
-    // Cut inside the count line, then again after its last byte but before its newline.
-    fs.appendFileSync(file, line.slice(0, 70));
-    expect(t.poll()).toBeNull();
-    fs.appendFileSync(file, line.slice(70, -1));
-    expect(t.poll()).toBeNull();
-    fs.appendFileSync(file, "\n");
-    expect(t.poll()).toEqual(li(CALL1));
-    // A multibyte character split between two polls, in a line before the next count.
+    expect(t.poll()).toEqual(NONE);
+    // Each line cut inside, then again after its last byte but before its newline.
+    const steps: [string, RolloutFigures][] = [
+      [usageRecord(CALL1, CALL1, CALL1), { total: null, calls: li(CALL1) }],
+      [tokenCount(CALL1, CALL1), { total: li(CALL1), calls: li(CALL1) }],
+    ];
+    let now: RolloutFigures = NONE;
+    for (const [line, then] of steps) {
+      fs.appendFileSync(file, line.slice(0, 70));
+      expect(t.poll()).toEqual(now);
+      fs.appendFileSync(file, line.slice(70));
+      expect(t.poll()).toEqual(now);
+      fs.appendFileSync(file, "\n");
+      expect(t.poll()).toEqual((now = then));
+    }
+    // A multibyte character split between two polls, in a line before the next record.
     const text = Buffer.from(responseItem("naïve café ✓ 🙂") + "\n");
     const cut = text.indexOf(Buffer.from("🙂")) + 2;
     fs.appendFileSync(file, text.subarray(0, cut));
-    expect(t.poll()).toEqual(li(CALL1));
-    fs.appendFileSync(file, Buffer.concat([text.subarray(cut), Buffer.from(tokenCount(plus(CALL1, CALL2), CALL2) + "\n")]));
-    expect(t.poll()).toEqual(li(plus(CALL1, CALL2)));
+    expect(t.poll()).toEqual({ total: li(CALL1), calls: li(CALL1) });
+    fs.appendFileSync(file, Buffer.concat([text.subarray(cut), Buffer.from(usageRecord(CALL2, plus(CALL1, CALL2), plus(CALL1, CALL2)) + "\n")]));
+    expect(t.poll()).toEqual({ total: li(CALL1), calls: li(plus(CALL1, CALL2)) });
   });
 
   test("a large log: megabytes appended between polls, lines longer than any kept whole, a resumed log read from near its end", () => {
@@ -237,8 +297,8 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     const live = watcher(p);
     p.line(started);
     expect(live()).toBeNull();
-    // A 3 MiB tool output, then the call's count; then many ordinary lines and counts.
-    append(file, responseItem(big), tokenCount(CALL1, CALL1));
+    // A 3 MiB tool output, then the call's count; then many ordinary lines, records and counts.
+    append(file, usageRecord(CALL1, CALL1, CALL1), responseItem(big), tokenCount(CALL1, CALL1));
     expect(live()).toEqual(li(CALL1));
     let total = CALL1;
     const lines: string[] = [];
@@ -246,17 +306,18 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
       lines.push(responseItem("y".repeat(4000)));
       if (i % 100 === 99) {
         total = plus(total, CALL2);
-        lines.push(tokenCount(total, CALL2));
+        lines.push(usageRecord(CALL2, total, total), tokenCount(total, CALL2));
       }
     }
     append(file, ...lines);
     expect(fs.statSync(file).size).toBeGreaterThan(10 * 1024 * 1024);
     expect(live()).toEqual(li(total));
-    // A count cut by a poll in the middle of a long line still counts once its line is whole.
+    // A record cut by a poll in the middle of a long line still counts once its line is whole.
     fs.appendFileSync(file, responseItem(big).slice(0, 1024 * 1024));
     expect(live()).toEqual(li(total));
-    fs.appendFileSync(file, responseItem(big).slice(1024 * 1024) + "\n" + tokenCount(plus(total, CALL3), CALL3) + "\n");
+    fs.appendFileSync(file, responseItem(big).slice(1024 * 1024) + "\n" + usageRecord(CALL3, plus(total, CALL3), plus(total, CALL3)) + "\n");
     expect(live()).toEqual(li(plus(total, CALL3)));
+    append(file, tokenCount(plus(total, CALL3), CALL3));
     p.line(turnCompleted(plus(total, CALL3)));
     expect(p.end(EXIT).usage).toEqual(live());
 
@@ -264,22 +325,26 @@ describe("the codex reader, polled, moves per model call from the thread's rollo
     const before = plus(total, CALL3);
     expect(fs.statSync(file).size).toBeGreaterThan(TAIL_BYTES);
     expect(codexThreadTotals(THREAD, env)).toEqual(li(before));
-    const r = codexParser({ env, baseline: { totals: li(before) } });
+    // Started after every line so far was written.
+    const r = codexParser({ env, baseline: { totals: li(before) }, since: Date.now() + 1 });
     const rlive = watcher(r);
     r.line(started);
     expect(rlive()).toEqual(u(0, 0, 0));
+    append(file, usageRecord(CALL1, CALL1, plus(before, CALL1), Date.now() + 1));
+    expect(rlive()).toEqual(li(CALL1));
     append(file, tokenCount(plus(before, CALL1), CALL1));
     expect(rlive()).toEqual(li(CALL1));
   });
 
-  test("a log replaced by another file (a new inode) is read again from its start", () => {
+  test("a log replaced by another file (a new inode) is read again from its start; a call's record read twice counts once", () => {
     const { env, file } = codexHome();
-    const t = tailRollout(THREAD, env);
-    append(file, sessionMeta(), tokenCount(CALL1, CALL1), responseItem("padding ".repeat(100)));
-    expect(t.poll()).toEqual(li(CALL1));
+    const t = tailRollout(THREAD, env, Date.now());
+    const first = [sessionMeta(), usageRecord(CALL1, CALL1, CALL1, undefined, "resp_a"), tokenCount(CALL1, CALL1), responseItem("padding ".repeat(100))];
+    append(file, ...first);
+    expect(t.poll()).toEqual({ total: li(CALL1), calls: li(CALL1) });
     const tmp = file + ".new";
-    fs.writeFileSync(tmp, [sessionMeta(), tokenCount(plus(CALL1, CALL2), CALL2), responseItem("padding ".repeat(200))].join("\n") + "\n");
+    fs.writeFileSync(tmp, [...first, usageRecord(CALL2, plus(CALL1, CALL2), plus(CALL1, CALL2), undefined, "resp_b"), tokenCount(plus(CALL1, CALL2), CALL2)].join("\n") + "\n");
     fs.renameSync(tmp, file);
-    expect(t.poll()).toEqual(li(plus(CALL1, CALL2)));
+    expect(t.poll()).toEqual({ total: li(plus(CALL1, CALL2)), calls: li(plus(CALL1, CALL2)) });
   });
 });

@@ -1,14 +1,20 @@
 import fs from "node:fs";
-import type { Usage } from "../../lifecycle/usage.js";
-import { rolloutFile, TAIL_BYTES, tokenCountTotal } from "./codex-rollout.js";
+import { addUsage, type Usage } from "../../lifecycle/usage.js";
+import { rolloutFile, TAIL_BYTES, tokenLine } from "./codex-rollout.js";
 
 /*
  * codex's usage while a run goes on. `codex exec --json` reports usage only at turn.completed,
- * once per exec; its thread log (codex-rollout.ts) gets a token_count line after every model
- * call. This follows that log: each poll reads the bytes appended since the last one and keeps
- * the last running total (the thread's, a resumed run's earlier turns included: the caller takes
- * its baseline off). Polls are the caller's (the worker's spend flushes); nothing is watched and
- * no file stays open between polls.
+ * once per exec; its thread log (codex-rollout.ts) gets two lines per model call. This follows
+ * that log: each poll reads the bytes appended since the last one and keeps
+ * - `total`: the last token_count's running total (the thread's, a resumed run's earlier turns
+ *   included: the caller takes the baseline off, as from turn.completed's), written once the
+ *   call's tools have run;
+ * - `calls`: the token_usage_records of this run's calls summed, each written as its call ends
+ *   (before its tools run, which may take minutes). "This run's" is those stamped at or after
+ *   `since`, the time the run started: the log of a resumed thread holds earlier runs' records,
+ *   and a run killed during a call's tools left one that codex's own totals never count.
+ * Polls are the caller's (the worker's spend flushes); nothing is watched and no file stays open
+ * between polls.
  */
 
 /** Bytes read at a time. */
@@ -18,9 +24,16 @@ const MAX_LINE_BYTES = 256 * 1024;
 /** While the log is not there yet, polls between looks for it double up to this many. */
 const MAX_MISSES_SKIPPED = 15;
 
+export interface RolloutFigures {
+  /** The thread's last running total (token_count), or null while the log has none. */
+  total: Usage | null;
+  /** This run's calls summed (token_usage_record), or null while it has none. */
+  calls: Usage | null;
+}
+
 export interface RolloutTail {
-  /** Reads what the log gained since the last poll; the thread's last running total so far, or null while it has none. */
-  poll(): Usage | null;
+  /** Reads what the log gained since the last poll; the figures so far. */
+  poll(): RolloutFigures;
 }
 
 /**
@@ -30,7 +43,7 @@ export interface RolloutTail {
  * found (a resumed thread's) is read from that far before its end: only the last total counts,
  * and what the thread spent before this run is its baseline's.
  */
-export function tailRollout(thread: string, env: NodeJS.ProcessEnv): RolloutTail {
+export function tailRollout(thread: string, env: NodeJS.ProcessEnv, since: number): RolloutTail {
   let file: string | null = null;
   /** The log's inode when last read: another file at the same path is read from its start. */
   let ino = -1;
@@ -41,12 +54,19 @@ export function tailRollout(thread: string, env: NodeJS.ProcessEnv): RolloutTail
   /** Set while the rest of an over-long (or cut) line is being passed over. */
   let skipping = false;
   let total: Usage | null = null;
+  let calls: Usage | null = null;
+  /** The calls counted, by response id (a record read twice, after the log was replaced, counts once). */
+  const counted = new Set<string>();
   let misses = 0;
   let wait = 0;
 
   function take(line: Buffer): void {
-    const t = tokenCountTotal(line.toString("utf8"));
-    if (t) total = t;
+    const t = tokenLine(line.toString("utf8"));
+    if (t?.kind === "total") total = t.total;
+    else if (t?.kind === "call" && t.at >= since && !(t.response_id !== null && counted.has(t.response_id))) {
+      if (t.response_id !== null) counted.add(t.response_id);
+      calls = addUsage(calls, t.call);
+    }
   }
 
   /** Splits `buf` into lines: complete ones are read, the last one is kept for the next chunk. */
@@ -87,7 +107,7 @@ export function tailRollout(thread: string, env: NodeJS.ProcessEnv): RolloutTail
 
   return {
     poll() {
-      if (!find()) return total;
+      if (!find()) return { total, calls };
       let fd: number | undefined;
       try {
         fd = fs.openSync(file!, "r");
@@ -118,7 +138,7 @@ export function tailRollout(thread: string, env: NodeJS.ProcessEnv): RolloutTail
       } finally {
         if (fd !== undefined) fs.closeSync(fd);
       }
-      return total;
+      return { total, calls };
     },
   };
 }

@@ -21,11 +21,12 @@ import { atLeast, capText, classify, jsonLine, ownPart, preview, type ParserOpti
  *
  * Live usage: the stream reports none between turn.completed events, and `exec` runs one turn,
  * so from the stream alone it moves once, at the run's end. Given the env codex runs with,
- * poll() also reads the thread's log (codex-live.ts) once the thread id is known: codex appends
- * the same running total there after every model call, so live moves per call, less the
- * baseline as turn.completed's figure is. Once the turn completed the stream's figure is the
- * run's (checked against codex 0.171.0: the log's last total is turn.completed's), and the log
- * is no longer read.
+ * poll() also reads the thread's log (codex-live.ts) once the thread id is known, where codex
+ * records every model call as it ends, so live moves per call: the run's calls summed, or the
+ * log's running total less the baseline (as turn.completed's figure is), whichever is further.
+ * Once the turn completed the stream's figure is the run's (checked against codex 0.171.0: the
+ * log's last total is turn.completed's, and the run's calls add up to its part), and the log is
+ * no longer read. With the baseline unknown, live stays null, as end().usage is.
  */
 export function codexParser(options: ParserOptions = {}): StreamParser {
   const b = options.baseline;
@@ -42,6 +43,8 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
   let pendingError: string | null = null;
   let live: Usage | null = null;
   let tail: RolloutTail | null = null;
+  /** When the run started (the parser is made as its provider is started): the log's records of its calls come after. */
+  const since = options.since ?? Date.now();
 
   function item(it: any): string {
     switch (it?.type) {
@@ -76,10 +79,10 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
       return live;
     },
     poll() {
-      if (!options.env || !sessionId || turns) return;
-      tail ??= tailRollout(sessionId, options.env);
-      const t = tail.poll();
-      if (t) live = atLeast(live, own(t));
+      if (!options.env || !sessionId || turns || unknown) return;
+      tail ??= tailRollout(sessionId, options.env, since);
+      const { total, calls } = tail.poll();
+      live = atLeast(live, atLeast(total && own(total), calls));
     },
     line(text) {
       const e = jsonLine(text);

@@ -36,6 +36,8 @@ export interface ParserOptions {
    * it the parser reads the stream alone.
    */
   env?: NodeJS.ProcessEnv;
+  /** When the run started (ms since the epoch), for what the provider writes beside its stream; default: when the parser is made. */
+  since?: number;
 }
 
 /** `total` minus what an earlier run of the same session already reported, never below zero. */
