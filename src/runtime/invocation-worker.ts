@@ -104,7 +104,7 @@ export async function run(store: Store, id: string): Promise<void> {
       stdio: [stdin, structured ? "pipe" : out, out],
       env,
     });
-    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { baseline });
+    const parser = launch.stream === "text" ? null : parserFor(launch.stream, { baseline, env });
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
           // Bookkeeping beside the stream, never holding it up; a failed write is only logged.
@@ -131,7 +131,11 @@ export async function run(store: Store, id: string): Promise<void> {
           } catch {}
       }, TIMEOUT_GRACE_MS);
     };
-    const liveOf = () => parser?.live ?? null;
+    // What the provider reported beside its stream (a log it keeps) counts too, read as live is.
+    const liveOf = () => {
+      parser?.poll?.();
+      return parser?.live ?? null;
+    };
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.

@@ -1,4 +1,6 @@
 import { usage, type Usage } from "../../../lifecycle/usage.js";
+import { tailRollout, type RolloutTail } from "../codex-live.js";
+import { codexUsage } from "../codex-rollout.js";
 import { atLeast, capText, classify, jsonLine, ownPart, preview, type ParserOptions, type StreamEnd, type StreamParser } from "./parser.js";
 
 /*
@@ -15,8 +17,16 @@ import { atLeast, capText, classify, jsonLine, ownPart, preview, type ParserOpti
  * per-turn figure). input_tokens already counts cached_input_tokens and cache_write_input_tokens,
  * and output_tokens reasoning_output_tokens, so a resumed run's figures are the last report minus
  * the thread's total before it started (the baseline: runtime/resume.ts), or unknown when that
- * baseline is. Live usage is the same figure after each turn.completed: codex reports no usage
- * between them, and `exec` runs one turn, so it moves once, at the run's end.
+ * baseline is.
+ *
+ * Live usage: the stream reports none between turn.completed events, and `exec` runs one turn,
+ * so from the stream alone it moves once, at the run's end. Given the env codex runs with,
+ * poll() also reads the thread's log (codex-live.ts) once the thread id is known, where codex
+ * records every model call as it ends, so live moves per call: the run's calls summed, or the
+ * log's running total less the baseline (as turn.completed's figure is), whichever is further.
+ * Once the turn completed the stream's figure is the run's (checked against codex 0.171.0: the
+ * log's last total is turn.completed's, and the run's calls add up to its part), and the log is
+ * no longer read. With the baseline unknown, live stays null, as end().usage is.
  */
 export function codexParser(options: ParserOptions = {}): StreamParser {
   const b = options.baseline;
@@ -32,6 +42,9 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
   let failed: string | null = null;
   let pendingError: string | null = null;
   let live: Usage | null = null;
+  let tail: RolloutTail | null = null;
+  /** When the run started (the parser is made as its provider is started): the log's records of its calls come after. */
+  const since = options.since ?? Date.now();
 
   function item(it: any): string {
     switch (it?.type) {
@@ -65,6 +78,12 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
     get live() {
       return live;
     },
+    poll() {
+      if (!options.env || !sessionId || turns || unknown) return;
+      tail ??= tailRollout(sessionId, options.env, since);
+      const { total, calls } = tail.poll();
+      live = atLeast(live, atLeast(total && own(total), calls));
+    },
     line(text) {
       const e = jsonLine(text);
       if (!e) return text + "\n";
@@ -79,7 +98,7 @@ export function codexParser(options: ParserOptions = {}): StreamParser {
           pendingError = null;
           const u = e.usage ?? {};
           // A running total: the last one is the thread's, earlier ones are already in it.
-          total = usage(u.input_tokens, u.output_tokens, u.cached_input_tokens);
+          total = codexUsage(u);
           live = atLeast(live, own(total));
           return `[codex turn completed: ${u.input_tokens ?? 0} in (${u.cached_input_tokens ?? 0} cached), ${u.output_tokens ?? 0} out]\n`;
         }

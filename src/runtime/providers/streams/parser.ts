@@ -30,6 +30,14 @@ export type Baseline = { totals: Usage } | { unknown: string };
 export interface ParserOptions {
   /** For a resumed session, its baseline; absent or null for a new session. */
   baseline?: Baseline | null;
+  /**
+   * The environment the provider runs with, for a parser that also reads what the provider writes
+   * beside its stream (codex: its thread log under CODEX_HOME, for usage per model call). Without
+   * it the parser reads the stream alone.
+   */
+  env?: NodeJS.ProcessEnv;
+  /** When the run started (ms since the epoch), for what the provider writes beside its stream; default: when the parser is made. */
+  since?: number;
 }
 
 /** `total` minus what an earlier run of the same session already reported, never below zero. */
@@ -62,10 +70,17 @@ export interface StreamParser {
    * budgets to count while the run goes on. It never goes down; null until the provider reports
    * any (or while the run's own part is not known). When a result event has been read, it is
    * end().usage (or above it in a figure the stream had already passed, which no known provider
-   * does). How often it moves is the provider's: claude per API call, codex per turn (once per
-   * `exec`), gemini and openai at their result.
+   * does). How often it moves is the provider's: claude per API call, codex per model call when
+   * given `env` and polled (its thread log; per turn, once per `exec`, from the stream alone),
+   * gemini and openai at their result.
    */
   readonly live: Usage | null;
+  /**
+   * Brings `live` up to what the provider has reported beside its stream so far (codex: the
+   * token counts in its thread log); cheap enough for every read of `live` a few seconds apart.
+   * Absent where the stream is all there is. Never throws.
+   */
+  poll?(): void;
   end(exit: { code: number | null; signal: string | null }): StreamEnd;
 }
 
