@@ -263,3 +263,19 @@ test("a fan-out is admitted once and its workers spend under its reservation; a 
   expect(Number(charges[0].spent)).toBe(Number(total));
   expect(Number(total)).toBeGreaterThanOrEqual(15000);
 });
+
+test("hold across a period's edge: a run held by a spent budget starts at the next li command after the reset (injected clock)", async () => {
+  const h = home();
+  const before = fast(h, { LI_TEST_BUDGET_NOW: "2026-12-06T23:59:00Z" });
+  const after = fast(h, { LI_TEST_BUDGET_NOW: "2026-12-07T00:00:01Z" });
+  await budget(h, ["set", "daily", "--limit-tokens", "1000", "--per", "day", "--scope", "all", "--on-exceed", "hold"], before);
+  await terminal(h.env, (await submit(before, "mock/spend:2000:0")).json.data.id);
+  const held = (await submit(before, "mock/echo")).json.data;
+  expect(held.status).toBe("queued");
+  await li(["job", "list"], { env: before });
+  expect((await liData(["job", "status", held.id], { env: before })).jobs[0]).toMatchObject({ status: "queued", waiting_for: "budget daily" });
+  // Monday 7 December: a new day, and any command that promotes starts it.
+  await li(["job", "list"], { env: after });
+  expect((await terminal(after, held.id)).status).toBe("completed");
+  expect((await list(after))[0]).toMatchObject({ spent: 0, runs: 1, period_start: "2026-12-07T00:00:00.000Z" });
+});
