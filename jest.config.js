@@ -23,7 +23,7 @@ const project = {
 
 // The lifecycle, wait, kill, queue and host suites run a second time against a PostgreSQL store
 // (LI_STORE), one database per test home, in a cluster the project starts for itself.
-const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "job-diff-apply", "budgets", "budget-alerts"];
+const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "studio-budgets", "job-diff-apply", "budgets", "budget-alerts"];
 const havePostgres =
   !!process.env.LI_TEST_PG_BIN || (fs.existsSync("/usr/lib/postgresql") && fs.readdirSync("/usr/lib/postgresql").some((v) => fs.existsSync(`/usr/lib/postgresql/${v}/bin/initdb`)));
 if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)

@@ -128,6 +128,8 @@ describe("on one host", () => {
     // A page ends where a file's diff begins: a.txt alone, then the rest.
     expect([first.offset, first.files, first.end < first.total]).toEqual([0, 1, true]);
     await page.goto(`${s.origin}/#/runs/${run.id}`);
+    // The hash changes in the same document: until this run's page renders, the last run's patch is still there.
+    await page.waitForFunction((id) => document.querySelector("#run-id")?.textContent === id, run.id, { timeout: 20_000 });
     await page.waitForSelector('#patch[data-pages="1"] .d2h-file-wrapper', { timeout: 20_000 });
     expect(await page.$$eval("#patch .d2h-file-name", (els) => els.map((e) => e.textContent?.trim()))).toEqual(["a.txt"]);
     expect(await page.textContent("#patch-more")).toMatch(/Show more \(\d+ KiB of \d+ KiB shown\)/);

@@ -19,6 +19,8 @@ let hang: { id: string };
 beforeAll(async () => {
   console.log(`studio-fuzz seed ${SEED} (replay with LI_FUZZ_SEED=${SEED}), ${COUNT} requests`);
   s = await startStudio(h.env);
+  // A budget covering every run, so a run's page reads its charges too.
+  await liData(["budget", "set", "fuzz", "--limit-tokens", "1000000", "--scope", "all"], { env: h.env });
   await liData(["agent", "mock/echo", "a record to read"], { env: h.env });
   hang = await readyHang(h);
 }, 60_000);
@@ -34,7 +36,7 @@ test("hostile requests get clear 4xx answers, the server survives, and nothing c
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
   const junk = () => pick(["", "%00", "%ff%fe", "..", "%2e%2e%2f", "😀", "\u202e", "a".repeat(Math.floor(rnd() * 3000)), "inv_" + "z".repeat(26), hang.id.slice(0, -1), "@last", "-", "--help", "'; DROP TABLE entities; --", "%E0%A4%A", "null", "[]", "{}"]);
   const events = (await apiGet(s, `/api/runs/${hang.id}`)).events.length;
-  const ROUTES = ["/", "/app.js", "/app.css", "/api/session", "/api/runs", "/api/runs/X", "/api/runs/X/graph", "/api/runs/X/console", "/api/runs/X/change", "/api/runs/X/patch", "/diff.js", "/diff.css", "/api/schedules", "/api/teams", "/api/teams/X", "/api/outbox", "/api/actions", "/X", "/api/X", "//api/runs", "/api/runs/X/X/X"];
+  const ROUTES = ["/", "/app.js", "/app.css", "/api/session", "/api/runs", "/api/runs/X", "/api/runs/X/graph", "/api/runs/X/console", "/api/runs/X/change", "/api/runs/X/patch", "/diff.js", "/diff.css", "/api/schedules", "/api/teams", "/api/teams/X", "/api/budgets", "/api/budgets/X", "/api/outbox", "/api/actions", "/X", "/api/X", "//api/runs", "/api/runs/X/X/X"];
   const QUERY = ["status", "kind", "label", "steps", "cursor", "limit", "offset", "max", "token", "key"];
   const bodies = () =>
     pick([

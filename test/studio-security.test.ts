@@ -15,7 +15,7 @@ let h: Home;
 let s: StudioProc;
 useStudio((home, studio) => ((h = home), (s = studio)));
 
-const GETS = ["/", "/app.js", "/api/session", "/api/runs", "/api/stream", "/api/schedules"];
+const GETS = ["/", "/app.js", "/api/session", "/api/runs", "/api/stream", "/api/schedules", "/api/budgets"];
 
 describe("security", () => {
   test("without the token every path is 401, with a wrong one too, and nothing of the page or the API is served", async () => {
@@ -78,7 +78,7 @@ describe("security", () => {
 
   test("the cookie alone (what another local server the browser visits would be sent) opens the page shell and nothing of the API", async () => {
     expect((await request(s.port, "/", { headers: { Cookie: s.cookie } })).status).toBe(200);
-    for (const p of ["/api/session", "/api/runs", "/api/stream", "/api/outbox", `/api/runs?key=${s.key.slice(0, -1)}`]) {
+    for (const p of ["/api/session", "/api/runs", "/api/stream", "/api/outbox", "/api/budgets", `/api/runs?key=${s.key.slice(0, -1)}`]) {
       const r = await request(s.port, p, { headers: { Cookie: s.cookie } });
       expect([p, r.status, r.json.error.message]).toEqual([p, 401, expect.stringMatching(/no valid page key/)]);
     }
@@ -130,6 +130,7 @@ describe("strange input", () => {
       ["/api/teams/nobody", 404, /nobody/],
       ["/api/teams/%E0%A4%A", 400, /percent-encoding/],
       ["/api/outbox?status=sent", 400, /status=sent is not one of pending/],
+      ["/api/budgets/tok", 404, /li studio has no \/api\/budgets\/tok/],
       ["/etc/passwd", 404, /li studio has no \/etc\/passwd: the page is \//],
     ];
     for (const [p, status, message] of bad) {

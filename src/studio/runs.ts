@@ -9,6 +9,7 @@ import { jobView } from "../cli/job-view.js";
 import { HttpError } from "./http-answer.js";
 import { completeUtf8, readFileCapped, readSlice } from "./home-files.js";
 import { storedConsole } from "../lifecycle/console-read.js";
+import { runBudgets } from "./budgets.js";
 
 /*
  * The runs pages' reads. Records are observed without reaping (this connection cannot write):
@@ -68,7 +69,8 @@ export async function runDetail(store: Store, id: string) {
   const events = (await store.events(id)).map((ev) => ({ ...ev, detail: ev.detail ? JSON.parse(ev.detail) : null }));
   const prompt = e.run_dir ? readFileCapped(path.join(e.run_dir, "prompt.txt"), PROMPT_CAP) : null;
   return {
-    run: await observed(store, e, procs),
+    // li job status's job, budgets and waiting_for included.
+    run: { ...(await observed(store, e, procs)), ...(await runBudgets(store, e)) },
     events,
     children: await mapSeq(await store.children(id), (c) => observed(store, c, procs)),
     request: { spec: e.spec, prompt: prompt?.text ?? null, prompt_truncated: prompt?.truncated ?? false },

@@ -4,6 +4,7 @@ import { VERSION } from "../version.js";
 import { runAction } from "./actions.js";
 import { type Asset, loadAssets } from "./assets.js";
 import { admit, cookieName, newSecrets, type Secrets, securityHeaders } from "./guard.js";
+import { budgetsPage } from "./budgets.js";
 import { changeOf, patchOf, runWithChange } from "./changes.js";
 import { graphOf } from "./graph.js";
 import { HttpError, sendError, sendFailure, sendJson } from "./http-answer.js";
@@ -85,6 +86,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     [/^\/api\/schedules$/, async () => schedulesPage((await source.get()))],
     [/^\/api\/teams$/, async () => teamsPage((await source.get()))],
     [/^\/api\/teams\/([^/]+)$/, async (_q, m) => teamPage((await source.get()), pathWord(m[1]))],
+    [/^\/api\/budgets$/, async () => budgetsPage((await source.get()))],
     [/^\/api\/outbox$/, async (q) => outboxPage((await source.get()), listParam(q, "status", DELIVERY_STATUSES))],
   ];
 

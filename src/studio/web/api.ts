@@ -12,7 +12,18 @@ export interface Job {
   placement_detail?: { reason: string; message?: string } | null; model: string | null; current_phase: string | null;
   pid: number | null; exit_code: number | null; created_at: string; started_at: string | null; ended_at: string | null;
   usage: Usage | null; num_turns: number | null; queue: string | null; queue_position: number | null;
+  /** A run's page only: its top-level run's budget charges, that run, and the budget a queued run waits for ("budget NAME"). */
+  budgets?: RunCharge[]; budget_root?: string | null; waiting_for?: string | null;
 }
+
+/** A budget and its current period, as li budget list gives it. */
+export interface BudgetFigures {
+  name: string; scope: string; unit: "usd" | "tokens"; limit: number; period: string; timezone: string; on_exceed: string;
+  reserve_per_run: number; period_start: string; resets_at: string | null; spent: number; reserved: number; left: number;
+  used_fraction: number; runs: number;
+}
+/** One budget a run counts against: `held` is the part of `reserved` its budget still counts. */
+export interface RunCharge { budget: string; reserved: number; spent: number; held: number; period_start: string; unit: "usd" | "tokens" | null; limit: number | null }
 
 export interface AuditEvent { id: number; from_status: string | null; to_status: string; reason_code: string | null; source: string | null; at: string; detail: unknown }
 

@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, loadSession, type Session } from "./api";
 import { reportError, useErrors } from "./errors";
+import { BudgetsPage } from "./budgets-page";
 import { startStream, useConn } from "./live";
 import { OutboxPage } from "./outbox-page";
 import { RunPage } from "./run-page";
@@ -14,6 +15,7 @@ const SECTIONS = [
   { key: "runs", href: "#/", text: "Runs" },
   { key: "schedules", href: "#/schedules", text: "Schedules" },
   { key: "teams", href: "#/teams", text: "Teams" },
+  { key: "budgets", href: "#/budgets", text: "Budgets" },
   { key: "outbox", href: "#/outbox", text: "Outbox" },
 ];
 
@@ -30,6 +32,7 @@ function Page({ route }: { route: Route }) {
   if (a === "schedules") return <SchedulesPage />;
   if (a === "teams" && b) return <TeamPage name={b} />;
   if (a === "teams") return <TeamsPage />;
+  if (a === "budgets") return <BudgetsPage />;
   if (a === "outbox") return <OutboxPage />;
   return <section class="page"><p class="empty">No such page. <a href="#/">Runs</a></p></section>;
 }

@@ -1,5 +1,6 @@
 // The app's one change stream (/api/stream) and the hook a view reads its data through:
-// fetched on mount, then again ~150 ms after each change, never two at once for one view.
+// fetched on mount, then again ~150 ms after each change (and on a timer for a view that asks),
+// never two at once for one view.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError } from "./api";
 import { reportError } from "./errors";
@@ -64,17 +65,31 @@ export interface Live<T> { data: T | undefined; error: ApiError | null; loading:
 
 let keySeq = 0;
 
+export interface LiveOptions<T> {
+  /** false: read on mount and on `deps` only, not after change events. */
+  live?: boolean;
+  /**
+   * Also read every `pollMs` while the tab is visible (and once more when it becomes visible):
+   * for what changes without a change event. Spend (budget_charges, run_spend) writes no audit
+   * row, and on PostgreSQL the change stamp is the newest audit row's id (store-source.ts).
+   */
+  pollMs?: number;
+  /** Whether to poll now, asked with the latest data before each poll (default: always). */
+  pollWhile?: (data: T | undefined) => boolean;
+}
+
 /**
  * Reads `fetcher` now, whenever `deps` change, and after each change event (debounced).
  * A change that arrives while a read is in flight schedules one more read after it.
  */
-export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: { live?: boolean } = {}): Live<T> {
+export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: LiveOptions<T> = {}): Live<T> {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
-  const st = useRef({ gen: 0, active: false, inFlight: false, again: false, timer: 0 as any, fetcher, key: "" });
+  const st = useRef({ gen: 0, active: false, inFlight: false, again: false, timer: 0 as any, fetcher, key: "", data: undefined as T | undefined, pollWhile: opts.pollWhile });
   if (!st.current.key) st.current.key = `live${++keySeq}`;
   st.current.fetcher = fetcher;
+  st.current.pollWhile = opts.pollWhile;
 
   const run = () => {
     const s = st.current;
@@ -85,6 +100,7 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: { l
     s.fetcher().then(
       (d) => {
         if (gen !== s.gen) return;
+        s.data = d;
         setData(d);
         setError(null);
         reportError(s.key, null);
@@ -107,6 +123,7 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: { l
     s.gen++;
     s.active = true;
     s.again = false;
+    s.data = undefined;
     setData(undefined);
     setError(null);
     setLoading(true);
@@ -116,8 +133,21 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: { l
       clearTimeout(s.timer);
       s.timer = setTimeout(run, 150);
     });
-    return () => { off(); clearTimeout(s.timer); s.active = false; reportError(s.key, null); };
+    const stopPolling = opts.pollMs ? poll(opts.pollMs, () => (s.pollWhile?.(s.data) ?? true) && run()) : () => {};
+    return () => { off(); stopPolling(); clearTimeout(s.timer); s.active = false; reportError(s.key, null); };
   }, deps);
 
   return { data, error, loading, reload: run };
+}
+
+/** Calls `read` every `ms` while the tab is visible, and at once when it becomes visible again; returns the stop. */
+function poll(ms: number, read: () => void): () => void {
+  const visible = () => document.visibilityState === "visible";
+  const timer = setInterval(() => visible() && read(), ms);
+  const onVisible = () => visible() && read();
+  document.addEventListener("visibilitychange", onVisible);
+  return () => {
+    clearInterval(timer);
+    document.removeEventListener("visibilitychange", onVisible);
+  };
 }

@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { enc, get, type RunDetail } from "./api";
 import { ActionResult, useAction } from "./actions";
+import { RunBudgets } from "./budget-parts";
 import { ChangeCard } from "./change-card";
 import { Console } from "./console";
 import { FanoutCompare } from "./fanout-compare";
@@ -12,9 +13,12 @@ import { RunFacts, Timeline, UsageCard } from "./run-parts";
 import { Badge, JobTable, Loading, pretty, TERMINAL } from "./ui";
 
 const RERUNNABLE = new Set(["invocation", "session", "play"]);
+const SPEND_POLL_MS = 2000;
 
 export function RunPage({ id }: { id: string }) {
-  const live = useLive(() => get<RunDetail>(`/api/runs/${enc(id)}`), [id]);
+  // A run that spends against a budget is re-read every few seconds while it runs: its spend
+  // flushes write no audit row, so on PostgreSQL they raise no change event (budgets-page.tsx).
+  const live = useLive(() => get<RunDetail>(`/api/runs/${enc(id)}`), [id], { pollMs: SPEND_POLL_MS, pollWhile: (d) => !!d && !d.run.terminal && !!d.run.budgets?.length });
   const [confirming, setConfirming] = useState(false);
   const [act, run] = useAction();
   useEffect(() => setConfirming(false), [id]);
@@ -63,6 +67,7 @@ export function RunPage({ id }: { id: string }) {
       <ActionResult st={act} />
       {rerunId && <p class="rerun-link">New run: <a class="mono" href={runHref(rerunId)}>{rerunId}</a></p>}
       <RunFacts run={r} />
+      <RunBudgets run={r} />
       {d.has_graph && <Graph runId={r.id} />}
       {d.change_view === "fanout" && <FanoutCompare runId={r.id} />}
       {d.change_view === "run" && <ChangeCard runId={r.id} />}
