@@ -85,6 +85,13 @@ test("twenty racing submissions against room for five reservations: exactly five
   expect((await submit(h.env, "mock/sleep:30")).json.ok).toBe(true);
 });
 
+test("reservations that fill a USD budget exactly are admitted, though 0.1 + 0.2 passes 0.3 in floating point; the next is refused", async () => {
+  const h = home();
+  await budget(h, ["set", "cents", "--limit-usd", "0.3", "--per", "total", "--scope", "all", "--reserve-per-run", "0.1"]);
+  for (let i = 0; i < 3; i++) expect((await submit(h.env, "mock/sleep:30")).json.ok).toBe(true);
+  expect((await submit(h.env, "mock/sleep:30")).json.error.detail.reason).toBe("budget_exhausted");
+});
+
 test("hold: a run with no room waits queued, saying which budget holds it, and starts once a person raises the limit", async () => {
   const h = home();
   await budget(h, ["set", "one", "--limit-usd", "1", "--per", "day", "--scope", "all", "--reserve-per-run", "1", "--on-exceed", "hold"]);

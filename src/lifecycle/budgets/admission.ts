@@ -101,7 +101,9 @@ export async function admit(store: Store, id: string, f: RunFacts, ctx: Admissio
     const missing = b.unit === "usd" ? unpriced(f, ctx.prices()) : [];
     if (missing.length) return { admit: false, on_exceed: "refuse", why: "unpriced", budget: figures, reserve, unpriced: missing };
     const used = figures.spent + figures.reserved;
-    if (used >= b.limit || used + reserve > b.limit) {
+    // A dollar sum of many reservations (0.1 + 0.2 …) may pass the limit by a rounding error alone.
+    const slack = b.limit * 1e-9;
+    if (used >= b.limit - slack || used + reserve > b.limit + slack) {
       if (b.on_exceed === "refuse") return { admit: false, on_exceed: "refuse", why: "exhausted", budget: figures, reserve };
       held ??= { admit: false, on_exceed: "hold", why: "exhausted", budget: figures, reserve };
       continue;
