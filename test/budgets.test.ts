@@ -98,7 +98,10 @@ test("hold: a run with no room waits queued, saying which budget holds it, and s
   const first = (await submit(h.env, "mock/sleep:60")).json.data;
   const second = await submit(h.env, "mock/sleep:60");
   expect(second.json.ok).toBe(true);
-  expect(second.json.data.status).toBe("queued");
+  expect(second.json.data).toMatchObject({ status: "queued", waiting_for: "budget one" });
+  // In the foreground too, the first line says what it waits for.
+  const fg = await li(["agent", "--timeout", "5", "mock/echo", "fg"], { env: h.env, timeoutMs: 3000 });
+  expect(fg.stderr).toMatch(/^li: invocation \S+ mock\/echo: queued, waiting for budget one \(it starts when the budget has room\); Ctrl-C cancels it/);
   const held = (await liData(["job", "status", second.json.data.id], { env: h.env })).jobs[0];
   expect([held.status, held.waiting_for, held.budgets]).toEqual(["queued", "budget one", []]);
   // Any li command that promotes leaves it waiting while the budget has no room.

@@ -10,10 +10,12 @@ import type { Entity, Store } from "../lifecycle/store.js";
  */
 export async function withBudgets<T extends { id: string }>(store: Store, view: T, e: Entity): Promise<T & { budgets: Awaited<ReturnType<typeof chargesOf>>; waiting_for: string | null }> {
   const budgets = await chargesOf(store, await rootOf(store, e));
-  let waiting_for: string | null = null;
-  if (e.status === "queued" && !e.parent_id) {
-    const v = await admit(store, e.id, factsOf(e, e.host), { prices: userPrices }, { write: false });
-    if (!v.admit) waiting_for = `budget ${v.budget.name}`;
-  }
-  return { ...view, budgets, waiting_for };
+  return { ...view, budgets, waiting_for: await waitingFor(store, e) };
+}
+
+/** For a top-level run waiting in line, the budget that holds it (`budget NAME`); else null. */
+export async function waitingFor(store: Store, e: Entity): Promise<string | null> {
+  if (e.status !== "queued" || e.parent_id) return null;
+  const v = await admit(store, e.id, factsOf(e, e.host), { prices: userPrices }, { write: false });
+  return v.admit ? null : `budget ${v.budget.name}`;
 }

@@ -4,6 +4,7 @@ import { isDirectory, runCwd } from "../lifecycle/cwd-missing.js";
 import { killTree } from "../lifecycle/kill.js";
 import { thisHost } from "../lifecycle/locate.js";
 import { observe } from "../lifecycle/observe.js";
+import { waitingFor } from "./budget-view.js";
 import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { follow, type FollowOptions, type Sink } from "../runtime/follow.js";
@@ -83,7 +84,9 @@ export async function detachOrFollow(
   extra: Record<string, unknown>,
 ): Promise<CommandResult> {
   const placed = root.place !== null ? { place: root.place } : {};
-  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...placed, ...(await queued(store, root)), ...extra };
+  // A run its budget holds says so, here as in li job status.
+  const waiting = await waitingFor(store, root);
+  const submitted = { id: root.id, kind: root.kind, pid: started.pid, console_log: started.console_log, run_dir: root.run_dir, status: root.status, ...placed, ...(await queued(store, root)), ...(waiting ? { waiting_for: waiting } : {}), ...extra };
   // A placed run starts on whichever host claims it, and its console is written there: there is nothing here to stream.
   if (root.place !== null) notePlacedCwd(root);
   if (detach || root.place !== null) {
@@ -97,7 +100,7 @@ export async function detachOrFollow(
   const onInt = () => abort.abort();
   process.once("SIGINT", onInt);
   try {
-    say(startLine(root, "started; Ctrl-C cancels it"));
+    say(startLine(root, waiting ? `queued, waiting for ${waiting} (it starts when the budget has room); Ctrl-C cancels it` : "started; Ctrl-C cancels it"));
     const live = lineAware(ctx.live);
     let end = await streamRun(store, root, live.stream, abort.signal);
     if (abort.signal.aborted) {
