@@ -82,10 +82,20 @@ describe("li job diff of an isolated fan-out, on its host", () => {
   test("pairs the store lacks (a supervisor killed before comparing) are computed by li job diff on the fan-out's host, once", async () => {
     const root = makeRepo(scratch(), { "f.txt": "base\n" });
     const id = await fanout(h.env, root);
-    await liData(["wait", id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    expect((await liData(["wait", id, "--max-wait-seconds", "50"], { env: h.env, cwd: root })).all_terminal).toBe(true);
     await forgetPairs(h, id);
     const before = tree(root);
-    const d = await liData(["job", "diff", id], { env: h.env, cwd: root });
+    const r = await li(["--machine", "job", "diff", id], { env: h.env, cwd: root });
+    const d = r.json.data;
+    // Each worker ended with its change captured (a failure here names which, and li job diff's stderr says why).
+    expect([d.runs.map((x: any) => [x.label, x.status, x.captured]), r.stderr]).toEqual([
+      [
+        ["w1", "completed", true],
+        ["w2", "completed", true],
+        ["w3", "completed", true],
+      ],
+      "",
+    ]);
     expectTheThreePairs(d.pairs, d.runs);
     const first = await withStore(h, (s) => dbOf(s).all("SELECT a, b, computed_at FROM change_pairs WHERE session_id = ? ORDER BY a, b", [id]));
     expect(first).toHaveLength(3);
