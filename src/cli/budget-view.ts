@@ -9,8 +9,14 @@ import type { Entity, Store } from "../lifecycle/store.js";
  * that holds it. A run no budget covers reads one indexed row.
  */
 export async function withBudgets<T extends { id: string }>(store: Store, view: T, e: Entity): Promise<T & { budgets: Awaited<ReturnType<typeof chargesOf>>; waiting_for: string | null }> {
-  const budgets = await chargesOf(store, await rootOf(store, e));
-  return { ...view, budgets, waiting_for: await waitingFor(store, e) };
+  const { budgets, waiting_for } = await budgetsOf(store, e);
+  return { ...view, budgets, waiting_for };
+}
+
+/** The same, with the top-level run the charges are read from (the studio's run page shows it too). */
+export async function budgetsOf(store: Store, e: Entity) {
+  const root = await rootOf(store, e);
+  return { root, budgets: await chargesOf(store, root), waiting_for: await waitingFor(store, e) };
 }
 
 /** For a top-level run waiting in line, the budget that holds it (`budget NAME`); else null. */

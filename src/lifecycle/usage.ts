@@ -38,6 +38,9 @@ export function usage(input: unknown, output: unknown, cached: unknown, cost: un
   };
 }
 
+/** A dollar or token figure to a millionth: sums of doubles shown without their rounding noise. */
+export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
 /** Two reports of one run (several turns) as one. */
 export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
   if (!a || !b) return a ?? b;

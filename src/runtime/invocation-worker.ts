@@ -95,7 +95,6 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
-  const sink = new SpendSink(store, e, end.log, () => {});
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
@@ -139,11 +138,12 @@ export async function run(store: Store, id: string): Promise<void> {
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.
-    sink.onCrossed = (f) =>
+    const sink: SpendSink = new SpendSink(store, e, end.log, (f) =>
       void sink.end(liveOf()).then(() =>
         stop("failed", "budget_exceeded", { budget: f.name, unit: f.unit, spent: f.spent, limit: f.limit, period_start: f.period_start, error: `budget ${f.name} was crossed: spent ${f.spent} of ${f.limit} ${f.unit}` }),
-      );
-    void sink.start(() => liveOf());
+      ),
+    );
+    void sink.start(liveOf);
     child.on("error", (err) => {
       timer?.clear();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.

@@ -32,8 +32,7 @@ export class SpendSink {
     private readonly store: Store,
     private readonly e: Entity,
     private readonly log: WorkerLog,
-    /** Set by the worker once it can stop its run. */
-    public onCrossed: (f: Figures) => void,
+    private readonly onCrossed: (f: Figures) => void,
   ) {}
 
   /** Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each. */
@@ -53,11 +52,14 @@ export class SpendSink {
     this.timer.unref();
   }
 
+  /** The run's model's price, looked up (settings read) once: it does not change while the run goes. */
+  private price: ReturnType<typeof priceOf> | undefined;
+
   /** The run's spend in USD: the provider's own cost when it reports one, else the price table. */
   private usd(u: Usage): number | null {
     if (u.cost_usd !== null) return u.cost_usd;
-    const price = typeof this.e.spec.model === "string" ? priceOf(this.e.spec.model, userPrices()) : null;
-    return price ? usdOf(u, price) : null;
+    this.price ??= typeof this.e.spec.model === "string" ? priceOf(this.e.spec.model, userPrices()) : null;
+    return this.price ? usdOf(u, this.price) : null;
   }
 
   /** Writes `usage` (once changed) and checks the budgets; serialised, never throws. */

@@ -1,9 +1,7 @@
 import { listBudgets } from "../lifecycle/budgets/definitions.js";
-import { budgetFigures } from "../lifecycle/budgets/figures.js";
-import { budgetNow } from "../lifecycle/budgets/periods.js";
-import { rootOf } from "../lifecycle/budgets/spend.js";
+import { figuresOf } from "../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../lifecycle/store.js";
-import { withBudgets } from "../cli/budget-view.js";
+import { budgetsOf } from "../cli/budget-view.js";
 
 /*
  * The budgets page and a run page's budgets (issue 31), read as li budget list and li job status
@@ -13,11 +11,7 @@ import { withBudgets } from "../cli/budget-view.js";
 
 /** Every budget with its current period's figures, as `li --machine budget list` gives them. */
 export async function budgetsPage(store: Store) {
-  // One clock for every budget: figures read at once add up against the same period bounds.
-  const now = budgetNow();
-  const out = [];
-  for (const b of await listBudgets(store)) out.push(await budgetFigures(store, b, now));
-  return { budgets: out };
+  return { budgets: await figuresOf(store) };
 }
 
 /**
@@ -27,10 +21,9 @@ export async function budgetsPage(store: Store) {
  * and for a queued run, the budget that holds it (`waiting_for`, as li job status says it).
  */
 export async function runBudgets(store: Store, e: Entity) {
-  const { budgets, waiting_for } = await withBudgets(store, { id: e.id }, e);
+  const { root, budgets, waiting_for } = await budgetsOf(store, e);
   if (!budgets.length) return { budgets: [], budget_root: null, waiting_for };
   const defs = new Map((await listBudgets(store)).map((b) => [b.name, b]));
-  const root = await rootOf(store, e);
   const top = root === e.id ? e : await store.get(root);
   // A cleaned top-level record counts as ended, as figures.ts counts it.
   const open = !!top && !top.ended_at;

@@ -1,7 +1,7 @@
 import { Command } from "../commander.js";
 import { invalid } from "../../errors.js";
-import { budgetEvents, checkBudget, deleteBudget, getBudget, listBudgets, setBudget, SCOPE_KINDS } from "../../lifecycle/budgets/definitions.js";
-import { budgetFigures, type Figures } from "../../lifecycle/budgets/figures.js";
+import { budgetEvents, checkBudget, deleteBudget, getBudget, setBudget, SCOPE_KINDS } from "../../lifecycle/budgets/definitions.js";
+import { budgetFigures, figuresOf, type Figures } from "../../lifecycle/budgets/figures.js";
 import { PERIODS } from "../../lifecycle/budgets/periods.js";
 import { PRICE_TABLE } from "../../lifecycle/budgets/prices.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
@@ -93,8 +93,7 @@ export function register(root: Command, ctx: CliContext): void {
     .addHelpText("after", "\nExample:\n  li budget list --machine")
     .action(() =>
       renderWithStore(ctx, async (store) => {
-        const budgets: Figures[] = [];
-        for (const b of await listBudgets(store)) budgets.push(await budgetFigures(store, b));
+        const budgets = await figuresOf(store);
         const data = { budgets, count: budgets.length };
         return { data, human: (d: typeof data) => (d.count ? table(d.budgets.map(row), COLUMNS) : "no budgets (li budget set NAME --limit-usd X --scope all)") };
       }),

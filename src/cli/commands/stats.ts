@@ -3,6 +3,7 @@ import { invalid } from "../../errors.js";
 import { countRows, durations, GROUP_KEYS, groupCounts, usageByModel, type GroupKey, type ModelUsage } from "../../lifecycle/aggregates.js";
 import { BUDGET_OUTCOMES, spendByBudget, type BudgetGroup } from "../../lifecycle/budgets/by-budget.js";
 import { mapSeq } from "../../lifecycle/seq.js";
+import { round6 } from "../../lifecycle/usage.js";
 import type { Store } from "../../lifecycle/store.js";
 import { ENTITY_KINDS, STATUSES } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
@@ -86,7 +87,6 @@ function usageStats(rows: ModelUsage[]) {
   };
 }
 
-const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export type Stats = Awaited<ReturnType<typeof stats>>;
 

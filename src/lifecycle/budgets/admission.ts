@@ -5,6 +5,7 @@ import { listBudgets, parseScope, type Budget } from "./definitions.js";
 import { budgetFigures, type Figures } from "./figures.js";
 import { budgetNow } from "./periods.js";
 import { priceOf, type PriceEntry } from "./prices.js";
+import { round6 } from "../usage.js";
 
 /*
  * Admission is part of a run's start: the caller holds the store's write lock (a spawn's insert,
@@ -126,7 +127,7 @@ export async function admit(store: Store, id: string, f: RunFacts, ctx: Admissio
 /** The error a refused start answers: the budget, its figures, and when it resets (or the missing prices). */
 export function refusal(v: Extract<Verdict, { admit: false }>, id?: string): LiError {
   const b = v.budget;
-  const fig = (n: number) => (b.unit === "usd" ? `$${round(n)}` : `${round(n)} tokens`);
+  const fig = (n: number) => (b.unit === "usd" ? `$${round6(n)}` : `${round6(n)} tokens`);
   if (v.why === "unpriced")
     return new LiError(
       "conflict",
@@ -140,8 +141,6 @@ export function refusal(v: Extract<Verdict, { admit: false }>, id?: string): LiE
     { reason: "budget_exhausted", budget: b.name, unit: b.unit, spent: b.spent, reserved: b.reserved, limit: b.limit, reserve: v.reserve, resets_at: b.resets_at, ...(id ? { id } : {}) },
   );
 }
-
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** The budgets a run counted against: its top-level run's charges. */
 export async function chargesOf(store: Store, rootId: string): Promise<{ budget: string; reserved: number; spent: number; period_start: string }[]> {

@@ -1,7 +1,9 @@
 import { dbOf } from "../db/handle.js";
 import type { Store } from "../store.js";
 import { listBudgets } from "./definitions.js";
-import { budgetNow, periodOf } from "./periods.js";
+import { currentPeriod } from "./figures.js";
+import { budgetNow } from "./periods.js";
+import { round6 } from "../usage.js";
 
 /*
  * `li stats --group-by budget`: per budget, the top-level runs charged to it and what they spent
@@ -26,14 +28,12 @@ export interface BudgetGroup {
   by_outcome: Record<(typeof BUDGET_OUTCOMES)[number], { runs: number; spent: number }>;
 }
 
-const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
-
 /** One row per budget, by name; one grouped read of its charges each (indexed by budget and period). */
 export async function spendByBudget(store: Store, since: Date | null, now: Date = budgetNow()): Promise<BudgetGroup[]> {
   const db = dbOf(store);
   const out: BudgetGroup[] = [];
   for (const b of await listBudgets(store)) {
-    const period_start = since ? null : periodOf(b.period, b.timezone, now).start;
+    const period_start = since ? null : (await currentPeriod(store, b, now, false)).start;
     const rows = await db.all<{ oc: string; runs: number; spent: number }>(
       `SELECT CASE WHEN e.id IS NULL THEN 'cleaned' ELSE coalesce(e.outcome, 'none') END AS oc, count(*) AS runs, coalesce(sum(c.spent), 0) AS spent
        FROM budget_charges c LEFT JOIN entities e ON e.id = c.root_id

@@ -1,6 +1,6 @@
 import { dbOf } from "../db/handle.js";
 import type { Store } from "../store.js";
-import { periodCache, type Budget } from "./definitions.js";
+import { listBudgets, periodCache, type Budget } from "./definitions.js";
 import { budgetNow, periodOf } from "./periods.js";
 
 /** A budget with what its current period holds: the machine view of `li budget list` and `show`. */
@@ -30,7 +30,7 @@ const SUMS = `SELECT coalesce(sum(c.spent), 0) AS spent,
  * The period of `b` at `now`: the bounds kept on its row while `now` is inside them, else computed
  * afresh and, with `remember` (a start, inside its write transaction), kept for the next start.
  */
-async function currentPeriod(store: Store, b: Budget, now: Date, remember: boolean): Promise<{ start: string; resets_at: string | null }> {
+export async function currentPeriod(store: Store, b: Budget, now: Date, remember: boolean): Promise<{ start: string; resets_at: string | null }> {
   const kept = periodCache.get(b);
   const t = now.toISOString();
   if (kept && kept.start <= t && (kept.resets_at === null || t < kept.resets_at)) return kept;
@@ -55,4 +55,14 @@ export async function budgetFigures(store: Store, b: Budget, now: Date = budgetN
     used_fraction: (spent + reserved) / b.limit,
     runs: Number(r.runs),
   };
+}
+
+/**
+ * Every budget (or those named in `only`) with its figures, by name, all read against one clock
+ * so that figures read together count against the same period bounds.
+ */
+export async function figuresOf(store: Store, only?: ReadonlySet<string>, now: Date = budgetNow()): Promise<Figures[]> {
+  const out: Figures[] = [];
+  for (const b of await listBudgets(store)) if (!only || only.has(b.name)) out.push(await budgetFigures(store, b, now));
+  return out;
 }

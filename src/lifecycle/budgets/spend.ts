@@ -1,8 +1,7 @@
 import { dbOf } from "../db/handle.js";
 import type { Entity, Store } from "../store.js";
 import type { Usage } from "../usage.js";
-import { listBudgets } from "./definitions.js";
-import { budgetFigures, type Figures } from "./figures.js";
+import { figuresOf, type Figures } from "./figures.js";
 import { tokensOf } from "./prices.js";
 import { alertCrossings } from "./thresholds.js";
 
@@ -60,11 +59,7 @@ export async function recordSpend(store: Store, s: SpendReport): Promise<Figures
 /** The figures of the budgets a top-level run is charged to (what its worker checks between flushes). */
 export async function chargedFigures(store: Store, rootId: string): Promise<Figures[]> {
   const names = new Set((await dbOf(store).all<{ budget: string }>("SELECT budget FROM budget_charges WHERE root_id = ?", [rootId])).map((c) => c.budget));
-  if (!names.size) return [];
-  const budgets = (await listBudgets(store)).filter((b) => names.has(b.name));
-  const out: Figures[] = [];
-  for (const b of budgets) out.push(await budgetFigures(store, b));
-  return out;
+  return names.size ? figuresOf(store, names) : [];
 }
 
 /** The first budget `figures` shows crossed: its spend reached its limit. */

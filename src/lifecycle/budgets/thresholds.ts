@@ -2,6 +2,7 @@ import { dbOf } from "../db/handle.js";
 import type { BudgetAlert } from "../records.js";
 import type { Store } from "../store.js";
 import type { Figures } from "./figures.js";
+import { round6 } from "../usage.js";
 
 /*
  * Budget alerts (issue 31 §4): a budget whose spend (not its reservations) reaches 80 % or 100 % of
@@ -15,8 +16,6 @@ import type { Figures } from "./figures.js";
 /** The levels, in percent of a limit, whose crossing alerts. */
 export const ALERT_LEVELS = [80, 100] as const;
 
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
-
 /**
  * Records each level `figures` (the charged budgets after a spend write, current period) newly
  * reached and enqueues its deliveries, all in the caller's transaction; resolves to the alerts.
@@ -29,7 +28,7 @@ export async function alertCrossings(store: Store, figures: readonly Figures[], 
       // spent × 100 against percent × limit: the latter is exact for a whole limit, where 0.8 × 3 is not.
       if (f.spent * 100 < pct * f.limit) continue;
       const at = new Date().toISOString();
-      const detail = { level: pct / 100, spent: round(f.spent), reserved: round(f.reserved), limit: f.limit, resets_at: f.resets_at, ...run };
+      const detail = { level: pct / 100, spent: round6(f.spent), reserved: round6(f.reserved), limit: f.limit, resets_at: f.resets_at, ...run };
       const { changes, lastInsertRowid } = await db.run(
         `INSERT INTO budget_events (budget, action, source, at, detail, period_start, level_pct) VALUES (?, 'threshold', 'spend', ?, ?, ?, ?)
          ON CONFLICT DO NOTHING`,
