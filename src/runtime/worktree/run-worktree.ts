@@ -117,7 +117,7 @@ function startIn(worktree: string, rel: string): string {
     if (!st) fs.mkdirSync(dir);
     else if (!st.isDirectory()) {
       const what = st.isSymbolicLink() ? `a symlink (to ${linkTarget(dir)})` : "not a directory";
-      throw new IsolationFailure("worktree_failed", `the agent would start in ${rel} of its worktree, but ${path.relative(worktree, dir)} there is ${what} in the run's base commit, so li does not start it there; run from a directory that is a directory in the base (the repository's root, say)`, {
+      throw new IsolationFailure("worktree_failed", `the agent would start in ${rel} of its worktree, but ${path.relative(worktree, dir)} there is ${what}, so li does not start it there: a link would take it outside its worktree; run from a directory that is a plain directory in the base commit (the repository's root, say)`, {
         worktree,
         rel,
         link: path.relative(worktree, dir),

@@ -57,7 +57,7 @@ function refuseLinkOnWay(worktree: string, rel: string, what: string): void {
   if (link)
     throw new LiError(
       "invalid_input",
-      `${path.relative(worktree, link)} in the worktree is a symlink (to ${linkTarget(link)}) from its base commit, and ${what}: li writes nothing through a link; start from a base without the link, or take the path out of .worktreeinclude or share`,
+      `${path.relative(worktree, link)} in the worktree is a symlink (to ${linkTarget(link)}), and ${what}: li writes nothing through a link; start from a base without the link, or take the path out of .worktreeinclude or share`,
       { link: path.relative(worktree, link), target: linkTarget(link), reason: "symlink_in_worktree" },
     );
 }
