@@ -47,7 +47,7 @@ describe("a project file reached through a symlink borrows no trust", () => {
     const B = makeRepo(dir, { "setup.sh": `echo B >> ${out}/ran\n` }, "B");
     commitLink(B, rel, target);
     expect(fs.readFileSync(path.join(B, ".li", "settings.yaml"), "utf8")).toContain("sh ./setup.sh");
-    expect((await liData(["hooks", "trust"], { env: h.env, cwd: A })).worktree).toEqual({ setup: "sh ./setup.sh", share: [] });
+    expect((await liData(["hooks", "trust"], { env: h.env, cwd: A })).path).toBe(path.join(A, ".li", "settings.yaml"));
     const trusted = fs.readFileSync(trustFile(), "utf8");
 
     const r = await li(["--machine", "agent", "--isolate", "worktree", "mock/edit", "write x.txt y"], { env: h.env, cwd: B });
