@@ -10,8 +10,8 @@ import { deleteBranch, removeWorktree } from "./remove.js";
 /*
  * li clean removes the branches (and kept worktrees) of the isolated runs it removes, on this
  * host; another host's are its own to remove, and are reported. A branch a remaining run still
- * works on (a resumed run continues its first run's) is kept. A dry run says the same without
- * touching git.
+ * works on (a resumed run continues its first run's) is kept. A dry run says the same, and
+ * only reads git.
  */
 
 export interface DroppedBranches {
