@@ -35,7 +35,14 @@ export default {
   // (jest's default on two cores is one), which keeps npm test well under ten minutes.
   maxWorkers: 2,
   projects: [
-    { ...project, displayName: "sqlite", testMatch: ["<rootDir>/test/**/*.test.ts"] },
+    {
+      ...project,
+      displayName: "sqlite",
+      testMatch: ["<rootDir>/test/**/*.test.ts"],
+      // A test never touches the repository it runs from: a run that adds li/* branches to it fails.
+      globalSetup: "<rootDir>/test/helpers/repo-guard-setup.mjs",
+      globalTeardown: "<rootDir>/test/helpers/repo-guard-teardown.mjs",
+    },
     ...(havePostgres || process.env.LI_TEST_REQUIRE_POSTGRES
       ? [
           {

@@ -219,11 +219,11 @@ test("a repository with a submodule: the worktree has it at its recorded commit,
   expect((await status(r.id)).change.files).toBe(1);
 });
 
-test("li clean removes the branches of the isolated runs it removes", async () => {
+test("li clean removes the branches of the isolated runs it removes (a change never applied only with --changes: test/clean-isolated.test.ts)", async () => {
   const root = makeRepo(scratch());
   const r = await liData(["agent", "--isolate", "worktree", "mock/edit", "write x.txt 1"], { env: h.env, cwd: root });
   expect(branches(root)).toEqual([`li/${r.id}`]);
-  const c = await liData(["clean"], { env: h.env });
+  const c = await liData(["clean", "--changes"], { env: h.env });
   expect(c.branches.deleted).toEqual([`li/${r.id}`]);
   expect(branches(root)).toEqual([]);
 });

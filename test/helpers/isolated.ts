@@ -54,7 +54,8 @@ export interface Seeded {
 
 /** A run made by li, marked isolated, with the change `edit` makes on its branch recorded as captured. */
 export async function isolatedRun(h: Home, src: string, o: { id?: string; truncated?: boolean; host?: string; resumes?: string; base?: string; change?: (wt: string) => void } = {}): Promise<Seeded> {
-  const id = o.id ?? (await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env })).id;
+  // Run in `src`, as a real isolated run is: its record's cwd is never li's own checkout.
+  const id = o.id ?? (await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env, cwd: src })).id;
   const base = o.base ?? git(src, "rev-parse", "HEAD");
   const branch = `li/${id}`;
   const wt = path.join(scratch, `wt-${id}`);

@@ -36,8 +36,12 @@ export interface LiRun {
   json?: any;
 }
 
-/** Runs the built CLI (`node bin/li.js …`). */
+/** Runs the built CLI (`node bin/li.js …`), from ROOT unless `cwd` says otherwise. */
 export function li(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string; timeoutMs?: number }): Promise<LiRun> {
+  // An isolated run from li's own checkout would leave its li/<id> branch there: a test makes its own repository.
+  const from = path.resolve(opts.cwd ?? ROOT);
+  if ((from === ROOT || from.startsWith(ROOT + path.sep)) && args.some((a, i) => (a === "--isolate" && args[i + 1] === "worktree") || a === "--isolate=worktree"))
+    throw new Error(`li ${args.join(" ")}: an isolated run from li's own checkout (${from}) would branch it; pass cwd: a repository the test made`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LI_BIN, ...args], { env: opts.env, cwd: opts.cwd ?? ROOT, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];
