@@ -7,19 +7,30 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
-export const PG_HINT = "PostgreSQL's binaries are missing: `apt-get install postgresql` (Debian), or set LI_TEST_PG_BIN to the folder holding initdb and pg_ctl";
+export const PG_HINT = "PostgreSQL's binaries are missing: `apt-get install postgresql` (Debian), or set LI_TEST_PG_BIN to the folder holding initdb, pg_ctl, createdb and psql";
 
-/** The folder holding initdb and pg_ctl: LI_TEST_PG_BIN, else Debian's newest, else PATH. */
+/** What the suites run from PostgreSQL's folder of binaries. */
+const PG_TOOLS = ["initdb", "pg_ctl", "createdb", "psql"];
+const holdsTools = (dir) => PG_TOOLS.every((t) => fs.existsSync(path.join(dir, t)));
+
+/**
+ * The folder of PostgreSQL's binaries, by the one rule jest.config.js, .ci/run and the suites
+ * share: LI_TEST_PG_BIN, else Debian's newest /usr/lib/postgresql/N/bin, else the folder `initdb`
+ * on PATH really lives in (a symlink to it, as some images put in /usr/local/bin, is followed).
+ * Each must hold every tool the suites run (PG_TOOLS); undefined when none does.
+ */
 export function pgBinDir() {
   const given = process.env.LI_TEST_PG_BIN;
-  if (given) return fs.existsSync(path.join(given, "initdb")) ? given : undefined;
+  if (given) return holdsTools(given) ? given : undefined;
   const debian = "/usr/lib/postgresql";
   if (fs.existsSync(debian)) {
-    const versions = fs.readdirSync(debian).filter((v) => fs.existsSync(path.join(debian, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+    const versions = fs.readdirSync(debian).filter((v) => holdsTools(path.join(debian, v, "bin"))).sort((a, b) => Number(b) - Number(a));
     if (versions.length) return path.join(debian, versions[0], "bin");
   }
   const found = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" }).stdout.trim();
-  return found ? path.dirname(found) : undefined;
+  if (!found) return undefined;
+  const dir = path.dirname(fs.realpathSync(found));
+  return holdsTools(dir) ? dir : undefined;
 }
 
 export function freePort() {
