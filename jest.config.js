@@ -22,7 +22,8 @@ const project = {
 };
 
 // The lifecycle, wait, kill, queue and host suites run a second time against a PostgreSQL store
-// (LI_STORE), one database per test home, in a cluster the project starts for itself.
+// (LI_STORE), one database per test home (a copy of one li has migrated), in the cluster of the
+// jest worker (test/helpers/pg-worker.mjs): each worker starts one the first time a suite needs it.
 const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "studio-budgets", "job-diff-apply", "budgets", "budget-alerts"];
 // The same rule as every suite that starts a cluster (pgBinDir), so the project never runs without one.
 const havePostgres = !!pgBinDir();
@@ -31,6 +32,9 @@ if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
 
 export default {
   testTimeout: 60000,
+  // The run's folder where each worker records its PostgreSQL cluster, and their stop at the end.
+  globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
+  globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
   // Most suites wait on child processes rather than compute: two workers keep both cores busy
   // (jest's default on two cores is one), which keeps npm test well under ten minutes.
   maxWorkers: 2,
@@ -42,8 +46,6 @@ export default {
             ...project,
             displayName: "postgres",
             testMatch: ON_BOTH_STORES.map((name) => `<rootDir>/test/${name}.test.ts`),
-            globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
-            globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
             setupFiles: ["reflect-metadata", "<rootDir>/test/helpers/pg-mode.ts"],
           },
         ]
