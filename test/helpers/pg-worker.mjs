@@ -17,7 +17,7 @@ const LI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", 
 export const TEMPLATE = "li_template";
 const RUN_PREFIX = "li-pg-run-";
 
-/** A free loopback port, found without blocking on the event loop (the caller is synchronous). */
+/** A free loopback port, found synchronously (as tempHome, which may start the cluster, is). */
 function freePortSync() {
   const script = "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { process.stdout.write(String(s.address().port)); s.close(); })";
   return Number(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
