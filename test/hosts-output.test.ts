@@ -20,7 +20,8 @@ import { startStudio } from "./helpers/studio.js";
 
 
 describePostgres("output from any host", () => {
-  const store = useSharedStore(["laptop", "gpu1", "gpu2"]);
+  // A cluster of its own: one test cuts the server off (outage).
+  const store = useSharedStore(["laptop", "gpu1", "gpu2"], { cluster: "private" });
   const [laptop, gpu1, gpu2] = store.homes;
   let d2: Daemon;
 
