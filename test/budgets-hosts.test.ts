@@ -47,6 +47,12 @@ describePostgres("budgets shared by several hosts", () => {
     // Raising the limit by one lets exactly one more start, on whichever host claims it first.
     await liData(["budget", "set", "five", "--limit-usd", "6", "--per", "total", "--scope", "all", "--reserve-per-run", "1", "--on-exceed", "hold"], { env: b.env });
     await until(async () => ((await passes()) === 6 ? true : undefined), 30000);
+    // And it stays six: several claim passes of every daemon later, one more started, not two.
+    for (let i = 0; i < 5; i++) {
+      await li(["job", "list"], { env: c.env });
+      expect(await passes()).toBe(6);
+    }
+    expect((await rows(a, "SELECT count(*)::int AS n FROM entities WHERE status = 'queued'"))[0].n).toBe(14);
   });
 
   test("a run streaming on host a is stopped on a when runs on host b cross the budget covering both", async () => {

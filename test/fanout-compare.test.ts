@@ -52,6 +52,12 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     const before = { status: porcelain(root), files: tree(root), head: git(root, "rev-parse", "HEAD"), refs: git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main") };
     const id = await fanout(h.env, root);
     await liData(["wait", id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    // The supervisor computed the pairs when its workers ended, before the fan-out finished: they
+    // are stored before any li job diff (which would compute them), none later than the session's end.
+    const stored = await withStore(h, (s) => dbOf(s).all<any>("SELECT a, b, conflict, computed_at FROM change_pairs WHERE session_id = ?", [id]));
+    const endedAt = (await liData(["job", "status", id], { env: h.env })).jobs[0].ended_at;
+    expect(stored.map((p) => [Date.parse(p.computed_at) <= Date.parse(endedAt), p.computed_at, endedAt])).toEqual(stored.map((p) => [true, p.computed_at, endedAt]));
+    expect(stored).toHaveLength(3);
 
     const d = await liData(["job", "diff", id], { env: h.env, cwd: root });
     expect(d).toMatchObject({ id, mode: "fanout", status: "completed" });
@@ -63,9 +69,9 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     ]);
     expectTheThreePairs(d.pairs, d.runs);
     expect(d.pairs.filter((p: any) => p.conflict)).toHaveLength(1);
-    // The supervisor computed them when its workers ended, before the fan-out finished.
-    const stored = await withStore(h, (s) => dbOf(s).all("SELECT a, b, conflict FROM change_pairs WHERE session_id = ?", [id]));
-    expect(stored).toHaveLength(3);
+    // They are the pairs the supervisor stored.
+    const key = (p: any) => `${[p.a, p.b].sort().join(" ")} ${Boolean(p.conflict)}`;
+    expect(stored.map(key).sort()).toEqual(d.pairs.map(key).sort());
 
     // A person reads the same: the table, then one line a pair.
     const human = await li(["job", "diff", id], { env: h.env, cwd: root });
