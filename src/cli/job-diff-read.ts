@@ -34,14 +34,17 @@ const fields = (c: ChangeRow) => {
 };
 
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
-  const e = await resolve(store, id);
+  let e = await resolve(store, id);
   let s = await changeSubject(store, e, { patch: !opts.stat });
   // A run not ended in its record is observed as every read does: one whose worker is gone is
   // reaped (and its change captured), or said to be stopped without an end the store refused.
   let seen: Observed | null = null;
   if (s.kind === "one" && !s.change && !isTerminal(s.holder.status)) {
     seen = await observeFresh(store, s.holder);
-    if (isTerminal(seen.entity.status)) s = await changeSubject(store, e, { patch: !opts.stat });
+    if (isTerminal(seen.entity.status)) {
+      e = (await store.get(e.id)) ?? e;
+      s = await changeSubject(store, e, { patch: !opts.stat });
+    }
   }
   // A run of this host that ended owing its change (its worker died first) is captured now.
   // So is one whose check its capturer did not live to run (its worktree is still there).
