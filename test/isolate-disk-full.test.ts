@@ -21,14 +21,14 @@ onTiny("the disk fills while an isolated run works: li agent says why it exits 1
   fs.mkdirSync(h.home, { recursive: true, mode: 0o700 });
   const root = makeRepo(scratch(), { "f.txt": "base\n" });
   const base = git(root, "rev-parse", "HEAD");
-  const foreground = li(["agent", "--isolate", "worktree", "mock/edit", "write f.txt edited\nsleep 2"], { env: h.env, cwd: root });
+  const foreground = li(["agent", "--isolate", "worktree", "mock/edit", "write f.txt edited\nsleep 3"], { env: h.env, cwd: root });
   const runs = path.join(h.home, "runs");
   // The agent has made its edit (in the worktree, on the tmpfs): now the disk fills.
-  const id = await until(() => {
+  const id = (await until(() => {
     const [first] = fs.existsSync(runs) ? fs.readdirSync(runs) : [];
     const log = first ? path.join(runs, first, "console.log") : "";
-    return log && fs.existsSync(log) && fs.readFileSync(log, "utf8").includes("edit: write f.txt") ? first : null;
-  }, 30000);
+    return log && fs.existsSync(log) && fs.readFileSync(log, "utf8").includes("edit: write f.txt") ? first : undefined;
+  }, 30000)) as string;
   tiny.fill();
   const worktree = path.join(h.home, "worktrees", id);
 
