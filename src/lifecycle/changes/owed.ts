@@ -8,7 +8,7 @@ import type { Entity, Store } from "../store.js";
  * died) still owes its change: whoever ended it on the run's own host captures it. The capture is
  * git work of the runtime layer; the process's entry point lends it here (setCapturer), so that
  * a reader that reaps or a kill that cancels needs no import of it, and one that was lent none
- * (the studio's reads, and every li that \`li mcp --read-only\` starts) leaves the change, and its
+ * (the studio's reads, and every li that `li mcp --read-only` starts) leaves the change, and its
  * check, to the host's daemon or the next li on that host that is lent one; it says so (pendingChange).
  */
 
