@@ -216,7 +216,8 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
         ? (p: { terminal: number; total: number; elapsed_seconds: number }) =>
             budget.progress!({ progress: p.elapsed_seconds, ...(Number.isFinite(window) ? { total: window } : {}), message: `${name}: ${p.terminal} of ${p.total} terminal, ${p.elapsed_seconds}s elapsed` })
         : undefined;
-      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress });
+      // Under a read-only policy an op reads: its li captures no change and runs no check (owed.ts).
+      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress, readsOnly: budget.policy?.read_only === true });
       if (!out.ok) {
         if (out.code === "cli_error") return cliRefusal(name, out, projected.projection, fitted);
         const { ok: _ok, code, message, ...rest } = out;
