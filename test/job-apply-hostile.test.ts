@@ -25,7 +25,7 @@ test("a change written through a symbolic link an earlier run left is refused, p
   const before = wholeSnapshot(t);
   for (const args of [["--3way"], ["--check", "--3way"], [], ["--check"], ["--3way", "--commit"], ["--commit"]]) {
     const r = await apply(h, [...args, two.id], t);
-    expect({ args, error: r.json.error }).toMatchObject({ args, error: { kind: "conflict", detail: { reason: "symlink", paths: ["dir/x.txt"], links: ["dir"] } } });
+    expect({ args, error: r.json.error }).toMatchObject({ args, error: { kind: "conflict", detail: { reason: "symlink_in_checkout", paths: ["dir/x.txt"], links: ["dir"] } } });
     expect(r.json.error.message).toContain("nothing was changed");
     expect(fs.readdirSync(outside)).toEqual([]);
     expect(wholeSnapshot(t)).toEqual(before);

@@ -68,7 +68,7 @@ describe("over MCP", () => {
       const before = wholeSnapshot(t);
       for (const args of [{ "3way": true }, { "3way": true, check: true }, {}]) {
         const r = await mcp.op("job.apply", { id: two.id, cwd: t, ...args });
-        expect({ args, error: r.error }).toMatchObject({ args, error: { code: "cli_error", kind: "conflict", detail: { reason: "symlink", paths: ["dir/x.txt"], links: ["dir"] } } });
+        expect({ args, error: r.error }).toMatchObject({ args, error: { code: "cli_error", kind: "conflict", detail: { reason: "symlink_in_checkout", paths: ["dir/x.txt"], links: ["dir"] } } });
         expect(fs.readdirSync(outside)).toEqual([]);
         expect(wholeSnapshot(t)).toEqual(before);
       }
