@@ -24,3 +24,27 @@ export function findProjectFile(rel: string, from = process.cwd()): string | nul
   }
   return null;
 }
+
+/**
+ * The first symlink met going down `rel` from `base` (its last part included), or null. The walk
+ * stops at a part that does not exist: nothing beyond it can be a link yet.
+ */
+export function linkUnder(base: string, rel: string): string | null {
+  let p = base;
+  for (const part of rel.split(/[\\/]+/).filter((s) => s && s !== ".")) {
+    p = path.join(p, part);
+    const st = fs.lstatSync(p, { throwIfNoEntry: false });
+    if (!st) return null;
+    if (st.isSymbolicLink()) return p;
+  }
+  return null;
+}
+
+/** Where the symlink `link` points, as written, for a message. */
+export function linkTarget(link: string): string {
+  try {
+    return fs.readlinkSync(link);
+  } catch {
+    return "?";
+  }
+}

@@ -68,7 +68,7 @@ export function readProfileFile(file: string, store: TrustStore): ProfileFile {
   let mcp: ProfileFile["mcp_config"] = null;
   if (profile?.mcp_config) {
     const h = hashOf(profile.mcp_config);
-    const t = h === null ? "changed" : trustOf(store, profile.mcp_config, h);
+    const t = h === null ? "changed" : trustOf(store, profile.mcp_config, h, "keyed");
     mcp = { path: profile.mcp_config, sha256: h, trust: t };
     if (trust === "trusted" && t !== "trusted") trust = "changed";
   }

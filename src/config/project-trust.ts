@@ -2,9 +2,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../errors.js";
 import { sha256Hex } from "../packages.js";
+import { linkTarget } from "./project-dirs.js";
 import { findProfilesDir, isProfileFile, readProfileFile, PROFILES_DIR } from "./project-profiles.js";
 import { findProjectSettings, parseSettings } from "./settings.js";
-import { pin, readTrustStore, trustKey, writeTrustStore, type TrustStore } from "./trust-store.js";
+import { pin, projectLink, readTrustStore, trustKey, writeTrustStore, type TrustStore } from "./trust-store.js";
 
 /*
  * What `li hooks trust` and `untrust` act on: a project's .li/settings.yaml and its
@@ -51,7 +52,19 @@ export function resolveTrustTargets(arg?: string): TrustTargets {
   return { settings, profiles };
 }
 
+/** A project file reached through a link is refused: trusting it would trust whatever the link names. */
+function refuseLinked(file: string): void {
+  const link = projectLink(file);
+  if (link)
+    throw new LiError(
+      "invalid_input",
+      `${file} is reached through the symlink ${link} (to ${linkTarget(link)}): li trusts a project file only as itself, so that a link in a repository cannot borrow the trust of the file it points to; put the file itself there (a copy, reviewed), then run li hooks trust again`,
+      { file, link, target: linkTarget(link), reason: "symlinked_project_file" },
+    );
+}
+
 function trustSettings(file: string, store: TrustStore) {
+  refuseLinked(file);
   const bytes = fs.readFileSync(file);
   const parsed = parseSettings(bytes, file, "project");
   const sha256 = sha256Hex(bytes);
@@ -62,11 +75,15 @@ function trustSettings(file: string, store: TrustStore) {
     previous_sha256: previous,
     handlers: parsed.handlers.map((h) => ({ name: h.name, exec: h.exec, url: h.url })),
     endpoints: parsed.endpoints.map((e) => ({ name: e.name, base_url: e.base_url, api_key_env: e.api_key_env })),
+    // The commands an isolated run then runs, and the directories it links in.
+    worktree: { setup: parsed.worktree?.setup ?? null, share: parsed.worktree?.share ?? [] },
+    checks: parsed.checks?.commands ?? {},
   };
 }
 
 /** Pins a profile and the MCP config it names; refuses one that does not validate, or whose config is missing. */
 function trustProfile(file: string, store: TrustStore) {
+  refuseLinked(file);
   const f = readProfileFile(file, store);
   if (!f.profile) throw new LiError("invalid_input", f.error ?? `${file}: not a valid profile`, { file });
   const p = f.profile;
@@ -101,12 +118,17 @@ export function trustProject(targets: TrustTargets) {
     previous_sha256: settings?.previous_sha256 ?? null,
     handlers: settings?.handlers ?? [],
     endpoints: settings?.endpoints ?? [],
+    worktree: settings?.worktree ?? { setup: null, share: [] },
+    checks: settings?.checks ?? {},
     profiles,
   };
 }
 
 function untrustFile(store: TrustStore, file: string): { path: string; was_trusted: boolean } {
-  const key = fs.existsSync(file) ? trustKey(file) : path.resolve(file);
+  let key = path.resolve(file);
+  try {
+    key = trustKey(file);
+  } catch {}
   const was = key in store.files;
   delete store.files[key];
   return { path: key, was_trusted: was };

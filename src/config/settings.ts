@@ -14,9 +14,9 @@ import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } f
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
 import { parseProfiles, type Profile } from "./profiles.js";
-import { findProjectFile } from "./project-dirs.js";
+import { findProjectFile, linkTarget } from "./project-dirs.js";
 import { readProjectProfiles, type ProfileFile } from "./project-profiles.js";
-import { readTrustStore, trustKey, trustOf, type TrustState, type TrustStore } from "./trust-store.js";
+import { projectLink, readTrustStore, trustOf, type TrustState, type TrustStore } from "./trust-store.js";
 
 export type { TrustState };
 import { parseQueueSettings, type QueueSettings } from "./queue-settings.js";
@@ -237,7 +237,11 @@ function readFile(file: string, source: Handler["source"], trust: TrustStore): S
 
 /** The warning for a project file ignored for want of trust, naming what it would have enabled. */
 function ignoredWarning(file: string, trust: TrustState, unused: string[]): string {
-  return `li: ignoring ${file}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: it is ${trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${file}\``;
+  const link = projectLink(file);
+  const why = link
+    ? `it is reached through the symlink ${link} (to ${linkTarget(link)}), and li trusts a project file only as itself; put the file itself there, review it, then run \`li hooks trust ${file}\``
+    : `it is ${trust === "changed" ? "changed since it was trusted" : "not trusted"}; review it, then run \`li hooks trust ${file}\``;
+  return `li: ignoring ${file}${unused.length ? ` (its ${unused.join(" and ")})` : ""}: ${why}`;
 }
 
 /** The user profiles, then the project's trusted ones; a name defined twice is an error naming both files. */
@@ -263,7 +267,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const trust: TrustStore = readTrustStore();
   if (fs.existsSync(user)) files.push(readFile(user, "user", { version: 1, files: {} }));
   const project = findProjectSettings(cwd);
-  if (project && !(fs.existsSync(user) && trustKey(project) === trustKey(user))) files.push(readFile(project, "project", trust));
+  if (project && !(fs.existsSync(user) && fs.realpathSync(project) === fs.realpathSync(user))) files.push(readFile(project, "project", trust));
 
   const warnings: string[] = [];
   const handlers: Handler[] = [];
@@ -276,6 +280,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.endpoints.length ? `endpoints ${p.endpoints.map((e) => e.name).join(", ")}` : "",
         p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
         p?.worktree?.setup ? "worktree.setup" : "",
+        p?.worktree?.share.length ? "worktree.share" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));

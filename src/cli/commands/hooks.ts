@@ -23,7 +23,7 @@ function handlerView(h: Handler, f: SettingsFile) {
 export function register(root: Command, ctx: CliContext): void {
   const hooks = root
     .command("hooks")
-    .description("terminal-notify handlers from settings.yaml, and trust for project settings (handlers and endpoints)")
+    .description("terminal-notify handlers from settings.yaml, and trust for project settings (handlers, endpoints, worktree setup and checks)")
     .addHelpText(
       "after",
       `
@@ -44,6 +44,13 @@ runs started with --notify NAME (or whose parent was).
 A project file may also define openai endpoints (endpoints: {NAME: {base_url, api_key_env}},
 default_endpoint: NAME). They too apply only while the file is trusted: trusting it lets the
 file decide where the named key variables' values are sent.
+
+Its worktree section (setup, share) and its checks apply only while it is trusted too: trusting
+the file lets its setup command run in every isolated run's new worktree and its checks run
+after. li hooks trust prints each command it lets run.
+
+A project file is trusted only as itself: one that is a symlink, or lies under one inside its
+repository, is never in force, and li hooks trust refuses it, naming the link.
 
 A project's profiles (.li/profiles/NAME.yaml, see li profile --help) are trusted the same
 way, each file with the mcp_config file it names: a profile grants its runs permissions,
@@ -95,6 +102,9 @@ profile found from here; a path names one file, or a project directory.`,
               ...(d.endpoints.length
                 ? ["and its endpoints apply:", ...d.endpoints.map((e) => `  ${e.name}: ${e.base_url} (key from ${e.api_key_env ?? "none"})`)]
                 : []),
+              ...(d.worktree.setup ? [`and an isolated run's new worktree runs its setup: ${d.worktree.setup}`] : []),
+              ...(d.worktree.share.length ? [`and links the checkout's ${d.worktree.share.join(", ")} into it (share)`] : []),
+              ...(Object.keys(d.checks).length ? ["and its checks run (--check NAME):", ...Object.entries(d.checks).map(([n, c]) => `  ${n}: ${c}`)] : []),
               ...d.profiles.map(
                 (p) =>
                   `trusted profile ${p.name} (${p.path}): ${p.model}, permission_mode ${p.permission_mode ?? "(provider default)"}, allowed_tools ${p.allowed_tools?.join(" ") ?? "(provider default)"}${p.mcp_config ? `, MCP servers from ${p.mcp_config}` : ""}`,

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { linkUnder } from "../../config/project-dirs.js";
 import type { CheckResult } from "../../lifecycle/changes/records.js";
 import { childProcess } from "../../packages.js";
 import type { IsolationCheck } from "./isolation.js";
@@ -137,8 +138,8 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
   });
 }
 
-/** Where a run's check runs: the cwd's place in its worktree (made again if the agent removed it). */
+/** Where a run's check runs: the cwd's place in its worktree, else (removed, or a link the agent made there) its root. */
 export function checkDir(worktree: string, rel: string | undefined): string {
   const dir = path.join(worktree, rel ?? "");
-  return fs.existsSync(dir) ? dir : worktree;
+  return fs.existsSync(dir) && !linkUnder(worktree, rel ?? "") ? dir : worktree;
 }

@@ -1,7 +1,7 @@
 import { loadSettings } from "../../config/settings.js";
 import { invalid } from "../../errors.js";
 import { FILE_ROOTS_ENV } from "../file-roots.js";
-import { repoAt, resolveBase, uncommitted } from "./locate.js";
+import { linkInCommit, repoAt, resolveBase, uncommitted } from "./locate.js";
 
 /*
  * What a run records about its isolation at submit (spec.isolation), and the checks made before
@@ -100,6 +100,12 @@ export async function prepareIsolation(iso: IsolationSpec, cwd: string, placed: 
   if (placed) return { spec: { ...iso, base_sha: iso.base && FULL_SHA.test(iso.base) ? iso.base : null }, note: null };
   const repo = await repoAt(cwd);
   const base_sha = await resolveBase(repo.root, iso.base ?? undefined);
+  const link = await linkInCommit(repo.root, base_sha, repo.rel);
+  if (link)
+    throw invalid(
+      `${link} is a symlink in ${iso.base ?? "HEAD"} (${base_sha.slice(0, 12)}), and the run would start in ${repo.rel} of its worktree: its agent would start outside the worktree, so li refuses; run from a directory that is a directory in that commit (the repository's root, say)`,
+      { cwd, link, base_sha, reason: "start_outside_worktree" },
+    );
   let note: string | null = null;
   if (!iso.carry_changes) {
     const left = await uncommitted(repo.root);

@@ -48,6 +48,19 @@ export async function resolveBase(root: string, ref?: string): Promise<string> {
   return String(r.stdout).trim();
 }
 
+/**
+ * The first directory on the way to `rel` that commit `sha` holds as a symlink, or null: a worktree
+ * from that commit would start its agent wherever the link points.
+ */
+export async function linkInCommit(root: string, sha: string, rel: string): Promise<string | null> {
+  const parts = rel.split(path.sep).filter(Boolean);
+  if (!parts.length) return null;
+  const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+  const { stdout } = await runGit(["ls-tree", "-z", "--full-tree", sha, "--", ...prefixes], { cwd: root });
+  const links = stdout.split("\0").filter((entry) => entry.startsWith("120000 "));
+  return prefixes.find((p) => links.some((entry) => entry.slice(entry.indexOf("\t") + 1) === p)) ?? null;
+}
+
 /** How many tracked paths differ from HEAD (staged or not) and how many files are untracked and not ignored. */
 export async function uncommitted(root: string): Promise<{ tracked: number; untracked: number }> {
   // A status refreshes the index when it can; optional locks off, so counting never contends with a commit.

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { linkTarget } from "../../config/project-dirs.js";
 import { loadSettings } from "../../config/settings.js";
 import { LiError } from "../../errors.js";
 import { ISOLATION_FAILURES, owesChange } from "../../lifecycle/changes/owed.js";
@@ -79,6 +80,7 @@ export async function enterWorktree(store: Store, e: Entity, out: number): Promi
   const filled: IsolationSpec = { ...iso, base_sha, repo: repo.root, rel: repo.rel, ...own };
   await store.annotate(e.id, { spec: { isolation: filled } });
   await noteSourceBefore(repo.root, e.run_dir!);
+  let start: string;
   try {
     fs.mkdirSync(worktreesDir(), { recursive: true, mode: 0o700 });
     const { reused } = await createWorktree({ root: repo.root, path: own.worktree, branch: own.branch, baseSha: base_sha, carryChanges: iso.carry_changes });
@@ -86,9 +88,11 @@ export async function enterWorktree(store: Store, e: Entity, out: number): Promi
       const settings = loadSettings(e.spec.settings_dir ?? repo.root).worktree;
       await setupWorktree({ root: repo.root, path: own.worktree, share: settings.share, setup: settings.setup ?? undefined, console: out });
     }
+    start = startIn(own.worktree, repo.rel);
     // From here on the worktree is the agent's: a capture takes what it holds as the run's change.
     await store.annotate(e.id, { spec: { isolation: { ...filled, ready: true } } });
   } catch (err: any) {
+    if (err instanceof IsolationFailure) throw err;
     if (err?.reason === "setup_failed" || err?.detail?.reason === "setup_failed")
       throw new IsolationFailure("setup_failed", String(err?.message ?? err), { host, ...(err?.detail ?? {}), ...(err?.exit_code !== undefined ? { exit_code: err.exit_code } : {}) });
     throw new IsolationFailure("worktree_failed", `could not make the worktree ${own.worktree} on host ${host}: ${err?.message ?? err}`, {
@@ -97,10 +101,31 @@ export async function enterWorktree(store: Store, e: Entity, out: number): Promi
       ...(err instanceof LiError ? err.detail : {}),
     });
   }
-  // An untracked directory of the checkout has no place in a fresh worktree until it is made.
-  const start = path.join(own.worktree, repo.rel);
-  fs.mkdirSync(start, { recursive: true });
   return start;
+}
+
+/**
+ * Where in the worktree the agent starts: the cwd's place, made when the base lacks it (an
+ * untracked directory of the checkout). The base may have a symlink on the way (`sub -> /elsewhere`):
+ * the run is refused rather than started outside its worktree.
+ */
+function startIn(worktree: string, rel: string): string {
+  let dir = worktree;
+  for (const part of rel.split(path.sep).filter(Boolean)) {
+    dir = path.join(dir, part);
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    if (!st) fs.mkdirSync(dir);
+    else if (!st.isDirectory()) {
+      const what = st.isSymbolicLink() ? `a symlink (to ${linkTarget(dir)})` : "not a directory";
+      throw new IsolationFailure("worktree_failed", `the agent would start in ${rel} of its worktree, but ${path.relative(worktree, dir)} there is ${what}, so li does not start it there: a link would take it outside its worktree; run from a directory that is a plain directory in the base commit (the repository's root, say)`, {
+        worktree,
+        rel,
+        link: path.relative(worktree, dir),
+        reason: "start_outside_worktree",
+      });
+    }
+  }
+  return dir;
 }
 
 /** The first line of a run's prompt, for li's commit message; empty when it cannot be read here. */
