@@ -142,7 +142,7 @@ export async function applyRun(store: Store, e: Entity, o: ApplyOptions): Promis
     throw new LiError(
       "conflict",
       `${holder.id}'s change writes ${links.map((l) => l.path).join(", ")} through a symbolic link in ${at.root} (${[...new Set(links.map((l) => l.via))].join(", ")}), which may lead out of the checkout; nothing was changed: replace the link with a directory, or apply the change elsewhere`,
-      { reason: "symlink", paths: links.map((l) => l.path), links: [...new Set(links.map((l) => l.via))] },
+      { reason: "symlink_in_checkout", paths: links.map((l) => l.path), links: [...new Set(links.map((l) => l.via))] },
     );
   const checked = await checkApply(at, patch, paths, !!o.threeWay);
   if (!checked.clean && !checked.threeWay?.ok) {
