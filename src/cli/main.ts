@@ -6,6 +6,7 @@ import { READS_ONLY_ENV, takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
 import { lendCapturer } from "../runtime/worktree/lend.js";
+import { narrowUmask } from "../runtime/person-umask.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
 function wantsMachine(argv: string[]): boolean {
@@ -20,7 +21,7 @@ function selectedCommand(argv: string[]): string | undefined {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  process.umask(0o077);
+  narrowUmask();
   takeServerIdentity();
   guardStdioStreams();
   // A command that kills or reaps an isolated run captures its change (lifecycle/changes/owed.ts),

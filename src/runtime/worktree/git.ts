@@ -13,6 +13,8 @@ export interface GitOptions {
   env?: Record<string, string>;
   input?: string | Buffer;
   encoding?: "buffer";
+  /** The umask git runs with instead of li's own (077): a person's, for git that writes into their checkout. */
+  umask?: number;
 }
 
 export interface GitResult {
@@ -43,7 +45,9 @@ function gitEnv(extra?: Record<string, string>): Record<string, string> {
 /** Runs git and reports its exit code; throws only when git cannot be started at all. */
 export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutcome> {
   const { execa } = await importModule<typeof import("execa")>("execa");
-  const r = await execa("git", args, {
+  // A umask is only inherited, so git gets one of its own from a shell that sets it and execs git.
+  const [file, argv]: [string, string[]] = opts.umask === undefined ? ["git", args] : ["/bin/sh", ["-c", 'umask "$0" && exec git "$@"', opts.umask.toString(8).padStart(3, "0"), ...args]];
+  const r = await execa(file, argv, {
     cwd: opts.cwd,
     env: gitEnv(opts.env),
     extendEnv: false,
