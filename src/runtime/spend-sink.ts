@@ -8,8 +8,8 @@ import { persist } from "./persist.js";
 import { errorText, type WorkerLog } from "./worker-log.js";
 
 /** How often a worker writes its run's live spend and looks at its budgets (LI_SPEND_FLUSH_MS overrides, for tests). */
-function flushMs(): number {
-  const ms = Number(process.env.LI_SPEND_FLUSH_MS);
+export function flushMs(env: NodeJS.ProcessEnv = process.env): number {
+  const ms = Number(env.LI_SPEND_FLUSH_MS);
   return Number.isFinite(ms) && ms >= 50 ? ms : 2000;
 }
 
