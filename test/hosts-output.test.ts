@@ -153,7 +153,8 @@ describePostgres("output from any host", () => {
     // The store takes a run's first chunk, then holds each later one in its transaction until
     // the test lets go: the worker is caught mid-ship, and cannot record its end (it drains its
     // console first), for as long as the test needs to see it running and kill it.
-    await li(["job", "list"], { env: laptop.env }); // li's first command makes the store's tables
+    // gpu2's daemon (started before the tests) makes the store's tables; the trigger needs them.
+    await until(async () => (await rows(laptop, "SELECT to_regclass('console_chunks') AS t"))[0]?.t, 60_000);
     const held = await holdLaterChunks(store().url);
     let run: any;
     let j: any;
