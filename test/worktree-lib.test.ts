@@ -21,7 +21,7 @@ async function isolated(files?: Record<string, string | Buffer>) {
   const id = `run${++runs}`;
   const wt = { root, path: path.join(scratch(), "worktrees", id), branch: `li/${id}`, baseSha: await resolveBase(root) };
   expect(await createWorktree(wt)).toEqual({ reused: false });
-  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
+  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
   return { ...wt, capture };
 }
 
@@ -194,7 +194,7 @@ describe("createWorktree", () => {
     expect(git(wt.root, "worktree", "list").split("\n")).toHaveLength(1);
     await removeWorktree(wt.root, wt.path);
     // Captured again from the branch once the directory is gone, given the checkout.
-    const later = await captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20, root: wt.root });
+    const later = await captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20 });
     expect(later).toEqual(change);
 
     expect(await createWorktree(wt)).toEqual({ reused: false });

@@ -5,6 +5,7 @@
  *   write PATH TEXT    replace the file with TEXT
  *   append PATH TEXT   add TEXT to its end
  *   delete PATH        remove it
+ *   link PATH TARGET   make PATH a symbolic link to TARGET (anywhere: what a hostile agent leaves)
  *   sleep SECONDS      wait before the next edit (a worker that ends later than the others)
  *
  * In TEXT, \n is a newline and \\ a backslash. A line prefixed `worker K: ` is made only by the
@@ -16,7 +17,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 interface Edit {
-  op: "write" | "append" | "delete" | "sleep";
+  op: "write" | "append" | "delete" | "link" | "sleep";
   file: string;
   text: string;
 }
@@ -41,8 +42,9 @@ export function parseEdits(prompt: string, worker: string | undefined): { edits:
       edits.push({ op: "sleep", file: "", text: nap[1] });
       continue;
     }
-    const m = /^(write|append|delete) (\S+)(?: (.*))?$/s.exec(line);
-    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH or sleep SECONDS)` };
+    const m = /^(write|append|delete|link) (\S+)(?: (.*))?$/s.exec(line);
+    if (!m || (m[1] === "delete" && m[3] !== undefined) || (m[1] === "link" && !m[3]))
+      return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH, link PATH TARGET or sleep SECONDS)` };
     const file = path.normalize(m[2]);
     if (path.isAbsolute(m[2]) || file === "." || file === ".." || file.startsWith("../")) return { error: `path outside the working directory: ${JSON.stringify(m[2])}` };
     edits.push({ op: m[1] as Edit["op"], file, text: decode(m[3] ?? "") });
@@ -65,7 +67,10 @@ export function runEdits(prompt: string): number {
     }
     try {
       if (e.op === "delete") fs.rmSync(e.file);
-      else {
+      else if (e.op === "link") {
+        fs.mkdirSync(path.dirname(e.file), { recursive: true });
+        fs.symlinkSync(e.text, e.file);
+      } else {
         fs.mkdirSync(path.dirname(e.file), { recursive: true });
         (e.op === "write" ? fs.writeFileSync : fs.appendFileSync)(e.file, e.text);
       }
