@@ -13,6 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { killLeftover } from "../src/runtime/worktree/check-run.js";
 import { createWorktree } from "../src/runtime/worktree/create.js";
+import { withStore } from "./helpers/fixtures.js";
 import { git, makeRepo, useNoIdentity, write } from "./helpers/git-repos.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { readProcStat } from "../src/lifecycle/procfs.js";
@@ -94,23 +95,33 @@ const agent = async (prompt: string, ...opts: string[]) => {
   return r.json.data;
 };
 const change = async (id: string) => (await liData(["job", "status", id], { env: h.env })).jobs[0];
+/** What the capture recorded about the worktree's `.git` (spec.isolation.tampered). */
+const tampered = (id: string) => withStore(h, async (s) => (await s.get(id))?.spec.isolation?.tampered);
+
+/** A clone of the person's checkout with an identity of its own, for li job apply --commit. */
+function clone(): string {
+  const t = path.join(scratch(), `target-${++targets}`);
+  execFileSync("git", ["clone", "-q", user, t]);
+  git(t, "config", "user.name", "t");
+  git(t, "config", "user.email", "t@t");
+  return t;
+}
 
 /** A clone with the person's hooks to apply a run's change to: --check, then --3way, then --commit. */
 function applyEverywhere(id: string): Promise<void> {
-  const t = path.join(scratch(), `target-${++targets}`);
-  execFileSync("git", ["clone", "-q", user, t]);
+  const t = clone();
   plantHooks(t);
   return (async () => {
     const run = (...args: string[]) => li(["--machine", "job", "apply", ...args, id], { env: h.env, cwd: t });
     const check = await run("--check");
-    expect(check.json?.ok).toBe(true);
+    expect(check.json).toMatchObject({ ok: true });
     const three = await run("--3way");
-    expect(three.json?.ok).toBe(true);
+    expect(three.json).toMatchObject({ ok: true });
     // The test's own git runs no hook either: a marker is li's doing.
     git(t, "-c", "core.hooksPath=/dev/null", "reset", "-q", "--hard");
     git(t, "-c", "core.hooksPath=/dev/null", "clean", "-qfdx");
     const commit = await run("--commit", "--again");
-    expect(commit.json?.ok).toBe(true);
+    expect(commit.json.error ?? null).toBeNull();
   })();
 }
 
@@ -131,8 +142,8 @@ describe("what the agent writes in its tree steers none of li's git", () => {
     expect(s.change).toMatchObject({ files: 1, insertions: 1 });
     expect(git(user, "show", `li/${r.id}:evil.txt`)).toBe("agent");
     expect(git(user, "ls-tree", "--name-only", `li/${r.id}`).split("\n")).toEqual(["a.txt", "b.txt", "evil.txt", "sub"]);
-    expect(s.isolation.tampered).toBe(`.git names ${path.join(user, ".git")}`);
-    expect(fs.readFileSync(path.join(h.home, "runs", r.id, "console.log"), "utf8")).toContain("li captured the change through the run's own git directory");
+    expect(await tampered(r.id)).toBe(`.git names ${path.join(user, ".git")}`);
+    expect(fs.readFileSync(path.join(h.home, "runs", r.id, "console.log"), "utf8")).toContain(`in the worktree, .git names ${path.join(user, ".git")}: li captured the change through the run's own git directory`);
     expect(git(user, "diff", "--cached", "--name-only")).toBe("b.txt");
     await everyStep(r.id, before);
   });
@@ -162,7 +173,7 @@ describe("what the agent writes in its tree steers none of li's git", () => {
     const s = await change(r.id);
     expect(s.status).toBe("completed");
     expect(fs.readdirSync(markers)).toEqual([]);
-    expect(s.isolation.tampered).toBe(`.git names ${path.join(h.home, "worktrees", r.id, "fakegit")}`);
+    expect(await tampered(r.id)).toBe(`.git names ${path.join(h.home, "worktrees", r.id, "fakegit")}`);
     // The agent's files are its change, `fakegit` too: only `.git` itself is never taken.
     expect(git(user, "show", `li/${r.id}:evil.txt`)).toBe("agent");
     expect(git(user, "ls-tree", "-r", "--name-only", `li/${r.id}`)).not.toMatch(/^\.git$/m);
@@ -172,9 +183,9 @@ describe("what the agent writes in its tree steers none of li's git", () => {
   test("a `.git` that is a link to the person's git directory, and one that is a directory: neither is followed", async () => {
     const before = outside();
     const linked = await agent(`delete .git\nlink .git ${path.join(user, ".git")}\nwrite l.txt 1`);
-    expect((await change(linked.id)).isolation.tampered).toBe(".git is a symbolic link");
+    expect(await tampered(linked.id)).toBe(".git is a symbolic link");
     const dir = await agent(`delete .git\nwrite .git/HEAD ref: refs/heads/main\\n\nwrite .git/config [core]\\n fsmonitor = touch ${markers}/fsmonitor\\n\nwrite d.txt 1`);
-    expect((await change(dir.id)).isolation.tampered).toBe(".git is not a file");
+    expect(await tampered(dir.id)).toBe(".git is not a file");
     expect(git(user, "show", `li/${dir.id}:d.txt`)).toBe("1");
     await everyStep(linked.id, before);
     await everyStep(dir.id, before);
@@ -269,10 +280,9 @@ describe("no hook of the repository runs in li's git steps", () => {
 describe("attacks li job apply answers (other items of issue 36)", () => {
   test("a link leading out of the tree, then a file beneath it: li job apply --3way never writes through the link", async () => {
     const before = outside();
-    const t = path.join(scratch(), `target-${++targets}`);
-    execFileSync("git", ["clone", "-q", user, t]);
+    const t = clone();
     const link = await agent(`link out ${sibling}`);
-    expect((await li(["--machine", "job", "apply", "--commit", link.id], { env: h.env, cwd: t })).json?.ok).toBe(true);
+    expect((await li(["--machine", "job", "apply", "--commit", link.id], { env: h.env, cwd: t })).json).toMatchObject({ ok: true });
     const through = await agent("write out/victim.txt overwritten by the agent");
     await li(["--machine", "job", "apply", "--3way", through.id], { env: h.env, cwd: t });
     await li(["--machine", "job", "apply", through.id], { env: h.env, cwd: t });

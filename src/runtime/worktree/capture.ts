@@ -47,7 +47,7 @@ export async function captureWorktree(o: CaptureWorktree): Promise<Captured> {
       }
       await commitAll(o, tree);
       place = tree;
-    } else if (here) tampered = "git has no record of the worktree: the change is read from its branch, without what was not committed";
+    } else if (here) tampered = "git has no record of it, so its change is read from its branch, without what was not committed";
     else if (!fs.existsSync(o.root))
       throw new LiError("not_found", `the worktree ${o.path} is gone; its change is on branch ${o.branch}`, { path: o.path, branch: o.branch, reason: "worktree_removed" });
     const head = await gitText(["rev-parse", "--verify", "--end-of-options", `refs/heads/${o.branch}^{commit}`], place.cwd, place.env);

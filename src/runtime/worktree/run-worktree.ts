@@ -153,7 +153,7 @@ export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | n
     // it) and is put back; the run's record says what was found, and so does its console.
     if (c.tampered) {
       await store.annotate(e.id, { spec: { isolation: { ...iso, tampered: c.tampered } } });
-      noteOnConsole(e, `the worktree's ${c.tampered}; li captured the change through the run's own git directory and put .git back`);
+      noteOnConsole(e, c.tampered.startsWith(".git") ? `in the worktree, ${c.tampered}: li captured the change through the run's own git directory and put .git back` : `the worktree: ${c.tampered}`);
     }
     await recordChange(store, e.id, iso.repo, c, await sourceChanged(iso.repo, e.run_dir).catch(() => null));
     change = (await getChange(store, e.id))!;
