@@ -75,9 +75,10 @@ function sum(dir: string, skip: (rel: string) => boolean = () => false): string 
 }
 
 // What li may add to the person's git directory: objects, its own branches and their logs, and
-// the worktrees it registers (gone again once removed). Everything else (HEAD, index, config,
-// hooks, the person's refs) must stay byte for byte.
-const LI_OWN = /^(objects|worktrees|logs)(\/|$)|^refs\/heads\/li(\/|$)/;
+// the worktrees it registers (gone again once removed), and packed-refs, which deleting a branch
+// rewrites (the person's refs are compared by name instead). Everything else (HEAD, index, config,
+// hooks) must stay byte for byte.
+const LI_OWN = /^(objects|worktrees|logs)(\/|$)|^refs\/heads\/li(\/|$)|^packed-refs$/;
 
 function outside() {
   return {
@@ -85,6 +86,7 @@ function outside() {
     gitDir: sum(path.join(user, ".git"), (r) => LI_OWN.test(r)),
     sibling: sum(sibling),
     main: git(user, "rev-parse", "main"),
+    refs: git(user, "for-each-ref", "--format=%(refname) %(objectname)").split("\n").filter((l) => !l.startsWith("refs/heads/li/")),
     markers: fs.readdirSync(markers),
   };
 }
@@ -137,6 +139,9 @@ describe("what the agent writes in its tree steers none of li's git", () => {
   test("a `.git` naming the person's own repository: li captures through the run's own git directory; the person's main and staged change stay, and the tampering is recorded", async () => {
     const before = outside();
     const r = await agent(`write .git gitdir: ${path.join(user, ".git")}\nwrite evil.txt agent`);
+    // The person's main and staged change first: what the old capture took over.
+    expect(git(user, "rev-parse", "main")).toBe(before.main);
+    expect(git(user, "diff", "--cached", "--name-only")).toBe("b.txt");
     const s = await change(r.id);
     expect(s.status).toBe("completed");
     expect(s.change).toMatchObject({ files: 1, insertions: 1 });
@@ -144,7 +149,6 @@ describe("what the agent writes in its tree steers none of li's git", () => {
     expect(git(user, "ls-tree", "--name-only", `li/${r.id}`).split("\n")).toEqual(["a.txt", "b.txt", "evil.txt", "sub"]);
     expect(await tampered(r.id)).toBe(`.git names ${path.join(user, ".git")}`);
     expect(fs.readFileSync(path.join(h.home, "runs", r.id, "console.log"), "utf8")).toContain(`in the worktree, .git names ${path.join(user, ".git")}: li captured the change through the run's own git directory`);
-    expect(git(user, "diff", "--cached", "--name-only")).toBe("b.txt");
     await everyStep(r.id, before);
   });
 
