@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { noteFile } from "../src/runtime/worktree/tree-git.js";
 import { applyPatch, isApplied } from "../src/runtime/worktree/apply.js";
 import { captureWorktree } from "../src/runtime/worktree/capture.js";
 import { createWorktree } from "../src/runtime/worktree/create.js";
@@ -133,9 +134,11 @@ describe("capture commits everything onto the branch and describes it from the b
     expect(a.head_sha).toBe(b.head_sha);
     expect(a.patch.equals(b.patch)).toBe(true);
     expect(git(wt.root, "rev-list", "--count", `${wt.baseSha}..${wt.branch}`)).toBe("1");
-    fs.writeFileSync(wt.path + ".capture.lock", "999999999");
+    // li keeps the lock in its home (tree-git.ts noteFile), not beside the worktree.
+    const lock = noteFile(wt.path, "capture.lock");
+    fs.writeFileSync(lock, "999999999");
     expect((await wt.capture()).head_sha).toBe(a.head_sha);
-    expect(fs.existsSync(wt.path + ".capture.lock")).toBe(false);
+    expect(fs.existsSync(lock)).toBe(false);
   });
 
   test("an index.lock a killed agent left behind does not stop the capture", async () => {
