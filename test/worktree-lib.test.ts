@@ -6,6 +6,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { noteFile } from "../src/runtime/worktree/tree-git.js";
 import { applyPatch, isApplied } from "../src/runtime/worktree/apply.js";
 import { captureWorktree } from "../src/runtime/worktree/capture.js";
 import { createWorktree } from "../src/runtime/worktree/create.js";
@@ -18,7 +19,7 @@ const scratch = useNoIdentity();
 let runs = 0;
 
 /** captureWorktree of `wt` in a process of its own, on the built code; `result` is its head and patch (base64). */
-function captureProcess(wt: { path: string; branch: string; baseSha: string }, env: NodeJS.ProcessEnv) {
+function captureProcess(wt: { path: string; root: string; branch: string; baseSha: string }, env: NodeJS.ProcessEnv) {
   const script = `
 import { captureWorktree } from ${JSON.stringify(path.join(ROOT, "dist/src/runtime/worktree/capture.js"))};
 const pending = captureWorktree(JSON.parse(process.argv[1]));
@@ -26,7 +27,7 @@ process.stdout.write("trying\\n");
 const r = await pending;
 process.stdout.write(JSON.stringify({ head_sha: r.head_sha, patch: r.patch.toString("base64") }) + "\\n");
 `;
-  const o = { path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "li: run", maxPatchBytes: 1 << 20 };
+  const o = { path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "li: run", maxPatchBytes: 1 << 20 };
   const child = spawn(process.execPath, ["--input-type=module", "-e", script, JSON.stringify(o)], { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -44,7 +45,7 @@ async function isolated(files?: Record<string, string | Buffer>) {
   const id = `run${++runs}`;
   const wt = { root, path: path.join(scratch(), "worktrees", id), branch: `li/${id}`, baseSha: await resolveBase(root) };
   expect(await createWorktree(wt)).toEqual({ reused: false });
-  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
+  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
   return { ...wt, capture };
 }
 
@@ -163,7 +164,8 @@ describe("capture commits everything onto the branch and describes it from the b
       { mode: 0o755 },
     );
     const env = { ...process.env, PATH: `${shim}:${process.env.PATH}` };
-    const lock = wt.path + ".capture.lock";
+    // li keeps the lock in its home (tree-git.ts noteFile), not beside the worktree.
+    const lock = noteFile(wt.path, "capture.lock");
     const worker = captureProcess(wt, env);
     const holder = () => (fs.existsSync(lock) ? fs.readFileSync(lock, "utf8") : "");
     await until(() => fs.existsSync(log) && holder() === String(worker.pid), 30_000, 20);
@@ -179,9 +181,9 @@ describe("capture commits everything onto the branch and describes it from the b
     const callers = fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => Number(l.split(" ")[0]));
     expect(callers.lastIndexOf(worker.pid)).toBeLessThan(callers.indexOf(reaper.pid));
     expect([callers.includes(worker.pid), callers.includes(reaper.pid)]).toEqual([true, true]);
-    fs.writeFileSync(wt.path + ".capture.lock", "999999999");
+    fs.writeFileSync(lock, "999999999");
     expect((await wt.capture()).head_sha).toBe(a.head_sha);
-    expect(fs.existsSync(wt.path + ".capture.lock")).toBe(false);
+    expect(fs.existsSync(lock)).toBe(false);
   });
 
   test("an index.lock a killed agent left behind does not stop the capture", async () => {
@@ -240,7 +242,7 @@ describe("createWorktree", () => {
     expect(git(wt.root, "worktree", "list").split("\n")).toHaveLength(1);
     await removeWorktree(wt.root, wt.path);
     // Captured again from the branch once the directory is gone, given the checkout.
-    const later = await captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20, root: wt.root });
+    const later = await captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20 });
     expect(later).toEqual(change);
 
     expect(await createWorktree(wt)).toEqual({ reused: false });

@@ -5,6 +5,7 @@
  *   write PATH TEXT    replace the file with TEXT
  *   append PATH TEXT   add TEXT to its end
  *   delete PATH        remove it
+ *   link PATH TARGET   make PATH a symbolic link to TARGET (anywhere: what a hostile agent leaves)
  *   sleep SECONDS      wait before the next edit (a worker that ends later than the others)
  *   waitfor PATH       wait until PATH exists (absolute, or from the working directory): a test
  *                      holds the agent until it has seen what it needs to, with no fixed sleep
@@ -18,7 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 interface Edit {
-  op: "write" | "append" | "delete" | "sleep" | "waitfor";
+  op: "write" | "append" | "delete" | "link" | "sleep" | "waitfor";
   file: string;
   text: string;
 }
@@ -48,8 +49,9 @@ export function parseEdits(prompt: string, worker: string | undefined): { edits:
       edits.push({ op: "waitfor", file: hold[1], text: "" });
       continue;
     }
-    const m = /^(write|append|delete) (\S+)(?: (.*))?$/s.exec(line);
-    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH, sleep SECONDS or waitfor PATH)` };
+    const m = /^(write|append|delete|link) (\S+)(?: (.*))?$/s.exec(line);
+    if (!m || (m[1] === "delete" && m[3] !== undefined) || (m[1] === "link" && !m[3]))
+      return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH, link PATH TARGET, sleep SECONDS or waitfor PATH)` };
     const file = path.normalize(m[2]);
     if (path.isAbsolute(m[2]) || file === "." || file === ".." || file.startsWith("../")) return { error: `path outside the working directory: ${JSON.stringify(m[2])}` };
     edits.push({ op: m[1] as Edit["op"], file, text: decode(m[3] ?? "") });
@@ -79,7 +81,10 @@ export function runEdits(prompt: string): number {
     }
     try {
       if (e.op === "delete") fs.rmSync(e.file);
-      else {
+      else if (e.op === "link") {
+        fs.mkdirSync(path.dirname(e.file), { recursive: true });
+        fs.symlinkSync(e.text, e.file);
+      } else {
         fs.mkdirSync(path.dirname(e.file), { recursive: true });
         (e.op === "write" ? fs.writeFileSync : fs.appendFileSync)(e.file, e.text);
       }
