@@ -36,7 +36,7 @@ process.stdout.write(JSON.stringify({ head_sha: r.head_sha, patch: r.patch.toStr
   const result = new Promise<{ head_sha: string; patch: string }>((resolve, reject) =>
     child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out.split("\n")[1])) : reject(new Error(`capture process exit ${code}: ${err}`)))),
   );
-  return { pid: child.pid!, out: () => out, result };
+  return { pid: child.pid!, out: () => out, err: () => err, result };
 }
 
 /** A fresh repository and a worktree of it made the way a run makes one. */
@@ -168,7 +168,9 @@ describe("capture commits everything onto the branch and describes it from the b
     const lock = noteFile(wt.path, "capture.lock");
     const worker = captureProcess(wt, env);
     const holder = () => (fs.existsSync(lock) ? fs.readFileSync(lock, "utf8") : "");
-    await until(() => fs.existsSync(log) && holder() === String(worker.pid), 30_000, 20);
+    await until(() => fs.existsSync(log) && holder() === String(worker.pid), 30_000, 20).catch((e) => {
+      throw new Error(`${e.message}: the worker's capture never held the lock (holder ${JSON.stringify(holder())} at ${lock}, log ${fs.existsSync(log) ? fs.readFileSync(log, "utf8") : "none"}, stdout ${JSON.stringify(worker.out())}, stderr ${JSON.stringify(worker.err())})`);
+    });
     const reaper = captureProcess(wt, env);
     // The reaper prints "trying" once its first attempt at the lock found it held.
     await until(() => reaper.out().startsWith("trying\n"), 30_000, 20);

@@ -11,17 +11,20 @@ import path from "node:path";
 
 const IDENTITY_VARS = ["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"];
 
-/** Gives the jest process no git identity for the suite's duration; returns the scratch directory. */
+/** Gives the jest process no git identity (and an LI_HOME of its own) for the suite's duration; returns the scratch directory. */
 export function useNoIdentity(): () => string {
   let dir = "";
   const saved: Record<string, string | undefined> = {};
   beforeAll(() => {
     dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-wt-")));
     fs.mkdirSync(path.join(dir, "home"));
-    for (const k of [...IDENTITY_VARS, "HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"]) saved[k] = process.env[k];
+    for (const k of [...IDENTITY_VARS, "HOME", "LI_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"]) saved[k] = process.env[k];
     for (const k of IDENTITY_VARS) delete process.env[k];
     process.env.HOME = path.join(dir, "home");
     process.env.XDG_CONFIG_HOME = path.join(dir, "home", ".config");
+    // li's own notes (capture locks, a check's pgid) are keyed by the worktree's name in LI_HOME:
+    // a home of the suite's own, never the person's, nor one another suite's worktree "run1" shares.
+    process.env.LI_HOME = path.join(dir, "li-home");
     process.env.GIT_CONFIG_NOSYSTEM = "1";
     delete process.env.GIT_CONFIG_GLOBAL;
   });
