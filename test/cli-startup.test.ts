@@ -41,8 +41,9 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
     expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto|node:child_process|mcp-server/.test(u))).toEqual([]);
-    // The CLI's bundle ran, and not the MCP server's (which inlines the SDK, so no SDK module shows).
-    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs"]);
+    // The CLI's core and the job command's chunk ran, no other command's, and not the MCP server's
+    // (which inlines the SDK, so no SDK module shows).
+    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "li-job.cjs"]);
     // On state.db, PostgreSQL's driver stays unloaded (it loads only when a store URL names it).
     expect(loaded.filter((u) => PG_DRIVER.test(u))).toEqual([]);
     // Nor li studio: its server (node:http, preact's page) is a bundle only that command loads.
@@ -72,7 +73,7 @@ test("the tracer sees li mcp run the MCP server's bundle (so its absence above m
     // stdin at its end: the server starts, finds no client and closes.
     const r = await li(["mcp"], { env: { ...h.env, ...t.env }, input: "" });
     expect(r.code).toBe(0);
-    expect(t.loaded().filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "mcp-server.cjs"]);
+    expect(t.loaded().filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "li-mcp.cjs", "mcp-server.cjs"]);
   } finally {
     h.cleanup();
   }
