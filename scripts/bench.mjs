@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
-// Usage: npm run bench [-- --runs N] [-- --startup-runs N] [-- --isolate-runs N] [-- --compare-runs N] [-- --budget-runs N]   (0 leaves that part out)
+// Usage: npm run bench [-- --runs N] [-- --startup-runs N] [-- --pg-runs N] [-- --isolate-runs N] [-- --compare-runs N] [-- --budget-runs N]   (0 leaves that part out)
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
@@ -8,6 +8,7 @@ import { benchIsolate, printIsolate } from "./bench-isolate.mjs";
 import { benchCompare, printCompare } from "./bench-compare.mjs";
 import { benchBudget, printBudget } from "./bench-budget.mjs";
 import { benchStartup, printStartup } from "./bench-startup.mjs";
+import { benchPg, pgAvailable, printPg } from "./bench-pg.mjs";
 
 const RUNS = numberArg("--runs", 21);
 const { home, env } = benchHome("li-bench-");
@@ -101,6 +102,13 @@ const startupRuns = numberArg("--startup-runs", 21);
 if (startupRuns > 0) {
   console.log("");
   printStartup(benchStartup({ rounds: startupRuns }));
+}
+
+// A read on a PostgreSQL store against the same read on SQLite (bench-pg.mjs), where PostgreSQL's binaries are.
+const pgRuns = numberArg("--pg-runs", 21);
+if (pgRuns > 0 && pgAvailable()) {
+  console.log("");
+  printPg(await benchPg({ rounds: pgRuns }));
 }
 
 // What --isolate worktree costs in a 10,000-file repository, against the bare git floor (bench-isolate.mjs).

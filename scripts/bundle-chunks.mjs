@@ -73,8 +73,8 @@ function sharedTable(root, shared) {
   };
 }
 
-/** In a chunk: an import of a shared module is the core's module. */
-function sharedImports(root, shared) {
+/** In a chunk: an import of a shared module is the core's module (noted in `used`, which the core exposes). */
+function sharedImports(root, shared, used) {
   return {
     name: "li-shared-imports",
     setup(b) {
@@ -83,7 +83,9 @@ function sharedImports(root, shared) {
         const r = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { liInner: true } });
         if (r.errors.length || r.external || r.namespace !== "file") return undefined;
         const rel = path.relative(root, r.path);
-        return shared.has(rel) ? { path: rel, namespace: "li-shared" } : undefined;
+        if (!shared.has(rel)) return undefined;
+        used.add(rel);
+        return { path: rel, namespace: "li-shared" };
       });
       b.onLoad({ filter: /.*/, namespace: "li-shared" }, (args) => ({ contents: `module.exports = __liShared(${JSON.stringify(args.path)});\n`, loader: "js" }));
     },
@@ -118,13 +120,15 @@ export async function buildCliChunks({ root, out, common, cachedBundle, syntheti
   for (const name of names) for (const rel of await inputsOf({ ...opts, entryPoints: [entryOf(name)], plugins })) seen.set(rel, (seen.get(rel) ?? 0) + 1);
   const shared = new Set(coreInputs);
   for (const [rel, count] of seen) if (count > 1) shared.add(rel);
-  // The stubs first: a command's import in the registry is its chunk, the synthetic one's too.
-  const core = await cachedBundle("li", "src/cli/main.ts", { plugins: [chunkStubs(root), ...plugins, sharedTable(root, shared)] });
+  const chunkBytes = {};
+  const used = new Set();
+  for (const name of names) chunkBytes[name] = await cachedBundle(`li-${name}`, entryOf(name), { plugins: [...plugins, sharedImports(root, shared, used)] }, { chunk: true });
+  // Only the modules a chunk imports are in the core's table: every export of those is kept, the
+  // rest is tree-shaken as in any bundle. The stubs first: a command's import in the registry is
+  // its chunk, the synthetic one's too.
+  const core = await cachedBundle("li", "src/cli/main.ts", { plugins: [chunkStubs(root), ...plugins, sharedTable(root, used)] });
   const commands = {};
-  for (const name of names) {
-    const bytes = await cachedBundle(`li-${name}`, entryOf(name), { plugins: [...plugins, sharedImports(root, shared)] }, { chunk: true });
-    commands[name] = { chunk: bytes, loaded: core + bytes };
-  }
+  for (const name of names) commands[name] = { chunk: chunkBytes[name], loaded: core + chunkBytes[name] };
   fs.writeFileSync(path.join(out, "chunks.json"), JSON.stringify({ core, commands }, null, 2) + "\n");
   const top = Object.entries(commands).sort((a, b) => b[1].chunk - a[1].chunk);
   console.log(`li bundle: core ${kb(core)}; a command loads the core and its chunk: ${top.map(([n, c]) => `${n} +${kb(c.chunk)}`).join(", ")} (dist/bundle/chunks.json)`);

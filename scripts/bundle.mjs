@@ -2,7 +2,7 @@
 // Bundles li's process entry points into dist/bundle, which is most of a read command's start-up
 // cost saved: one file instead of dozens of small ESM modules. Lazily imported commands stay
 // lazily evaluated inside it; external packages load from node_modules on first use.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
 import { build, transform } from "esbuild";
 import { buildCliChunks, warmChunks } from "./bundle-chunks.mjs";
+import { pgBundleOptions } from "./bundle-pg.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { dependencies } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -148,6 +149,8 @@ const chunks = await buildCliChunks({ root, out, common, cachedBundle, synthetic
 // `li mcp`'s server with the MCP SDK (and its zod) inlined: loading the SDK's hundreds of ES
 // modules was most of a connect; from one cached script it is a fraction of that.
 await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filter((name) => name !== "@modelcontextprotocol/sdk") });
+// node-postgres, for a read on a PostgreSQL store (scripts/bundle-pg.mjs).
+await cachedBundle("pg", "li-pg", pgBundleOptions(root, common), { chunk: true });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).
 const { verbIndex } = await import(pathToFileURL(path.join(out, "mcp-surface.js")).href + `?build=${buildId}`);
 fs.writeFileSync(path.join(out, "verbs.json"), JSON.stringify(await verbIndex()) + "\n");
@@ -169,6 +172,8 @@ try {
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "li-build", version: "0" } } };
   const session = [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }];
   execFileSync(process.execPath, [launcher, "mcp"], { env, input: session.map((m) => JSON.stringify(m) + "\n").join(""), stdio: ["pipe", "ignore", "ignore"] });
+  // node-postgres's, from a read of a store nothing listens for (port 9 of the loopback): it loads, is refused.
+  spawnSync(process.execPath, [launcher, "--machine", "job", "list"], { env: { ...env, LI_STORE: "postgres://li@127.0.0.1:9/none" }, stdio: "ignore" });
   // Every other command's chunk, from its help (what a command compiles beyond it, V8 compiles lazily).
   warmChunks({ launcher, env, out, chunks });
 } finally {
