@@ -1,5 +1,5 @@
 // Tests run from TypeScript through swc; black-box tests use the built bin/li.js (npm test builds first).
-import fs from "node:fs";
+import { pgBinDir } from "./test/helpers/pg-cluster.mjs";
 
 const project = {
   testEnvironment: "node",
@@ -22,28 +22,37 @@ const project = {
 };
 
 // The lifecycle, wait, kill, queue and host suites run a second time against a PostgreSQL store
-// (LI_STORE), one database per test home, in a cluster the project starts for itself.
+// (LI_STORE), one database per test home (a copy of one li has migrated), in the cluster of the
+// jest worker (test/helpers/pg-worker.mjs): each worker starts one the first time a suite needs it.
 const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "studio-budgets", "job-diff-apply", "budgets", "budget-alerts"];
-const havePostgres =
-  !!process.env.LI_TEST_PG_BIN || (fs.existsSync("/usr/lib/postgresql") && fs.readdirSync("/usr/lib/postgresql").some((v) => fs.existsSync(`/usr/lib/postgresql/${v}/bin/initdb`)));
+// The same rule as every suite that starts a cluster (pgBinDir), so the project never runs without one.
+const havePostgres = !!pgBinDir();
 if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
   console.warn("li: skipping the PostgreSQL store's run of the lifecycle suites: apt-get install postgresql (or set LI_TEST_PG_BIN)");
 
 export default {
   testTimeout: 60000,
+  // The run's folder where each worker records its PostgreSQL cluster, and their stop at the end.
+  globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
+  globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
   // Most suites wait on child processes rather than compute: two workers keep both cores busy
   // (jest's default on two cores is one), which keeps npm test well under ten minutes.
   maxWorkers: 2,
   projects: [
-    { ...project, displayName: "sqlite", testMatch: ["<rootDir>/test/**/*.test.ts"] },
+    {
+      ...project,
+      displayName: "sqlite",
+      testMatch: ["<rootDir>/test/**/*.test.ts"],
+      // A test never touches the repository it runs from: a run that adds li/* branches to it fails.
+      globalSetup: "<rootDir>/test/helpers/repo-guard-setup.mjs",
+      globalTeardown: "<rootDir>/test/helpers/repo-guard-teardown.mjs",
+    },
     ...(havePostgres || process.env.LI_TEST_REQUIRE_POSTGRES
       ? [
           {
             ...project,
             displayName: "postgres",
             testMatch: ON_BOTH_STORES.map((name) => `<rootDir>/test/${name}.test.ts`),
-            globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
-            globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
             setupFiles: ["reflect-metadata", "<rootDir>/test/helpers/pg-mode.ts"],
           },
         ]

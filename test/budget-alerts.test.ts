@@ -1,35 +1,45 @@
 import fs from "node:fs";
 import path from "node:path";
-import { li, liData, sleep, tempHome, until } from "./helpers/li.js";
+import { useSharedStore } from "./helpers/hosts.js";
+import { li, liData, sleep, tempHome, until, type Home } from "./helpers/li.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 /*
  * Budget alerts (issue 31 §4), black-box: a token budget, mock/spend runs that cross 80 % and
  * 100 % of it, and an exec handler whose kinds name budget.threshold appending each envelope it
  * reads. Each (budget, period, level) alerts once, however many workers cross it at once; the
- * next period (LI_TEST_BUDGET_NOW moves the budget clock) alerts again. Also li stats --group-by
- * budget over the same charges.
+ * next period (LI_TEST_BUDGET_NOW moves the budget clock) alerts again. Two hosts are two homes on
+ * one PostgreSQL database. Also li stats --group-by budget over the same charges.
  */
 
 const DAY1 = "2026-03-10T12:00:00.000Z";
 const DAY2 = "2026-03-11T12:00:00.000Z";
 
-function setup() {
-  const t = tempHome();
+/** `homes` (one new home unless given) with the same handlers, appending to files in the first; `data` runs li on one of them. */
+function setup(homes: Home[] = [tempHome()]) {
+  const [t] = homes;
   const alerts = path.join(t.home, "alerts.jsonl");
   const all = path.join(t.home, "all.jsonl");
-  fs.writeFileSync(
-    path.join(t.home, "settings.yaml"),
-    `
+  for (const h of homes)
+    fs.writeFileSync(
+      path.join(h.home, "settings.yaml"),
+      `
 notify:
   on_terminal:
     - {name: budgets, exec: ["/usr/bin/tee", "-a", "${alerts}"], kinds: [budget.threshold]}
     - {name: ends, exec: ["/usr/bin/tee", "-a", "${all}"]}
   retry: {max_attempts: 3, backoff_seconds: 0.1}
 `,
-  );
-  const env = (now: string, host = "alpha") => ({ ...t.env, LI_SPEND_FLUSH_MS: "150", LI_TEST_BUDGET_NOW: now, LI_HOST: host });
-  const data = (args: string[], now = DAY1, host?: string) => liData(args, { env: env(now, host) });
+    );
+  const env = (now: string, on: Home) => ({ ...on.env, LI_SPEND_FLUSH_MS: "150", LI_TEST_BUDGET_NOW: now, LI_HOST: on.env.LI_HOST ?? "alpha" });
+  const data = (args: string[], now = DAY1, on = t) => liData(args, { env: env(now, on) });
   return { ...t, alerts, all, data };
+}
+
+/** The threshold rows of budget `name`'s audit trail, as level and the run that crossed it, oldest first. */
+async function thresholdEvents(data: (a: string[]) => Promise<any>, name: string) {
+  const events = (await data(["budget", "show", name])).events.filter((e: any) => e.action === "threshold");
+  return events.reverse().map((e: any) => ({ level: e.detail.level, resets_at: e.detail.resets_at, run: e.detail.entity_id }));
 }
 
 const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
@@ -97,33 +107,46 @@ test("a run crossing 80 % then 100 % of a token budget alerts each level once, t
   }
 });
 
-test("two runs on two hosts crossing at once alert each level once; the next period alerts again", async () => {
-  const t = setup();
-  try {
-    await t.data(["budget", "set", "team", "--limit-tokens", "10000", "--per", "day", "--scope", "all"]);
-    const ids = await Promise.all([
-      t.data(["agent", "--detach", "mock/spend:12000:3", "a"], DAY1, "alpha"),
-      t.data(["agent", "--detach", "mock/spend:12000:3", "b"], DAY1, "beta"),
-    ]).then((r) => r.map((x) => x.id));
-    await ended(t.data, ids);
-    await delivered(t.data, 4); // two alerts, two ends
-    await sleep(700);
-    const day1 = lines(t.alerts);
-    expect(day1.map((e) => e.level).sort()).toEqual([0.8, 1]);
-    expect(day1.every((e) => e.period_start === "2026-03-10T00:00:00.000Z" && ids.includes(e.run.id))).toBe(true);
+// Hosts are homes on one PostgreSQL database with a cluster of their own, so this runs in the
+// sqlite project only: in the postgres project it would be the same test again.
+if (process.env.LI_TEST_STORE !== "postgres")
+  describePostgres("on two hosts", () => {
+    const store = useSharedStore(["alpha", "beta"]);
+    const [alpha, beta] = store.homes;
 
-    // The next day is a new period: the same budget alerts at both levels again.
-    const next = (await t.data(["agent", "--detach", "mock/spend:12000:3", "c"], DAY2)).id;
-    await ended(t.data, [next]);
-    await delivered(t.data, 7);
-    await sleep(500);
-    const day2 = lines(t.alerts).slice(2);
-    expect(day2.map((e) => e.level)).toEqual([0.8, 1]);
-    expect(day2.every((e) => e.period_start === "2026-03-11T00:00:00.000Z" && e.run.id === next)).toBe(true);
-  } finally {
-    t.cleanup();
-  }
-});
+    test("two runs on two hosts crossing at once alert each level once; the next period alerts again", async () => {
+      const t = setup([alpha, beta]);
+      await t.data(["budget", "set", "team", "--limit-tokens", "10000", "--per", "day", "--scope", "all"]);
+      const ids = await Promise.all([t.data(["agent", "--detach", "mock/spend:12000:3", "a"], DAY1, alpha), t.data(["agent", "--detach", "mock/spend:12000:3", "b"], DAY1, beta)]).then((r) => r.map((x) => x.id));
+      await ended(t.data, ids);
+      expect(await Promise.all(ids.map(async (id) => (await t.data(["job", "status", id])).jobs[0].host))).toEqual(["alpha", "beta"]);
+      await delivered(t.data, 4); // two alerts, two ends
+      await sleep(700); // any duplicate would have arrived by now
+      const day1 = lines(t.alerts);
+      expect(day1.map((e) => e.level).sort()).toEqual([0.8, 1]);
+      expect(day1.every((e) => e.period_start === "2026-03-10T00:00:00.000Z" && ids.includes(e.run.id))).toBe(true);
+      // The audit trail, on the one store, records each crossing once, whichever host's run made it.
+      const events1 = await thresholdEvents(t.data, "team");
+      expect(events1.map((e: any) => [e.level, e.resets_at])).toEqual([
+        [0.8, "2026-03-11T00:00:00.000Z"],
+        [1, "2026-03-11T00:00:00.000Z"],
+      ]);
+      expect(events1.every((e: any) => ids.includes(e.run))).toBe(true);
+
+      // The next day is a new period: the same budget alerts at both levels again.
+      const next = (await t.data(["agent", "--detach", "mock/spend:12000:3", "c"], DAY2, beta)).id;
+      await ended(t.data, [next]);
+      await delivered(t.data, 7);
+      await sleep(500);
+      const day2 = lines(t.alerts).slice(2);
+      expect(day2.map((e) => e.level)).toEqual([0.8, 1]);
+      expect(day2.every((e) => e.period_start === "2026-03-11T00:00:00.000Z" && e.run.id === next)).toBe(true);
+      expect((await thresholdEvents(t.data, "team")).slice(2)).toEqual([
+        { level: 0.8, resets_at: "2026-03-12T00:00:00.000Z", run: next },
+        { level: 1, resets_at: "2026-03-12T00:00:00.000Z", run: next },
+      ]);
+    });
+  });
 
 test("li stats --group-by budget: runs charged and their spend per budget, by outcome, for the current period or --since", async () => {
   const t = setup();

@@ -4,9 +4,12 @@
  * them; and a run streaming on one host is stopped there when runs on another host cross the
  * budget that covers both.
  */
-import { rows, terminal, untilStatus } from "./helpers/fixtures.js";
+import { END_DRAIN_MS } from "../src/runtime/run-end.js";
+import { retryWindowMs } from "../src/runtime/persist.js";
+import { flushMs } from "../src/runtime/spend-sink.js";
+import { jobStatus, rows, terminal, untilStatus } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore } from "./helpers/hosts.js";
-import { li, liData, until, type Home, type LiRun } from "./helpers/li.js";
+import { li, liData, until, untilBefore, type Home, type LiRun } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("budgets shared by several hosts", () => {
@@ -47,6 +50,12 @@ describePostgres("budgets shared by several hosts", () => {
     // Raising the limit by one lets exactly one more start, on whichever host claims it first.
     await liData(["budget", "set", "five", "--limit-usd", "6", "--per", "total", "--scope", "all", "--reserve-per-run", "1", "--on-exceed", "hold"], { env: b.env });
     await until(async () => ((await passes()) === 6 ? true : undefined), 30000);
+    // And it stays six: several claim passes of every daemon later, one more started, not two.
+    for (let i = 0; i < 5; i++) {
+      await li(["job", "list"], { env: c.env });
+      expect(await passes()).toBe(6);
+    }
+    expect((await rows(a, "SELECT count(*)::int AS n FROM entities WHERE status = 'queued'"))[0].n).toBe(14);
   });
 
   test("a run streaming on host a is stopped on a when runs on host b cross the budget covering both", async () => {
@@ -57,7 +66,17 @@ describePostgres("budgets shared by several hosts", () => {
     // Three runs on b, each 10,000 tokens at once: together they pass 25,000.
     const onB: string[] = [];
     for (let i = 0; i < 3; i++) onB.push((await liData(["agent", "--detach", "--label", "team", "mock/spend:10000:0", "y"], { env: fast(b) })).id);
-    const stopped = await terminal(b.env, onA, 30000);
+    // b's runs spend at once and end, each writing its spend as it ends: then the budget is crossed.
+    for (const id of onB) await terminal(b.env, id, 60_000);
+    expect((await budgetList(a))[0].spent).toBe(30000);
+    // From here a's worker has bounds of its own: it looks at its budgets every flush interval, and
+    // records the stop (its console drained first, the write retried over its retry window) before
+    // it kills its group.
+    const deadline = Date.now() + flushMs(fast(a)) + END_DRAIN_MS + retryWindowMs();
+    const stopped = await untilBefore(async () => {
+      const j = await jobStatus(b.env, onA);
+      return j.terminal ? j : undefined;
+    }, deadline, "the run on a stopped once the budget was crossed");
     expect([stopped.status, stopped.reason_code, stopped.host]).toEqual(["failed", "invocation.failed.budget_exceeded", "a"]);
     const ev = (await rows(a, "SELECT source, detail FROM events WHERE entity_id = ? AND to_status = 'failed'", [onA]))[0];
     expect(ev.source).toBe("runtime");
@@ -74,5 +93,5 @@ describePostgres("budgets shared by several hosts", () => {
     });
     const [fig] = await budgetList(a);
     expect(fig.spent).toBeGreaterThanOrEqual(25000);
-  });
+  }, 180_000);
 });

@@ -18,6 +18,25 @@ const budget = (h: Home, args: string[], env = h.env) => li(["--machine", "budge
 const submit = (env: NodeJS.ProcessEnv, model: string, extra: string[] = []) => li(["--machine", "agent", "--detach", ...extra, model, "p"], { env });
 const list = async (env: NodeJS.ProcessEnv) => (await liData(["budget", "list"], { env })).budgets;
 
+/** The first line `li args` writes to stderr; then it is killed (a foreground run that would go on waiting). */
+async function firstErrLine(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, [LI_BIN, ...args], { env, cwd: ROOT, stdio: ["ignore", "ignore", "pipe"] });
+  const exited = new Promise((r) => child.once("close", r));
+  let err = "";
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      child.stderr!.on("data", (d) => {
+        err += d;
+        if (err.includes("\n")) resolve(err.slice(0, err.indexOf("\n") + 1));
+      });
+      child.once("close", (code) => reject(new Error(`li ${args.join(" ")} exited ${code} before a whole line: ${err}`)));
+    });
+  } finally {
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
+
 test("li budget set, list, show and delete; bad input is refused by field and writes nothing", async () => {
   const h = home();
   const bad: [string[], string][] = [
@@ -42,11 +61,20 @@ test("li budget set, list, show and delete; bad input is refused by field and wr
   expect(await list(h.env)).toEqual([]);
   expect(await rows(h, "SELECT * FROM budget_events")).toEqual([]);
 
-  const set = await budget(h, ["set", "team", "--limit-usd", "25", "--per", "week", "--timezone", "Europe/Berlin", "--scope", "label:nightly", "--on-exceed", "hold", "--reserve-per-run", "0.5"]);
+  // The clock is injected: Berlin's midnight is 23:00 UTC in winter time and 22:00 UTC in summer time.
+  const at = (now: string) => ({ ...h.env, LI_TEST_BUDGET_NOW: now });
+  const set = await budget(h, ["set", "team", "--limit-usd", "25", "--per", "week", "--timezone", "Europe/Berlin", "--scope", "label:nightly", "--on-exceed", "hold", "--reserve-per-run", "0.5"], at("2026-12-09T12:00:00Z"));
   expect(set.json.data).toMatchObject({ created: true, budget: { name: "team", scope: "label:nightly", unit: "usd", limit: 25, period: "week", timezone: "Europe/Berlin", on_exceed: "hold", spent: 0, reserved: 0, left: 25 } });
-  // A week starts on Monday, at midnight in Berlin (UTC+1 in December).
+  // A week starts on Monday, at midnight in Berlin: Wednesday 9 December's week ends on Monday the 14th (UTC+1).
   expect(new Date(set.json.data.budget.resets_at).getUTCDay()).toBe(0);
-  expect(set.json.data.budget.resets_at).toMatch(/T23:00:00\.000Z$/);
+  expect(set.json.data.budget.resets_at).toBe("2026-12-13T23:00:00.000Z");
+  // Summer time (UTC+2), and the weeks the clocks change in: each edge at the offset of its own Monday.
+  const weeks: [string, string, string][] = [
+    ["2026-07-15T12:00:00Z", "2026-07-12T22:00:00.000Z", "2026-07-19T22:00:00.000Z"],
+    ["2026-03-25T12:00:00Z", "2026-03-22T23:00:00.000Z", "2026-03-29T22:00:00.000Z"],
+    ["2026-10-21T12:00:00Z", "2026-10-18T22:00:00.000Z", "2026-10-25T23:00:00.000Z"],
+  ];
+  for (const [now, start, resets] of weeks) expect([now, (await list(at(now)))[0]]).toEqual([now, expect.objectContaining({ period_start: start, resets_at: resets })]);
   const [row] = await list(h.env);
   for (const k of ["name", "scope", "period", "spent", "reserved", "limit", "left", "resets_at"]) expect(row).toHaveProperty(k);
   const human = await li(["budget", "list"], { env: h.env });
@@ -100,8 +128,7 @@ test("hold: a run with no room waits queued, saying which budget holds it, and s
   expect(second.json.ok).toBe(true);
   expect(second.json.data).toMatchObject({ status: "queued", waiting_for: "budget one" });
   // In the foreground too, the first line says what it waits for.
-  const fg = await li(["agent", "--timeout", "5", "mock/echo", "fg"], { env: h.env, timeoutMs: 3000 });
-  expect(fg.stderr).toMatch(/^li: invocation \S+ mock\/echo: queued, waiting for budget one \(it starts when the budget has room\); Ctrl-C cancels it/);
+  expect(await firstErrLine(["agent", "--timeout", "5", "mock/echo", "fg"], h.env)).toMatch(/^li: invocation \S+ mock\/echo: queued, waiting for budget one \(it starts when the budget has room\); Ctrl-C cancels it/);
   const held = (await liData(["job", "status", second.json.data.id], { env: h.env })).jobs[0];
   expect([held.status, held.waiting_for, held.budgets]).toEqual(["queued", "budget one", []]);
   // Any li command that promotes leaves it waiting while the budget has no room.

@@ -3,7 +3,7 @@ import path from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { git, makeRepo, useNoIdentity } from "./helpers/git-repos.js";
-import { LI_BIN, li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { endedBefore, LI_BIN, li, liData, spentAtLeast, tempHome, until, type Home } from "./helpers/li.js";
 
 /*
  * Checks (issue 30): --check-cmd (CLI only) and --check NAME (settings' checks) run a command in an
@@ -80,13 +80,13 @@ test("a named check from settings; an unknown name is refused with the names the
   }
   expect((await liData(["job", "list"], { env: h.env })).jobs).toHaveLength(1);
 
-  const t0 = Date.now();
   const slow = await liData(["agent", "--isolate", "worktree", "--check", "slow", "mock/edit", "write s.txt s"], { env: h.env, cwd: root });
-  expect(Date.now() - t0).toBeLessThan(20_000);
   const s = (await liData(["job", "status", slow.id], { env: h.env })).jobs[0];
   expect(s.status).toBe("completed");
   expect(s.change.check).toMatchObject({ passed: false, timed_out: true, exit_code: null, name: "slow" });
-  expect(s.change.check.duration_ms).toBeLessThan(10_000);
+  // Stopped at check_timeout_seconds (1), not left to end its sleep 30.
+  spentAtLeast(s.change.check.duration_ms / 1000, 1, "the check ran until its timeout");
+  endedBefore(s.change.check.duration_ms / 1000, 30, "the check was stopped before its own sleep 30 ended");
 });
 
 test("a check its worker did not live to finish (kill -9) is run by the next capturer, and the worktree is removed after it", async () => {
@@ -108,13 +108,11 @@ test("li kill during the check stops it: the run is cancelled, the check recorde
   const r = await liData(["agent", "--detach", "--isolate", "worktree", "--check-cmd", "sleep 30", "mock/edit", "write k.txt k"], { env: h.env, cwd: root });
   const consoleLog = path.join(r.run_dir, "console.log");
   await until(() => fs.existsSync(consoleLog) && fs.readFileSync(consoleLog, "utf8").includes("li: check: "), 30_000);
-  const t0 = Date.now();
   await liData(["kill", r.id], { env: h.env });
-  expect(Date.now() - t0).toBeLessThan(15_000);
   const s = (await liData(["job", "status", r.id], { env: h.env })).jobs[0];
   expect(s.status).toBe("cancelled");
   expect(s.change.check).toMatchObject({ passed: false, exit_code: null, signal: "SIGKILL", timed_out: false });
-  expect(s.change.check.duration_ms).toBeLessThan(15_000);
+  endedBefore(s.change.check.duration_ms / 1000, 30, "the check was killed before its own sleep 30 ended");
   expect(worktrees()).toEqual([]);
 });
 
@@ -132,6 +130,10 @@ describe("over MCP", () => {
   test("a spawn verb names a check from settings; an unknown name is refused with the names; a raw command is not in any schema", async () => {
     const root = makeRepo(scratch(), { "README.md": "hello\n" });
     settings('checks:\n  exists: "test -f ok.txt"\n');
+    // The raw commands write outside the worktree (which is removed after its check), so one let through would leave its file.
+    const pwned = path.join(h.home, "pwned");
+    const control = path.join(h.home, "control");
+    const scheduled = (file: string) => ["fanout", "-n", "1", "--model", "mock/edit", "--isolate", "worktree", "--check-cmd", `touch ${file}`, "write ok.txt yes"];
     const mcp = await server(h.env, root);
     try {
       const help = ((await mcp.raw({ help: "fanout.submit" })) as any).structuredContent;
@@ -140,7 +142,7 @@ describe("over MCP", () => {
       for (const verb of ["agent.submit", "flow.submit", "play.submit", "schedule.create"])
         expect(((await mcp.raw({ help: verb })) as any).structuredContent.schema.properties.check_cmd).toBeUndefined();
 
-      const raw = await mcp.op("agent.submit", { model: "mock/edit", prompt: "write ok.txt yes", isolate: "worktree", check_cmd: "touch pwned" }, (await mcp.raw({ help: "agent.submit" }) as any).structuredContent.schema_fingerprint);
+      const raw = await mcp.op("agent.submit", { model: "mock/edit", prompt: "write ok.txt yes", isolate: "worktree", check_cmd: `touch ${pwned}` }, (await mcp.raw({ help: "agent.submit" }) as any).structuredContent.schema_fingerprint);
       expect(raw.ok).toBe(false);
       expect(raw.error.code).toBe("invalid_args");
       expect(JSON.stringify(raw.error)).toContain("check_cmd");
@@ -153,7 +155,7 @@ describe("over MCP", () => {
 
       // A raw command inside a schedule's action words is refused under MCP too.
       const schedFp = ((await mcp.raw({ help: "schedule.create" })) as any).structuredContent.schema_fingerprint;
-      const sneaked = await mcp.op("schedule.create", { name: "s1", every: "1h", action: ["fanout", "--model", "mock/edit", "--isolate", "worktree", "--check-cmd", "touch pwned", "go"] }, schedFp);
+      const sneaked = await mcp.op("schedule.create", { name: "s1", every: "1h", action: scheduled(pwned) }, schedFp);
       expect(sneaked.ok).toBe(false);
       expect(sneaked.error.message).toContain("--check-cmd is a CLI option only");
 
@@ -170,6 +172,12 @@ describe("over MCP", () => {
     } finally {
       await mcp.close();
     }
-    expect(fs.existsSync(path.join(root, "pwned"))).toBe(false);
-  });
+    // The same schedule from the CLI, fired now, does write its file: had MCP let either attempt
+    // through, firing it (or the agent run it started) would have written pwned.
+    await liData(["schedule", "create", "s0", "--every", "1h", "--", ...scheduled(control)], { env: h.env, cwd: root });
+    for (const name of ["s0", "s1"]) await li(["--machine", "schedule", "trigger", name], { env: h.env, cwd: root });
+    const ids = (await liData(["job", "list"], { env: h.env })).jobs.map((j: any) => j.id);
+    await until(async () => (await liData(["wait", ...ids, "--max-wait-seconds", "20"], { env: h.env })).all_terminal, 120_000);
+    expect([fs.existsSync(control), fs.existsSync(pwned)]).toEqual([true, false]);
+  }, 180_000);
 });

@@ -11,11 +11,22 @@ import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { li, liData, tempHome, type Home } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { dbOf } from "../src/lifecycle/db/handle.js";
+import { WAIT_BOUNDS } from "../src/lifecycle/wait.js";
 
 const scratch = useNoIdentity();
 
 // Workers 1 and 2 write the same file differently; worker 3 writes another.
 const PROMPT = "worker 1: write f.txt one\nworker 2: write f.txt two\nworker 3: write g.txt three";
+
+/*
+ * A fan-out here is a dozen process starts and as many git runs, and each test reads its result
+ * with more li processes after it ends: on a loaded machine, the wait and the reads together pass
+ * jest's default 60 s. The wait is li's longest window under --machine, and the test's timeout
+ * leaves the reads after it as long again twice over, so li's wait, not jest, says when the
+ * fan-out took too long (and the test names that step).
+ */
+const WAIT_S = WAIT_BOUNDS.max_wait_seconds.max;
+const TEST_MS = 3 * WAIT_S * 1000;
 
 const porcelain = (root: string) => git(root, "status", "--porcelain=v1", "--untracked-files=all");
 
@@ -51,7 +62,13 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     const root = makeRepo(scratch(), { "f.txt": "base\n", "h.txt": "h\n" });
     const before = { status: porcelain(root), files: tree(root), head: git(root, "rev-parse", "HEAD"), refs: git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main") };
     const id = await fanout(h.env, root);
-    await liData(["wait", id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    await liData(["wait", id, "--max-wait-seconds", String(WAIT_S)], { env: h.env, cwd: root });
+    // The supervisor computed the pairs when its workers ended, before the fan-out finished: they
+    // are stored before any li job diff (which would compute them), none later than the session's end.
+    const stored = await withStore(h, (s) => dbOf(s).all<any>("SELECT a, b, conflict, computed_at FROM change_pairs WHERE session_id = ?", [id]));
+    const endedAt = (await liData(["job", "status", id], { env: h.env })).jobs[0].ended_at;
+    expect(stored.map((p) => [Date.parse(p.computed_at) <= Date.parse(endedAt), p.computed_at, endedAt])).toEqual(stored.map((p) => [true, p.computed_at, endedAt]));
+    expect(stored).toHaveLength(3);
 
     const d = await liData(["job", "diff", id], { env: h.env, cwd: root });
     expect(d).toMatchObject({ id, mode: "fanout", status: "completed" });
@@ -63,9 +80,9 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     ]);
     expectTheThreePairs(d.pairs, d.runs);
     expect(d.pairs.filter((p: any) => p.conflict)).toHaveLength(1);
-    // The supervisor computed them when its workers ended, before the fan-out finished.
-    const stored = await withStore(h, (s) => dbOf(s).all("SELECT a, b, conflict FROM change_pairs WHERE session_id = ?", [id]));
-    expect(stored).toHaveLength(3);
+    // They are the pairs the supervisor stored.
+    const key = (p: any) => `${[p.a, p.b].sort().join(" ")} ${Boolean(p.conflict)}`;
+    expect(stored.map(key).sort()).toEqual(d.pairs.map(key).sort());
 
     // A person reads the same: the table, then one line a pair.
     const human = await li(["job", "diff", id], { env: h.env, cwd: root });
@@ -77,12 +94,12 @@ describe("li job diff of an isolated fan-out, on its host", () => {
 
     // Neither the supervisor's comparison nor li job diff's touched the checkout, its index or its refs.
     expect({ status: porcelain(root), files: tree(root), head: git(root, "rev-parse", "HEAD"), refs: git(root, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main") }).toEqual(before);
-  });
+  }, TEST_MS);
 
   test("pairs the store lacks (a supervisor killed before comparing) are computed by li job diff on the fan-out's host, once", async () => {
     const root = makeRepo(scratch(), { "f.txt": "base\n" });
     const id = await fanout(h.env, root);
-    expect((await liData(["wait", id, "--max-wait-seconds", "50"], { env: h.env, cwd: root })).all_terminal).toBe(true);
+    expect((await liData(["wait", id, "--max-wait-seconds", String(WAIT_S)], { env: h.env, cwd: root })).all_terminal).toBe(true);
     await forgetPairs(h, id);
     const before = tree(root);
     const r = await li(["--machine", "job", "diff", id], { env: h.env, cwd: root });
@@ -104,13 +121,13 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     expect(await withStore(h, (s) => dbOf(s).all("SELECT a, b, computed_at FROM change_pairs WHERE session_id = ? ORDER BY a, b", [id]))).toEqual(first);
     expect(tree(root)).toEqual(before);
     expect(porcelain(root)).toBe("");
-  });
+  }, TEST_MS);
 
   test("a file one worker deletes and another changes conflicts; the same edit made by two workers merges cleanly", async () => {
     const root = makeRepo(scratch(), { "f.txt": "base\n" });
     const prompt = "worker 1: delete f.txt\nworker 2: write f.txt two\nworker 3: write f.txt two";
     const sub = await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--detach", prompt], { env: h.env, cwd: root });
-    await liData(["wait", sub.id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    await liData(["wait", sub.id, "--max-wait-seconds", String(WAIT_S)], { env: h.env, cwd: root });
     const d = await liData(["job", "diff", sub.id], { env: h.env, cwd: root });
     expect(d.runs.map((r: any) => r.files.map((f: any) => `${f.status} ${f.path}`))).toEqual([["deleted f.txt"], ["modified f.txt"], ["modified f.txt"]]);
     const p = byLabels(d.pairs);
@@ -119,7 +136,7 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     expect(p["w2-w3"]).toMatchObject({ both_files: ["f.txt"], conflict: false, conflicts: [] });
     const human = await li(["job", "diff", sub.id], { env: h.env, cwd: root });
     expect(human.stdout).toMatch(/w2–w3\s+both changed f\.txt; merges cleanly/);
-  });
+  }, TEST_MS);
 
   test("changes that share no file can still conflict: a directory renamed under another's new file, a file where another makes a directory", async () => {
     const root = makeRepo(scratch(), { "old/a.txt": "alpha\nbeta\ngamma\n", "r.txt": "r\n" });
@@ -133,7 +150,7 @@ describe("li job diff of an isolated fan-out, on its host", () => {
       "worker 3: write d/x.txt y\\n",
     ].join("\n");
     const sub = await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--detach", prompt], { env: h.env, cwd: root });
-    await liData(["wait", sub.id, "--max-wait-seconds", "50"], { env: h.env, cwd: root });
+    await liData(["wait", sub.id, "--max-wait-seconds", String(WAIT_S)], { env: h.env, cwd: root });
     const d = await liData(["job", "diff", sub.id], { env: h.env, cwd: root });
     expect(d.runs[0].files).toEqual(expect.arrayContaining([expect.objectContaining({ path: "new/a.txt", old_path: "old/a.txt", status: "renamed" })]));
     const p = byLabels(d.pairs);
@@ -141,7 +158,7 @@ describe("li job diff of an isolated fan-out, on its host", () => {
     expect(p["w1-w3"]).toMatchObject({ computed: true, both_files: [], conflict: true });
     expect(p["w1-w3"].conflicts.length).toBeGreaterThan(0);
     expect(p["w2-w3"]).toMatchObject({ computed: true, both_files: [], conflict: false, conflicts: [] });
-  });
+  }, TEST_MS);
 });
 
 describePostgres("a fan-out compared on its host, read from another", () => {

@@ -22,7 +22,9 @@ import { describePostgres } from "./helpers/postgres.js";
 
 describePostgres("liveness across hosts", () => {
   const groups: number[] = [];
+  // A cluster of its own: one test cuts the server off (outage).
   const hosts = useSharedStore([], {
+    cluster: "private",
     cleanup: () => {
       for (const g of groups) killGroup(g);
     },

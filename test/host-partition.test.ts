@@ -10,7 +10,7 @@ import net from "node:net";
 import { rows } from "./helpers/fixtures.js";
 import { killDaemons, startDaemon } from "./helpers/hosts.js";
 import { type Home, liData, tempHome, until } from "./helpers/li.js";
-import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";
+import { describePostgres, workerCluster } from "./helpers/postgres.js";
 
 /** A TCP proxy to `port` whose link can be cut (every connection dropped, new ones refused) and healed. */
 async function cuttableProxy(port: number) {
@@ -43,13 +43,13 @@ async function cuttableProxy(port: number) {
 }
 
 describePostgres("a host cut off from the shared store, and back", () => {
-  let cluster: PgCluster;
   let proxy: Awaited<ReturnType<typeof cuttableProxy>>;
   let a: Home;
   let b: Home;
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    // The worker's cluster: the cut is the proxy's, the server itself stays up.
+    const cluster = workerCluster();
     const url = cluster.createDatabase();
     proxy = await cuttableProxy(cluster.port);
     a = tempHome();
@@ -62,7 +62,6 @@ describePostgres("a host cut off from the shared store, and back", () => {
     await proxy?.close();
     a?.cleanup();
     b?.cleanup();
-    cluster?.stop();
   });
 
   test("lease expiry shows the run stopped_without_end elsewhere; on return the daemon registers anew and publishes the end the worker left", async () => {

@@ -91,7 +91,7 @@ describe("every view of a record names its host", () => {
   });
 
   test.each([["any"], ["a b"], ["-leading-dash"], ["x".repeat(64)], ["é"]])("LI_HOST=%j is invalid_input before anything is written", async (bad) => {
-    const h = home();
+    const h = home({ emptyStore: true });
     const env = on(h, bad);
     for (const args of [["agent", "--detach", "mock/echo", "hi"], ["o", "flow", "--detach", "--model", "mock/echo", "goal\n- a"]]) {
       const r = await li(["--machine", ...args], { env });
@@ -146,7 +146,7 @@ describe("the store", () => {
   });
 
   test("a store at schema 7 is refused until li state migrate; then its old rows show host null and new ones the host", async () => {
-    const h = home();
+    const h = home({ emptyStore: true });
     const old = newId("invocation");
     const at = new Date().toISOString();
     const insertOld = "INSERT INTO entities (id, kind, status, outcome, reason_code, spec, created_at, updated_at, ended_at) VALUES (?, 'invocation', 'completed', 'succeeded', 'invocation.completed.exit_zero', '{}', ?, ?, ?)";

@@ -19,8 +19,39 @@ import { describePostgres } from "./helpers/postgres.js";
 import { startStudio } from "./helpers/studio.js";
 
 
+/**
+ * Makes the store at `url` hold every console chunk of a run after its first inside the inserting
+ * transaction (a trigger waits on an advisory lock this connection holds), until `release`, which
+ * also drops the trigger. A test's own device: li's shipping is what it slows, not what it changes.
+ */
+async function holdLaterChunks(url: string): Promise<{ release(): Promise<void> }> {
+  const { default: pg } = await import("pg");
+  const c = new pg.Client({ connectionString: url });
+  // The cluster stops after the block: an error on this idle connection then is nobody's.
+  c.on("error", () => {});
+  await c.connect();
+  await c.query(`CREATE FUNCTION li_test_hold_chunks() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM console_chunks WHERE entity_id = NEW.entity_id) THEN PERFORM pg_advisory_xact_lock_shared(40, 2); END IF;
+      RETURN NEW;
+    END $$`);
+  await c.query("CREATE TRIGGER li_test_hold_chunks BEFORE INSERT ON console_chunks FOR EACH ROW EXECUTE FUNCTION li_test_hold_chunks()");
+  await c.query("SELECT pg_advisory_lock(40, 2)");
+  let released: Promise<void> | undefined;
+  return {
+    release: () =>
+      (released ??= (async () => {
+        await c.query("SELECT pg_advisory_unlock(40, 2)");
+        await c.query("DROP TRIGGER li_test_hold_chunks ON console_chunks");
+        await c.query("DROP FUNCTION li_test_hold_chunks()");
+        await c.end();
+      })()),
+  };
+}
+
 describePostgres("output from any host", () => {
-  const store = useSharedStore(["laptop", "gpu1", "gpu2"]);
+  // A cluster of its own: one test cuts the server off (outage).
+  const store = useSharedStore(["laptop", "gpu1", "gpu2"], { cluster: "private" });
   const [laptop, gpu1, gpu2] = store.homes;
   let d2: Daemon;
 
@@ -120,12 +151,23 @@ describePostgres("output from any host", () => {
 
   test("a worker killed -9 while it ships leaves whole chunks, and gpu2's daemon ships the rest once its processes are gone: the laptop's --follow ends with the run and reads the whole tail", async () => {
     const total = 32 * 1024 * 1024;
-    const run = await liData(["agent", "--host", "gpu2", "--allow-new-host", `mock/flood:${total}`, "flood"], { env: laptop.env });
-    const j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
-    // Some chunks are in: then the worker goes, with no chance to finish what it was shipping
-    // (whether before it recorded the end, and gpu2's reaper records it lost, or after).
-    await until(async () => Number((await rows(laptop, "SELECT count(*) AS n FROM console_chunks WHERE entity_id = ?", [run.id]))[0].n) > 0, 60_000);
-    process.kill(j.pid, "SIGKILL");
+    // The store takes a run's first chunk, then holds each later one in its transaction until
+    // the test lets go: the worker is caught mid-ship, and cannot record its end (it drains its
+    // console first), for as long as the test needs to see it running and kill it.
+    // gpu2's daemon (started before the tests) makes the store's tables; the trigger needs them.
+    await until(async () => (await rows(laptop, "SELECT to_regclass('console_chunks') AS t"))[0]?.t, 60_000);
+    const held = await holdLaterChunks(store().url);
+    let run: any;
+    let j: any;
+    try {
+      run = await liData(["agent", "--host", "gpu2", "--allow-new-host", `mock/flood:${total}`, "flood"], { env: laptop.env });
+      j = await untilStatus(laptop.env, run.id, (j) => j.status === "running" && j.pid, 60_000);
+      await until(async () => Number((await rows(laptop, "SELECT count(*) AS n FROM console_chunks WHERE entity_id = ?", [run.id]))[0].n) > 0, 60_000);
+      // The worker goes with its next chunk in flight: none of that chunk may land.
+      process.kill(j.pid, "SIGKILL");
+    } finally {
+      await held.release();
+    }
     const f = await followFromLaptop(run.id);
     expect(f.err).not.toMatch(/did not reach the store/);
     const ended = (await liData(["job", "status", run.id], { env: laptop.env })).jobs[0];

@@ -53,6 +53,7 @@ test("an isolated run edits its own worktree on li/<id> from HEAD: the checkout 
 
 test("three fan-out workers edit the same file, each on its own branch from the same base, and the checkout is untouched", async () => {
   const root = makeRepo(scratch(), { "f.txt": "base\n" });
+  const head = git(root, "rev-parse", "HEAD");
   const before = tree(root);
   const prompt = "worker 1: write f.txt one\nworker 2: write f.txt two\nworker 3: write f.txt three\\nlines";
   const sub = await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--detach", prompt], { env: h.env, cwd: root });
@@ -64,8 +65,12 @@ test("three fan-out workers edit the same file, each on its own branch from the 
     const s = await status(k.id);
     expect(s.status).toBe("completed");
     expect(s.change.files).toBe(1);
+    // Its own branch, recorded and in the repository, one commit on the checkout's HEAD.
+    expect(s.isolation).toMatchObject({ branch: `li/${k.id}`, base_sha: head });
+    expect(git(root, "rev-parse", `li/${k.id}^`)).toBe(head);
     got[k.label] = git(root, "show", `li/${k.id}:f.txt`);
   }
+  expect(branches(root).sort()).toEqual(kids.map((k: any) => `li/${k.id}`).sort());
   expect(got).toEqual({ w1: "one", w2: "two", w3: "three\nlines" });
   expect(tree(root)).toEqual(before);
   expect(porcelain(root)).toBe("");
@@ -219,11 +224,11 @@ test("a repository with a submodule: the worktree has it at its recorded commit,
   expect((await status(r.id)).change.files).toBe(1);
 });
 
-test("li clean removes the branches of the isolated runs it removes", async () => {
+test("li clean removes the branches of the isolated runs it removes (a change never applied only with --changes: test/clean-isolated.test.ts)", async () => {
   const root = makeRepo(scratch());
   const r = await liData(["agent", "--isolate", "worktree", "mock/edit", "write x.txt 1"], { env: h.env, cwd: root });
   expect(branches(root)).toEqual([`li/${r.id}`]);
-  const c = await liData(["clean"], { env: h.env });
+  const c = await liData(["clean", "--changes"], { env: h.env });
   expect(c.branches.deleted).toEqual([`li/${r.id}`]);
   expect(branches(root)).toEqual([]);
 });

@@ -7,11 +7,15 @@ import fs from "node:fs";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { rows, useHomes } from "./helpers/fixtures.js";
-import { isolatedRun, scratch, snapshot, sourceRepo, target } from "./helpers/isolated.js";
+import { isolatedRun, linkedCheckout, scratch, snapshot, sourceRepo, target, wholeSnapshot } from "./helpers/isolated.js";
 import { LI_BIN } from "./helpers/li.js";
 
 const home = useHomes();
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+// The person's umask, whatever the runner's: li's servers and the li they start run under it.
+let umask = 0;
+beforeAll(() => (umask = process.umask(0o022)));
+afterAll(() => process.umask(umask));
 
 /** An MCP server started from `cwd` (its roots, when the client declares none), with `flags`. */
 async function server(env: NodeJS.ProcessEnv, cwd: string, flags: string[] = []) {
@@ -55,6 +59,24 @@ describe("over MCP", () => {
     expect(await rows(h, "SELECT * FROM applies")).toEqual([]);
   });
 
+  test("job.apply 3way: true refuses a change written through a symbolic link in the checkout, as check: true does, and writes nothing outside the roots", async () => {
+    const h = home();
+    const { outside, one, two, t } = await linkedCheckout(h);
+    const mcp = await server(h.env, t);
+    try {
+      expect((await mcp.op("job.apply", { id: one.id, cwd: t })).result).toMatchObject({ applied: true });
+      const before = wholeSnapshot(t);
+      for (const args of [{ "3way": true }, { "3way": true, check: true }, {}]) {
+        const r = await mcp.op("job.apply", { id: two.id, cwd: t, ...args });
+        expect({ args, error: r.error }).toMatchObject({ args, error: { code: "cli_error", kind: "conflict", detail: { reason: "symlink_in_checkout", paths: ["dir/x.txt"], links: ["dir"] } } });
+        expect(fs.readdirSync(outside)).toEqual([]);
+        expect(wholeSnapshot(t)).toEqual(before);
+      }
+    } finally {
+      await mcp.close();
+    }
+  });
+
   test("agent.submit with isolate: worktree runs in a worktree of its own; job.diff reads the change and job.apply applies it once", async () => {
     const h = home();
     const src = sourceRepo();
@@ -81,6 +103,8 @@ describe("over MCP", () => {
       const applied = await there.op("job.apply", { id: id, cwd: t });
       expect(applied.result).toMatchObject({ applied: true });
       expect(fs.readFileSync(`${t}/from-mcp.txt`, "utf8")).toBe("hello");
+      // With the umask of the person who started the server (022), not li's own 077.
+      expect((fs.statSync(`${t}/from-mcp.txt`).mode & 0o777).toString(8)).toBe("644");
       const again = await there.op("job.apply", { id: id, cwd: t });
       expect(again.error).toMatchObject({ code: "cli_error", kind: "conflict", detail: expect.objectContaining({ reason: "already_applied" }) });
     } finally {

@@ -55,7 +55,8 @@ describe("li job diff", () => {
     const { id } = await liData(["agent", "mock/echo", "plain"], { env: h.env });
     const r = await li(["--machine", "job", "diff", id], { env: h.env });
     expect(r.json.error).toMatchObject({ kind: "invalid_input", message: expect.stringContaining("not run with --isolate worktree") });
-    const running = await liData(["agent", "--detach", "mock/sleep:60", "slow"], { env: h.env });
+    // Marked isolated while it starts, its worker may make a worktree of its cwd: a repository made here, never li's own checkout.
+    const running = await liData(["agent", "--detach", "mock/sleep:60", "slow"], { env: h.env, cwd: sourceRepo() });
     await withStore(h, async (s) => {
       const e = (await s.get(running.id))!;
       await dbOf(s).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify({ ...e.spec, isolation: { mode: "worktree" } }), running.id]);

@@ -10,7 +10,8 @@ import { SCHEMA_VERSION } from "../src/lifecycle/schema.js";
 import { rows } from "./helpers/fixtures.js";
 import { ROOT, li, tempHome } from "./helpers/li.js";
 
-const h = tempHome();
+// On PostgreSQL too, a database without li's schema: the fifty race to create it.
+const h = tempHome({ emptyStore: true });
 afterAll(() => h.cleanup());
 
 const BUSY = /SQLITE_BUSY|database is locked|SQLITE_|already exists/i;
@@ -81,7 +82,7 @@ function open(env: NodeJS.ProcessEnv, at: number): Promise<string> {
 test("processes opening a fresh state.db within the same few milliseconds all see the current schema (never a half-migrated one)", async () => {
   // Staggered by fractions of a millisecond, so some open while another is mid-way through creating the schema.
   for (let round = 0; round < 6; round++) {
-    const r = tempHome();
+    const r = tempHome({ emptyStore: true });
     try {
       const at = Date.now() + 500;
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => open(r.env, at + i * (0.4 + round * 0.3))));

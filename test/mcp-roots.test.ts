@@ -83,3 +83,58 @@ test("a client without roots: the server's working directory and the user settin
     h.cleanup();
   }
 });
+
+test("a client that declares roots: every spawn verb's cwd, and --cwd in a schedule's action words, must lie within them (issue 36)", async () => {
+  const h = tempHome();
+  const [inside, outside] = [dir(), dir()];
+  fs.mkdirSync(path.join(h.home, "playbooks"));
+  fs.writeFileSync(path.join(h.home, "playbooks", "tidy.playbook.yaml"), 'description: tidy\nprompt: "write pwned.txt {input}"\nmodel: mock/edit\n');
+  // A link inside that leads outside is judged by where it leads; a relative path from where the server runs.
+  fs.symlinkSync(outside, path.join(inside, "out-link"));
+  const client = new Client({ name: "roots-test", version: "0" }, { capabilities: { roots: {} } });
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: pathToFileURL(inside).href, name: "work" }] }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp"], cwd: inside, env: h.env as Record<string, string>, stderr: "pipe" }));
+  const call = async (a: any) => ((await client.callTool({ name: "request", arguments: a }, undefined, { timeout: 120000 })) as any).structuredContent;
+  const op = async (verb: string, args: Record<string, unknown>, keys: Record<string, unknown> = {}) => {
+    const help = await call({ help: verb === "play.submit" ? { verb, playbook: "tidy" } : verb });
+    return (await call({ ops: [{ op: verb, args, schema_fingerprint: help.schema_fingerprint, ...(help.playbook_fingerprint ? { playbook_fingerprint: help.playbook_fingerprint } : {}), ...keys }] })).results[0];
+  };
+  try {
+    const away = [outside, path.join(inside, "out-link"), path.relative(inside, outside), path.join(inside, "..", path.basename(outside), "sub")];
+    const spawns: [string, Record<string, unknown>][] = [
+      ["agent.submit", { model: "mock/edit", prompt: "write pwned.txt x" }],
+      ["fanout.submit", { model: "mock/edit", prompt: "write pwned.txt x", num_workers: 2 }],
+      ["flow.submit", { model: "mock/edit", prompt: "write pwned.txt x" }],
+      ["play.submit", { playbook: "tidy", prompt: "x" }],
+      ["schedule.create", { name: "s1", every: "1h", action: ["agent", "mock/edit", "write pwned.txt x"] }],
+    ];
+    for (const [verb, args] of spawns)
+      for (const cwd of away) {
+        const r = await op(verb, { ...args, cwd });
+        expect([verb, cwd, r.ok, r.error?.code, r.error?.params]).toEqual([verb, cwd, false, "invalid_args", ["cwd"]]);
+        expect(r.error.message).toContain(`cwd must name a directory within one of the client's roots: ${inside}`);
+      }
+    for (const action of [
+      ["agent", "--cwd", outside, "mock/edit", "write pwned.txt x"],
+      ["agent", `--cwd=${outside}`, "mock/edit", "write pwned.txt x"],
+      ["fanout", "--model", "mock/edit", "--cwd", path.join(inside, "out-link"), "write pwned.txt x"],
+    ]) {
+      const r = await op("schedule.create", { name: "s2", every: "1h", action });
+      expect([action, r.ok, r.error?.code, r.error?.params]).toEqual([action, false, "invalid_args", ["action"]]);
+    }
+    // Nothing was started or scheduled, and nothing was written outside.
+    expect((await call({ ops: [{ op: "job.list", args: {} }] })).results[0].result.jobs).toEqual([]);
+    expect((await call({ ops: [{ op: "schedule.list", args: {} }] })).results[0].result.schedules).toEqual([]);
+    expect(fs.readdirSync(outside)).toEqual([]);
+    // Within the roots, the same calls are made (a subdirectory, or words after -- that only look like a flag).
+    fs.mkdirSync(path.join(inside, "sub"));
+    const ran = await op("agent.submit", { model: "mock/edit", prompt: "write made.txt here", cwd: path.join(inside, "sub") });
+    expect(ran.ok).toBe(true);
+    await until(async () => fs.existsSync(path.join(inside, "sub", "made.txt")), 30000);
+    const sched = await op("schedule.create", { name: "s3", every: "1h", action: ["agent", "--cwd", inside, "mock/echo", "--", "--cwd", outside] });
+    expect([sched.ok, sched.error]).toEqual([true, undefined]);
+  } finally {
+    await client.close();
+    h.cleanup();
+  }
+});

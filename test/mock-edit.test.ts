@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { useHomes } from "./helpers/fixtures.js";
-import { li, ROOT } from "./helpers/li.js";
+import { li, ROOT, sleep, until } from "./helpers/li.js";
 
 const AGENT = path.join(ROOT, "dist", "bundle", "mock-agent.js");
 let dirs: string[] = [];
@@ -89,6 +89,18 @@ test("a line that is not an edit, or a path outside the working directory: exit 
   expect((await edit(dir, "frobnicate x")).stderr).toContain('"frobnicate x"');
   // A well-formed edit that cannot be made (deleting what is not there) fails the run: exit 1.
   expect(await edit(dir, "delete missing.txt")).toMatchObject({ code: 1, stderr: expect.stringContaining("delete missing.txt") });
+});
+
+test("waitfor PATH holds the edits after it until PATH exists", async () => {
+  const dir = scratch();
+  const go = path.join(dir, "go");
+  const done = edit(dir, `write before.txt 1\nwaitfor ${go}\nwrite after.txt 2`);
+  await until(() => fs.existsSync(path.join(dir, "cwd", "before.txt")), 20_000, 20);
+  await sleep(500); // a span in which an edit not held would have been made
+  expect(files(dir)).toEqual({ "before.txt": "1" });
+  fs.writeFileSync(go, "");
+  expect((await done).code).toBe(0);
+  expect(files(dir)).toEqual({ "before.txt": "1", "after.txt": "2" });
 });
 
 const home = useHomes();

@@ -39,8 +39,9 @@ const columns = (p: Page) => p.$$eval("#workers .worker", (els) => els.map((e) =
 const pairVerdicts = (p: Page) => p.$$eval("#pairs tr.pair", (rows) => Object.fromEntries(rows.map((r) => [r.getAttribute("data-pair"), r.getAttribute("data-conflict")])));
 const cell = (p: Page, pair: string, cls: string) => p.textContent(`#pairs tr.pair[data-pair="${pair}"] td.${cls}`);
 
-// Workers 1 and 2 write the same file differently; worker 3 writes another, after the others end.
-const PROMPT = "worker 1: write f.txt one\nworker 2: write f.txt two\nworker 3: sleep 8\nworker 3: write g.txt three";
+// Workers 1 and 2 write the same file differently; worker 3 writes another once the test creates
+// `release`, after the others have ended and the page has shown them.
+const prompt = (release: string) => `worker 1: write f.txt one\nworker 2: write f.txt two\nworker 3: waitfor ${release}\nworker 3: write g.txt three`;
 // Passes where f.txt says one (worker 1), fails elsewhere.
 const CHECK = "grep -q one f.txt && echo found one || { echo no one here; exit 3; }";
 
@@ -49,19 +50,23 @@ describe("on one host", () => {
   let s: StudioProc;
   let page: Page;
   let fanout: string;
+  let release = "";
   beforeAll(async () => {
     h = tempHome();
+    release = path.join(h.home, "release-w3");
     s = await startStudio(h.env);
     page = await signedIn(s);
   }, 60_000);
   afterAll(async () => {
+    // A test that failed before letting worker 3 go leaves no worker waiting for ever.
+    if (release && fs.existsSync(h.home)) fs.writeFileSync(release, "");
     await s?.stop();
     h?.cleanup();
   });
 
   browserTest("a fan-out's page compares its workers live: a worker that ends adds its column; exactly one conflicting pair, 1–2 in f.txt; each check shown", async () => {
     const root = makeRepo(scratch(), { "f.txt": "base\n" });
-    fanout = (await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--check-cmd", CHECK, "--detach", PROMPT], { env: h.env, cwd: root })).id;
+    fanout = (await liData(["o", "fanout", "-n", "3", "--model", "mock/edit", "--isolate", "worktree", "--check-cmd", CHECK, "--detach", prompt(release)], { env: h.env, cwd: root })).id;
     await page.goto(`${s.origin}/#/runs/${fanout}`);
     const m = await mark(page);
     // Workers 1 and 2 end first: their columns, while worker 3 is still going and no pair is compared.
@@ -72,7 +77,8 @@ describe("on one host", () => {
     expect(await cell(page, "w1–w3", "pconflict")).toContain("w3 has no change captured yet");
     await page.screenshot({ path: path.join(ARTIFACTS, "fanout-compare-running.png"), fullPage: true });
 
-    // Worker 3 ends: its column comes, then the pairs its host computed.
+    // Worker 3 is let go and ends: its column comes, then the pairs its host computed.
+    fs.writeFileSync(release, "");
     await page.waitForSelector('#workers .worker[data-worker="w3"]', { timeout: 40_000 });
     await page.waitForSelector('#pairs tr.pair[data-conflict="yes"]', { timeout: 30_000 });
     await page.waitForFunction(() => !document.querySelector('#pairs tr.pair[data-conflict="unknown"]'), undefined, { timeout: 10_000 });

@@ -43,7 +43,7 @@ describe("setupWorktree", () => {
     expect(read(wt.path, "node_modules/dep/index.js").toString()).toContain("module.exports");
     // The link is not the agent's change, though `node_modules/` (a directory pattern) does not match it.
     write(wt.path, { "work.txt": "done\n" });
-    const change = await captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "li", maxPatchBytes: 1 << 20 });
+    const change = await captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "li", maxPatchBytes: 1 << 20 });
     expect(change.files.map((f) => f.path)).toEqual(["work.txt"]);
     expect(fs.readFileSync(consoleFile, "utf8")).toBe("");
   });
@@ -121,7 +121,7 @@ describe("applyPatch", () => {
     const root = makeRepo(scratch(), { "a.txt": "1\n2\n3\n", "b.txt": "b\n" });
     const wt = await worktreeOf(root);
     write(wt.path, { "a.txt": "1\nTWO\n3\n", "c.txt": "new\n" });
-    const change = await captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "li", maxPatchBytes: 1 << 20 });
+    const change = await captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "li", maxPatchBytes: 1 << 20 });
     return { root, change };
   }
   const snapshot = (root: string) => ({ status: git(root, "status", "--porcelain"), files: tree(root) });

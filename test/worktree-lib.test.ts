@@ -3,17 +3,41 @@
  * a repository is refused, how a worktree is made (also eight at once, again after removal, after a
  * crash), and how a run's change is captured: binary-safe, idempotent, and applicable back.
  */
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { noteFile } from "../src/runtime/worktree/tree-git.js";
 import { applyPatch, isApplied } from "../src/runtime/worktree/apply.js";
 import { captureWorktree } from "../src/runtime/worktree/capture.js";
 import { createWorktree } from "../src/runtime/worktree/create.js";
 import { repoAt, resolveBase, uncommitted } from "../src/runtime/worktree/locate.js";
 import { deleteBranch, removeWorktree } from "../src/runtime/worktree/remove.js";
 import { BINARY, git, makeRepo, read, tree, useNoIdentity, write } from "./helpers/git-repos.js";
+import { ROOT, until } from "./helpers/li.js";
 
 const scratch = useNoIdentity();
 let runs = 0;
+
+/** captureWorktree of `wt` in a process of its own, on the built code; `result` is its head and patch (base64). */
+function captureProcess(wt: { path: string; root: string; branch: string; baseSha: string }, env: NodeJS.ProcessEnv) {
+  const script = `
+import { captureWorktree } from ${JSON.stringify(path.join(ROOT, "dist/src/runtime/worktree/capture.js"))};
+const pending = captureWorktree(JSON.parse(process.argv[1]));
+process.stdout.write("trying\\n");
+const r = await pending;
+process.stdout.write(JSON.stringify({ head_sha: r.head_sha, patch: r.patch.toString("base64") }) + "\\n");
+`;
+  const o = { path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "li: run", maxPatchBytes: 1 << 20 };
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script, JSON.stringify(o)], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  const result = new Promise<{ head_sha: string; patch: string }>((resolve, reject) =>
+    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out.split("\n")[1])) : reject(new Error(`capture process exit ${code}: ${err}`)))),
+  );
+  return { pid: child.pid!, out: () => out, result };
+}
 
 /** A fresh repository and a worktree of it made the way a run makes one. */
 async function isolated(files?: Record<string, string | Buffer>) {
@@ -21,7 +45,7 @@ async function isolated(files?: Record<string, string | Buffer>) {
   const id = `run${++runs}`;
   const wt = { root, path: path.join(scratch(), "worktrees", id), branch: `li/${id}`, baseSha: await resolveBase(root) };
   expect(await createWorktree(wt)).toEqual({ reused: false });
-  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
+  const capture = (maxPatchBytes = 1 << 20) => captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: `li: run ${id}`, maxPatchBytes });
   return { ...wt, capture };
 }
 
@@ -126,16 +150,40 @@ describe("capture commits everything onto the branch and describes it from the b
     expect(git(big.root, "rev-list", "--count", `${big.baseSha}..${big.branch}`)).toBe("1");
   });
 
-  test("two captures at once (the worker and a reaper) make one commit and agree; a dead owner's lock is broken", async () => {
+  test("two captures at once in two processes (the worker and a reaper) make one commit and agree; a dead owner's lock is broken", async () => {
     const wt = await isolated();
     write(wt.path, { "a.txt": "x\n", "b.txt": "y\n" });
-    const [a, b] = await Promise.all([wt.capture(), wt.capture()]);
+    // git through a shim that logs each command by its caller's pid and holds `git add` until the
+    // test releases it, so the worker is mid-capture, holding its lock, when the reaper starts.
+    const shim = fs.mkdtempSync(path.join(scratch(), "shim-"));
+    const [log, release] = [path.join(shim, "log"), path.join(shim, "release")];
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.writeFileSync(
+      path.join(shim, "git"),
+      `#!/bin/sh\necho "$PPID start" >> ${log}\ncase " $* " in *" add -A "*) while [ ! -e ${release} ]; do sleep 0.05; done;; esac\n${realGit} "$@"\nrc=$?\necho "$PPID end" >> ${log}\nexit $rc\n`,
+      { mode: 0o755 },
+    );
+    const env = { ...process.env, PATH: `${shim}:${process.env.PATH}` };
+    // li keeps the lock in its home (tree-git.ts noteFile), not beside the worktree.
+    const lock = noteFile(wt.path, "capture.lock");
+    const worker = captureProcess(wt, env);
+    const holder = () => (fs.existsSync(lock) ? fs.readFileSync(lock, "utf8") : "");
+    await until(() => fs.existsSync(log) && holder() === String(worker.pid), 30_000, 20);
+    const reaper = captureProcess(wt, env);
+    // The reaper prints "trying" once its first attempt at the lock found it held.
+    await until(() => reaper.out().startsWith("trying\n"), 30_000, 20);
+    fs.writeFileSync(release, "");
+    const [a, b] = await Promise.all([worker.result, reaper.result]);
     expect(a.head_sha).toBe(b.head_sha);
-    expect(a.patch.equals(b.patch)).toBe(true);
+    expect(a.patch).toBe(b.patch);
     expect(git(wt.root, "rev-list", "--count", `${wt.baseSha}..${wt.branch}`)).toBe("1");
-    fs.writeFileSync(wt.path + ".capture.lock", "999999999");
+    // Every git command of the reaper's came after the worker's last one ended: the lock kept them apart.
+    const callers = fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => Number(l.split(" ")[0]));
+    expect(callers.lastIndexOf(worker.pid)).toBeLessThan(callers.indexOf(reaper.pid));
+    expect([callers.includes(worker.pid), callers.includes(reaper.pid)]).toEqual([true, true]);
+    fs.writeFileSync(lock, "999999999");
     expect((await wt.capture()).head_sha).toBe(a.head_sha);
-    expect(fs.existsSync(wt.path + ".capture.lock")).toBe(false);
+    expect(fs.existsSync(lock)).toBe(false);
   });
 
   test("an index.lock a killed agent left behind does not stop the capture", async () => {
@@ -194,7 +242,7 @@ describe("createWorktree", () => {
     expect(git(wt.root, "worktree", "list").split("\n")).toHaveLength(1);
     await removeWorktree(wt.root, wt.path);
     // Captured again from the branch once the directory is gone, given the checkout.
-    const later = await captureWorktree({ path: wt.path, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20, root: wt.root });
+    const later = await captureWorktree({ path: wt.path, root: wt.root, branch: wt.branch, baseSha: wt.baseSha, message: "x", maxPatchBytes: 1 << 20 });
     expect(later).toEqual(change);
 
     expect(await createWorktree(wt)).toEqual({ reused: false });
@@ -227,9 +275,12 @@ describe("createWorktree", () => {
     await createWorktree({ root, path: dir, branch: "li/carry", baseSha: await resolveBase(root), carryChanges: true });
     expect(git(dir, "diff", "--cached", "--name-status")).toBe(git(root, "diff", "--cached", "--name-status"));
     expect(git(dir, "diff", "--name-status")).toBe(git(root, "diff", "--name-status"));
-    const { "untracked.txt": untracked, ...tracked } = tree(root);
-    expect(untracked).toBeDefined();
+    // The untracked file stays in the checkout, as it was, and is not in the worktree.
+    const tracked = tree(root);
+    delete tracked["untracked.txt"];
+    expect(read(root, "untracked.txt").toString()).toBe("not carried\n");
     expect(tree(dir)).toEqual(tracked);
+    expect(fs.existsSync(path.join(dir, "untracked.txt"))).toBe(false);
     expect(read(dir, "bin.dat").equals(BINARY)).toBe(true);
   });
 });

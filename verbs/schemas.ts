@@ -44,12 +44,16 @@ export const PROMPT_SPILL = { arg: "prompt", option: "prompt_file", join: " " };
  */
 export const CLI_ONLY_FLAGS = ["--check-cmd"];
 
-/** What every submit verb shares: a fingerprint-gated spawn, always detached, prompt may spill. */
-export const SUBMIT: Pick<VerbMeta, "requiresFingerprint" | "fixedFlags" | "spill" | "terminalFlags"> = {
+/** The directory a run works in lies within the client's roots when it declares any. */
+export const CWD_IN_ROOTS: VerbMeta["withinRoots"] = { args: ["cwd"] };
+
+/** What every submit verb shares: a fingerprint-gated spawn, always detached, prompt may spill, its cwd within roots. */
+export const SUBMIT: Pick<VerbMeta, "requiresFingerprint" | "fixedFlags" | "spill" | "terminalFlags" | "withinRoots"> = {
   requiresFingerprint: true,
   fixedFlags: ["--detach"],
   spill: PROMPT_SPILL,
   terminalFlags: CLI_ONLY_FLAGS,
+  withinRoots: CWD_IN_ROOTS,
 };
 
 /** v1 names were accepted for one release and retired on this date (ADR-0066 D1). */

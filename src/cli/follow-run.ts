@@ -3,7 +3,9 @@ import path from "node:path";
 import { isDirectory, runCwd } from "../lifecycle/cwd-missing.js";
 import { killTree } from "../lifecycle/kill.js";
 import { thisHost } from "../lifecycle/locate.js";
-import { observe } from "../lifecycle/observe.js";
+import { observe, type Observed } from "../lifecycle/observe.js";
+import { pendingChange } from "../lifecycle/changes/owed.js";
+import { isTerminal } from "../lifecycle/vocab.js";
 import { waitingFor } from "./budget-view.js";
 import { queuePosition } from "../lifecycle/queued.js";
 import type { Entity, Store } from "../lifecycle/store.js";
@@ -107,8 +109,18 @@ export async function detachOrFollow(
       await killTree(store, end, 2);
       end = (await store.get(root.id))!;
     }
+    // Over without an end on record (its worker gone, the store refusing the end): asked once
+    // more, and what is wrong said, since exit status 1 alone cannot say it.
+    let unended: Observed | null = null;
+    if (!isTerminal(end.status) && !abort.signal.aborted) {
+      unended = await observe(store, end, { reap: true });
+      end = unended.entity;
+      if (isTerminal(end.status)) unended = null;
+    }
     live.endLine();
     say(endLine(end));
+    const why = unended ? unendedWhy(unended) : null;
+    if (why) say(`li: ${why.change?.message ?? `${end.id}: ${why.message}`}`);
     const sessionId = root.kind === "session" ? root.id : (((await store.get(root.id))!.spec.session_id as string | undefined) ?? null);
     const session = sessionId ? (await store.get(sessionId))! : null;
     const data = {
@@ -122,6 +134,7 @@ export async function detachOrFollow(
       usage_unknown: usageUnknown(end),
       provider_session_id: end.provider_session_id,
       num_turns: end.num_turns,
+      ...(unended ? { placement: unended.placement, placement_detail: unended.detail ?? null, ...(why?.change ? { change_pending: why.change } : {}) } : {}),
       ...(root.kind === "play" && session ? { session: { id: session.id, status: session.status, reason_code: session.reason_code, current_phase: session.current_phase } } : {}),
       ...(session ? (await sessionSummary(store, session)) : {}),
     };
@@ -129,4 +142,13 @@ export async function detachOrFollow(
   } finally {
     process.off("SIGINT", onInt);
   }
+}
+
+/** Why a followed run that is over has no end on record, and where its change waits if it is isolated. */
+function unendedWhy(o: Observed) {
+  const unrecorded = o.detail?.reason === "end_not_recorded" ? o.detail.message : null;
+  const message =
+    unrecorded ??
+    (o.possibly_orphaned ? "its worker is gone but processes of its group still run, so nothing records its end yet" : `nothing records its end yet (${o.placement}); li job status ${o.entity.id} says more`);
+  return { message, change: pendingChange(o.entity, unrecorded) };
 }

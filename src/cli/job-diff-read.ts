@@ -1,5 +1,4 @@
 /** What li job diff reads: the subject of an id, its change, and its patch (stored, or from git). */
-import fs from "node:fs";
 import { LiError } from "../errors.js";
 import { changesOf, type ChangeRow } from "../lifecycle/changes/records.js";
 import { resolve } from "../lifecycle/resolver.js";
@@ -8,9 +7,9 @@ import { isTerminal } from "../lifecycle/vocab.js";
 import { changeSubject, resumeChain } from "../runtime/changes/subject.js";
 import { cumulative, truncatedNote, wholePatch } from "../runtime/changes/patch.js";
 import { changeHeader, colourPatch, statLines } from "./diff-view.js";
-import { captureOwed, noChangeYet, owesChange } from "../lifecycle/changes/owed.js";
-import { writeErr } from "./stdio.js";
-import { checkLine } from "./change-view.js";
+import { noChangeYet, pendingChange } from "../lifecycle/changes/owed.js";
+import { observeFresh, type Observed } from "../lifecycle/observe.js";
+import { checkLine, settleOwed } from "./change-view.js";
 import { readFanout } from "./job-diff-fanout.js";
 import { appliesOf } from "../lifecycle/changes/applies.js";
 
@@ -35,22 +34,29 @@ const fields = (c: ChangeRow) => {
 };
 
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
-  const e = await resolve(store, id);
+  let e = await resolve(store, id);
   let s = await changeSubject(store, e, { patch: !opts.stat });
+  // A run not ended in its record is observed as every read does: one whose worker is gone is
+  // reaped (and its change captured), or said to be stopped without an end the store refused.
+  let seen: Observed | null = null;
+  if (s.kind === "one" && !s.change && !isTerminal(s.holder.status)) {
+    seen = await observeFresh(store, s.holder);
+    if (isTerminal(seen.entity.status)) {
+      e = (await store.get(e.id)) ?? e;
+      s = await changeSubject(store, e, { patch: !opts.stat });
+    }
+  }
   // A run of this host that ended owing its change (its worker died first) is captured now.
   // So is one whose check its capturer did not live to run (its worktree is still there).
-  const owing = s.kind === "one" && (!s.change || (!s.change.check && !!s.holder.spec?.isolation?.check && fs.existsSync(s.holder.spec.isolation.worktree ?? "")));
-  if (s.kind === "one" && owing && isTerminal(s.holder.status) && owesChange(s.holder) && store.writable) {
-    await captureOwed(store, [s.holder], (owing, err) => writeErr(`li: could not capture ${owing.id}'s change yet: ${(err as Error)?.message ?? err}\n`));
-    s = await changeSubject(store, e, { patch: !opts.stat });
-  }
+  if (s.kind === "one" && (await settleOwed(store, s.holder, s.change))) s = await changeSubject(store, e, { patch: !opts.stat });
   if (s.kind === "fanout") return readFanout(store, e, s.session, s.runs);
   const { holder } = s;
   const base = { id: e.id, kind: e.kind, ...(holder.id !== e.id ? { change_of: holder.id } : {}), status: holder.status, host: s.change?.host ?? holder.host ?? null };
   if (!s.change) {
     if (isTerminal(holder.status) && opts.cumulative) throw new LiError("not_found", `${holder.id} ended (${holder.status}) with no change captured`, { id: holder.id, status: holder.status });
-    const data = { ...base, captured: false, change: null };
-    const note = `li: ${noChangeYet(holder)}`;
+    const pending = pendingChange(holder, seen?.detail?.reason === "end_not_recorded" ? seen.detail.message : null);
+    const data = { ...base, captured: false, change: null, ...(pending ? { change_pending: pending } : {}) };
+    const note = `li: ${pending?.message ?? noChangeYet(holder)}`;
     return { data, patchBuf: opts.stat ? null : Buffer.alloc(0), human: () => changeHeader({ ...base, holder: holder.id, change: null }), note };
   }
   if (opts.cumulative) {

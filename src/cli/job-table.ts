@@ -43,6 +43,8 @@ export function jobDetail(record: Record<string, unknown>, now = Date.now()): st
   const shown: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(record)) {
     shown[k] = TIMES.includes(k) && typeof v === "string" ? `${localTime(v)} (${ago(v, now)})` : v;
+    // Where a change not captured yet waits, in the words a person reads.
+    if (k === "change_pending" && v) shown[k] = (v as { message: string }).message;
     if (k === "ended_at" && typeof record.started_at === "string") shown.took = took(record.started_at, (v as string | null) ?? null, now);
   }
   shown.zone = zoneNote();

@@ -2,10 +2,11 @@ import { CommanderError, type Command } from "./commander.js";
 import { LiError } from "../errors.js";
 import { EXIT, renderError, type CliContext } from "./adapter.js";
 import { buildProgram } from "./program.js";
-import { takeServerIdentity } from "./server-seam.js";
+import { READS_ONLY_ENV, takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
 import { lendCapturer } from "../runtime/worktree/lend.js";
+import { narrowUmask } from "../runtime/person-umask.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
 function wantsMachine(argv: string[]): boolean {
@@ -20,11 +21,15 @@ function selectedCommand(argv: string[]): string | undefined {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  process.umask(0o077);
+  narrowUmask();
   takeServerIdentity();
   guardStdioStreams();
-  // A command that kills or reaps an isolated run captures its change (lifecycle/changes/owed.ts).
-  lendCapturer();
+  // A command that kills or reaps an isolated run captures its change (lifecycle/changes/owed.ts),
+  // except under a read-only MCP server, whose reads leave it (and its check) where it waits.
+  // Taken out of the environment, so that nothing this li starts (a promoted worker) inherits it.
+  const readsOnly = process.env[READS_ONLY_ENV] === "1";
+  delete process.env[READS_ONLY_ENV];
+  if (!readsOnly) lendCapturer();
   const machine = wantsMachine(argv);
   // A getter: the stream is made only by a command that streams.
   const ctx: CliContext = {

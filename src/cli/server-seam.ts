@@ -8,6 +8,12 @@ import { isSameProcess, selfStat } from "../lifecycle/procfs.js";
 /** Set when the caller asked for progress: an observer writes one JSON line per poll on stderr. */
 export const PROGRESS_ENV = "LI_PROGRESS_JSON";
 
+/**
+ * Set by `li mcp --read-only` (or mcp.policy.read_only) on every li it starts: that li captures
+ * no isolated run's change and runs no check (lifecycle/changes/owed.ts says where each waits).
+ */
+export const READS_ONLY_ENV = "LI_READS_ONLY";
+
 /** Set by `li mcp` on every li it starts: the server's `pid:starttime`, one process for good. */
 export const SERVER_ENV = "LI_MCP_SERVER";
 

@@ -13,7 +13,9 @@ import { isTerminal, TERMINAL } from "./vocab.js";
  *   - a tree with any record not terminal (a finished step of a running flow is its supervisor's);
  *   - a tree with a notification still to deliver (pending or delivering in the outbox);
  *   - a tree with a recorded process group still alive (possibly orphaned: li kill must reach it);
- *   - the newest --keep-last finished top-level runs.
+ *   - the newest --keep-last finished top-level runs;
+ *   - unless --changes: a tree with an isolated run's change never applied anywhere, or with work
+ *     its stored change does not hold in a kept worktree (judged by the caller's `worktreeWork`).
  */
 
 export interface CleanOptions {
@@ -23,6 +25,10 @@ export interface CleanOptions {
   statuses: readonly string[];
   keep_last: number;
   dry_run: boolean;
+  /** Remove unapplied changes and kept worktrees' work too: a person asks for it by name. */
+  changes: boolean;
+  /** What would be lost with these places beyond their stored change, one line each (git's side: runtime/worktree/drop.ts). */
+  worktreeWork?: (places: IsolatedPlace[]) => Promise<string[]>;
 }
 
 export interface CleanedRun {
@@ -37,6 +43,21 @@ export interface CleanedRun {
   bytes: number;
   /** The git branches (and kept worktrees) of its isolated runs, which go with it (runtime/worktree/drop.ts). */
   branches: IsolatedPlace[];
+  /** The stored changes (patches) of its isolated runs, which go with their records. */
+  patches: StoredPatch[];
+}
+
+export interface StoredPatch {
+  id: string;
+  files: number;
+  patch_bytes: number;
+  applied: boolean;
+}
+
+/** A run li clean kept for what it holds, and why. */
+export interface KeptRun {
+  id: string;
+  why: string;
 }
 
 export interface IsolatedPlace {
@@ -45,6 +66,8 @@ export interface IsolatedPlace {
   repo: string;
   branch: string;
   worktree: string;
+  /** The newest captured head of any run on the branch (a resumed run goes on on it), or null. */
+  head_sha: string | null;
 }
 
 /** Where the isolated runs of a tree keep their work: branches that go when their records do. */
@@ -53,9 +76,29 @@ function isolatedPlaces(tree: Entity[]): IsolatedPlace[] {
     const iso = e.spec.isolation;
     // A resumed run goes on on the branch of the run it continues: that branch is the first run's to drop.
     if (!iso?.branch || !iso.repo || !iso.worktree || iso.continues) return [];
-    return [{ id: e.id, host: e.host, repo: iso.repo, branch: iso.branch, worktree: iso.worktree }];
+    return [{ id: e.id, host: e.host, repo: iso.repo, branch: iso.branch, worktree: iso.worktree, head_sha: null }];
   });
 }
+
+/** A tree's places with the head each branch's newest stored change holds. */
+async function placesOf(store: Store, tree: Entity[]): Promise<IsolatedPlace[]> {
+  const places = isolatedPlaces(tree);
+  for (const p of places)
+    p.head_sha = (await dbOf(store).get<{ head_sha: string }>("SELECT head_sha FROM changes WHERE branch = ? AND repo = ? ORDER BY captured_at DESC LIMIT 1", [p.branch, p.repo]))?.head_sha ?? null;
+  return places;
+}
+
+/** The stored changes of a tree's runs, and whether each was applied anywhere. */
+async function patchesOf(store: Store, ids: string[]): Promise<StoredPatch[]> {
+  const rows = await dbOf(store).all<{ entity_id: string; files: string; patch_bytes: number; applied: number }>(
+    `SELECT c.entity_id, c.files, c.patch_bytes, (SELECT count(*) FROM applies a WHERE a.entity_id = c.entity_id AND a.status = 'applied') AS applied
+       FROM changes c WHERE c.entity_id IN (${placeholders(ids.length)}) ORDER BY c.entity_id`,
+    ids,
+  );
+  return rows.map((r) => ({ id: r.entity_id, files: JSON.parse(r.files).length, patch_bytes: Number(r.patch_bytes), applied: Number(r.applied) > 0 }));
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 export interface CleanReport {
   dry_run: boolean;
@@ -69,7 +112,9 @@ export interface CleanReport {
   deliveries: number;
   schedule_runs: number;
   bytes_freed: number;
-  kept: { undelivered: number; process_alive: number; keep_last: number };
+  kept: { undelivered: number; process_alive: number; keep_last: number; unapplied_change: number; worktree_work: number };
+  /** Each run kept for the work it holds (unapplied_change, worktree_work), and what to do about it. */
+  kept_runs: KeptRun[];
 }
 
 function dirBytes(dir: string | null): number {
@@ -122,12 +167,24 @@ export async function clean(store: Store, opts: CleanOptions, now = new Date()):
     deliveries: 0,
     schedule_runs: 0,
     bytes_freed: 0,
-    kept: { undelivered: 0, process_alive: 0, keep_last: 0 },
+    kept: { undelivered: 0, process_alive: 0, keep_last: 0, unapplied_change: 0, worktree_work: 0 },
+    kept_runs: [],
   };
+  const discard = "or li clean --changes to discard it";
   for (const id of candidates) {
     if (newest.has(id)) {
       report.kept.keep_last++;
       continue;
+    }
+    // Git is asked before the write lock is taken: a finished tree's places do not change.
+    if (!opts.changes && opts.worktreeWork) {
+      const tree = await store.tree(id);
+      const work = tree.every((e) => isTerminal(e.status)) ? await opts.worktreeWork(await placesOf(store, tree)) : [];
+      if (work.length) {
+        report.kept.worktree_work++;
+        report.kept_runs.push({ id, why: `${work.join("; ")}: commit or copy it, ${discard}` });
+        continue;
+      }
     }
     // Judged and removed under one write lock: nothing can join or change the tree meanwhile.
     const removed = await store.tx(async (): Promise<{ run: CleanedRun; tree: Entity[] } | null> => {
@@ -144,8 +201,26 @@ export async function clean(store: Store, opts: CleanOptions, now = new Date()):
         report.kept.process_alive++;
         return null;
       }
+      const patches = await patchesOf(store, ids);
+      const unapplied = patches.filter((p) => p.files > 0 && !p.applied);
+      if (unapplied.length && !opts.changes) {
+        report.kept.unapplied_change++;
+        const which = unapplied.map((p) => `${p.id} (${plural(p.files, "file")})`).join(", ");
+        report.kept_runs.push({ id, why: `the change of ${which} was never applied: li job apply ${unapplied[0].id}, ${discard}` });
+        return null;
+      }
       const root = tree[0];
-      const run: CleanedRun = { id: root.id, kind: root.kind, status: root.status, label: root.label, ended_at: root.ended_at, records: tree.length, bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0), branches: isolatedPlaces(tree) };
+      const run: CleanedRun = {
+        id: root.id,
+        kind: root.kind,
+        status: root.status,
+        label: root.label,
+        ended_at: root.ended_at,
+        records: tree.length,
+        bytes: tree.reduce((n, e) => n + (e.run_dir && ownRunDir(e) ? dirBytes(e.run_dir) : 0), 0),
+        branches: await placesOf(store, tree),
+        patches,
+      };
       const count = async (sql: string) => (await db.get<{ n: number }>(sql, ids))!.n;
       const remove = async (sql: string) => (await db.run(sql, ids)).changes;
       if (opts.dry_run) {

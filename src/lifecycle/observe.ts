@@ -5,7 +5,7 @@ import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
 import { queuePosition } from "./queued.js";
-import { isStorageWriteFailure } from "./storage-faults.js";
+import { asStorageError, isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
 import { isForeign } from "./locate.js";
 import { leases, type LeaseView } from "./leases.js";
@@ -24,7 +24,9 @@ export interface Observed {
    * Why a placement was given when the record alone does not say (null or absent otherwise):
    * another host's run that no live lease vouches for is `stopped_without_end` with
    * `{reason: "host_lease_expired", host, heartbeat_age_seconds}` or `{reason: "host_has_no_lease", host}`;
-   * a run that ended cwd_missing is `terminal` with `{reason: "cwd_missing", cwd, host, message}`.
+   * a run that ended cwd_missing is `terminal` with `{reason: "cwd_missing", cwd, host, message}`;
+   * a run of this host whose process is gone but whose end the store refused (a full disk) is
+   * `stopped_without_end` with `{reason: "end_not_recorded", message}`.
    */
   detail?: PlacementDetail | null;
 }
@@ -32,6 +34,7 @@ export interface Observed {
 export type PlacementDetail =
   | { reason: "host_lease_expired"; host: string; heartbeat_age_seconds: number }
   | { reason: "host_has_no_lease"; host: string }
+  | { reason: "end_not_recorded"; message: string }
   | CwdMissing;
 
 export function unresolvedSpawnAfterSeconds(): number {
@@ -151,7 +154,8 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
       // A conclusive finding whose transition could not be published (D6, Amendment 4): the
       // read still answers and a later one reaps. Anything else is a bug and is not hidden.
       if (!isStorageWriteFailure(err)) throw err;
-      return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
+      const why = asStorageError(err);
+      return { entity: e, placement: "stopped_without_end", possibly_orphaned: false, detail: { reason: "end_not_recorded", message: `its process is gone but its end could not be recorded: ${why instanceof Error ? why.message : String(why)}` } };
     }
     if (r.ok) {
       // Its worker is gone: an isolated run's change is the reaper's to capture.

@@ -9,7 +9,7 @@ import { auditEntry, type AuditLog } from "./audit.js";
 import { opLabel, type Op, type OpResult } from "./op.js";
 import { ProjectionError, type Binding, type Projection } from "./projector.js";
 import { nearest } from "./near.js";
-import { fileRootsEnv, type FileRootSet } from "./roots.js";
+import { fileRootsEnv, outsideClientRoots, type FileRootSet } from "./roots.js";
 import type { Slots } from "./slots.js";
 import type { Projected, Surface } from "./surface.js";
 import { checkResult, validateArgs } from "./validation.js";
@@ -164,6 +164,9 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
   const uncarriable = findUncarriable(args);
   if (uncarriable)
     return fail(name, "invalid_args", `"${clip(uncarriable.path)}" contains ${uncarriable.why}, which a command line cannot carry`, { params: [clip(uncarriable.path.split(/[.[]/)[0])], schema });
+  // A directory the command works in lies within the client's roots, as any file it reads does.
+  const outside = meta.withinRoots && budget.fileRoots ? outsideClientRoots(meta.withinRoots, args, await budget.fileRoots()) : null;
+  if (outside) return fail(name, "invalid_args", outside.message, { params: [outside.param], schema });
 
   const artifact = meta.artifactFingerprint;
   const fixed = [...(meta.fixedFlags ?? [])];
@@ -213,7 +216,8 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
         ? (p: { terminal: number; total: number; elapsed_seconds: number }) =>
             budget.progress!({ progress: p.elapsed_seconds, ...(Number.isFinite(window) ? { total: window } : {}), message: `${name}: ${p.terminal} of ${p.total} terminal, ${p.elapsed_seconds}s elapsed` })
         : undefined;
-      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress });
+      // Under a read-only policy an op reads: its li captures no change and runs no check (owed.ts).
+      const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress, readsOnly: budget.policy?.read_only === true });
       if (!out.ok) {
         if (out.code === "cli_error") return cliRefusal(name, out, projected.projection, fitted);
         const { ok: _ok, code, message, ...rest } = out;

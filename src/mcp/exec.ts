@@ -1,4 +1,4 @@
-import { PROGRESS_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js";
+import { PROGRESS_ENV, READS_ONLY_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js";
 import { liBin } from "../entrypoints.js";
 import { importModule } from "../packages.js";
 
@@ -69,6 +69,8 @@ export interface RunOptions {
   /** Aborted when the client cancels the request: the child ends at once. */
   signal?: AbortSignal;
   env?: Record<string, string>;
+  /** A read-only server's op: the li it starts captures nothing and runs no check. */
+  readsOnly?: boolean;
   /** Called with each progress line the CLI writes on stderr (then asked for with LI_PROGRESS_JSON). */
   onProgress?: (p: { terminal: number; total: number; elapsed_seconds: number }) => void;
 }
@@ -128,7 +130,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
       // stderr is read here, bounded to its tail, so a flood never kills the child or costs the result.
       buffer: { stdout: true, stderr: false },
       stripFinalNewline: false,
-      env: { ...opts.env, ...(opts.onProgress ? { [PROGRESS_ENV]: "1" } : {}), NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
+      env: { ...opts.env, ...(opts.onProgress ? { [PROGRESS_ENV]: "1" } : {}), ...(opts.readsOnly ? { [READS_ONLY_ENV]: "1" } : {}), NODE_OPTIONS: "", [SERVER_ENV]: serverIdentity() },
       extendEnv: true,
     });
   } catch (err: any) {

@@ -1,4 +1,8 @@
+import fs from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { clip } from "./echo.js";
+import type { VerbMeta } from "./verb.js";
 
 /**
  * Set on every li the server starts: the directories file arguments (prompt_file, plan_file,
@@ -52,4 +56,55 @@ export class ClientRoots {
       return { roots: [], settings: false, source: "client" };
     }
   }
+}
+
+/** `p` after symlinks; a path not there yet is judged by its nearest existing ancestor. */
+function realish(p: string): string {
+  const abs = path.resolve(p);
+  try {
+    return fs.realpathSync(abs);
+  } catch {
+    const parent = path.dirname(abs);
+    return parent === abs ? abs : path.join(realish(parent), path.basename(abs));
+  }
+}
+
+const isUnder = (p: string, dir: string) => p === dir || p.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+
+/** The directories an op's args name that `decl` holds to the roots: [parameter, directory]. */
+function namedDirs(decl: NonNullable<VerbMeta["withinRoots"]>, args: Record<string, unknown>): [string, string][] {
+  const out: [string, string][] = decl.args.filter((a) => typeof args[a] === "string").map((a) => [a, args[a] as string]);
+  for (const { arg, flag } of decl.inWords ?? []) {
+    const words = args[arg];
+    if (!Array.isArray(words)) continue;
+    for (let i = 0; i < words.length && words[i] !== "--"; i++) {
+      const w = String(words[i]);
+      // A flag with no value after it names nothing the CLI would take: it refuses that itself.
+      if (w === flag && i + 1 < words.length) out.push([arg, String(words[i + 1])]);
+      else if (w.startsWith(`${flag}=`)) out.push([arg, w.slice(flag.length + 1)]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The first directory argument of an op outside the client's declared roots (judged after
+ * symlinks, relative to the server's working directory, as the CLI it starts would resolve it),
+ * or null. A client that declares no roots is not held here: the CLI applies the server's rule.
+ */
+export function outsideClientRoots(decl: VerbMeta["withinRoots"], args: Record<string, unknown>, set: FileRootSet): { param: string; message: string } | null {
+  if (!decl || set.source !== "client") return null;
+  const roots = set.roots.flatMap((r) => {
+    try {
+      return [fs.realpathSync(r)];
+    } catch {
+      return [];
+    }
+  });
+  for (const [param, dir] of namedDirs(decl, args)) {
+    if (roots.some((r) => isUnder(realish(dir), r))) continue;
+    const within = set.roots.length ? `one of the client's roots: ${set.roots.join(", ")}` : "the client's roots, and it declares none";
+    return { param, message: `${param} must name a directory within ${within}; ${JSON.stringify(clip(dir))} is not` };
+  }
+  return null;
 }

@@ -46,6 +46,12 @@ export interface VerbMeta {
    * result when the artifact changed after help. Its current value is `extra[key]` of the context.
    */
   artifactFingerprint?: { key: string; flag: string };
+  /**
+   * Arguments naming a directory the command works in or changes (a spawn's `cwd`): when the
+   * client declares roots, each must lie within them, and so must the value of `flag` inside a
+   * word-array argument (`inWords`: a schedule's action words, `--cwd DIR`). The dispatcher checks.
+   */
+  withinRoots?: { args: string[]; inWords?: { arg: string; flag: string }[] };
 }
 
 /** Optional per-verb semantics the dispatcher calls generically. */

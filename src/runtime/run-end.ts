@@ -7,7 +7,7 @@ import { persistTransition } from "./persist.js";
 import { errorText, workerLog, type WorkerLog } from "./worker-log.js";
 
 /** How long a run's end waits for its console to reach a shared store. */
-const END_DRAIN_MS = 1000;
+export const END_DRAIN_MS = 1000;
 
 /**
  * The one end a worker records for the running entity it supervises, shared by every worker

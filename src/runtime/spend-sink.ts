@@ -8,8 +8,8 @@ import { persist } from "./persist.js";
 import { errorText, type WorkerLog } from "./worker-log.js";
 
 /** How often a worker writes its run's live spend and looks at its budgets (LI_SPEND_FLUSH_MS overrides, for tests). */
-function flushMs(): number {
-  const ms = Number(process.env.LI_SPEND_FLUSH_MS);
+export function flushMs(env: NodeJS.ProcessEnv = process.env): number {
+  const ms = Number(env.LI_SPEND_FLUSH_MS);
   return Number.isFinite(ms) && ms >= 50 ? ms : 2000;
 }
 
@@ -26,6 +26,7 @@ export class SpendSink {
   private timer: NodeJS.Timeout | null = null;
   private written: Usage | null = null;
   private stopped = false;
+  private ended = false;
   private busy: Promise<void> = Promise.resolve();
 
   constructor(
@@ -35,21 +36,35 @@ export class SpendSink {
     private readonly onCrossed: (f: Figures) => void,
   ) {}
 
-  /** Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each. */
-  async start(live: () => Usage | null): Promise<void> {
+  /**
+   * Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each.
+   * The worker does not await it: its provider may end first (a short run on a loaded machine),
+   * so a flush or end asked for meanwhile waits for this first look, which says what to charge.
+   */
+  start(live: () => Usage | null): Promise<void> {
+    const looked = this.firstLook();
+    this.busy = looked.then(() => {});
+    return looked.then((charged) => {
+      if (!charged || this.ended) return;
+      this.timer = setInterval(() => void this.flush(live(), false), flushMs());
+      this.timer.unref();
+    });
+  }
+
+  /** Reads the budgets the run is charged to; whether there are any. */
+  private async firstLook(): Promise<boolean> {
     try {
       const root = await rootOf(this.store, this.e);
       const figures = await chargedFigures(this.store, root);
-      if (!figures.length) return;
+      if (!figures.length) return false;
       this.root = root;
       // A budget another run already crossed stops this one before its provider spends anything.
       this.check(figures);
+      return true;
     } catch (err) {
       this.log(`could not read this run's budgets (${errorText(err)}); its spend is not enforced until the next look`);
-      return;
+      return false;
     }
-    this.timer = setInterval(() => void this.flush(live(), false), flushMs());
-    this.timer.unref();
   }
 
   /** The run's model's price, looked up (settings read) once: it does not change while the run goes. */
@@ -95,6 +110,7 @@ export class SpendSink {
 
   /** The run's last figure, written final; the flushes stop. */
   async end(usage: Usage | null): Promise<void> {
+    this.ended = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.flush(usage, true);

@@ -6,38 +6,57 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { ProcSnapshot } from "../../src/lifecycle/observe.js";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
+import { isTerminal } from "../../src/lifecycle/vocab.js";
 import { openStore as openLifecycleStore } from "../../src/lifecycle/open.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import { dbOf } from "../../src/lifecycle/db/handle.js";
-import { type Home, li, liData, liveMembers, tempHome, until } from "./li.js";
+import { type Home, liData, liveMembers, tempHome, until } from "./li.js";
+import { untilJob } from "./poll.js";
 
 export type { Home };
 
 /**
- * A factory of fresh LI_HOMEs for one test file, every one removed after the file's last test.
- * Call it once, at the top level. Before the homes go: any of `procs` still running is
- * SIGKILLed, and with `stopRuns` each home's runs still going are killed (`li kill --grace 0`).
+ * A factory of fresh LI_HOMEs for one test file (tempHome), every one removed after the file's
+ * last test. Call it once, at the top level. Before the homes go: any of `procs` still running is
+ * SIGKILLed, and with `stopRuns` the process groups of runs still going (killLeftovers).
  */
-export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = {}): () => Home {
+export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = {}): (home?: { emptyStore?: boolean }) => Home {
   const homes: Home[] = [];
   afterAll(async () => {
     for (const p of opts.procs ?? []) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-    for (const h of homes) {
-      if (opts.stopRuns) {
-        const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
-        // Never a record naming this process's own group: killing it would stop the test runner.
-        const own = readProcStat(process.pid)?.pgrp;
-        for (const j of r.json?.data?.jobs ?? []) if (!j.terminal && j.pid && j.pgid !== own) await li(["kill", "--grace", "0", j.id], { env: h.env });
-      }
-      h.cleanup();
-    }
+    if (opts.stopRuns) await killLeftovers(homes);
+    for (const h of homes) h.cleanup();
   });
-  return () => {
-    const h = tempHome();
+  return (home = {}) => {
+    const h = tempHome(home);
     homes.push(h);
     return h;
   };
+}
+
+/**
+ * SIGKILLs, in one pass, the process group of every unended run in `homes`' stores whose group
+ * still runs: read straight from each store, no li per run. Only a group li recorded is touched
+ * (the leader's start time must match, as li kill checks), never this process's own.
+ */
+export async function killLeftovers(homes: Home[]): Promise<void> {
+  const own = readProcStat(process.pid)?.pgrp;
+  const procs = new ProcSnapshot();
+  const done = new Set<number>();
+  for (const h of homes) {
+    const open = await rows<{ status: string; pgid: number | null; proc_start: number | null }>(h, "SELECT status, pgid, proc_start FROM entities WHERE pgid IS NOT NULL").catch(() => []);
+    for (const r of open) {
+      const pgid = Number(r.pgid);
+      if (isTerminal(r.status) || r.proc_start === null || pgid === own || done.has(pgid)) continue;
+      done.add(pgid);
+      if (procs.members(pgid, Number(r.proc_start)).length === 0) continue;
+      try {
+        process.kill(-pgid, "SIGKILL");
+      } catch {}
+    }
+  }
 }
 
 /**
@@ -147,15 +166,17 @@ export async function jobStatus(env: NodeJS.ProcessEnv, id: string): Promise<any
   return (await liData(["job", "status", id], { env })).jobs[0];
 }
 
-/** Polls `li job status` until `pred` holds; returns that job. */
-export async function untilStatus(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = 20000): Promise<any> {
-  return until(async () => {
-    const j = await jobStatus(env, id);
-    return pred(j) ? j : undefined;
-  }, timeoutMs);
+/**
+ * Waits until `pred` holds of `li job status <id>`; returns that job. The looks in between read the
+ * store in this process, and li is asked when its answer may hold or only a li reader can move the
+ * run on (its worker gone): see test/helpers/poll.ts. New tests wait on a run with this, terminal()
+ * or `li wait`, never with their own loop of `li job status`.
+ */
+export function untilStatus(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = 20000): Promise<any> {
+  return untilJob(env, id, pred, timeoutMs);
 }
 
-/** Polls until the job is terminal; returns it. */
+/** Waits until the job is terminal (untilStatus); returns li's answer. */
 export async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = 20000): Promise<any> {
   return untilStatus(env, id, (j) => j.terminal, timeoutMs);
 }

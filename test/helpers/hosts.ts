@@ -2,15 +2,15 @@
  * Scaffolding for the multi-host suites (issue 19): several "hosts" on one store, each a LI_HOME
  * with a LI_HOST of its own on this machine, and their `li host run` daemons.
  *
- * useSharedStore starts a PostgreSQL cluster for the describe block it is called in and cleans
- * up after it; startDaemon spawns a daemon and keeps it in a registry that useSharedStore's
- * afterAll (or useHomes, given startedDaemons as its procs) SIGKILLs if a test left it running.
+ * useSharedStore gives the describe block it is called in databases in its jest worker's
+ * PostgreSQL cluster (or a cluster of its own, to stop or restart) and cleans up after it;
+ * startDaemon spawns a daemon and keeps it in a registry that useSharedStore's afterAll (or
+ * useHomes, given startedDaemons as its procs) SIGKILLs if a test left it running.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readProcStat } from "../../src/lifecycle/procfs.js";
-import { READY_BYTES, untilAgentReady, untilStatus } from "./fixtures.js";
-import { type Home, li, LI_BIN, liData, ROOT, tempHome } from "./li.js";
-import { startCluster, type PgCluster } from "./postgres.js";
+import { killLeftovers, READY_BYTES, untilAgentReady, untilStatus } from "./fixtures.js";
+import { type Home, LI_BIN, liData, ROOT, tempHome } from "./li.js";
+import { startCluster, workerCluster, type PgCluster } from "./postgres.js";
 
 /** Every daemon startDaemon spawned in this test file. */
 export const startedDaemons: ChildProcess[] = [];
@@ -98,21 +98,22 @@ export interface SharedStore {
 }
 
 /**
- * A PostgreSQL cluster for the enclosing describe block (call it inside a describePostgres), with
- * one database and a home on it per host name in `hostNames`; the accessor is for tests and hooks,
+ * Databases for the enclosing describe block (call it inside a describePostgres) in its jest
+ * worker's PostgreSQL cluster, or with `cluster: "private"` in one started for the block alone
+ * (what a block that stops or restarts the server needs: the worker's refuses to), with one
+ * database and a home on it per host name in `hostNames`; the accessor is for tests and hooks,
  * and its `homes` (those homes, usable in tests once the block's beforeAll has run) for describe time.
- * After the block: daemons left running are SIGKILLed, then `opts.cleanup` runs, then each home's
- * unfinished runs are killed from their own host (`li kill --grace 0`), the homes removed and the
+ * After the block: daemons left running are SIGKILLed, then `opts.cleanup` runs, then the
+ * unfinished runs' process groups are killed (killLeftovers), the homes removed and a private
  * cluster stopped.
  */
-export function useSharedStore(hostNames: string[] = [], opts: { cleanup?: () => unknown } = {}): (() => SharedStore) & { homes: Home[] } {
+export function useSharedStore(hostNames: string[] = [], opts: { cleanup?: () => unknown; cluster?: "worker" | "private" } = {}): (() => SharedStore) & { homes: Home[] } {
   let shared: SharedStore | undefined;
   const all: Home[] = [];
-  let cluster: PgCluster | undefined;
+  let own: PgCluster | undefined;
 
   beforeAll(async () => {
-    cluster = await startCluster();
-    const c = cluster;
+    const c = opts.cluster === "private" ? (own = await startCluster()) : workerCluster();
     const addHome = (name: string, url: string): Home => {
       const h = tempHome();
       h.env.LI_STORE = url;
@@ -135,9 +136,9 @@ export function useSharedStore(hostNames: string[] = [], opts: { cleanup?: () =>
   afterAll(async () => {
     killDaemons();
     await opts.cleanup?.();
-    await stopRuns(all);
+    await killLeftovers(all);
     for (const h of all) h.cleanup();
-    cluster?.stop();
+    own?.stop();
   });
 
   const get = () => {
@@ -158,22 +159,6 @@ export function useSharedStore(hostNames: string[] = [], opts: { cleanup?: () =>
     };
   });
   return Object.assign(get, { homes });
-}
-
-/** Kills, from its own host's home, each unfinished run with a process that `homes` can see. */
-async function stopRuns(homes: Home[]): Promise<void> {
-  // Never a record naming this process's own group: killing it would stop the test runner.
-  const own = readProcStat(process.pid)?.pgrp;
-  const done = new Set<string>();
-  for (const h of homes) {
-    const r = await li(["--machine", "job", "list", "--limit", "100"], { env: h.env });
-    for (const j of r.json?.data?.jobs ?? []) {
-      const key = `${h.env.LI_STORE} ${j.id}`;
-      if (j.terminal || !j.pid || j.pgid === own || j.host !== h.env.LI_HOST || done.has(key)) continue;
-      done.add(key);
-      await li(["kill", "--grace", "0", j.id], { env: h.env });
-    }
-  }
 }
 
 /** A mock/hang run on `h`'s host whose agent is ready (see untilAgentReady); its record. */

@@ -4,6 +4,7 @@
  * capture records it; checkouts to apply it to, and snapshots of everything they hold.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -54,7 +55,8 @@ export interface Seeded {
 
 /** A run made by li, marked isolated, with the change `edit` makes on its branch recorded as captured. */
 export async function isolatedRun(h: Home, src: string, o: { id?: string; truncated?: boolean; host?: string; resumes?: string; base?: string; change?: (wt: string) => void } = {}): Promise<Seeded> {
-  const id = o.id ?? (await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env })).id;
+  // Run in `src`, as a real isolated run is: its record's cwd is never li's own checkout.
+  const id = o.id ?? (await liData(["agent", "mock/echo", "make a change\nand a second line"], { env: h.env, cwd: src })).id;
   const base = o.base ?? git(src, "rev-parse", "HEAD");
   const branch = `li/${id}`;
   const wt = path.join(scratch, `wt-${id}`);
@@ -97,15 +99,44 @@ export function snapshot(t: string) {
       const p = path.join(d, e.name);
       if (e.name === ".git") continue;
       if (e.isDirectory()) walk(p);
+      else if (e.isSymbolicLink()) files[path.relative(t, p)] = `-> ${fs.readlinkSync(p)}`;
       else files[path.relative(t, p)] = fs.readFileSync(p).toString("base64");
     }
   };
   walk(t);
+  // Optional locks off: a status or diff refreshes the index when it can, and looking must not change it.
   return {
-    status: gitBuf(t, "status", "--porcelain=v1", "-z", "--untracked-files=all").toString("latin1"),
-    diff: gitBuf(t, "diff", "--binary").toString("latin1"),
-    cached: gitBuf(t, "diff", "--cached", "--binary").toString("latin1"),
+    status: gitBuf(t, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all").toString("latin1"),
+    diff: gitBuf(t, "--no-optional-locks", "diff", "--binary").toString("latin1"),
+    cached: gitBuf(t, "--no-optional-locks", "diff", "--cached", "--binary").toString("latin1"),
     head: git(t, "rev-parse", "HEAD"),
     files,
   };
+}
+
+/** A snapshot, and the index and object store too: the entries, the index file's bytes, and every object file's name. */
+export function wholeSnapshot(t: string) {
+  const objects: string[] = [];
+  const walk = (d: string) => fs.readdirSync(d, { withFileTypes: true }).forEach((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : objects.push(path.relative(t, path.join(d, e.name)))));
+  walk(path.join(t, ".git", "objects"));
+  return {
+    ...snapshot(t),
+    staged: git(t, "ls-files", "-s"),
+    index: createHash("sha256").update(fs.readFileSync(path.join(t, ".git", "index"))).digest("hex"),
+    objects: objects.sort(),
+  };
+}
+
+/** Run one makes `dir -> outside` (a plain apply leaves it untracked in the checkout `t`); run two writes dir/x.txt. */
+export async function linkedCheckout(h: Home) {
+  const src = sourceRepo();
+  const outside = dir("outside");
+  const one = await isolatedRun(h, src, { change: (wt) => fs.symlinkSync(outside, path.join(wt, "dir")) });
+  const two = await isolatedRun(h, src, {
+    change: (wt) => {
+      fs.mkdirSync(path.join(wt, "dir"));
+      fs.writeFileSync(path.join(wt, "dir", "x.txt"), "written by the agent\n");
+    },
+  });
+  return { outside, one, two, t: target(src, { local: false }) };
 }

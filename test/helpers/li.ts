@@ -4,28 +4,26 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
-import { createDatabase } from "./postgres.js";
+import { workerCluster } from "./postgres.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const LI_BIN = path.join(ROOT, "bin", "li.js");
 
 export type Home = ReturnType<typeof tempHome>;
 
-/** A fresh LI_HOME, removed by the caller's cleanup (see tempHome().cleanup). */
-export function tempHome(): { home: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
+/**
+ * A fresh LI_HOME, removed by the caller's cleanup (see tempHome().cleanup). In the postgres
+ * project its store is a new database in this jest worker's cluster: a copy of one li has
+ * already migrated, or with `emptyStore` an empty one, for a test of what the first write or
+ * `li state migrate` does to a database without li's schema.
+ */
+export function tempHome(opts: { emptyStore?: boolean } = {}): { home: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-test-"));
   const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
   delete env.LI_STORE;
-  if (process.env.LI_TEST_STORE === "postgres") env.LI_STORE = testDatabase();
+  if (process.env.LI_TEST_STORE === "postgres") env.LI_STORE = workerCluster().createDatabase({ migrated: !opts.emptyStore });
   // Retried: a detached run's worker may still be writing its last files as a test ends (ENOTEMPTY).
   return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
-}
-
-/** A new, empty database in the postgres project's cluster (test/helpers/pg-global.mjs); its URL. */
-function testDatabase(): string {
-  const port = process.env.LI_TEST_PG_PORT;
-  if (!port) throw new Error("LI_TEST_STORE=postgres without a cluster: run through jest's postgres project");
-  return createDatabase(port);
 }
 
 export interface LiRun {
@@ -36,8 +34,12 @@ export interface LiRun {
   json?: any;
 }
 
-/** Runs the built CLI (`node bin/li.js …`). */
+/** Runs the built CLI (`node bin/li.js …`), from ROOT unless `cwd` says otherwise. */
 export function li(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string | Buffer; cwd?: string; timeoutMs?: number }): Promise<LiRun> {
+  // An isolated run from li's own checkout would leave its li/<id> branch there: a test makes its own repository.
+  const from = path.resolve(opts.cwd ?? ROOT);
+  if ((from === ROOT || from.startsWith(ROOT + path.sep)) && args.some((a, i) => (a === "--isolate" && args[i + 1] === "worktree") || a === "--isolate=worktree"))
+    throw new Error(`li ${args.join(" ")}: an isolated run from li's own checkout (${from}) would branch it; pass cwd: a repository the test made`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [LI_BIN, ...args], { env: opts.env, cwd: opts.cwd ?? ROOT, stdio: ["pipe", "pipe", "pipe"] });
     const out: Buffer[] = [];

@@ -23,11 +23,11 @@ export interface McpSession {
   requests(): string[];
 }
 
-/** A real MCP client over stdio, spawning `node bin/li.js mcp` with the given environment. */
-export async function connectMcp(env: NodeJS.ProcessEnv): Promise<McpSession> {
+/** A real MCP client over stdio, spawning `node bin/li.js mcp [args]` with the given environment. */
+export async function connectMcp(env: NodeJS.ProcessEnv, args: string[] = []): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [LI_BIN, "mcp"],
+    args: [LI_BIN, "mcp", ...args],
     env: Object.fromEntries(Object.entries({ ...env, NODE_OPTIONS: "" }).filter(([, v]) => v !== undefined)) as Record<string, string>,
     cwd: ROOT,
     stderr: "pipe",

@@ -7,19 +7,30 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
-export const PG_HINT = "PostgreSQL's binaries are missing: `apt-get install postgresql` (Debian), or set LI_TEST_PG_BIN to the folder holding initdb and pg_ctl";
+export const PG_HINT = "PostgreSQL's binaries are missing: `apt-get install postgresql` (Debian), or set LI_TEST_PG_BIN to the folder holding initdb, pg_ctl, createdb and psql";
 
-/** The folder holding initdb and pg_ctl: LI_TEST_PG_BIN, else Debian's newest, else PATH. */
+/** What the suites run from PostgreSQL's folder of binaries. */
+const PG_TOOLS = ["initdb", "pg_ctl", "createdb", "psql"];
+const holdsTools = (dir) => PG_TOOLS.every((t) => fs.existsSync(path.join(dir, t)));
+
+/**
+ * The folder of PostgreSQL's binaries, by the one rule jest.config.js, .ci/run and the suites
+ * share: LI_TEST_PG_BIN, else Debian's newest /usr/lib/postgresql/N/bin, else the folder `initdb`
+ * on PATH really lives in (a symlink to it, as some images put in /usr/local/bin, is followed).
+ * Each must hold every tool the suites run (PG_TOOLS); undefined when none does.
+ */
 export function pgBinDir() {
   const given = process.env.LI_TEST_PG_BIN;
-  if (given) return fs.existsSync(path.join(given, "initdb")) ? given : undefined;
+  if (given) return holdsTools(given) ? given : undefined;
   const debian = "/usr/lib/postgresql";
   if (fs.existsSync(debian)) {
-    const versions = fs.readdirSync(debian).filter((v) => fs.existsSync(path.join(debian, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a));
+    const versions = fs.readdirSync(debian).filter((v) => holdsTools(path.join(debian, v, "bin"))).sort((a, b) => Number(b) - Number(a));
     if (versions.length) return path.join(debian, versions[0], "bin");
   }
   const found = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" }).stdout.trim();
-  return found ? path.dirname(found) : undefined;
+  if (!found) return undefined;
+  const dir = path.dirname(fs.realpathSync(found));
+  return holdsTools(dir) ? dir : undefined;
 }
 
 export function freePort() {
@@ -53,55 +64,81 @@ function runPgAsync(bin, args) {
 }
 
 let counter = 0;
+let strategy;
+/** Whether createdb takes --strategy (PostgreSQL 15 and later). */
+const fileCopy = () => (strategy ??= Number(/(\d+)/.exec(execFileSync(path.join(pgBinDir(), "createdb"), ["--version"], { encoding: "utf8" }))?.[1]) >= 15);
 
 /**
- * A fresh, empty database in the cluster on `port`; its URL. The name is unique across test
+ * A new database in the cluster on `port`; its URL. Empty unless `template` names a database to
+ * copy (test/helpers/pg-worker.mjs keeps one with li's schema). The name is unique across test
  * files sharing a worker process (each has its own counter) and across workers.
  */
-export function createDatabase(port) {
+export function createDatabase(port, opts = {}) {
   const name = `li_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 10)}`;
-  execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", name]);
+  // Copying the files costs the server about half what logging each page does (WAL_LOG, the
+  // default since PostgreSQL 15) for databases this small; before 15 it was the only way.
+  const copy = fileCopy() ? ["-S", "FILE_COPY"] : [];
+  execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", ...copy, ...(opts.template ? ["-T", opts.template] : []), name]);
   return `postgres://li@127.0.0.1:${port}/${name}`;
 }
 
-/** A new cluster on 127.0.0.1; stop it when done. */
-export async function startCluster() {
+/** initdb into a new temporary folder and start the server on `port`: where it is, {port, dir}. */
+export function launchCluster(port) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-pg-"));
   if (asRoot()) fs.chownSync(dir, 65534, 65534);
   const data = path.join(dir, "data");
   runPg("initdb", ["-D", data, "-U", "li", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"]);
-  const port = await freePort();
   const conf = [`listen_addresses = '127.0.0.1'`, `port = ${port}`, `unix_socket_directories = '${dir}'`, "fsync = off", "synchronous_commit = off", "full_page_writes = off", "max_connections = 300"];
   fs.appendFileSync(path.join(data, "postgresql.conf"), conf.join("\n") + "\n");
-  const ctlArgs = (args) => ["-D", data, "-l", path.join(dir, "log"), "-w", "-t", "60", ...args];
-  const ctl = (...args) => runPg("pg_ctl", ctlArgs(args));
-  ctl("start");
+  runPg("pg_ctl", ctlArgs(dir, ["start"]));
+  return { port, dir };
+}
+
+const ctlArgs = (dir, args) => ["-D", path.join(dir, "data"), "-l", path.join(dir, "log"), "-w", "-t", "60", ...args];
+
+/** Stops the cluster in `dir` at once (as a crash would) and removes it. */
+export function stopClusterAt(dir) {
+  try {
+    runPg("pg_ctl", ctlArgs(dir, ["-m", "immediate", "stop"]));
+  } catch {}
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** The cluster launched at {port, dir}: its URLs, databases, restarts and stop. */
+export function clusterAt({ port, dir }) {
+  const ctl = (...args) => runPg("pg_ctl", ctlArgs(dir, args));
   const url = (db = "postgres") => `postgres://li@127.0.0.1:${port}/${db}`;
   return {
     port,
     dir,
     url,
-    /** A fresh, empty database; its URL. */
-    createDatabase: () => createDatabase(port),
+    /** A fresh, empty database; its URL. (Only a worker's cluster keeps a migrated one to copy.) */
+    createDatabase: (opts = {}) => {
+      if (opts.migrated) throw new Error("a migrated database comes from a jest worker's cluster (workerCluster()), which keeps the template");
+      return createDatabase(port);
+    },
     /** `pg_ctl restart`: immediate cuts every connection, as a crash does. */
     restart(mode = "immediate") {
       ctl("-m", mode, "restart");
     },
     /** restart, resolving once the server accepts connections again. */
     async restartAsync(mode = "immediate") {
-      await runPgAsync("pg_ctl", ctlArgs(["-m", mode, "restart"]));
+      await runPgAsync("pg_ctl", ctlArgs(dir, ["-m", mode, "restart"]));
     },
     /** A crash and `ms` of the server being down (connections refused) before it starts again. */
     async outage(ms) {
-      await runPgAsync("pg_ctl", ctlArgs(["-m", "immediate", "stop"]));
+      await runPgAsync("pg_ctl", ctlArgs(dir, ["-m", "immediate", "stop"]));
       await new Promise((r) => setTimeout(r, ms));
-      await runPgAsync("pg_ctl", ctlArgs(["start"]));
+      await runPgAsync("pg_ctl", ctlArgs(dir, ["start"]));
     },
-    stop() {
-      try {
-        ctl("-m", "immediate", "stop");
-      } catch {}
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => stopClusterAt(dir),
   };
+}
+
+/**
+ * A new cluster of the caller's own on 127.0.0.1; stop it when done. Only a suite that restarts,
+ * stops or reconfigures its server needs one: any other uses its jest worker's (pg-worker.mjs).
+ */
+export async function startCluster() {
+  return clusterAt(launchCluster(await freePort()));
 }

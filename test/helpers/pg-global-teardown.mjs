@@ -1,3 +1,5 @@
+import { endRun } from "./pg-worker.mjs";
+
 export default async function teardown() {
-  globalThis.__liPgCluster?.stop();
+  endRun();
 }

@@ -1,7 +1,8 @@
 /**
  * A small tmpfs for the storage-fault suites, mounted when the file is loaded (so a suite can
  * decide which tests to register) and unmounted after its last test. Needs root; elsewhere, or
- * when mount fails, `available` is false and `reason` says why (the suite skips its tests).
+ * when mount fails, `available` is false and `reason` says why: the suite skips its tests, unless
+ * LI_TEST_REQUIRE_TMPFS is set (as .ci/run sets it), where each of them fails saying why.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -79,9 +80,20 @@ export function useTinyFs(sizeBytes: number): TinyFs {
   };
 }
 
-/** `test`, or `test.skip` with the reason printed once, when the tmpfs is not there. */
+/**
+ * `test` when the tmpfs is there. Without it, `test.skip` with the reason printed once; under
+ * LI_TEST_REQUIRE_TMPFS a test that fails with the reason instead, its body never run (on the
+ * unmounted folder, fill() would fill the real disk).
+ */
 export function tinyFsTest(t: TinyFs): jest.It {
   if (t.available) return test;
+  if (process.env.LI_TEST_REQUIRE_TMPFS) {
+    const failing = (name: string, _fn?: unknown, timeout?: number) =>
+      test(name, () => {
+        throw new Error(`LI_TEST_REQUIRE_TMPFS is set and there is no tmpfs for this test: ${t.reason}`);
+      }, timeout);
+    return failing as unknown as jest.It;
+  }
   console.log(`skipping storage-fault tests: ${t.reason}`);
   return test.skip;
 }

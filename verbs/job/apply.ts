@@ -1,5 +1,5 @@
 import { verb, type Verb } from "../../src/mcp/verb.js";
-import { nullable } from "../schemas.js";
+import { CWD_IN_ROOTS, nullable } from "../schemas.js";
 
 const strings = { type: "array", items: { type: "string" } };
 
@@ -12,6 +12,7 @@ const strings = { type: "array", items: { type: "string" } };
   effects: ["writes_files", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["job", "apply"],
+  withinRoots: CWD_IN_ROOTS,
   summary: "apply a run's change to a checkout",
   result: {
     type: "object",

@@ -4,7 +4,7 @@ import { nullable } from "../schemas.js";
 /** Delegates to `li job diff`: an isolated run's change from the store, one page of its patch. */
 @verb({
   id: "job.diff",
-  effects: [],
+  effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["job", "diff"],
   summary: "an isolated run's change",
@@ -18,6 +18,8 @@ import { nullable } from "../schemas.js";
       status: { type: "string" },
       captured: { type: "boolean" },
       change: nullable("object"),
+      // Where a change not captured yet waits, and why (owed.ts pendingChange).
+      change_pending: { type: "object", required: ["reason", "worktree", "message"] },
       patch: { type: "string" },
       bytes: { type: "integer" },
       total_bytes: { type: "integer" },

@@ -12,5 +12,7 @@ import { CLI_ONLY_FLAGS, PROMPT_SPILL, SCHEDULE } from "../schemas.js";
   result: { type: "object", required: ["schedule"], properties: { schedule: SCHEDULE } },
   spill: PROMPT_SPILL,
   terminalFlags: CLI_ONLY_FLAGS,
+  // Its runs start later, where it says: its cwd and any --cwd in its action words.
+  withinRoots: { args: ["cwd"], inWords: [{ arg: "action", flag: "--cwd" }] },
 })
 export class ScheduleCreate implements Verb {}

@@ -1,5 +1,5 @@
 import { Command } from "../commander.js";
-import { invalid } from "../../errors.js";
+import { invalid, quoted } from "../../errors.js";
 import { budgetEvents, checkBudget, deleteBudget, getBudget, setBudget, SCOPE_KINDS } from "../../lifecycle/budgets/definitions.js";
 import { budgetFigures, figuresOf, type Figures } from "../../lifecycle/budgets/figures.js";
 import { PERIODS } from "../../lifecycle/budgets/periods.js";
@@ -16,12 +16,21 @@ const COLUMNS = ["name", "scope", "period", "spent", "reserved", "limit", "left"
 const shown = (f: Figures, n: number) => (f.unit === "usd" ? `$${n.toFixed(4).replace(/\.?0+$/, "") || "0"}` : `${Math.round(n)}`);
 const row = (f: Figures) => ({ ...f, spent: shown(f, f.spent), reserved: shown(f, f.reserved), limit: shown(f, f.limit), left: shown(f, f.left), resets_at: f.resets_at ?? "never" });
 
-/** A numeric option as given, or a clear refusal naming it. */
-function amount(flag: string, text: string | undefined): number | undefined {
+/*
+ * Amounts in decimal digits only: Number() would also take 0x10, 1e3 or " 5 ". Tokens are whole;
+ * dollars go to four decimal places, the smallest amount li shows, so a limit is listed as set.
+ */
+const AMOUNT = { tokens: /^[0-9]+$/, usd: /^[0-9]+(\.[0-9]{1,4})?$/ };
+
+/** A numeric option as given, or a clear refusal naming it (its text quoted bounded). */
+function amount(flag: string, text: string | undefined, unit: keyof typeof AMOUNT): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n)) throw invalid(`${flag} ${JSON.stringify(text)}: not a number`, { field: flag.slice(2).replace(/-/g, "_") });
-  return n;
+  if (!AMOUNT[unit].test(text))
+    throw invalid(
+      `${flag} ${quoted(text)}: ${unit === "tokens" ? "give a whole number of tokens in decimal digits, such as 2000000" : "give dollars in decimal digits, to at most four decimal places ($0.0001), such as 50 or 0.25"}`,
+      { field: flag.slice(2).replace(/-/g, "_") },
+    );
+  return Number(text);
 }
 
 const HELP = `
@@ -67,13 +76,13 @@ export function register(root: Command, ctx: CliContext): void {
           const checked = checkBudget(
             {
               name,
-              limit_usd: amount("--limit-usd", o.limitUsd),
-              limit_tokens: amount("--limit-tokens", o.limitTokens),
+              limit_usd: amount("--limit-usd", o.limitUsd, "usd"),
+              limit_tokens: amount("--limit-tokens", o.limitTokens, "tokens"),
               per: o.per,
               timezone: o.timezone,
               scope: o.scope!,
               on_exceed: o.onExceed,
-              reserve_per_run: amount("--reserve-per-run", o.reservePerRun),
+              reserve_per_run: amount("--reserve-per-run", o.reservePerRun, o.limitTokens !== undefined && o.limitUsd === undefined ? "tokens" : "usd"),
             },
             PROVIDERS.map((p) => p.name),
           );

@@ -33,7 +33,7 @@ export function register(root: Command, ctx: CliContext): void {
         const procs = new ProcSnapshot();
         const jobs = await mapSeq(ids, async (id) => {
           const o = await observeFresh(store, await resolve(store, id), procs);
-          return withBudgets(store, await withChange(store, jobView(o)), o.entity);
+          return withBudgets(store, await withChange(store, jobView(o), o.entity), o.entity);
         });
         const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };

@@ -12,7 +12,7 @@ type StudioModule = typeof import("../../studio/server.js");
 export function register(root: Command, ctx: CliContext): void {
   root
     .command("studio")
-    .description("a local web dashboard: runs, a flow's graph, schedules, teams and the outbox, live")
+    .description("a local web dashboard: runs, a flow's graph, a run's change and a fan-out's comparison, schedules, teams, budgets and the outbox, live")
     .option("--port <n>", "listen on this port (default: any free one)", intIn(0, 65535), 0)
     .option("--open", "open the dashboard in a browser ($BROWSER, else xdg-open)")
     .addHelpText(
@@ -21,8 +21,11 @@ export function register(root: Command, ctx: CliContext): void {
 li studio serves on 127.0.0.1 only and prints a URL carrying a random token and page key,
 as Jupyter does: open that URL (the token becomes a cookie, the key stays in the page;
 other local users and pages have neither).
-It shows this LI_HOME live: runs newest first with filters, each run's timeline, console,
-result and request, a flow's or play's steps as a graph, schedules, teams and the outbox.
+It shows this LI_HOME live: runs newest first with filters; each run's timeline, console,
+result and request, a flow's or play's steps as a graph, an isolated run's change (its files,
+check and patch) and a fan-out's comparison (each worker's change, and which pairs conflict);
+schedules; teams and each team's messages; budgets (spent and reserved against each limit);
+and the outbox.
 
 It only reads state.db. Kill, rerun, schedule enable/disable and dispatch retry run the li
 CLI as a subprocess, and the page shows li's own result (a partial reap included).

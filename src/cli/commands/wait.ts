@@ -137,7 +137,7 @@ function humanWait(r: WaitResult, short: Map<string, string>): string {
 
 /** A sentence for a placement's detail: what a person reads under the table. */
 function whyUnvouched(d: NonNullable<WaitResult["entries"][number]["detail"]>): string {
-  if (d.reason === "cwd_missing") return d.message;
+  if (d.reason === "cwd_missing" || d.reason === "end_not_recorded") return d.message;
   if (d.reason === "host_lease_expired")
     return `host ${d.host}'s lease expired (last heartbeat ${d.heartbeat_age_seconds}s ago by the store's clock): its daemon stopped, died or lost the store, so nothing vouches for this run; it is not ended here. When li host run is back on ${d.host} it reaps what died`;
   return `host ${d.host} has never run li host run, so nothing on the store vouches for this run; read it on ${d.host}, or run li host run there`;

@@ -1,4 +1,4 @@
-import { LiError, invalid } from "../../errors.js";
+import { clipped, LiError, invalid, quoted } from "../../errors.js";
 import { dbOf } from "../db/handle.js";
 import { checkName } from "../names.js";
 import type { Store } from "../store.js";
@@ -30,6 +30,9 @@ export interface Budget {
 /** The most a limit may be: far above any real bill, small enough to stay exact as a double. */
 const MAX = { usd: 1e9, tokens: 1e15 } as const;
 
+/** The smallest dollar amount li shows (li budget list prints dollars to four decimal places). */
+export const MIN_USD = 0.0001;
+
 /** A scope; `providers` (when given) are the names a provider scope may take. */
 export function parseScope(text: string, providers?: readonly string[]): Scope {
   if (text === "all") return { kind: "all" };
@@ -37,9 +40,9 @@ export function parseScope(text: string, providers?: readonly string[]): Scope {
   const kind = text.slice(0, colon) as ScopeKind;
   const value = text.slice(colon + 1);
   if (colon < 0 || !SCOPE_KINDS.includes(kind) || !value)
-    throw invalid(`--scope ${JSON.stringify(text)}: not a scope; use all, or one of ${SCOPE_KINDS.map((k) => `${k}:NAME`).join(", ")}`, { field: "scope", scope: text });
+    throw invalid(`--scope ${quoted(text)}: not a scope; use all, or one of ${SCOPE_KINDS.map((k) => `${k}:NAME`).join(", ")}`, { field: "scope", scope: clipped(text) });
   if (kind === "provider" && providers && !providers.includes(value))
-    throw invalid(`--scope provider:${value}: no such provider (known: ${providers.join(", ")})`, { field: "scope", scope: text, known: providers });
+    throw invalid(`--scope provider:${quoted(value)}: no such provider (known: ${providers.join(", ")})`, { field: "scope", scope: clipped(text), known: providers });
   if (value.length > 200 || /[\u0000-\u001f]/.test(value)) throw invalid(`--scope ${kind}:…: the name is too long or holds control characters`, { field: "scope" });
   return { kind, value };
 }
@@ -65,11 +68,13 @@ export function checkBudget(input: BudgetInput, providers: readonly string[]): O
   const limit = (usd ? input.limit_usd : input.limit_tokens)!;
   const flag = usd ? "--limit-usd" : "--limit-tokens";
   if (!Number.isFinite(limit) || limit <= 0 || limit > MAX[unit]) throw invalid(`${flag} ${limit}: must be above 0 and at most ${MAX[unit]}`, { field: usd ? "limit_usd" : "limit_tokens" });
+  // A limit li would list as $0 is no limit a person can read: dollars count to the smallest amount shown.
+  if (usd && limit < MIN_USD) throw invalid(`--limit-usd ${limit}: must be at least $${MIN_USD}, the smallest amount li shows`, { field: "limit_usd" });
   if (!usd && !Number.isInteger(limit)) throw invalid(`--limit-tokens ${limit}: must be a whole number of tokens`, { field: "limit_tokens" });
   const period = (input.per ?? "month") as Period;
-  if (!PERIODS.includes(period)) throw invalid(`--per ${JSON.stringify(input.per)}: must be one of ${PERIODS.join(", ")}`, { field: "per" });
+  if (!PERIODS.includes(period)) throw invalid(`--per ${quoted(String(input.per))}: must be one of ${PERIODS.join(", ")}`, { field: "per" });
   const on_exceed = (input.on_exceed ?? "refuse") as OnExceed;
-  if (!ON_EXCEED.includes(on_exceed)) throw invalid(`--on-exceed ${JSON.stringify(input.on_exceed)}: must be refuse or hold`, { field: "on_exceed" });
+  if (!ON_EXCEED.includes(on_exceed)) throw invalid(`--on-exceed ${quoted(String(input.on_exceed))}: must be refuse or hold`, { field: "on_exceed" });
   const reserve = input.reserve_per_run ?? 0;
   if (!Number.isFinite(reserve) || reserve < 0 || reserve > limit)
     throw invalid(`--reserve-per-run ${reserve}: must be at least 0 and at most the limit (${limit} ${unit})`, { field: "reserve_per_run" });
@@ -93,7 +98,7 @@ export async function listBudgets(store: Store): Promise<Budget[]> {
 
 export async function getBudget(store: Store, name: string): Promise<Budget> {
   const row = await dbOf(store).get("SELECT * FROM budgets WHERE name = ?", [name]);
-  if (!row) throw new LiError("not_found", `no budget named ${JSON.stringify(name)}; li budget list shows them`, { name });
+  if (!row) throw new LiError("not_found", `no budget named ${quoted(name)}; li budget list shows them`, { name: clipped(name) });
   return hydrate(row);
 }
 

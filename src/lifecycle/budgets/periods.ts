@@ -1,4 +1,4 @@
-import { invalid } from "../../errors.js";
+import { clipped, invalid, quoted } from "../../errors.js";
 
 export const PERIODS = ["day", "week", "month", "total"] as const;
 export type Period = (typeof PERIODS)[number];
@@ -51,15 +51,12 @@ function midnight(y: number, m: number, d: number, tz: string): number {
   return local - (wall(t, tz).asUtc - t);
 }
 
-/** Refuses a timezone the runtime's tz database does not know. */
+/** A timezone as the runtime's tz database names it (`utc` is UTC, `europe/berlin` Europe/Berlin); one it does not know is refused. */
 export function checkTimezone(tz: string): string {
   try {
-    if (tz.length <= 64) {
-      formatter(tz);
-      return tz;
-    }
+    if (tz.length <= 64) return formatter(tz).resolvedOptions().timeZone;
   } catch {}
-  throw invalid(`--timezone ${JSON.stringify(tz)}: not a known IANA timezone (for example UTC, Europe/Berlin, America/New_York)`, { field: "timezone", timezone: tz });
+  throw invalid(`--timezone ${quoted(tz)}: not a known IANA timezone (for example UTC, Europe/Berlin, America/New_York)`, { field: "timezone", timezone: clipped(tz) });
 }
 
 /**

@@ -168,9 +168,9 @@ export async function owedChanges(store: Store, host: string, since: Date, limit
   return rows.map((r) => r.id);
 }
 
-/** A run still on record that works on `branch` (a resumed run goes on on its first run's), or null. */
-export async function branchUser(store: Store, branch: string): Promise<string | null> {
+/** A run still on record, other than `except`, that works on `branch` (a resumed run goes on on its first run's), or null. */
+export async function branchUser(store: Store, branch: string, except?: string): Promise<string | null> {
   // A portable prefilter on the spec's JSON text, checked on the record itself.
   const rows = await dbOf(store).all<{ id: string; spec: string }>("SELECT id, spec FROM entities WHERE spec LIKE ?", [`%"branch":"${branch}"%`]);
-  return rows.find((r) => JSON.parse(r.spec).isolation?.branch === branch)?.id ?? null;
+  return rows.find((r) => r.id !== except && JSON.parse(r.spec).isolation?.branch === branch)?.id ?? null;
 }

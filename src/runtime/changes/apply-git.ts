@@ -8,18 +8,22 @@ import os from "node:os";
 import path from "node:path";
 import { invalid, LiError } from "../../errors.js";
 import type { ChangedFile } from "../../lifecycle/changes/records.js";
-import { applyPatch, conflictsOf, git, gitText, NO_HOOKS } from "./git.js";
+import { dryThreeWay } from "./apply-dry.js";
+import { applyPatch, conflictsOf, git, gitText, NO_HOOKS, type RepoAt } from "./git.js";
 
 export type Check = { clean: true } | { clean: false; conflicts: string[]; message: string; threeWay: { ok: boolean; conflicts: string[] } | null };
 
 const markersOf = (stderr: string) => [...new Set([...stderr.matchAll(/^(?:U (.+)|Applied patch to '(.+)' with conflicts\.)$/gm)].map((m) => m[1] ?? m[2]))];
 
-/** Whether `patch` applies cleanly in `root`; if not and asked, what a three-way apply would do. */
-export async function checkApply(root: string, patch: Buffer, threeWay: boolean): Promise<Check> {
-  const plain = await applyPatch({ cwd: root, patch, check: true });
+/**
+ * Whether `patch` applies cleanly in the checkout at `at.root`; if not and asked, what a three-way
+ * apply would do. Neither question changes anything there (apply-dry.ts); `paths` are the patch's.
+ */
+export async function checkApply(at: RepoAt, patch: Buffer, paths: string[], threeWay: boolean): Promise<Check> {
+  const plain = await applyPatch({ cwd: at.root, patch, check: true });
   if (plain.ok) return { clean: true };
   if (!threeWay) return { clean: false, conflicts: plain.conflicts, message: plain.message, threeWay: null };
-  const r = await git(["apply", "--check", "--3way", "--whitespace=nowarn", "-"], { cwd: root, input: patch });
+  const r = await dryThreeWay(at.root, at.commonDir, paths, patch);
   return { clean: false, conflicts: plain.conflicts, message: plain.message, threeWay: { ok: r.code === 0, conflicts: r.code === 0 ? markersOf(r.stderr) : plain.conflicts } };
 }
 
@@ -36,7 +40,8 @@ export const touched = (files: ChangedFile[]) => [...new Set(files.flatMap((f) =
 
 /** Paths among `paths` with staged or unstaged changes, or untracked, in `root`. */
 export async function localChanges(root: string, paths: string[]): Promise<string[]> {
-  const r = await git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ...paths.map((p) => `:(literal)${p}`)], { cwd: root });
+  // Optional locks off: a status refreshes the index when it can, and a dry run writes nothing.
+  const r = await git(["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ...paths.map((p) => `:(literal)${p}`)], { cwd: root });
   if (r.code !== 0) throw new LiError("internal", `git status failed in ${root}: ${r.stderr.trim()}`, { root });
   const out: string[] = [];
   const t = r.stdout.toString("utf8").split("\0");

@@ -14,6 +14,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { outsideRoots, rootPolicy, underAny } from "../file-roots.js";
 import { advanceHead, applyThreeWay, buildCommit, checkApply, headOf, localChanges, touched } from "./apply-git.js";
 import { applyPatch, hasCommit, isApplied, repoAt } from "./git.js";
+import { beyondLinks, pathsOf } from "./apply-paths.js";
 import { wholePatch } from "./patch.js";
 import { changeSubject } from "./subject.js";
 
@@ -135,7 +136,15 @@ export async function applyRun(store: Store, e: Entity, o: ApplyOptions): Promis
     reconciled,
   };
 
-  const checked = await checkApply(at.root, patch, !!o.threeWay);
+  const paths = await pathsOf(at.root, patch);
+  const links = beyondLinks(at.root, paths);
+  if (links.length)
+    throw new LiError(
+      "conflict",
+      `${holder.id}'s change writes ${links.map((l) => l.path).join(", ")} through a symbolic link in ${at.root} (${[...new Set(links.map((l) => l.via))].join(", ")}), which may lead out of the checkout; nothing was changed: replace the link with a directory, or apply the change elsewhere`,
+      { reason: "symlink_in_checkout", paths: links.map((l) => l.path), links: [...new Set(links.map((l) => l.via))] },
+    );
+  const checked = await checkApply(at, patch, paths, !!o.threeWay);
   if (!checked.clean && !checked.threeWay?.ok) {
     if (dry) return { ...result, would_apply: false, conflicts: checked.threeWay?.conflicts ?? checked.conflicts };
     throw new LiError("conflict", `${holder.id}'s change does not apply cleanly to ${at.root}: ${checked.conflicts.join(", ") || checked.message}; nothing was changed${o.threeWay ? "" : " (--3way merges and leaves conflict markers)"}`, {

@@ -4,10 +4,12 @@
  * a checkout.
  */
 import { LiError } from "../../errors.js";
+import { personUmask } from "../person-umask.js";
+import { applyPatch as libApplyPatch, type ApplyPatch } from "../worktree/apply.js";
 import { tryGit } from "../worktree/git.js";
 import { repoAt as libRepoAt, type RepoAt } from "../worktree/locate.js";
 
-export { applyPatch, hasCommit, isApplied, conflictsIn as conflictsOf } from "../worktree/apply.js";
+export { hasCommit, isApplied, conflictsIn as conflictsOf } from "../worktree/apply.js";
 export { NO_HOOKS, PLAIN_DIFF } from "../worktree/git.js";
 export type { RepoAt };
 
@@ -17,11 +19,19 @@ export interface GitResult {
   stderr: string;
 }
 
+/*
+ * Git here may write into a person's checkout or repository (an applied file, a commit's objects,
+ * a reflog), so it runs with the person's umask, not li's 077: what it makes is as their git makes it.
+ */
+
 /** Runs git in `cwd`, its output as bytes; never throws for a nonzero exit (the caller reads `code`). */
 export async function git(args: string[], o: { cwd: string; input?: Buffer; env?: Record<string, string> }): Promise<GitResult> {
-  const r = await tryGit(args, { ...o, encoding: "buffer" });
+  const r = await tryGit(args, { ...o, encoding: "buffer", umask: personUmask() });
   return { code: r.code, stdout: r.stdout as Buffer, stderr: r.stderr };
 }
+
+/** A patch applied to the checkout holding `o.cwd` (worktree/apply.ts), with the person's umask. */
+export const applyPatch = (o: ApplyPatch) => libApplyPatch({ ...o, umask: personUmask() });
 
 /** git's stdout as trimmed text, or null when it failed. */
 export async function gitText(args: string[], o: { cwd: string; env?: Record<string, string> }): Promise<string | null> {

@@ -5,7 +5,10 @@
  *   write PATH TEXT    replace the file with TEXT
  *   append PATH TEXT   add TEXT to its end
  *   delete PATH        remove it
+ *   link PATH TARGET   make PATH a symbolic link to TARGET (anywhere: what a hostile agent leaves)
  *   sleep SECONDS      wait before the next edit (a worker that ends later than the others)
+ *   waitfor PATH       wait until PATH exists (absolute, or from the working directory): a test
+ *                      holds the agent until it has seen what it needs to, with no fixed sleep
  *
  * In TEXT, \n is a newline and \\ a backslash. A line prefixed `worker K: ` is made only by the
  * K-th worker of a fan-out (LI_FANOUT_WORKER, 1-based), so one prompt can give each worker its part.
@@ -16,7 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 interface Edit {
-  op: "write" | "append" | "delete" | "sleep";
+  op: "write" | "append" | "delete" | "link" | "sleep" | "waitfor";
   file: string;
   text: string;
 }
@@ -41,14 +44,23 @@ export function parseEdits(prompt: string, worker: string | undefined): { edits:
       edits.push({ op: "sleep", file: "", text: nap[1] });
       continue;
     }
-    const m = /^(write|append|delete) (\S+)(?: (.*))?$/s.exec(line);
-    if (!m || (m[1] === "delete" && m[3] !== undefined)) return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH or sleep SECONDS)` };
+    const hold = /^waitfor (\S+)$/.exec(line);
+    if (hold) {
+      edits.push({ op: "waitfor", file: hold[1], text: "" });
+      continue;
+    }
+    const m = /^(write|append|delete|link) (\S+)(?: (.*))?$/s.exec(line);
+    if (!m || (m[1] === "delete" && m[3] !== undefined) || (m[1] === "link" && !m[3]))
+      return { error: `not an edit: ${JSON.stringify(raw)} (write PATH TEXT, append PATH TEXT, delete PATH, link PATH TARGET, sleep SECONDS or waitfor PATH)` };
     const file = path.normalize(m[2]);
     if (path.isAbsolute(m[2]) || file === "." || file === ".." || file.startsWith("../")) return { error: `path outside the working directory: ${JSON.stringify(m[2])}` };
     edits.push({ op: m[1] as Edit["op"], file, text: decode(m[3] ?? "") });
   }
   return { edits };
 }
+
+/** Synchronous, as the edits are: this mock does nothing else meanwhile. */
+const nap = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** Runs mock/edit on a prompt; returns the exit code (2: a line that is not an edit, 1: an edit that failed). */
 export function runEdits(prompt: string): number {
@@ -59,13 +71,20 @@ export function runEdits(prompt: string): number {
   }
   for (const e of parsed.edits) {
     if (e.op === "sleep") {
-      // Synchronous, as the edits are: this mock does nothing else meanwhile.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(e.text) * 1000);
+      nap(Number(e.text) * 1000);
+      continue;
+    }
+    if (e.op === "waitfor") {
+      // Until it exists, however long: the run's own timeout, or a kill, ends the wait.
+      while (!fs.existsSync(e.file)) nap(50);
       continue;
     }
     try {
       if (e.op === "delete") fs.rmSync(e.file);
-      else {
+      else if (e.op === "link") {
+        fs.mkdirSync(path.dirname(e.file), { recursive: true });
+        fs.symlinkSync(e.text, e.file);
+      } else {
         fs.mkdirSync(path.dirname(e.file), { recursive: true });
         (e.op === "write" ? fs.writeFileSync : fs.appendFileSync)(e.file, e.text);
       }

@@ -13,6 +13,8 @@ export interface ApplyPatch {
   threeWay?: boolean;
   /** Apply to the index as well as the working tree (refused where a touched file differs from the index); not with threeWay. */
   index?: boolean;
+  /** The umask git writes with (worktree/git.ts): a person's, in their checkout. */
+  umask?: number;
 }
 
 /*
@@ -54,7 +56,8 @@ export async function applyPatch(o: ApplyPatch): Promise<ApplyResult> {
   if (!o.patch.length) return { ok: true };
   const cwd = await rootOf(o.cwd);
   const index = o.index && !o.threeWay ? ["--index"] : [];
-  const check = (three: boolean) => tryGit(["apply", "--binary", "--check", "--whitespace=nowarn", ...index, ...(three ? ["--3way"] : [])], { cwd, input: o.patch });
+  const run = (args: string[]) => tryGit(args, { cwd, input: o.patch, umask: o.umask });
+  const check = (three: boolean) => run(["apply", "--binary", "--check", "--whitespace=nowarn", ...index, ...(three ? ["--3way"] : [])]);
   if (o.check) {
     const r = await check(!!o.threeWay);
     return r.code === 0 ? { ok: true } : refused(r.stderr);
@@ -63,10 +66,10 @@ export async function applyPatch(o: ApplyPatch): Promise<ApplyResult> {
     // git apply is atomic by itself; the check first keeps the refusal's message free of a half-run's noise.
     const c = await check(false);
     if (c.code !== 0) return refused(c.stderr);
-    const r = await tryGit(["apply", "--binary", "--whitespace=nowarn", ...index], { cwd, input: o.patch });
+    const r = await run(["apply", "--binary", "--whitespace=nowarn", ...index]);
     return r.code === 0 ? { ok: true } : refused(r.stderr);
   }
-  const r = await tryGit(["apply", "--binary", "--3way", "--whitespace=nowarn"], { cwd, input: o.patch });
+  const r = await run(["apply", "--binary", "--3way", "--whitespace=nowarn"]);
   if (r.code === 0) return { ok: true };
   const unmerged = (await runGit(["diff", "--name-only", "--diff-filter=U", "-z"], { cwd })).stdout.split("\0").filter(Boolean);
   if (!unmerged.length) return refused(r.stderr);

@@ -1,8 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { LiError } from "../../errors.js";
-import { gitText, identityArgs, isLockError, NO_HOOKS, PLAIN_DIFF, privateDir, retryOnLock, runGit, SHARED_LIST, tryGit } from "./git.js";
+import { gitText, identityArgs, isLockError, PLAIN_DIFF, retryOnLock, runGit, SHARED_LIST, tryGit } from "./git.js";
 import { withFileLock } from "./lock.js";
+import { noteFile, restoreDotGit, treeGit, type TreeGit } from "./tree-git.js";
 import type { CapturedChange, ChangedFile } from "../../lifecycle/changes/records.js";
 
 // The shapes the store keeps (lifecycle/changes/records.ts): a capture yields exactly what is stored.
@@ -15,50 +16,77 @@ export interface CaptureWorktree {
   message: string;
   maxPatchBytes: number;
   /**
-   * The checkout the worktree was made from. Only needed to capture again once the worktree was
-   * removed: the change is then read from the branch, which holds every byte of it.
+   * The checkout the worktree was made from: li finds the worktree's git directory from it (never
+   * from the worktree), and reads the change from its branch once the worktree is removed.
    */
-  root?: string;
+  root: string;
 }
+
+/** A capture's answer: the change, and what was wrong with the worktree's `.git` file if anything. */
+export type Captured = CapturedChange & { tampered?: string };
+
+/** Where git runs: a directory and the variables naming the repository. */
+type Place = { cwd: string; env?: Record<string, string> };
 
 /**
  * Commits everything the agent left in its worktree onto the run's branch and describes the change
  * from the base: a binary-safe patch and per-file stats. Running it again gives the same answer.
+ * The worktree is read through the git directory git registered for it in the checkout: a `.git`
+ * file the agent changed is put back and reported, and never followed.
  */
-export async function captureWorktree(o: CaptureWorktree): Promise<CapturedChange> {
-  return withFileLock(o.path + ".capture.lock", async () => {
-    let repo: string;
-    if (fs.existsSync(path.join(o.path, ".git"))) {
-      await commitAll(o);
-      repo = o.path;
-    } else if (o.root) repo = o.root;
-    else throw new LiError("not_found", `the worktree ${o.path} is gone; its change is on branch ${o.branch}`, { path: o.path, branch: o.branch, reason: "worktree_removed" });
-    const head = await gitText(["rev-parse", "--verify", "--end-of-options", `refs/heads/${o.branch}^{commit}`], repo);
-    return describe(repo, o, head);
+export async function captureWorktree(o: CaptureWorktree): Promise<Captured> {
+  return withFileLock(noteFile(o.path, "capture.lock"), async () => {
+    const here = fs.lstatSync(o.path, { throwIfNoEntry: false })?.isDirectory();
+    const tree = here ? await treeGit(o.root, o.path) : null;
+    let place: Place = { cwd: o.root };
+    let tampered: string | undefined;
+    if (tree) {
+      if (tree.tampered) {
+        tampered = tree.tampered;
+        restoreDotGit(tree);
+      }
+      await commitAll(o, tree);
+      place = tree;
+    } else if (here) tampered = "git has no record of it, so its change is read from its branch, without what was not committed";
+    else if (!fs.existsSync(o.root))
+      throw new LiError("not_found", `the worktree ${o.path} is gone; its change is on branch ${o.branch}`, { path: o.path, branch: o.branch, reason: "worktree_removed" });
+    const head = await gitText(["rev-parse", "--verify", "--end-of-options", `refs/heads/${o.branch}^{commit}`], place.cwd, place.env);
+    return { ...(await describe(place, o, head)), ...(tampered ? { tampered } : {}) };
   });
 }
 
-async function commitAll(o: CaptureWorktree): Promise<void> {
-  const cwd = o.path;
+/*
+ * Plumbing rather than `git commit`: the commit goes onto the run's branch by name, whatever HEAD
+ * the agent left (detached, or pointing at another branch of the repository, which is never moved).
+ */
+async function commitAll(o: CaptureWorktree, t: TreeGit): Promise<void> {
+  const at = { cwd: t.cwd, env: t.env };
   // Directories setup linked in (node_modules) are not the agent's change, and a link is not matched
   // by a directory-only ignore pattern such as `node_modules/`, so they are left out by name.
-  const sharedFile = path.join(await privateDir(cwd), SHARED_LIST);
+  const sharedFile = path.join(t.gitDir, SHARED_LIST);
   const shared = fs.existsSync(sharedFile) ? fs.readFileSync(sharedFile, "utf8").split("\0").filter(Boolean) : [];
   const add = ["add", "-A", "--", ":/", ...shared.map((s) => `:(top,exclude,literal)${s}`)];
-  const stage = () => runGit([...NO_HOOKS, ...add], { cwd }).catch(async (e: unknown) => {
-    if (isLockError(e)) await dropStaleIndexLock(cwd);
+  const stage = () => runGit(add, at).catch(async (e: unknown) => {
+    if (isLockError(e)) dropStaleIndexLock(t.gitDir);
     throw e;
   });
   await retryOnLock(stage, 15_000);
-  if ((await tryGit(["diff", "--cached", "--quiet", "--no-ext-diff"], { cwd })).code !== 0) {
-    const who = await identityArgs(cwd);
-    const commit = ["commit", "-q", "--no-verify", "--no-gpg-sign", "--allow-empty-message", "--cleanup=whitespace", "-F", "-"];
-    await retryOnLock(() => runGit([...NO_HOOKS, ...who, ...commit], { cwd, input: o.message }));
+  const tree = await gitText(["write-tree"], t.cwd, t.env);
+  const ref = `refs/heads/${o.branch}`;
+  const headRef = String((await tryGit(["symbolic-ref", "-q", "HEAD"], at)).stdout).trim();
+  const verify = async (name: string) => String((await tryGit(["rev-parse", "--verify", "-q", "--end-of-options", `${name}^{commit}`], at)).stdout).trim();
+  // The agent may have committed (HEAD moved) or left HEAD unborn: the branch is the parent then.
+  const parent = (await verify("HEAD")) || (await verify(ref));
+  let commit = parent;
+  if (!parent || (await gitText(["rev-parse", "--verify", `${parent}^{tree}`], t.cwd, t.env)) !== tree) {
+    const who = await identityArgs(t.cwd, t.env);
+    const args = [...who, "commit-tree", "--no-gpg-sign", ...(parent ? ["-p", parent] : []), "-F", "-", tree];
+    commit = (await runGit(args, { ...at, input: o.message.replace(/\s+$/, "") + "\n" })).stdout.trim();
   }
-  // The agent may have left HEAD detached or on a branch of its own: the run's branch takes what it made.
-  const onBranch = await tryGit(["symbolic-ref", "-q", "HEAD"], { cwd });
-  if (String(onBranch.stdout).trim() !== `refs/heads/${o.branch}`)
-    await retryOnLock(() => runGit(["update-ref", "-m", "li: capture", `refs/heads/${o.branch}`, "HEAD"], { cwd }));
+  if ((await verify(ref)) !== commit) await retryOnLock(() => runGit(["update-ref", "-m", "li: capture", ref, commit], at));
+  // A detached HEAD (or one on a branch not the run's) is moved to the commit itself, so a capture
+  // run again finds nothing new; the branch it named stays where it was.
+  if (headRef !== ref && (await verify("HEAD")) !== commit) await runGit(["update-ref", "--no-deref", "-m", "li: capture", "HEAD", commit], at);
 }
 
 /*
@@ -66,26 +94,33 @@ async function commitAll(o: CaptureWorktree): Promise<void> {
  * process will ever release it. The agent is over by the time li captures, so a lock that has not
  * changed for a while is that leftover: removed, and the staging tried again.
  */
-async function dropStaleIndexLock(cwd: string): Promise<void> {
-  const lock = path.resolve(cwd, await gitText(["rev-parse", "--git-path", "index.lock"], cwd));
-  const st = fs.statSync(lock, { throwIfNoEntry: false });
+function dropStaleIndexLock(gitDir: string): void {
+  const lock = path.join(gitDir, "index.lock");
+  const st = fs.lstatSync(lock, { throwIfNoEntry: false });
   if (st && Date.now() - st.mtimeMs > 5_000) fs.rmSync(lock, { force: true });
 }
 
-async function describe(repo: string, o: CaptureWorktree, head: string): Promise<CapturedChange> {
+async function describe(place: Place, o: CaptureWorktree, head: string): Promise<CapturedChange> {
   const range = [...PLAIN_DIFF, "-M", o.baseSha, head, "--"];
-  // The patch goes through a file, so one too large to keep is measured without being held in memory.
-  const out = `${o.path}.capture.patch`;
+  // The patch goes to a file, so one too large to keep is measured without being held in memory: one
+  // li opens (never following a link) and unlinks at once, so no name of it exists to be tampered with.
+  const name = noteFile(o.path, `capture.patch.${process.pid}`);
+  fs.rmSync(name, { force: true });
+  const fd = fs.openSync(name, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_RDWR | fs.constants.O_NOFOLLOW, 0o600);
+  fs.rmSync(name, { force: true });
   let patch = Buffer.alloc(0);
   let bytes = 0;
   try {
-    await runGit(["diff", "--binary", "--full-index", `--output=${out}`, ...range], { cwd: repo });
-    bytes = fs.statSync(out).size;
-    if (bytes <= o.maxPatchBytes) patch = fs.readFileSync(out);
+    await runGit(["diff", "--binary", "--full-index", ...range], { ...place, stdoutFd: fd });
+    bytes = fs.fstatSync(fd).size;
+    if (bytes <= o.maxPatchBytes) {
+      patch = Buffer.alloc(bytes);
+      for (let at = 0; at < bytes; ) at += fs.readSync(fd, patch, at, bytes - at, at);
+    }
   } finally {
-    fs.rmSync(out, { force: true });
+    fs.closeSync(fd);
   }
-  const files = await changedFiles(repo, range);
+  const files = await changedFiles(place.cwd, range, place.env);
   return {
     base_sha: o.baseSha,
     head_sha: head,
@@ -102,9 +137,9 @@ async function describe(repo: string, o: CaptureWorktree, head: string): Promise
 const STATUS: Record<string, ChangedFile["status"]> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
 
 /** Per-file status and line counts: --name-status and --numstat of the same diff, which list files in the same order. */
-export async function changedFiles(repo: string, range: string[]): Promise<ChangedFile[]> {
-  const names = (await runGit(["diff", "--name-status", "-z", ...range], { cwd: repo })).stdout.split("\0");
-  const nums = (await runGit(["diff", "--numstat", "-z", ...range], { cwd: repo })).stdout.split("\0");
+export async function changedFiles(repo: string, range: string[], env?: Record<string, string>): Promise<ChangedFile[]> {
+  const names = (await runGit(["diff", "--name-status", "-z", ...range], { cwd: repo, env })).stdout.split("\0");
+  const nums = (await runGit(["diff", "--numstat", "-z", ...range], { cwd: repo, env })).stdout.split("\0");
   const counts = new Map<string, [number | null, number | null]>();
   for (let i = 0; i < nums.length; i++) {
     const m = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(nums[i]);

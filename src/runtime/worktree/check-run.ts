@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { linkUnder } from "../../config/project-dirs.js";
 import type { CheckResult } from "../../lifecycle/changes/records.js";
+import { ProcSnapshot } from "../../lifecycle/observe.js";
+import { readProcStat } from "../../lifecycle/procfs.js";
 import { childProcess } from "../../packages.js";
 import type { IsolationCheck } from "./isolation.js";
 
@@ -37,22 +38,43 @@ function appendConsole(file: string | null): { write(b: Buffer | string): void; 
 }
 
 /**
- * A check left running by a capturer killed with -9 (its group id noted in `pgidFile`): killed
- * before the check runs again, so two never share the worktree.
+ * A check left running by a capturer killed with -9 (its group id and its leader's start time
+ * noted in `pgidFile`): killed before the check runs again, so two never share the worktree. Only
+ * a note li wrote (a regular file, not a link) is read, and only live members of that very group
+ * (its leader, or processes started after it) are signalled: never a group id reused since.
  */
 export function killLeftover(pgidFile: string): void {
   let text: string;
   try {
-    text = fs.readFileSync(pgidFile, "utf8");
+    const fd = fs.openSync(pgidFile, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      text = fs.fstatSync(fd).isFile() ? fs.readFileSync(fd, "utf8") : "";
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch {
+    fs.rmSync(pgidFile, { force: true });
     return;
   }
-  const pgid = Number(text.trim());
-  if (Number.isInteger(pgid) && pgid > 1)
-    try {
-      process.kill(-pgid, "SIGKILL");
-    } catch {}
+  const [pgid, since] = text.trim().split(" ").map(Number);
+  if (Number.isInteger(pgid) && pgid > 1 && Number.isInteger(since) && since > 0)
+    for (const pid of new ProcSnapshot().members(pgid, since))
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {}
   fs.rmSync(pgidFile, { force: true });
+}
+
+/** Notes the check's group (its leader's pid) and when its leader started, in a file li makes anew. */
+function notePgid(pgidFile: string, pid: number): void {
+  const started = readProcStat(pid)?.starttime;
+  if (!started) return;
+  fs.rmSync(pgidFile, { force: true });
+  try {
+    const fd = fs.openSync(pgidFile, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW, 0o600);
+    fs.writeSync(fd, `${pid} ${started}`);
+    fs.closeSync(fd);
+  } catch {}
 }
 
 /** Runs `check` with `cwd` as its directory; `consoleFile` (the run's console) gets its output; its group id is noted in `pgidFile` while it runs. */
@@ -92,7 +114,7 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, LI_CHECK: "1" },
     });
-    if (child.pid) fs.writeFileSync(pgidFile, String(child.pid), { mode: 0o600 });
+    if (child.pid) notePgid(pgidFile, child.pid);
     const group = (sig: NodeJS.Signals) => {
       try {
         if (child.pid) process.kill(-child.pid, sig);
@@ -138,8 +160,18 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
   });
 }
 
-/** Where a run's check runs: the cwd's place in its worktree, else (removed, or a link the agent made there) its root. */
+/**
+ * Where a run's check runs: the cwd's place in its worktree (made again if the agent removed it).
+ * A place the agent made a link leading out of the worktree is not followed: the worktree's top then.
+ */
 export function checkDir(worktree: string, rel: string | undefined): string {
   const dir = path.join(worktree, rel ?? "");
-  return fs.existsSync(dir) && !linkUnder(worktree, rel ?? "") ? dir : worktree;
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return worktree;
+  }
+  const top = fs.realpathSync(worktree);
+  return real === top || real.startsWith(top + path.sep) ? dir : worktree;
 }

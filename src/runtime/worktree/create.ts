@@ -3,6 +3,7 @@ import path from "node:path";
 import { LiError } from "../../errors.js";
 import { NO_HOOKS, PLAIN_DIFF, retryOnLock, runGit, tryGit } from "./git.js";
 import { populateSubmodules } from "./submodules.js";
+import { restoreDotGit, treeGit } from "./tree-git.js";
 
 export interface CreateWorktree {
   /** The checkout the run was started from (repoAt().root). */
@@ -78,9 +79,12 @@ export async function createWorktree(o: CreateWorktree): Promise<{ reused: boole
 async function attempt(o: CreateWorktree): Promise<{ reused: boolean }> {
   const here = (await registered(o.root)).find((w) => samePath(w.path, o.path));
   const made = await branchExists(o.root, o.branch);
-  // Whatever HEAD the agent left it on (it may have detached it), a complete worktree is its work: kept.
-  if (here && made && fs.existsSync(path.join(o.path, ".git"))) {
-    await populateSubmodules(o.root, o.path);
+  // Whatever HEAD the agent left it on (it may have detached it), a complete worktree is its work:
+  // kept as it is, submodules included (they were populated when it was made). Only a `.git` file
+  // the agent rewrote is put back, so the resumed agent's git finds the run's own repository.
+  const tree = here && made && fs.lstatSync(o.path, { throwIfNoEntry: false })?.isDirectory() ? await treeGit(o.root, o.path) : null;
+  if (tree) {
+    if (tree.tampered) restoreDotGit(tree);
     return { reused: true };
   }
   await clear(o.root, o.path, !!here);

@@ -13,6 +13,10 @@ export interface GitOptions {
   env?: Record<string, string>;
   input?: string | Buffer;
   encoding?: "buffer";
+  /** The umask git runs with instead of li's own (077): a person's, for git that writes into their checkout. */
+  umask?: number;
+  /** A file descriptor git's stdout goes to (opened by li, so git never opens a path by name). */
+  stdoutFd?: number;
 }
 
 export interface GitResult {
@@ -43,13 +47,18 @@ function gitEnv(extra?: Record<string, string>): Record<string, string> {
 /** Runs git and reports its exit code; throws only when git cannot be started at all. */
 export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutcome> {
   const { execa } = await importModule<typeof import("execa")>("execa");
-  const r = await execa("git", args, {
+  // A umask is only inherited, so git gets one of its own from a shell that sets it and execs git.
+  const gitArgs = [...NO_HOOKS, ...args];
+  const [file, argv]: [string, string[]] = opts.umask === undefined ? ["git", gitArgs] : ["/bin/sh", ["-c", 'umask "$0" && exec git "$@"', opts.umask.toString(8).padStart(3, "0"), ...gitArgs]];
+  const r = await execa(file, argv, {
     cwd: opts.cwd,
     env: gitEnv(opts.env),
     extendEnv: false,
     input: opts.input,
     encoding: opts.encoding === "buffer" ? "buffer" : "utf8",
     stripFinalNewline: false,
+    // execa takes any descriptor at run time; its types list only 3 to 9 for stdout.
+    ...(opts.stdoutFd !== undefined ? { stdout: opts.stdoutFd as 3 } : {}),
     maxBuffer: 1 << 30,
     reject: false,
   });
@@ -63,7 +72,7 @@ export async function tryGit(args: string[], opts: GitOptions): Promise<GitOutco
     });
   }
   if (r.exitCode === undefined) throw new LiError("internal", `git ${args[0] ?? ""} could not run: ${r.message}`, { args });
-  const stdout = opts.encoding === "buffer" ? toBuffer(r.stdout as unknown as Uint8Array) : String(r.stdout);
+  const stdout = opts.encoding === "buffer" ? toBuffer((r.stdout ?? Buffer.alloc(0)) as unknown as Uint8Array) : String(r.stdout ?? "");
   // With encoding "buffer" execa gives stderr as bytes too (String() of them would be their numbers).
   const stderr = opts.encoding === "buffer" ? toBuffer(r.stderr as unknown as Uint8Array).toString("utf8") : String(r.stderr);
   return { code: r.exitCode, stdout, stderr };
@@ -102,9 +111,11 @@ function toBuffer(u: Uint8Array | Buffer): Buffer {
 }
 
 /*
- * li's commits must not run the repository's hooks (a pre-commit hook could refuse or rewrite an
- * agent's change; a post-commit hook is not skipped by --no-verify), so hooksPath points nowhere.
- * fsmonitor is off too: it is a hook of its own.
+ * No git step of li runs a program the repository names: not its hooks (a pre-commit hook could
+ * refuse or rewrite an agent's change, reference-transaction runs at every ref update, and an
+ * isolated run's agent can write the config its worktree shares), not an fsmonitor (a hook of its
+ * own). tryGit puts these in front of every command, apply and clean included. /dev/null rather
+ * than an empty directory: nothing can ever be put in it.
  */
 export const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
 
@@ -113,10 +124,10 @@ export const NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor
  * (CI machines have none). A configured identity, or GIT_AUTHOR_* / GIT_COMMITTER_* in the
  * environment (which outrank config), is left to apply.
  */
-export async function identityArgs(cwd: string): Promise<string[]> {
+export async function identityArgs(cwd: string, env?: Record<string, string>): Promise<string[]> {
   const out: string[] = [];
   for (const [key, fallback] of [["user.name", "li"], ["user.email", "li@localhost"]]) {
-    const r = await tryGit(["config", "--get", key], { cwd });
+    const r = await tryGit(["config", "--get", key], { cwd, env });
     if (r.code !== 0 || !String(r.stdout).trim()) out.push("-c", `${key}=${fallback}`);
   }
   return out;

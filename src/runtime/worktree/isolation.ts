@@ -27,6 +27,8 @@ export interface IsolationSpec {
   worktree?: string;
   /** Set once the worktree is made and set up, just before the agent starts: only then is what it holds the run's change. */
   ready?: boolean;
+  /** Set by the capture when the worktree's `.git` file no longer said what git wrote there (what was found). */
+  tampered?: string;
 }
 
 /** A run's check: the command (a settings name's, or --check-cmd's, then name null) and its bound. */

@@ -18,6 +18,7 @@ import { withFileLock } from "./lock.js";
 import { deleteBranch, removeWorktree } from "./remove.js";
 import { setupWorktree } from "./setup.js";
 import { noteSourceBefore, sourceChanged } from "./source-watch.js";
+import { noteFile } from "./tree-git.js";
 
 /*
  * An isolated run's worktree, from the worker's side: made before the agent starts, its change
@@ -138,6 +139,13 @@ function promptLine(e: Entity): string {
   }
 }
 
+function noteOnConsole(e: Entity, line: string): void {
+  if (!e.run_dir) return;
+  try {
+    fs.appendFileSync(path.join(e.run_dir, "console.log"), `li: ${line}\n`);
+  } catch {}
+}
+
 /**
  * Captures and stores `e`'s change, once, then removes its worktree (unless kept). Only the run's
  * own host can: its worktree is there. Null when the run never made a worktree. Safe to call from
@@ -166,6 +174,12 @@ export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | n
       message: `li: the change of ${e.id}${line ? `\n\n${line}` : ""}`,
       maxPatchBytes: MAX_PATCH_BYTES,
     });
+    // A `.git` the agent rewrote was not followed (li read the worktree through its own record of
+    // it) and is put back; the run's record says what was found, and so does its console.
+    if (c.tampered) {
+      await store.annotate(e.id, { spec: { isolation: { ...iso, tampered: c.tampered } } });
+      noteOnConsole(e, c.tampered.startsWith(".git") ? `in the worktree, ${c.tampered}: li captured the change through the run's own git directory and put .git back` : `the worktree: ${c.tampered}`);
+    }
     await recordChange(store, e.id, iso.repo, c, await sourceChanged(iso.repo, e.run_dir).catch(() => null));
     change = (await getChange(store, e.id))!;
   }
@@ -184,10 +198,10 @@ export async function captureRun(store: Store, e: Entity): Promise<ChangeRow | n
 async function checkOnce(store: Store, e: Entity, iso: IsolationSpec): Promise<boolean> {
   try {
     await withFileLock(
-      iso.worktree + ".check.lock",
+      noteFile(iso.worktree!, "check.lock"),
       async () => {
         if ((await getChange(store, e.id))?.check) return;
-        const pgidFile = iso.worktree + ".check.pgid";
+        const pgidFile = noteFile(iso.worktree!, "check.pgid");
         killLeftover(pgidFile);
         const result = await runCheck(iso.check!, checkDir(iso.worktree!, iso.rel), e.run_dir ? path.join(e.run_dir, "console.log") : null, pgidFile);
         await recordCheck(store, e.id, result);

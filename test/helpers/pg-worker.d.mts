@@ -1,0 +1,5 @@
+import type { PgCluster } from "./pg-cluster.mjs";
+export const TEMPLATE: string;
+export function workerCluster(): PgCluster;
+export function beginRun(): void;
+export function endRun(run?: string): void;

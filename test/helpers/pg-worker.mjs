@@ -1,0 +1,114 @@
+// One PostgreSQL cluster per jest worker (issue 40), plain JS: jest's global set-up and teardown
+// load it untransformed. Starting a cluster (initdb, then the server) costs seconds of CPU, so a
+// worker starts one the first time a suite of it needs one, and every later suite of that worker
+// takes databases in it. Suites in one worker run one after another, so each still has its
+// databases to itself. The cluster outlives the test file that started it (jest gives each file
+// fresh modules), so where it is lives in a file of the run's folder, LI_TEST_PG_RUN_DIR, made by
+// global set-up; global teardown stops every cluster found there.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { clusterAt, createDatabase, launchCluster, PG_HINT, pgBinDir, stopClusterAt } from "./pg-cluster.mjs";
+
+const LI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "li.js");
+/** The database in each worker's cluster that li has migrated: test homes' stores are copies of it. */
+export const TEMPLATE = "li_template";
+const RUN_PREFIX = "li-pg-run-";
+
+/** A free loopback port, found synchronously (as tempHome, which may start the cluster, is). */
+function freePortSync() {
+  const script = "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { process.stdout.write(String(s.address().port)); s.close(); })";
+  return Number(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
+}
+
+const running = (at) => fs.existsSync(path.join(at.dir, "data", "postmaster.pid"));
+
+/**
+ * This jest worker's cluster, started on first use: {port, dir, url, createDatabase, ...} as
+ * startCluster gives, with `createDatabase({ migrated: true })` copying a database li has already
+ * migrated. Stopping or restarting it is refused: the next suite of the worker needs it as it was.
+ */
+export function workerCluster() {
+  const run = process.env.LI_TEST_PG_RUN_DIR;
+  if (!run) throw new Error("LI_TEST_PG_RUN_DIR is not set: run the suites through jest, whose global set-up (test/helpers/pg-global.mjs) makes it");
+  if (!pgBinDir()) throw new Error(PG_HINT);
+  const file = path.join(run, `worker-${process.env.JEST_WORKER_ID ?? "1"}.json`);
+  let at = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : undefined;
+  if (!at || !running(at)) {
+    at = launchCluster(freePortSync());
+    // Written before the template is made, so teardown stops the cluster even if that fails.
+    fs.writeFileSync(file, JSON.stringify(at));
+    migrateTemplate(at.port);
+  }
+  const cluster = clusterAt(at);
+  const refuse = (what) => () => {
+    throw new Error(`${what}: this cluster is shared by every suite of this jest worker; a suite that needs an outage or a restart starts its own (startCluster(), or useSharedStore(names, { cluster: "private" }))`);
+  };
+  return {
+    ...cluster,
+    createDatabase: (opts = {}) => createDatabase(at.port, opts.migrated ? { template: TEMPLATE } : {}),
+    restart: refuse("restart"),
+    restartAsync: refuse("restartAsync"),
+    outage: refuse("outage"),
+    stop: refuse("stop"),
+  };
+}
+
+/** Makes TEMPLATE and has li create its schema there (`li state migrate`), as a first write would. */
+function migrateTemplate(port) {
+  execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", TEMPLATE]);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-template-"));
+  try {
+    const env = { ...process.env, LI_HOME: home, LI_STORE: `postgres://li@127.0.0.1:${port}/${TEMPLATE}`, NODE_OPTIONS: "" };
+    execFileSync(process.execPath, [LI_BIN, "--machine", "state", "migrate"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** Global set-up: the run's folder (its owner recorded), after stopping what dead runs left. */
+export function beginRun() {
+  sweepDeadRuns();
+  const run = fs.mkdtempSync(path.join(os.tmpdir(), RUN_PREFIX));
+  fs.writeFileSync(path.join(run, "owner.json"), JSON.stringify({ pid: process.pid, starttime: starttime(process.pid) }));
+  process.env.LI_TEST_PG_RUN_DIR = run;
+}
+
+/** Global teardown: stops every worker's cluster and removes the run's folder. */
+export function endRun(run = process.env.LI_TEST_PG_RUN_DIR) {
+  if (!run || !fs.existsSync(run)) return;
+  for (const name of fs.readdirSync(run)) {
+    if (!/^worker-.*\.json$/.test(name)) continue;
+    try {
+      stopClusterAt(JSON.parse(fs.readFileSync(path.join(run, name), "utf8")).dir);
+    } catch {}
+  }
+  fs.rmSync(run, { recursive: true, force: true });
+}
+
+/** A run killed before its teardown leaves its clusters running: the next run stops them. */
+function sweepDeadRuns() {
+  for (const name of fs.readdirSync(os.tmpdir())) {
+    if (!name.startsWith(RUN_PREFIX)) continue;
+    const run = path.join(os.tmpdir(), name);
+    let owner;
+    try {
+      owner = JSON.parse(fs.readFileSync(path.join(run, "owner.json"), "utf8"));
+    } catch {
+      continue;
+    }
+    if (starttime(owner.pid) !== owner.starttime) endRun(run);
+  }
+}
+
+/** A process's start time (clock ticks since boot), or null when it is gone: with its pid, it names one process. */
+function starttime(pid) {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[19]);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,5 @@
+import { guardStart } from "./repo-guard.mjs";
+
+export default async function setup() {
+  guardStart();
+}

@@ -1,0 +1,5 @@
+import { guardEnd } from "./repo-guard.mjs";
+
+export default async function teardown() {
+  guardEnd();
+}
