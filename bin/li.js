@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 "use strict";
 /*
- * li's launcher: runs the CLI bundle (dist/bundle/li.cjs), and the MCP server's when `li mcp`
+ * li's launcher: runs the CLI bundle (dist/bundle/li.cjs, then the chunk of the command
+ * it parses), and the MCP server's when `li mcp`
  * asks for it, from V8's code cache, so a command skips parsing and compiling them (most of li's
  * own start-up, which every MCP op pays).
  *
@@ -30,8 +31,11 @@ process.once("exit", () => {
   for (const [file, script] of unsaved) writeCache(file, script);
 });
 
-/** Runs dist/bundle/<name>.cjs from its code cache; its exports. */
-function runCached(name) {
+/**
+ * Runs dist/bundle/<name>.cjs from its code cache; its exports. A command's chunk (li-<command>.cjs)
+ * gets `shared`, the core's modules it imports (scripts/bundle-chunks.mjs).
+ */
+function runCached(name, shared) {
   const file = path.join(bundleDir, `${name}.cjs`);
   const source = fs.readFileSync(file, "utf8");
   const build = /^\/\/ li build (\w+)/.exec(source);
@@ -41,11 +45,11 @@ function runCached(name) {
     if (cacheFile) cachedData = fs.readFileSync(cacheFile);
   } catch {}
   // The bundle is its own CommonJS wrapper (see scripts/bundle.mjs), taking besides the
-  // launcher's import() (a script compiled from a code cache has none that works on Node 20) and
-  // this function, for a bundle to load another.
+  // launcher's import() (a script compiled from a code cache has none that works on Node 20),
+  // this function, for a bundle to load another, and a chunk's shared modules.
   const script = new vm.Script(source, { filename: file, cachedData });
   const bundle = { exports: {} };
-  script.runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, bundleDir, (specifier) => import(specifier), runCached);
+  script.runInThisContext().call(bundle.exports, bundle.exports, Module.createRequire(file), bundle, file, bundleDir, (specifier) => import(specifier), runCached, shared);
   // Saved at exit, so the cache holds the functions the command compiled too.
   if (cacheFile && !cachedData) unsaved.push([cacheFile, script]);
   return bundle.exports;

@@ -2,13 +2,15 @@
 // Bundles li's process entry points into dist/bundle, which is most of a read command's start-up
 // cost saved: one file instead of dozens of small ESM modules. Lazily imported commands stay
 // lazily evaluated inside it; external packages load from node_modules on first use.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createHash } from "node:crypto";
 import { build, transform } from "esbuild";
+import { buildCliChunks, warmChunks } from "./bundle-chunks.mjs";
+import { pgBundleOptions } from "./bundle-pg.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { dependencies } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -32,9 +34,19 @@ function sourceDigest() {
   return hash.digest("hex").slice(0, 16);
 }
 const buildId = sourceDigest();
+/*
+ * Where the bundles go: dist/bundle, or (for the start-up benchmark, scripts/bench-startup.mjs) a
+ * dist/bundle of another folder laid out like the package. LI_BUNDLE_SYNTHETIC_KB adds a command of
+ * that many KB of code; LI_BUNDLE_SPLIT=0 builds the CLI as one bundle, as before the split.
+ */
+const out = path.resolve(process.env.LI_BUNDLE_OUT ?? path.join(root, "dist/bundle"));
+const SYNTHETIC_KB = Number(process.env.LI_BUNDLE_SYNTHETIC_KB ?? 0);
+const SPLIT = process.env.LI_BUNDLE_SPLIT !== "0";
+const launcher = path.join(out, "../../bin/li.js");
 // Code caches and the ES module CLI of earlier builds (a cache is only ever valid for its build).
-fs.mkdirSync(path.join(root, "dist/bundle"), { recursive: true });
-for (const name of fs.readdirSync(path.join(root, "dist/bundle"))) if (name.endsWith(".cache") || name.endsWith(".tmp") || name === "li.js") fs.rmSync(path.join(root, "dist/bundle", name));
+// Chunks of earlier builds go too: the command list may have changed.
+fs.mkdirSync(out, { recursive: true });
+for (const name of fs.readdirSync(out)) if (name.endsWith(".cache") || name.endsWith(".tmp") || name === "li.js" || /^li-.*\.cjs$/.test(name)) fs.rmSync(path.join(out, name));
 
 /*
  * commander requires node:child_process at load, for executable subcommands li never has; that
@@ -55,7 +67,7 @@ const lazyChildProcess = {
 
 const common = {
   absWorkingDir: root,
-  outdir: "dist/bundle",
+  outdir: out,
   bundle: true,
   format: "esm",
   platform: "node",
@@ -95,12 +107,12 @@ const BUILTIN_INTEROP = /__toESM\(require\("(node:[a-z_/]+)"\),\s*1\)/g;
  * the launcher's (importModule, src/packages.ts): any other would fail on Node 20 once the bundle
  * runs from its cache, so the build refuses it.
  */
-async function cachedBundle(name, entry, options = {}) {
-  const out = await build({
+async function cachedBundle(name, entry, options = {}, { chunk = false } = {}) {
+  const result = await build({
     ...common,
     ...options,
     outdir: undefined,
-    outfile: `dist/bundle/${name}.cjs`,
+    outfile: path.join(out, `${name}.cjs`),
     format: "cjs",
     write: false,
     entryPoints: [entry],
@@ -114,31 +126,37 @@ async function cachedBundle(name, entry, options = {}) {
       ].join("\n"),
     },
   });
-  const text = out.outputFiles[0].text;
-  if (!BUILTIN_INTEROP.test(text)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
+  const text = result.outputFiles[0].text;
+  BUILTIN_INTEROP.lastIndex = 0;
+  if (!chunk && !BUILTIN_INTEROP.test(text)) throw new Error("scripts/bundle.mjs: esbuild's interop for built-ins changed shape; update BUILTIN_INTEROP");
   const imports = text.match(/\bimport\(/g) ?? [];
-  if (imports.length !== 1) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
+  if (imports.length !== (chunk ? imports.length && 1 : 1)) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
   // The file is the CommonJS wrapper itself (bin/li.js compiles it as is), minified inside it: V8
   // reads and deserializes less, and the launcher builds no 700 KB string around it.
   const body = text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))');
   // Assigned, or the minifier drops it as an unused expression; the launcher gets it bare.
-  const wrapped = `__liWrapper = function (exports, require, module, __filename, __dirname, __liImport, __liBundle) {\n${body}\n};`;
+  // A chunk gets the core's shared modules as __liShared (scripts/bundle-chunks.mjs).
+  const wrapped = `__liWrapper = function (exports, require, module, __filename, __dirname, __liImport, __liBundle, __liShared) {\n${body}\n};`;
   const { code } = await transform(wrapped, { minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: !process.env.LI_BUNDLE_PLAIN, legalComments: "none", target: "node20" });
   const fn = /^__liWrapper=(function\([\s\S]*\});\n$/.exec(code);
   if (!fn) throw new Error(`dist/bundle/${name}.cjs: the minified bundle is not its wrapper function`);
-  fs.writeFileSync(path.join(root, `dist/bundle/${name}.cjs`), `// li build ${buildId}\n(${fn[1]})`);
+  fs.writeFileSync(path.join(out, `${name}.cjs`), `// li build ${buildId}\n(${fn[1]})`);
+  return fs.statSync(path.join(out, `${name}.cjs`)).size;
 }
-// The CLI itself, which every command and every MCP op starts.
-await cachedBundle("li", "src/cli/main.ts");
+// The CLI itself, which every command and every MCP op starts: its core, and one chunk per command
+// (scripts/bundle-chunks.mjs), so a command loads only what it runs.
+const chunks = await buildCliChunks({ root, out, common, cachedBundle, synthetic: SYNTHETIC_KB, split: SPLIT });
 // `li mcp`'s server with the MCP SDK (and its zod) inlined: loading the SDK's hundreds of ES
 // modules was most of a connect; from one cached script it is a fraction of that.
 await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filter((name) => name !== "@modelcontextprotocol/sdk") });
+// node-postgres, for a read on a PostgreSQL store (scripts/bundle-pg.mjs).
+await cachedBundle("pg", "li-pg", pgBundleOptions(root, common), { chunk: true });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).
-const { verbIndex } = await import(pathToFileURL(path.join(root, "dist/bundle/mcp-surface.js")).href + `?build=${buildId}`);
-fs.writeFileSync(path.join(root, "dist/bundle/verbs.json"), JSON.stringify(await verbIndex()) + "\n");
+const { verbIndex } = await import(pathToFileURL(path.join(out, "mcp-surface.js")).href + `?build=${buildId}`);
+fs.writeFileSync(path.join(out, "verbs.json"), JSON.stringify(await verbIndex()) + "\n");
 // Written last, through a rename: a server that sees the new id finds the new bundles in place.
-fs.writeFileSync(path.join(root, "dist/bundle/build-id.tmp"), buildId + "\n");
-fs.renameSync(path.join(root, "dist/bundle/build-id.tmp"), path.join(root, "dist/bundle/build-id"));
+fs.writeFileSync(path.join(out, "build-id.tmp"), buildId + "\n");
+fs.renameSync(path.join(out, "build-id.tmp"), path.join(out, "build-id"));
 // The code caches of this build for the Node that built it, made on a throw-away store by a read
 // (the CLI's, so a read starts from it) and by an MCP session (the server's, so a connect does);
 // another Node's first run writes its own.
@@ -148,12 +166,16 @@ try {
   delete env.LI_STORE;
   // A read of a real state.db, not of the empty placeholder: the run first makes one (and a cache
   // of the spawn path, which is dropped so the read's is the one kept).
-  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "agent", "mock/echo", "warm"], { env, stdio: "ignore" });
-  for (const name of fs.readdirSync(path.join(root, "dist/bundle"))) if (name.startsWith("li.cjs.") && name.endsWith(".cache")) fs.rmSync(path.join(root, "dist/bundle", name));
-  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "--machine", "job", "list"], { env, stdio: "ignore" });
+  execFileSync(process.execPath, [launcher, "agent", "mock/echo", "warm"], { env, stdio: "ignore" });
+  for (const name of fs.readdirSync(out)) if (name.startsWith("li.cjs.") && name.endsWith(".cache")) fs.rmSync(path.join(out, name));
+  execFileSync(process.execPath, [launcher, "--machine", "job", "list"], { env, stdio: "ignore" });
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "li-build", version: "0" } } };
   const session = [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "tools/list" }];
-  execFileSync(process.execPath, [path.join(root, "bin/li.js"), "mcp"], { env, input: session.map((m) => JSON.stringify(m) + "\n").join(""), stdio: ["pipe", "ignore", "ignore"] });
+  execFileSync(process.execPath, [launcher, "mcp"], { env, input: session.map((m) => JSON.stringify(m) + "\n").join(""), stdio: ["pipe", "ignore", "ignore"] });
+  // node-postgres's, from a read of a store nothing listens for (port 9 of the loopback): it loads, is refused.
+  spawnSync(process.execPath, [launcher, "--machine", "job", "list"], { env: { ...env, LI_STORE: "postgres://li@127.0.0.1:9/none" }, stdio: "ignore" });
+  // Every other command's chunk, from its help (what a command compiles beyond it, V8 compiles lazily).
+  warmChunks({ launcher, env, out, chunks });
 } finally {
   fs.rmSync(warm, { recursive: true, force: true });
 }

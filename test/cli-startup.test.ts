@@ -41,9 +41,11 @@ test("a read command loads neither the MCP SDK, ajv, tsyringe, execa, yaml, node
     // The tracer sees what it should: the store's native addon is required.
     expect(loaded.some((u) => u.startsWith("require:") && u.includes("better_sqlite3.node"))).toBe(true);
     expect(loaded.filter((u) => /@modelcontextprotocol|\bajv\b|tsyringe|execa|reflect-metadata|(^|[:/])yaml\b|node:crypto|node:child_process|mcp-server/.test(u))).toEqual([]);
-    // The CLI's bundle ran, and not the MCP server's (which inlines the SDK, so no SDK module shows).
-    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs"]);
-    // On state.db, PostgreSQL's driver stays unloaded (it loads only when a store URL names it).
+    // The CLI's core and the job command's chunk ran, no other command's, and not the MCP server's
+    // (which inlines the SDK, so no SDK module shows).
+    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "li-job.cjs"]);
+    // On state.db, PostgreSQL's driver stays unloaded (it loads only when a store URL names it):
+    // neither its bundle (above) nor its package.
     expect(loaded.filter((u) => PG_DRIVER.test(u))).toEqual([]);
     // Nor li studio: its server (node:http, preact's page) is a bundle only that command loads.
     expect(loaded.filter((u) => /node:http\b|dist\/bundle\/studio\.js|dist\/studio\//.test(u))).toEqual([]);
@@ -59,7 +61,11 @@ test("the tracer sees the PostgreSQL driver when LI_STORE names a store (so its 
     // Nothing listens on port 9 of the loopback: the driver loads, connects, and is refused.
     const r = await li(["--machine", "job", "list"], { env: { ...h.env, ...t.env, LI_STORE: "postgres://li@127.0.0.1:9/none" } });
     expect(r.json?.error?.kind).toBe("unavailable");
-    expect(t.loaded().some((u) => PG_DRIVER.test(u))).toBe(true);
+    // node-postgres is its own bundle under the launcher (scripts/bundle-pg.mjs), loaded for this
+    // store only; what a read on a trusted connection never uses (node:crypto, node:dns) stays unloaded.
+    const loaded = t.loaded();
+    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "li-job.cjs", "pg.cjs"]);
+    expect(loaded.filter((u) => /^require:(node:)?(crypto|dns)$/.test(u))).toEqual([]);
   } finally {
     h.cleanup();
   }
@@ -72,7 +78,7 @@ test("the tracer sees li mcp run the MCP server's bundle (so its absence above m
     // stdin at its end: the server starts, finds no client and closes.
     const r = await li(["mcp"], { env: { ...h.env, ...t.env }, input: "" });
     expect(r.code).toBe(0);
-    expect(t.loaded().filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "mcp-server.cjs"]);
+    expect(t.loaded().filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(["li.cjs", "li-mcp.cjs", "mcp-server.cjs"]);
   } finally {
     h.cleanup();
   }

@@ -19,6 +19,8 @@ export async function connectPostgres(url: string, opts: { readOnly?: boolean } 
 export async function openPostgresStore(url: string, opts: { migrating?: boolean; create?: boolean; readOnly?: boolean } = {}): Promise<Store> {
   const db = await connectPostgres(url, opts);
   const store = new Store(db);
+  // The connection's probe found this li's version: nothing to create or refuse.
+  if (db.probedVersion === SCHEMA_VERSION) return store;
   try {
     const version = await db.schemaVersion();
     // A reader of an empty database gets it as it is (the caller answers from the placeholder).

@@ -35,6 +35,8 @@ const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }
   no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
 };
 
+declare const __liBundle: ((name: string) => unknown) | undefined;
+
 let pgModule: Promise<typeof import("pg").default> | undefined;
 /**
  * node-postgres asks as it loads whether it runs in a Cloudflare Worker: with no global
@@ -46,6 +48,8 @@ function loadPg(): Promise<typeof import("pg").default> {
     const lend = !("navigator" in globalThis);
     if (lend) Object.defineProperty(globalThis, "navigator", { value: { userAgent: `Node.js/${process.versions.node}` }, configurable: true, writable: true });
     try {
+      // Under the CLI's launcher, node-postgres is one bundle run from its code cache (scripts/bundle-pg.mjs).
+      if (typeof __liBundle === "function") return __liBundle("pg") as typeof import("pg").default;
       return (await importModule<typeof import("pg")>("pg")).default;
     } finally {
       if (lend) delete (globalThis as { navigator?: unknown }).navigator;
@@ -68,6 +72,11 @@ export class PostgresDb implements SqlDb {
     readonly where: string,
     /** Every transaction read-only, by the server's own rule (li studio's connection). */
     readonly readOnly: boolean,
+    /**
+     * The schema version read by connect's probe, or null when that read could not say (no
+     * meta table yet, someone else's): then openPostgresStore checks the long way.
+     */
+    readonly probedVersion: number | null = null,
   ) {}
 
   /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
@@ -94,14 +103,21 @@ export class PostgresDb implements SqlDb {
     } as any);
     // A pooled connection the server drops while idle (a restart) is not this process's crash.
     pool.on("error", () => {});
-    const db = new PostgresDb(pool, url, where, !!opts.readOnly);
+    // The probe that says now whether the server is usable reads the schema version too, so a store
+    // at this li's version opens in one round trip (a read's whole cost, on every MCP op).
+    let probed: number | null = null;
     try {
-      await db.get("SELECT 1");
+      const { rows } = await pool.query("SELECT value FROM meta WHERE key = 'schema_version'");
+      probed = rows[0] ? Number(rows[0].value) : null;
     } catch (err) {
-      await pool.end().catch(() => {});
-      throw db.unavailable(err);
+      // A server that answers with an SQL error (no meta table yet: a new or someone else's
+      // database) is usable; openPostgresStore checks it the long way.
+      if (pgFailure(err)) {
+        await pool.end().catch(() => {});
+        throw new PostgresDb(pool, url, where, !!opts.readOnly).unavailable(err);
+      }
     }
-    return db;
+    return new PostgresDb(pool, url, where, !!opts.readOnly, probed);
   }
 
   /** The contract's error for a server li cannot use, naming it without its password. */

@@ -6,7 +6,8 @@
  * k-th at k/10 of SECONDS), then the `result` with the totals. Budgets' tests and demos spend
  * with it. Dependency-free (mock-agent.ts).
  */
-import { randomUUID } from "node:crypto";
+// node:crypto on first use: this module sits in the CLI's core, which a read loads.
+import { crypto } from "../../packages.js";
 
 /** The most TOKENS and SECONDS mock/spend takes. */
 export const SPEND_MAX_TOKENS = 1e12;
@@ -71,7 +72,7 @@ export function runSpend(model: string, write: (line: string) => void): number {
     process.stderr.write(`mock-agent: ${spec ? spec.error : `unknown model ${model}`}\n`);
     return 2;
   }
-  const lines = spendStream(spec.tokens, spec.seconds, randomUUID());
+  const lines = spendStream(spec.tokens, spec.seconds, crypto().randomUUID());
   const start = Date.now();
   const next = (i: number) => {
     if (i >= lines.length) return;

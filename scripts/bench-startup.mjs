@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Start-up that does not grow with the product (issue 37): `li --machine job list` from builds of this
+// source laid out side by side in temporary folders: split (the CLI's core and the command's chunk),
+// the same with a synthetic 200 KB command added, and one bundle as before the split (with and
+// without the synthetic command), interleaved with `node -e 0` in the same run.
+// Usage: node scripts/bench-startup.mjs [--startup-runs N]   (npm run bench runs it too)
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { benchHome, median, numberArg, p90, printRows, root, runChecked, timeSync } from "./bench-lib.mjs";
+
+const VARIANTS = [
+  ["split", { LI_BUNDLE_SPLIT: "1" }],
+  ["split + 200 KB command", { LI_BUNDLE_SPLIT: "1", LI_BUNDLE_SYNTHETIC_KB: "200" }],
+  ["one bundle (before)", { LI_BUNDLE_SPLIT: "0" }],
+  ["one bundle + 200 KB command", { LI_BUNDLE_SPLIT: "0", LI_BUNDLE_SYNTHETIC_KB: "200" }],
+];
+
+/** A package folder with this checkout's launcher and node_modules and its own dist/bundle, built with `env`. */
+function buildVariant(dir, env) {
+  fs.cpSync(path.join(root, "bin"), path.join(dir, "bin"), { recursive: true });
+  fs.copyFileSync(path.join(root, "package.json"), path.join(dir, "package.json"));
+  fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
+  runChecked(process.execPath, [path.join(root, "scripts/bundle.mjs")], { env: { ...process.env, ...env, LI_BUNDLE_OUT: path.join(dir, "dist/bundle") } });
+  return path.join(dir, "bin/li.js");
+}
+
+/**
+ * The CPU time a command used (user + system, ms), as it reports at its exit through a preloaded
+ * hook: on a machine shared with other work, wall time is mostly waiting for a core.
+ */
+function cpuOf(tmp, env, args) {
+  const out = path.join(tmp, "cpu");
+  runChecked(process.execPath, args, { env: { ...env, NODE_OPTIONS: `--require=${path.join(tmp, "cpu-hook.cjs")}` } });
+  return Number(fs.readFileSync(out, "utf8"));
+}
+
+export function benchStartup({ rounds }) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-startup-"));
+  const { home, env } = benchHome("li-bench-startup-home-");
+  fs.writeFileSync(path.join(tmp, "cpu-hook.cjs"), `process.once("exit", () => { const u = process.cpuUsage(); require("node:fs").writeFileSync(${JSON.stringify(path.join(tmp, "cpu"))}, String((u.user + u.system) / 1000)); });\n`);
+  try {
+    const lis = VARIANTS.map(([, vars], i) => buildVariant(path.join(tmp, String(i)), vars));
+    for (let i = 0; i < 5; i++) runChecked(process.execPath, [lis[0], "agent", "mock/echo", `bench ${i}`], { env });
+    const node = [];
+    const nodeCpu = [];
+    const times = VARIANTS.map(() => []);
+    const cpu = VARIANTS.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      node.push(timeSync(() => runChecked(process.execPath, ["-e", "0"], {})));
+      nodeCpu.push(cpuOf(tmp, env, ["-e", "0"]));
+      // A rotating order, so drift within a round falls on every variant alike.
+      for (let k = 0; k < lis.length; k++) {
+        const v = (r + k) % lis.length;
+        times[v].push(timeSync(() => runChecked(process.execPath, [lis[v], "--machine", "job", "list"], { env })));
+        cpu[v].push(cpuOf(tmp, env, [lis[v], "--machine", "job", "list"]));
+      }
+    }
+    const loaded = VARIANTS.map((_, i) => {
+      const c = JSON.parse(fs.readFileSync(path.join(tmp, String(i), "dist/bundle/chunks.json"), "utf8"));
+      return c.core + (c.commands.job?.chunk ?? 0);
+    });
+    return { rounds, node, times, loaded, nodeCpu, cpu };
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+export function printStartup(r) {
+  console.log(`start-up: li --machine job list from four builds, ${r.rounds} interleaved rounds; medians`);
+  printRows(VARIANTS.map(([name], i) => [`${name} (${(r.loaded[i] / 1024).toFixed(0)} KB loaded)`, median(r.times[i]), p90(r.times[i])]), median(r.node));
+  // Besides medians, the mean of each variant's fastest third: on a loaded machine the slow runs are
+  // mostly other work, and the fast ones what the build itself costs.
+  const fastest = (xs) => {
+    const sorted = [...xs].sort((a, b) => a - b).slice(0, Math.max(1, Math.floor(xs.length / 3)));
+    return sorted.reduce((a, b) => a + b, 0) / sorted.length;
+  };
+  const grew = (stat, xs, with_, without) => ((stat(xs[with_]) / stat(xs[without]) - 1) * 100).toFixed(1);
+  console.log("CPU time (user + system) of the same commands, medians:");
+  for (const [i, [name]] of VARIANTS.entries()) console.log(`  ${name.padEnd(40)} ${median(r.cpu[i]).toFixed(1).padStart(8)} ms  ${(median(r.cpu[i]) / median(r.nodeCpu)).toFixed(2)}x node -e 0's`);
+  console.log(`a 200 KB command moves job list's CPU time by ${grew(median, r.cpu, 1, 0)}% split (target <= 2%), ${grew(median, r.cpu, 3, 2)}% as one bundle`);
+  console.log(`and its wall time by ${grew(median, r.times, 1, 0)}% split (fastest third: ${grew(fastest, r.times, 1, 0)}%), ${grew(median, r.times, 3, 2)}% as one bundle (fastest third: ${grew(fastest, r.times, 3, 2)}%)`);
+  console.log(`bytes a job list loads: split ${r.loaded[0]} -> ${r.loaded[1]} with the command, one bundle ${r.loaded[2]} -> ${r.loaded[3]}`);
+  console.log(`split job list ${(median(r.times[0]) / median(r.node)).toFixed(2)}x node -e 0 (target <= 1.15x)`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) printStartup(benchStartup({ rounds: numberArg("--startup-runs", 31) }));
