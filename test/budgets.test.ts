@@ -144,9 +144,15 @@ test("a run accepted into the queue meets the budget at its turn: refused then, 
   const h = home();
   fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 1\n");
   await budget(h, ["set", "tok", "--limit-tokens", "1000", "--per", "day", "--scope", "all"]);
+  // A run holding the one slot until the test releases it: the spender and the waiting run are both
+  // queued behind it, whatever the load, and the waiting run's turn comes after the spender's spend.
+  const go = path.join(h.home, "go");
+  const blocker = (await li(["--machine", "agent", "--detach", "mock/edit", `waitfor ${go}`], { env: fast(h) })).json.data;
+  await untilStatus(h.env, blocker.id, (j) => j.status === "running");
   const spender = (await submit(fast(h), "mock/spend:5000:1")).json.data;
   const waiting = (await submit(fast(h), "mock/sleep:1")).json.data;
-  expect(waiting.status).toBe("queued");
+  expect([spender.status, waiting.status]).toEqual(["queued", "queued"]);
+  fs.writeFileSync(go, "");
   const w = await terminal(h.env, waiting.id, 30000);
   expect([w.status, w.reason_code]).toEqual(["failed", "invocation.failed.budget_exhausted"]);
   const ev = (await rows(h, "SELECT detail FROM events WHERE entity_id = ? AND to_status = 'failed'", [waiting.id]))[0];

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { LI_BIN, ROOT, tempHome, until } from "./helpers/li.js";
+import { killLeftovers } from "./helpers/fixtures.js";
 import { connectMcp } from "./helpers/mcp.js";
 
 const dirs: string[] = [];
@@ -57,6 +58,8 @@ test("a client that declares roots: a file argument must resolve under them, aft
     expect([big.ok, big.error]).toEqual([true, undefined]);
   } finally {
     await client.close();
+    // The submits above start detached runs that may still be writing into the home.
+    await killLeftovers([h]);
     h.cleanup();
   }
 });

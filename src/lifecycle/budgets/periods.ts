@@ -54,7 +54,13 @@ function midnight(y: number, m: number, d: number, tz: string): number {
 /** A timezone as the runtime's tz database names it (`utc` is UTC, `europe/berlin` Europe/Berlin); one it does not know is refused. */
 export function checkTimezone(tz: string): string {
   try {
-    if (tz.length <= 64) return formatter(tz).resolvedOptions().timeZone;
+    // Intl matches a zone's name in any case and answers its own canonical name: `utc` is kept as
+    // UTC. An alias written as such (America/Argentina/Buenos_Aires, which ICU files under an older
+    // name) is a correct IANA name and is kept as written.
+    if (tz.length <= 64) {
+      const canonical = formatter(tz).resolvedOptions().timeZone;
+      return canonical.toLowerCase() === tz.toLowerCase() ? canonical : tz;
+    }
   } catch {}
   throw invalid(`--timezone ${quoted(tz)}: not a known IANA timezone (for example UTC, Europe/Berlin, America/New_York)`, { field: "timezone", timezone: clipped(tz) });
 }
