@@ -61,11 +61,15 @@ describePostgres("the store's credentials in no /proc/*/environ an agent can wal
       return found.length ? [{ pid: p.pid, cmd: p.cmd, found }] : [];
     });
 
-  /** Process groups of `h`'s host's running records, once `n` are running and each invocation's agent has started. */
+  /**
+   * Process groups of `h`'s host's running records, once `n` are running and each invocation's
+   * agent has started: a member that runs mock-agent (a child the worker forked still shows the
+   * worker's command line until it execs).
+   */
   async function runningGroups(h: Home, n: number): Promise<number[]> {
     return (await until(async () => {
       const rs = await rows<{ kind: string; pid: number; pgid: number }>(h, "SELECT kind, pid, pgid FROM entities WHERE status = 'running' AND pid IS NOT NULL AND host = ?", [h.env.LI_HOST]);
-      const ready = rs.length >= n && rs.filter((r) => r.kind === "invocation").every((r) => liveMembers(r.pgid).some((p) => p !== r.pid));
+      const ready = rs.length >= n && rs.filter((r) => r.kind === "invocation").every((r) => liveMembers(r.pgid).some((p) => p !== r.pid && !!proc(p)?.cmd.includes("mock-agent")));
       return ready ? [...new Set(rs.map((r) => r.pgid))] : null;
     }, 30000))!;
   }
