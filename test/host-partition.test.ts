@@ -10,6 +10,7 @@ import net from "node:net";
 import { rows } from "./helpers/fixtures.js";
 import { killDaemons, startDaemon } from "./helpers/hosts.js";
 import { type Home, liData, tempHome, until } from "./helpers/li.js";
+import { untilJob } from "./helpers/poll.js";
 import { describePostgres, workerCluster } from "./helpers/postgres.js";
 
 /** A TCP proxy to `port` whose link can be cut (every connection dropped, new ones refused) and healed. */
@@ -68,7 +69,7 @@ describePostgres("a host cut off from the shared store, and back", () => {
     const daemon = startDaemon(a, { leaseSeconds: 3 });
     // Placed from b, for a: it starts on a, its worker writing through the proxy.
     const run = await liData(["agent", "--host", "host-a", "--allow-new-host", "mock/sleep:5", "x"], { env: b.env });
-    await until(async () => (await liData(["job", "status", run.id], { env: b.env })).jobs[0].status === "running", 30000, 100);
+    await untilJob(b.env, run.id, (j) => j.status === "running", 30000);
     expect((await liData(["wait", run.id, "--max-wait-seconds", "0"], { env: b.env })).pending).toEqual([run.id]);
 
     proxy.cut();
@@ -83,10 +84,7 @@ describePostgres("a host cut off from the shared store, and back", () => {
     expect((await rows(b, "SELECT status FROM entities WHERE id = ?", [run.id]))[0].status).toBe("running");
 
     proxy.heal();
-    const done = await until(async () => {
-      const j = (await liData(["job", "status", run.id], { env: b.env })).jobs[0];
-      return j.terminal ? j : null;
-    }, 20000, 200);
+    const done = await untilJob(b.env, run.id, (j) => j.terminal, 20000);
     expect(done).toMatchObject({ status: "completed", reason_code: "invocation.completed.exit_zero", host: "host-a" });
     const ends = await rows(b, "SELECT to_status, source FROM events WHERE entity_id = ? AND to_status NOT IN ('preparing', 'running') ORDER BY id", [run.id]);
     expect(ends).toEqual([{ to_status: "completed", source: "reaper" }]);

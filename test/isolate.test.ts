@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { git, makeRepo, tree, useNoIdentity, write } from "./helpers/git-repos.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { untilJob } from "./helpers/poll.js";
 
 /*
  * Isolated runs (issue 29), black-box: the built li against real git repositories made here.
@@ -176,10 +177,7 @@ test("a worker killed -9 after its agent ended and before the capture: the reape
   expect(running.status).toBe("running");
   process.kill(running.pid, "SIGKILL");
   // The next reader on this host reaps it, and captures what its worker owed.
-  const s = await until(async () => {
-    const v = await status(r.id);
-    return v.status === "lost" ? v : null;
-  }, 30000);
+  const s = await untilJob(h.env, r.id, (v) => v.status === "lost", 30000);
   expect(s.change).toMatchObject({ files: 1, insertions: 1, deletions: 1 });
   expect(git(root, "show", `li/${r.id}:f.txt`)).toBe("edited");
   expect(worktrees()).toEqual([]);
@@ -241,10 +239,7 @@ test("a run that passes its --timeout is stopped, and its worker, which outlives
   const id = r.json.data.id;
   expect((await status(id)).status).toBe("timed_out");
   // The end is recorded first; the change follows once the agent is gone (after the kill's grace).
-  const s = await until(async () => {
-    const v = await status(id);
-    return v.change ? v : null;
-  }, 30000);
+  const s = await untilJob(h.env, id, (v) => !!v.change, 30000);
   expect(s).toMatchObject({ status: "timed_out", change: { files: 1 } });
   expect(git(root, "show", `li/${id}:made-before-the-hang.txt`)).toBe("partial");
   expect(worktrees()).toEqual([]);
