@@ -186,7 +186,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices", "sandbox"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
