@@ -7,9 +7,10 @@ import { addProfileOption, addRunLimitOptions } from "./builders/profile-options
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
+import { sandboxChoice, type SandboxOptions } from "./builders/sandbox-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
-export interface AgentRunOptions extends IsolateOptions {
+export interface AgentRunOptions extends IsolateOptions, SandboxOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -73,6 +74,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     ...(host !== undefined ? { host } : {}),
     ...(opts.allowNewHost ? { allow_new_host: true } : {}),
     isolation: isolationChoice(opts),
+    ...sandboxChoice(opts),
   };
 }
 

@@ -36,6 +36,8 @@ export interface AgentRequest {
   allow_new_host?: boolean;
   /** --isolate and its companions; a profile's `isolate` applies when --isolate is not given. */
   isolation?: IsolationChoice;
+  /** --sandbox: recorded as spec.sandbox, which the worker builds (absent is off). */
+  sandbox?: "workspace" | "off";
 }
 
 export interface ValidatedAgent {
@@ -83,6 +85,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
     prompt_bytes: Buffer.byteLength(req.prompt),
     // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
+    ...(req.sandbox ? { sandbox: req.sandbox } : {}),
   };
 }
 
