@@ -7,7 +7,7 @@ import { addProfileOption, addRunLimitOptions } from "./builders/profile-options
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
-import { addSandboxOption, sandboxChoice, type SandboxOptions } from "./builders/sandbox-options.js";
+import { sandboxChoice, type SandboxOptions } from "./builders/sandbox-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
 export interface AgentRunOptions extends IsolateOptions, SandboxOptions {
@@ -39,7 +39,6 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   addIsolateOptions(cmd, scope);
-  addSandboxOption(cmd, scope);
   return addEndpointOption(cmd);
 }
 

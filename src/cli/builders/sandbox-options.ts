@@ -1,8 +1,8 @@
 import { Option, type Command } from "../commander.js";
 
 /*
- * STAND-IN (wt-sbxsurface) matching the builder wt-sbxcore owns; the merge takes its version.
- * --sandbox on every command that starts runs: a parser builder, so the MCP projector sees it.
+ * --sandbox, on the commands that start runs: a parser builder, so the MCP projector sees it too.
+ * What workspace contains is docs/sandbox.md; the worker builds it (src/runtime/sandbox/).
  */
 
 export interface SandboxOptions {
@@ -13,12 +13,12 @@ export function addSandboxOption(cmd: Command, scope: string): Command {
   return cmd.addOption(
     new Option(
       "--sandbox <mode>",
-      `workspace: ${scope} runs contained (writes only in its own tree, its temp dir and the provider's state; no reads of li's store, settings or credentials; network only to its provider's hosts); off: not contained. Default: the profile's sandbox, else sandbox.default in settings.yaml, else off`,
+      `workspace: ${scope} runs in an OS sandbox that may write only its own tree and reach only its provider's hosts (refusals are recorded on the run); off: no sandbox (the default, unless settings say sandbox: workspace)`,
     ).choices(["workspace", "off"]),
   );
 }
 
-/** The option as the runtime takes it (AgentRequest.sandbox). */
+/** The option as the runtime records it (spec.sandbox); absent when not given. */
 export function sandboxChoice(o: SandboxOptions): { sandbox?: "workspace" | "off" } {
   return o.sandbox !== undefined ? { sandbox: o.sandbox } : {};
 }

@@ -1,7 +1,7 @@
 import { invalid, LiError } from "../../errors.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import type { Profile } from "../../config/profiles.js";
-import { sandboxSettings } from "../../config/sandbox-settings.js";
+import { sandboxSettings, type SandboxMode } from "../../config/sandbox-settings.js";
 import { sandboxSupport } from "./support.js";
 
 /*
@@ -11,8 +11,7 @@ import { sandboxSupport } from "./support.js";
  * every run to workspace; an explicit off under it is refused, naming the floor.
  */
 
-export type SandboxMode = "workspace" | "off";
-export const SANDBOX_MODES: readonly SandboxMode[] = ["workspace", "off"];
+export type { SandboxMode };
 /** Set by `li mcp --sandbox workspace` for the li processes it starts; an op renders argv only, so none can set it. */
 export const SANDBOX_FLOOR_ENV = "LI_SANDBOX_FLOOR";
 
