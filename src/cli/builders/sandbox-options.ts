@@ -13,7 +13,7 @@ export function addSandboxOption(cmd: Command, scope: string): Command {
   return cmd.addOption(
     new Option(
       "--sandbox <mode>",
-      `workspace: ${scope} runs in an OS sandbox that may write only its own tree and reach only its provider's hosts (refusals are recorded on the run); off: no sandbox (the default, unless settings say sandbox: workspace)`,
+      `workspace: ${scope} runs in an OS sandbox that may write only its own tree and reach only its provider's hosts (refusals are recorded on the run); off: no sandbox. Unset: the profile's sandbox, else sandbox.default in settings.yaml, else off (a li mcp --sandbox workspace server makes every run workspace)`,
     ).choices(["workspace", "off"]),
   );
 }
