@@ -6,7 +6,6 @@ import { detachOrFollow } from "../follow-run.js";
 import { renderWithStore } from "../views.js";
 import { say } from "../run-status.js";
 import { needsOneOf, textArgument } from "../builders/mcp-hints.js";
-import { addSandboxOption } from "../builders/sandbox-options.js";
 
 export function register(root: Command, ctx: CliContext): void {
   const agent = root
@@ -14,7 +13,7 @@ export function register(root: Command, ctx: CliContext): void {
     .description("run one agent on a prompt; streams its output, or returns at once with --detach")
     .argument("[model]", "provider/model, e.g. mock/echo, claude/sonnet, openai/gpt-4o-mini (optional when a profile or a resumed run supplies it)")
     .addArgument(textArgument("prompt", "the prompt"));
-  needsOneOf(addSandboxOption(addAgentRunOptions(agent, "this run"), "this run"), ["model", "--profile", "--resume"], ["prompt", "--prompt-file"])
+  needsOneOf(addAgentRunOptions(agent, "this run"), ["model", "--profile", "--resume"], ["prompt", "--prompt-file"])
     .option("--resume <run>", "continue the provider session recorded on that run (claude, codex, gemini), in its directory; linked to it as `resumes`")
     .option("--detach", "start in the background and print the job id at once")
     .addHelpText(

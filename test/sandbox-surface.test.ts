@@ -1,0 +1,172 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { li, liData, tempHome, type Home } from "./helpers/li.js";
+import { rows, terminal } from "./helpers/fixtures.js";
+import { connectMcp } from "./helpers/mcp.js";
+
+/*
+ * Contained runs (issue 38), the input side: where a run's sandbox is asked for (--sandbox on
+ * every spawn command, a profile, the settings default, li mcp --sandbox as a floor), what each
+ * run records as spec.sandbox, and what is refused before any record exists. Most runs here are
+ * placed on a host no daemon serves (--host elsewhere --allow-new-host): their record is what is
+ * judged, and nothing runs.
+ */
+
+let h: Home;
+let dir: string;
+beforeEach(() => {
+  h = tempHome();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-"));
+});
+afterEach(() => {
+  h.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const PLACED = ["--host", "elsewhere", "--allow-new-host", "--cwd", "/"];
+const settings = (text: string) => fs.writeFileSync(path.join(h.home, "settings.yaml"), text);
+const sandboxOf = async (id: string): Promise<unknown> => JSON.parse((await rows(h, "SELECT spec FROM entities WHERE id = ?", [id]))[0].spec).sandbox;
+const count = async () => (await rows(h, "SELECT COUNT(*) AS n FROM entities"))[0].n;
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) => li(["--machine", ...args], { env: { ...h.env, ...env }, cwd: dir });
+
+test("--sandbox on every spawn command is recorded as spec.sandbox: li agent, o flow, o fanout, play, a schedule's fire; a fan-out's workers and synthesis carry it", async () => {
+  const agent = await liData(["agent", "--detach", ...PLACED, "--sandbox", "workspace", "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(agent.id)).toBe("workspace");
+  const off = await liData(["agent", "--detach", ...PLACED, "--sandbox", "off", "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(off.id)).toBe("off");
+  const none = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(none.id)).toBe("off");
+  const flow = await liData(["o", "flow", "--detach", ...PLACED, "--sandbox", "workspace", "--model", "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(flow.id)).toBe("workspace");
+
+  fs.mkdirSync(path.join(h.home, "playbooks"));
+  fs.writeFileSync(path.join(h.home, "playbooks", "mine.playbook.yaml"), "description: one\nmodel: mock/echo\n");
+  const play = await liData(["play", "mine", "--detach", ...PLACED, "--sandbox", "workspace", "x"], { env: h.env, cwd: dir });
+  const playRow = (await rows(h, "SELECT spec FROM entities WHERE id = ?", [play.id]))[0];
+  expect(JSON.parse(playRow.spec).session.sandbox).toBe("workspace");
+
+  await liData(["schedule", "create", "nightly", "--every", "1h", "--sandbox", "workspace", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  const fired = await liData(["schedule", "trigger", "nightly"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(fired.id)).toBe("workspace");
+
+  // A local fan-out: its session starts each worker and the synthesis, every one recorded workspace.
+  const fan = await liData(["o", "fanout", "-n", "2", "--model", "mock/echo", "--synthesis-model", "mock/echo", "--sandbox", "workspace", "--detach", "hi"], { env: h.env, cwd: dir });
+  await terminal(h.env, fan.id, 60000);
+  const children = await rows(h, "SELECT spec FROM entities WHERE parent_id = ?", [fan.id]);
+  expect(children.length).toBe(3);
+  for (const c of children) expect(JSON.parse(c.spec).sandbox).toBe("workspace");
+
+  // A rerun keeps it.
+  const again = await liData(["rerun", agent.id, "--allow-new-host"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(again.id)).toBe("workspace");
+});
+
+test("precedence: --sandbox > profile > sandbox.default in settings > off", async () => {
+  settings("sandbox: {default: workspace}\nprofiles:\n  open: {model: mock/echo, sandbox: off}\n  shut: {model: mock/echo, sandbox: workspace}\n");
+  const byDefault = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(byDefault.id)).toBe("workspace");
+  const byProfile = await liData(["agent", "--detach", ...PLACED, "--profile", "open", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(byProfile.id)).toBe("off");
+  const byOption = await liData(["agent", "--detach", ...PLACED, "--profile", "shut", "--sandbox", "off", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(byOption.id)).toBe("off");
+  const flowDefault = await liData(["o", "fanout", "-n", "1", "--detach", ...PLACED, "--model", "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(flowDefault.id)).toBe("workspace");
+
+  settings("profiles:\n  shut: {model: mock/echo, sandbox: workspace}\n");
+  const raised = await liData(["agent", "--detach", ...PLACED, "--profile", "shut", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(raised.id)).toBe("workspace");
+  const plain = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(plain.id)).toBe("off");
+});
+
+test("an unknown mode is invalid_input naming the field, on the command line, in a profile and in settings; nothing is written", async () => {
+  const cli = await run(["agent", "--detach", "--sandbox", "everywhere", "mock/echo", "hi"]);
+  expect(cli.json.error.kind).toBe("invalid_input");
+  expect(cli.json.error.message).toContain("--sandbox");
+  settings("profiles:\n  p: {model: mock/echo, sandbox: sometimes}\n");
+  const profile = await run(["agent", "--detach", "--profile", "p", "hi"]);
+  expect(profile.json.error).toMatchObject({ kind: "invalid_input", detail: { key: "profiles.p.sandbox" } });
+  settings("sandbox: {default: sometimes}\n");
+  const fromSettings = await run(["agent", "--detach", "mock/echo", "hi"]);
+  expect(fromSettings.json.error).toMatchObject({ kind: "invalid_input", detail: { key: "sandbox.default" } });
+  expect(fs.existsSync(path.join(h.home, "state.db")) ? await count() : 0).toBe(0);
+});
+
+test("a run asking for workspace on a host that cannot sandbox is refused (sandbox_unavailable) before any record, naming what is missing and how to install it; a placed run is left to the host that runs it", async () => {
+  const cannot = { LI_TEST_SANDBOX_UNAVAILABLE: "bubblewrap" };
+  for (const args of [
+    ["agent", "--detach", "--sandbox", "workspace", "mock/echo", "hi"],
+    ["o", "fanout", "-n", "1", "--detach", "--sandbox", "workspace", "--model", "mock/echo", "hi"],
+    ["schedule", "create", "s", "--every", "1h", "--sandbox", "workspace", "mock/echo", "hi"],
+    ["schedule", "create", "t", "--every", "1h", "--", "fanout", "-n", "1", "--sandbox", "workspace", "--model", "mock/echo", "hi"],
+  ]) {
+    const r = await run(args, cannot);
+    expect(r.code).not.toBe(0);
+    expect(r.json.error.detail).toMatchObject({ reason: "sandbox_unavailable", missing: "bubblewrap", remedy: expect.stringContaining("apt-get install bubblewrap") });
+    expect(r.json.error.message).toContain("bubblewrap");
+  }
+  settings("sandbox: workspace\n");
+  const byDefault = await run(["agent", "--detach", "mock/echo", "hi"], cannot);
+  expect(byDefault.json.error.detail.reason).toBe("sandbox_unavailable");
+  expect(fs.existsSync(path.join(h.home, "state.db")) ? await count() : 0).toBe(0);
+  expect(fs.existsSync(path.join(h.home, "runs")) ? fs.readdirSync(path.join(h.home, "runs")) : []).toEqual([]);
+
+  // bubblewrap found through PATH: a PATH without it is a host that cannot sandbox.
+  const bare = fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-path-"));
+  try {
+    fs.symlinkSync(process.execPath, path.join(bare, "node"));
+    const r = await run(["agent", "--detach", "--sandbox", "workspace", "mock/echo", "hi"], { PATH: bare });
+    expect(r.json.error.detail).toMatchObject({ reason: "sandbox_unavailable", missing: "bubblewrap" });
+  } finally {
+    fs.rmSync(bare, { recursive: true, force: true });
+  }
+
+  const placed = await run(["agent", "--detach", ...PLACED, "--sandbox", "workspace", "mock/echo", "hi"], cannot);
+  expect(placed.code).toBe(0);
+  expect(await sandboxOf(placed.json.data.id)).toBe("workspace");
+});
+
+describe("li mcp --sandbox workspace is a floor", () => {
+  const placed = { host: "elsewhere", allow_new_host: true, cwd: "/" };
+
+  test("no op lowers it: sandbox off is refused naming the floor and nothing is written; an op naming none, or a profile saying off, runs workspace", async () => {
+    settings("profiles:\n  open: {model: mock/echo, sandbox: off}\n");
+    const m = await connectMcp(h.env, ["--sandbox", "workspace"]);
+    try {
+      for (const verb of ["agent.submit", "fanout.submit"]) {
+        const fp = await m.fingerprint(verb);
+        const args = verb === "agent.submit" ? { model: "mock/echo", prompt: "hi", sandbox: "off", ...placed } : { model: "mock/echo", prompt: "hi", num_workers: 1, sandbox: "off", ...placed };
+        const r = await m.op(verb, args, fp);
+        expect(r.ok).toBe(false);
+        expect(r.error.code).toBe("invalid_args");
+        expect(r.error.params).toEqual(["sandbox"]);
+        expect(r.error.message).toContain("floor is workspace");
+      }
+      expect(fs.existsSync(path.join(h.home, "state.db")) ? await count() : 0).toBe(0);
+      const plain = await m.submit("agent.submit", { model: "mock/echo", prompt: "hi", ...placed });
+      expect(await sandboxOf(plain.id)).toBe("workspace");
+      const profiled = await m.submit("agent.submit", { profile: "open", prompt: "hi", ...placed });
+      expect(await sandboxOf(profiled.id)).toBe("workspace");
+      const flow = await m.submit("flow.submit", { model: "mock/echo", prompt: "hi", ...placed });
+      expect(await sandboxOf(flow.id)).toBe("workspace");
+    } finally {
+      await m.close();
+    }
+  });
+
+  test("under the default floor (off) an op may ask for workspace, or off", async () => {
+    const m = await connectMcp(h.env);
+    try {
+      const up = await m.submit("agent.submit", { model: "mock/echo", prompt: "hi", sandbox: "workspace", ...placed });
+      expect(await sandboxOf(up.id)).toBe("workspace");
+      const down = await m.submit("agent.submit", { model: "mock/echo", prompt: "hi", sandbox: "off", ...placed });
+      expect(await sandboxOf(down.id)).toBe("off");
+      const bad = await m.op("agent.submit", { model: "mock/echo", prompt: "hi", sandbox: "sometimes", ...placed }, await m.fingerprint("agent.submit"));
+      expect(bad.ok).toBe(false);
+      expect(bad.error.params).toEqual(["sandbox"]);
+    } finally {
+      await m.close();
+    }
+  });
+});
