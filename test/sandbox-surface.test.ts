@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { li, liData, tempHome, type Home } from "./helpers/li.js";
-import { rows, terminal } from "./helpers/fixtures.js";
+import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
+import { events, rows, terminal, untilStatus } from "./helpers/fixtures.js";
+import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { connectMcp } from "./helpers/mcp.js";
+import { describePostgres } from "./helpers/postgres.js";
 
 /*
  * Contained runs (issue 38), the input side: where a run's sandbox is asked for (--sandbox on
@@ -167,6 +169,57 @@ describe("li mcp --sandbox workspace is a floor", () => {
       expect(bad.error.params).toEqual(["sandbox"]);
     } finally {
       await m.close();
+    }
+  });
+});
+
+test("li doctor says whether this host can sandbox and what it lacks, failing only when a run asks for it; it warns of a profile with its provider's checks off whose runs are not sandboxed", async () => {
+  settings("profiles:\n  wild: {model: claude/sonnet, permission_mode: bypassPermissions}\n  tame: {model: gemini/gemini-2.5-pro, permission_mode: yolo, sandbox: workspace}\n");
+  const can = await run(["doctor"]);
+  const checks = (r: typeof can) => (r.json.data ?? r.json.error.detail).checks as any[];
+  expect(checks(can).find((c) => c.check === "sandbox")).toMatchObject({ ok: true, detail: expect.stringContaining("can sandbox") });
+  const warned = checks(can).filter((c) => c.check === "sandbox_permissions");
+  expect(warned).toEqual([expect.objectContaining({ ok: true, warning: true, detail: expect.stringContaining("profile wild"), fix: expect.stringContaining("sandbox: workspace") })]);
+  expect((await li(["doctor"], { env: h.env, cwd: dir })).stdout).toMatch(/WARN\s+sandbox_permissions\s+profile wild/);
+
+  // A host that cannot: a failure naming the piece and the fix, since profile tame asks for workspace.
+  const cannot = await run(["doctor"], { LI_TEST_SANDBOX_UNAVAILABLE: "socat" });
+  expect(cannot.code).toBe(1);
+  expect(checks(cannot).find((c) => c.check === "sandbox")).toMatchObject({ ok: false, detail: expect.stringContaining("socat is missing"), fix: expect.stringContaining("apt-get install") });
+
+  // The settings default covers every profile: no warning, and nothing asks beyond what the host can.
+  settings("sandbox: workspace\nprofiles:\n  wild: {model: claude/sonnet, permission_mode: bypassPermissions}\n");
+  expect(checks(await run(["doctor"])).filter((c) => c.check === "sandbox_permissions")).toEqual([]);
+  settings("");
+  expect(checks(await run(["doctor"], { LI_TEST_SANDBOX_UNAVAILABLE: "socat" })).find((c) => c.check === "sandbox")).toMatchObject({ ok: true, info: true });
+});
+
+describePostgres("two hosts on PostgreSQL: each says whether it can sandbox", () => {
+  const shared = useSharedStore(["can-host", "cannot-host"]);
+  const [able, unable] = shared.homes;
+
+  test("li host list on one host shows the other's capability; a run placed with workspace on the host that cannot ends failed, sandbox_unavailable, naming that host and the missing piece", async () => {
+    const a = startDaemon(able);
+    const b = startDaemon(unable, { env: { LI_TEST_SANDBOX_UNAVAILABLE: "bubblewrap" } });
+    try {
+      const listed = await until(async () => {
+        const l = await liData(["host", "list"], { env: able.env });
+        const by = Object.fromEntries(l.hosts.map((x: any) => [x.host, x]));
+        return by["can-host"]?.sandbox && by["cannot-host"]?.sandbox ? by : null;
+      }, 30000);
+      expect(listed["can-host"].sandbox).toMatchObject({ ok: true });
+      expect(listed["cannot-host"].sandbox).toMatchObject({ ok: false, missing: "bubblewrap", remedy: expect.stringContaining("apt-get install") });
+      expect((await li(["host", "list"], { env: able.env })).stdout).toContain("cannot-host cannot sandbox a run (bubblewrap is missing)");
+
+      // Accepted where it is submitted (placed: the host that runs it decides), refused there.
+      const sub = await liData(["agent", "--detach", "--host", "cannot-host", "--cwd", "/", "--sandbox", "workspace", "mock/echo", "hi"], { env: able.env });
+      const end = await untilStatus(able.env, sub.id, (j) => j.status === "failed", 30000);
+      expect(end).toMatchObject({ reason_code: "invocation.failed.sandbox_unavailable", host: "cannot-host", sandbox: { mode: "workspace" } });
+      const failed = (await events(able, sub.id)).find((e) => e.to_status === "failed")!;
+      expect(JSON.parse(failed.detail!)).toMatchObject({ host: "cannot-host", missing: "bubblewrap" });
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   });
 });
