@@ -80,6 +80,37 @@ test("precedence: --sandbox > profile > sandbox.default in settings > off", asyn
   expect(await sandboxOf(raised.id)).toBe("workspace");
   const plain = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
   expect(await sandboxOf(plain.id)).toBe("off");
+
+  // A fan-out off by default: the worker whose own profile says workspace is raised, the other is not.
+  const fan = await liData(["o", "fanout", "-n", "2", "--workers", "profile:shut,mock/echo", "--detach", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(fan.id)).toBe("off");
+  await terminal(h.env, fan.id, 60000);
+  const kids = (await rows(h, "SELECT spec FROM entities WHERE parent_id = ?", [fan.id])).map((r) => JSON.parse(r.spec));
+  expect(kids.map((k) => [k.profile, k.sandbox]).sort()).toEqual([[null, "off"], ["shut", "workspace"]]);
+});
+
+test("a trusted project file may raise a run to workspace, never lower it: its settings' sandbox: off and its profile's sandbox: off leave the user's default workspace; its profile's workspace raises a run the user's default leaves off", async () => {
+  fs.mkdirSync(path.join(dir, ".li", "profiles"), { recursive: true });
+  fs.mkdirSync(path.join(dir, ".git"));
+  const project = path.join(dir, ".li", "settings.yaml");
+  const openProfile = path.join(dir, ".li", "profiles", "open.yaml");
+  const shutProfile = path.join(dir, ".li", "profiles", "shut.yaml");
+  fs.writeFileSync(project, "sandbox: off\n");
+  fs.writeFileSync(openProfile, "model: mock/echo\nsandbox: off\n");
+  fs.writeFileSync(shutProfile, "model: mock/echo\nsandbox: workspace\n");
+  for (const f of [project, openProfile, shutProfile]) expect((await li(["hooks", "trust", f], { env: h.env, cwd: dir })).code).toBe(0);
+
+  settings("sandbox: workspace\n");
+  const plain = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(plain.id)).toBe("workspace");
+  const open = await liData(["agent", "--detach", ...PLACED, "--profile", "open", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(open.id)).toBe("workspace");
+
+  settings("");
+  const off = await liData(["agent", "--detach", ...PLACED, "mock/echo", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(off.id)).toBe("off");
+  const shut = await liData(["agent", "--detach", ...PLACED, "--profile", "shut", "hi"], { env: h.env, cwd: dir });
+  expect(await sandboxOf(shut.id)).toBe("workspace");
 });
 
 test("an unknown mode is invalid_input naming the field, on the command line, in a profile and in settings; nothing is written", async () => {

@@ -75,7 +75,8 @@ export function mergeSandboxSettings(parts: (SandboxSettings | undefined)[]): Sa
   for (const p of parts)
     if (p)
       out = {
-        default: p.default ?? out.default,
+        // A later (project) file may raise the default to workspace, never lower it to off.
+        default: out.default === "workspace" ? "workspace" : (p.default ?? out.default),
         allow_write: [...new Set([...out.allow_write, ...p.allow_write])],
         allow_hosts: [...new Set([...out.allow_hosts, ...p.allow_hosts])],
         deny_read: [...new Set([...out.deny_read, ...p.deny_read])],
