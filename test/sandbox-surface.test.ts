@@ -117,9 +117,11 @@ test("an unknown mode is invalid_input naming the field, on the command line, in
   const cli = await run(["agent", "--detach", "--sandbox", "everywhere", "mock/echo", "hi"]);
   expect(cli.json.error.kind).toBe("invalid_input");
   expect(cli.json.error.message).toContain("--sandbox");
+  expect(cli.json.error.message).toContain("workspace, off");
   settings("profiles:\n  p: {model: mock/echo, sandbox: sometimes}\n");
   const profile = await run(["agent", "--detach", "--profile", "p", "hi"]);
   expect(profile.json.error).toMatchObject({ kind: "invalid_input", detail: { key: "profiles.p.sandbox" } });
+  expect(profile.json.error.message).toContain("workspace");
   settings("sandbox: {default: sometimes}\n");
   const fromSettings = await run(["agent", "--detach", "mock/echo", "hi"]);
   expect(fromSettings.json.error).toMatchObject({ kind: "invalid_input", detail: { key: "sandbox.default" } });
