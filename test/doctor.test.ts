@@ -40,6 +40,7 @@ test("a fresh LI_HOME is healthy, and doctor creates nothing in it", async () =>
     ["store", true],
     ["settings", true],
     ["trust", true],
+    ["sandbox", true],
     ["schedule_ticks", true],
     ["hosts", true],
     ["store_credentials", true],

@@ -60,7 +60,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(Date.parse(alive.lease_until)).toBeGreaterThan(Date.parse(alive.heartbeat_at));
     expect(list.hosts[1]).toEqual({
       host: "host-c", lease: "none", heartbeat_age_seconds: null, epoch: null, max_parallel: null, pid: null,
-      started_at: null, heartbeat_at: null, lease_until: null, stopped_at: null, preparing: 0, queued: 0, running: 0, placed: 1,
+      started_at: null, heartbeat_at: null, lease_until: null, stopped_at: null, preparing: 0, queued: 0, running: 0, placed: 1, sandbox: null,
     });
     expect(run.host).toBe("host-a");
 
@@ -93,7 +93,7 @@ describePostgres("li host list and li host forget on a shared store", () => {
     expect(later.heartbeat_age_seconds).toBeGreaterThanOrEqual(Math.floor(ageBefore * 10) / 10 - 0.05);
     expect(later.heartbeat_age_seconds).toBeLessThanOrEqual(Math.ceil(ageAfter * 10) / 10 + 0.05);
     const human = await li(["host", "list"], { env: b.env });
-    expect(human.stdout).toMatch(/^HOST\s+LEASE\s+HEARTBEAT\s.*RUNNING\s+QUEUED\s+PLACED$/m);
+    expect(human.stdout).toMatch(/^HOST\s+LEASE\s+HEARTBEAT\s.*RUNNING\s+QUEUED\s+PLACED\s+SANDBOX$/m);
     expect(human.stdout).toMatch(/^host-a\s+expired \d+(\.\d)?s ago \(stopped\)\s/m);
     expect(human.stdout).toMatch(/^host-c\s+none\s/m);
     expect(human.stdout).toContain("placed for any host, unclaimed: 0");

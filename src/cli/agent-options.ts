@@ -7,9 +7,10 @@ import { addProfileOption, addRunLimitOptions } from "./builders/profile-options
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
 import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
+import { addSandboxOption, sandboxChoice, type SandboxOptions } from "./builders/sandbox-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
-export interface AgentRunOptions extends IsolateOptions {
+export interface AgentRunOptions extends IsolateOptions, SandboxOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -38,6 +39,8 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   addIsolateOptions(cmd, scope);
+  // Here, not on li agent alone: li schedule create takes every agent-run option for its fires.
+  addSandboxOption(cmd, scope);
   return addEndpointOption(cmd);
 }
 
@@ -73,6 +76,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     ...(host !== undefined ? { host } : {}),
     ...(opts.allowNewHost ? { allow_new_host: true } : {}),
     isolation: isolationChoice(opts),
+    ...sandboxChoice(opts),
   };
 }
 

@@ -28,6 +28,8 @@ export interface Check {
   fix: string | null;
   /** Ok, and said for information (e.g. a host that only submits). */
   info?: true;
+  /** Ok (li doctor still passes), but a risk a person should act on; its fix says how. */
+  warning?: true;
 }
 
 const pass = (check: string, detail: string): Check => ({ check, ok: true, detail, fix: null });

@@ -88,6 +88,10 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
     });
     const took = reg.previous && reg.previous.stopped_at === null && opts.replace && why === "start" ? `, replacing pid ${reg.previous.pid} (--replace)` : "";
     opts.log(`li host run: ${host} registered (${why}${took}), epoch ${reg.row.epoch}, max_parallel ${opts.maxParallel}, lease ${opts.leaseSeconds}s, pid ${process.pid}`);
+    // What li host list says of this host: whether it can sandbox a run, and what it lacks.
+    const { sandboxSupport } = await import("../runtime/sandbox/support.js");
+    const { recordHostSandbox } = await import("../lifecycle/host-sandbox.js");
+    await recordHostSandbox(beatStore, host, sandboxSupport());
     const before = reg.previous?.boot_id;
     if (before && boot && before !== boot) {
       const ended = await endRebootedRuns(beatStore, host, { before, now: boot });

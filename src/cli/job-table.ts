@@ -27,7 +27,26 @@ type Timed = Pick<JobView, "id" | "created_at" | "started_at" | "ended_at">;
 
 export async function jobRows(store: Store, jobs: Timed[], now = Date.now()) {
   const short = await shortIds(store, jobs.map((j) => j.id));
-  return jobs.map((j) => ({ ...j, id: short.get(j.id) ?? j.id, age: ago(j.created_at, now), took: took(j.started_at, j.ended_at, now) }));
+  return jobs.map((j) => ({ ...j, id: short.get(j.id) ?? j.id, age: ago(j.created_at, now), took: took(j.started_at, j.ended_at, now), ...sandboxMark(j as Sandboxed) }));
+}
+
+type Sandboxed = { model?: unknown; sandbox?: JobView["sandbox"] };
+
+/** The list's marker of a sandboxed run, on its model: `[sandbox]`, or `[sandbox: N refused]`. */
+function sandboxMark(j: Sandboxed): { model?: string } {
+  if (!j.sandbox) return {};
+  const n = j.sandbox.denials?.total ?? 0;
+  return { model: `${j.model ?? "-"} [sandbox${n ? `: ${n} refused` : ""}]` };
+}
+
+/** A sandboxed run's refusals as a person reads them. */
+function sandboxText(s: NonNullable<JobView["sandbox"]>): string {
+  const d = s.denials;
+  if (!d) return `${s.mode} (refusals not recorded yet)`;
+  if (!d.total) return `${s.mode}, nothing refused`;
+  const part = (label: string, xs: { count: number }[], key: (x: any) => string) => (xs.length ? `${label}: ${xs.map((x) => `${key(x)}${x.count > 1 ? ` x${x.count}` : ""}`).join(", ")}` : "");
+  const parts = [part("writes", d.writes, (x) => x.path), part("reads", d.reads, (x) => x.path), part("hosts", d.hosts, (x) => x.host), d.dropped ? `${d.dropped} more not listed` : ""];
+  return `${s.mode}, ${d.total} refused; ${parts.filter(Boolean).join("; ")}`;
 }
 
 /** A table of jobs, rendered later from rows made now. */
@@ -45,6 +64,7 @@ export function jobDetail(record: Record<string, unknown>, now = Date.now()): st
     shown[k] = TIMES.includes(k) && typeof v === "string" ? `${localTime(v)} (${ago(v, now)})` : v;
     // Where a change not captured yet waits, in the words a person reads.
     if (k === "change_pending" && v) shown[k] = (v as { message: string }).message;
+    if (k === "sandbox" && v) shown[k] = sandboxText(v as NonNullable<JobView["sandbox"]>);
     if (k === "ended_at" && typeof record.started_at === "string") shown.took = took(record.started_at, (v as string | null) ?? null, now);
   }
   shown.zone = zoneNote();

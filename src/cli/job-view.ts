@@ -63,7 +63,15 @@ export function jobView(o: Observed) {
     queue_position: o.queue_position ?? null,
     // --isolate worktree: its branch and base (null: it ran in its directory itself).
     isolation: isolationView(e),
+    // --sandbox workspace: what it refused (null: it ran without a sandbox).
+    sandbox: sandboxView(e),
   };
+}
+
+/** A sandboxed run's mode and refusals; denials is null until its worker has written them (at its end). */
+function sandboxView(e: Entity) {
+  if (e.spec.sandbox !== "workspace") return null;
+  return { mode: "workspace" as const, denials: e.spec.sandbox_denials ?? null };
 }
 
 /** Where an isolated run works: its branch from its base, and on which host's checkout. */

@@ -153,6 +153,9 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
       const req = await agentRequest(model, words, opts);
       const v = validateAgentRequest(req);
       admission(req.queue);
+      const { requireSandboxHere, sandboxAsked } = await import("../runtime/sandbox/choice.js");
+      requireSandboxHere(v.sandbox, req.host !== undefined);
+      const asked = sandboxAsked(req.sandbox);
       // Checked now (a git work tree with commits, a known --base); each fire makes its own worktree.
       const isolated = await agentIsolation(req, v);
       return {
@@ -165,6 +168,7 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
           ...(req.queue ? { queue: req.queue } : {}),
           ...(req.host ? { place: req.host } : {}),
           ...(isolated ? { isolate: req.isolation } : {}),
+          ...(asked ? { sandbox_asked: asked } : {}),
         },
         ...placeOf(opts),
       };
@@ -176,8 +180,9 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
       const { resolvePlaybook } = await import("../runtime/playbooks/resolve.js");
       const r = await preparePlay(resolvePlaybook(name, process.cwd()), words, opts);
       admission(opts.queue);
+      const floored = await sessionSandboxAtCreate(r.prepared.spec, opts);
       return {
-        action: { kind, argv: inlinePromptFile(argv, r.input), request: { settings_dir: process.cwd() } },
+        action: { kind, argv: [...(floored ? ["--sandbox", floored] : []), ...inlinePromptFile(argv, r.input)], request: { settings_dir: process.cwd() } },
         model: r.prepared.spec.model ?? "",
         prompt: r.input,
         label: opts.label ?? null,
@@ -192,7 +197,8 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
     const req = await sessionRequest(kind, words, opts);
     const prepared = await prepareSession(req);
     admission(opts.queue);
-    const { plan_source: _source, ...stored } = req;
+    const floored = await sessionSandboxAtCreate(prepared.spec, opts);
+    const { plan_source: _source, ...stored } = { ...req, ...(floored ? { sandbox: floored } : {}) };
     return {
       action: {
         kind,
@@ -206,6 +212,17 @@ export async function parseAction(kind: ActionKind, argv: string[]): Promise<Par
       ...placeOf(opts),
     };
   });
+}
+
+/**
+ * A session's or play's sandbox at create: refused now when this host cannot give it, and the
+ * mode a floor (li mcp --sandbox workspace) raised it to, for each fire to keep.
+ */
+async function sessionSandboxAtCreate(spec: import("../runtime/flow/request.js").SessionSpec, opts: { sandbox?: "workspace" | "off"; host?: string }): Promise<"workspace" | undefined> {
+  const { requireSessionSandbox } = await import("../runtime/flow/request.js");
+  const { sandboxAsked } = await import("../runtime/sandbox/choice.js");
+  requireSessionSandbox(spec, opts.host !== undefined);
+  return opts.sandbox === undefined && sandboxAsked(undefined) === "workspace" ? "workspace" : undefined;
 }
 
 /** Runs `fn` with the working directory at `dir` (a play resolves its playbook and settings from there). */

@@ -24,6 +24,8 @@ export interface Profile extends Omit<RunSettings, "resume_session"> {
   timeout_seconds: number | null;
   /** isolate: worktree runs each of the profile's runs in its own git worktree (--isolate). */
   isolate: "worktree" | "none" | null;
+  /** sandbox: workspace runs each of the profile's runs contained (--sandbox); off names no containment. */
+  sandbox: "workspace" | "off" | null;
   source: "user" | "project";
   file: string;
 }
@@ -43,6 +45,7 @@ export const PROFILE_KEYS = [
   "env",
   "timeout_seconds",
   "isolate",
+  "sandbox",
 ] as const;
 
 /** The most turns and dollars a profile or a run may ask for (bounds, like every numeric option). */
@@ -54,6 +57,12 @@ export const PROFILE_EXAMPLE = 'e.g. profiles: {reviewer: {model: claude/sonnet,
 function isolateMode(file: string, key: string, v: unknown): Profile["isolate"] {
   if (v === undefined || v === null) return null;
   if (v !== "worktree" && v !== "none") fail(file, key, 'worktree (each run in its own git worktree) or none');
+  return v;
+}
+
+function sandboxMode(file: string, key: string, v: unknown): Profile["sandbox"] {
+  if (v === undefined || v === null) return null;
+  if (v !== "workspace" && v !== "off") fail(file, key, "workspace (each run contained to its own tree) or off");
   return v;
 }
 
@@ -113,6 +122,7 @@ export function parseProfile(file: string, key: string, name: string, v: unknown
     timeout_seconds:
       d.timeout_seconds === undefined || d.timeout_seconds === null ? null : number(file, `${dot(key)}timeout_seconds`, d.timeout_seconds, 0.001, PROFILE_LIMITS.timeout_seconds, false),
     isolate: isolateMode(file, `${dot(key)}isolate`, d.isolate),
+    sandbox: sandboxMode(file, `${dot(key)}sandbox`, d.sandbox),
     source,
     file,
   };
@@ -156,6 +166,7 @@ export function profileView(p: Profile, active = true) {
     mcp_config: p.mcp_config ?? null,
     env_keys: Object.keys(p.env),
     timeout_seconds: p.timeout_seconds,
+    sandbox: p.sandbox,
     source: p.source,
     file: p.file,
     active,

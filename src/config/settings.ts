@@ -11,6 +11,7 @@ import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
 import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } from "./worktree-settings.js";
+import { mergeSandboxSettings, parseSandboxSettings, type SandboxSettings } from "./sandbox-fields.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
 import { parseProfiles, type Profile } from "./profiles.js";
@@ -62,6 +63,8 @@ export interface ParsedSettings {
   queue?: QueueSettings;
   /** How an isolated run's new worktree is set up (a project file's only after trust). */
   worktree?: WorktreeSettings;
+  /** The workspace sandbox's default and widenings (a project file's only after trust). */
+  sandbox?: SandboxSettings;
   /** Named checks and their timeout (a project file's only after trust). */
   checks?: ReturnType<typeof parseCheckSettings>;
   /** USD per million tokens by provider/model, before li's table; honoured from the user file only. */
@@ -94,6 +97,8 @@ export interface Settings {
   profileFiles: ProfileFile[];
   /** The worktree setup of the files in force. */
   worktree: WorktreeSettings;
+  /** The sandbox settings of the files in force. */
+  sandbox: SandboxSettings;
   /** The named checks of the files in force (--check NAME). */
   checks: CheckSettings;
   warnings: string[];
@@ -186,7 +191,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -206,6 +211,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const mcp_policy = isObject(top.mcp) ? parsePolicySpec(file, top.mcp.policy) : {};
   const queue = parseQueueSettings(file, top, source);
   const worktree = parseWorktreeSettings(file, top.worktree);
+  const sandbox = parseSandboxSettings(file, top.sandbox);
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   const prices = parsePriceSettings(file, top.prices, source);
   return {
@@ -217,6 +223,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(mcp_file_roots ? { mcp_file_roots } : {}),
     ...(queue ? { queue } : {}),
     ...(worktree ? { worktree } : {}),
+    ...(sandbox ? { sandbox } : {}),
     ...(checks ? { checks } : {}),
     ...(prices ? { prices } : {}),
   };
@@ -281,6 +288,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p && Object.keys(p.mcp_policy).length ? "mcp.policy" : "",
         p?.worktree?.setup ? "worktree.setup" : "",
         p?.worktree?.share.length ? "worktree.share" : "",
+        p?.sandbox ? "sandbox" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
@@ -298,6 +306,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const profileFiles = readProjectProfiles(cwd, trust);
   const profiles = mergeProfiles(inForce.filter((f) => f.source === "user").flatMap((f) => f.parsed!.profiles), profileFiles, warnings);
   const worktree = mergeWorktreeSettings(inForce.map((f) => f.parsed!.worktree));
+  const sandbox = mergeSandboxSettings(inForce.map((f) => f.parsed!.sandbox));
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, checks, warnings };
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, warnings };
 }

@@ -2,6 +2,7 @@ import { dbOf } from "./db/handle.js";
 import { hostLoad, unfinishedOn } from "./hosts.js";
 import { failPendingKillRequests } from "./kill-requests.js";
 import { dropHost, leases, type LeaseView } from "./leases.js";
+import { forgetHostSandbox, hostSandboxes, type HostSandbox } from "./host-sandbox.js";
 import type { Entity, Store } from "./store.js";
 import { hydrate } from "./store.js";
 
@@ -33,6 +34,8 @@ export interface HostEntry {
   running: number;
   /** Runs placed for this host by name (--host NAME) that no daemon has claimed yet. */
   placed: number;
+  /** Whether it can sandbox a run, as its daemon last found; null: no daemon has said. */
+  sandbox: HostSandbox | null;
 }
 
 export interface HostList {
@@ -64,6 +67,7 @@ function entry(host: string, lease: LeaseView | undefined): HostEntry {
     queued: 0,
     running: 0,
     placed: 0,
+    sandbox: null,
   };
 }
 
@@ -76,6 +80,7 @@ export async function listHosts(store: Store): Promise<HostList> {
   for (const l of await hostLoad(store)) if (l.host !== null && (l.status === "preparing" || l.status === "queued" || l.status === "running")) at(l.host)[l.status] += Number(l.n);
   const placed = await placedCounts(store);
   for (const [place, n] of placed) if (place !== "any") at(place).placed += n;
+  for (const [host, sandbox] of await hostSandboxes(store)) if (byName.has(host)) at(host).sandbox = sandbox;
   const hosts = [...byName.values()].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
   return { hosts, placed_any: placed.get("any") ?? 0, count: hosts.length };
 }
@@ -164,6 +169,7 @@ export function forgetHost(store: Store, host: string, check: (plan: ForgetPlan)
     if (plan.kill_requests)
       await failPendingKillRequests(store, host, { kind: "conflict", message: `host ${host} was forgotten (li host forget): its runs ended lost`, detail: { reason: "host_forgotten", host } });
     const dropped = await dropHost(store, host);
+    await forgetHostSandbox(store, host);
     return { plan, ended, skipped, dropped };
   });
 }

@@ -33,7 +33,8 @@ export const FENCED_OPTIONS: readonly string[] = [
   "--mcp-config",
   "--strict-mcp-config",
   "--dangerously-skip-permissions",
-  "--sandbox",
+  // Not li's own --sandbox (workspace|off): it only ever narrows what a run may do, and `li mcp
+  // --sandbox workspace` is the floor no op may lower. A provider's --sandbox is a profile's.
   "--approval-mode",
   "--system-prompt",
   "--append-system-prompt",

@@ -20,6 +20,7 @@ import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
+import { sandboxUnavailable, startSandbox } from "./sandbox/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -79,6 +80,9 @@ export async function run(store: Store, id: string): Promise<void> {
 
   // A kill that landed after `running` was published: do not start the provider at all.
   if ((await store.get(id))?.status !== "running") return;
+  // A run that asked for a sandbox never runs without one: it ends here, before any worktree.
+  const unsandboxable = sandboxUnavailable(e, out);
+  if (unsandboxable) return void (await finish("failed", "sandbox_unavailable", null, unsandboxable));
   const isolated = !!e.spec.isolation;
   let cwd: string = e.spec.cwd;
   if (isolated) {
@@ -95,14 +99,13 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
+  const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  if (sandbox === false) return void (await finish("failed", "sandbox_failed", null));
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
-    const child = spawn(launch.argv[0], launch.argv.slice(1), {
-      cwd,
-      // A plain-text provider writes its console itself; a structured one is read and rendered.
-      stdio: [stdin, structured ? "pipe" : out, out],
-      env,
-    });
+    // A plain-text provider writes its console itself; a structured one is read and rendered.
+    const stdio: ("pipe" | number | "ignore")[] = [stdin, structured ? "pipe" : out, out];
+    const child = sandbox ? sandbox.spawn(launch.argv, { stdio, env }) : spawn(launch.argv[0], launch.argv.slice(1), { cwd, stdio, env });
     const parser = launch.stream === "text" ? null : parserFor(launch.stream, { baseline, env });
     const streamed = parser
       ? pipeProviderStream(child.stdout!, parser, { console: out, raw }, (session) => {
@@ -117,6 +120,7 @@ export async function run(store: Store, id: string): Promise<void> {
       // Record first (its first attempt is synchronous; retries may be cut short by the kill,
       // end.json keeps the end), with the usage the stream had reported by then.
       const usage = liveOf();
+      void sandbox?.record();
       finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined).catch(reject);
       try {
         process.kill(-pgid, "SIGTERM");
@@ -162,6 +166,7 @@ export async function run(store: Store, id: string): Promise<void> {
           let drain: NodeJS.Timeout | undefined;
           await Promise.race([streamed, new Promise((r) => (drain = setTimeout(r, DRAIN_MS)))]);
           clearTimeout(drain);
+          await sandbox?.record();
           if (isolated) await captureChange(store, id, out, end);
           const result = parser ? parser.end({ code, signal }) : undefined;
           await sink.end(result?.usage ?? liveOf());

@@ -2,6 +2,7 @@ import type { Entity, Store } from "../lifecycle/store.js";
 import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
+import { requireSessionSandbox, type SessionSpec } from "./flow/request.js";
 
 /** Records a play (`preparing`, or `queued` under a parallelism limit) and starts its worker, which makes its session. */
 export async function submitPlay(
@@ -10,6 +11,7 @@ export async function submitPlay(
 ): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const queue = admission(input.queue);
   await checkPlace(store, input.host, input.allowNewHost);
+  requireSessionSandbox((input.spec.session ?? {}) as SessionSpec, input.host !== undefined);
   const recorded = await createRecord(store, { kind: "play", label: input.label, spec: input.spec, prompt: input.prompt, queue, ...placement(input.host) });
   const { entity, pid } = await launch(store, recorded);
   return { entity, pid, console_log: consoleLogOf(entity) };

@@ -18,6 +18,10 @@ import { parseModelSpec, requireAvailable } from "./providers/index.js";
 import { resolveEndpoint, usesEndpoint } from "./settings-bridge.js";
 import { freshIsolation } from "./worktree/isolation.js";
 import { submitAgent } from "./submit.js";
+import { sandboxWanted } from "./sandbox/choice.js";
+
+/** A session run again keeps its mode; under a floor (li mcp --sandbox workspace) it is raised. */
+const keptSandbox = (s: SessionSpec) => sandboxWanted({ kept: s.sandbox ?? "off" }, s.settings_dir);
 
 export interface Rerun {
   entity: Entity;
@@ -90,6 +94,7 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string; h
         endpoint: usesEndpoint(spec.model) ? resolveEndpoint(spec.endpoint ?? undefined, spec.settings_dir) : null,
         queue,
         ...(host !== undefined ? { host, allow_new_host: opts.allowNewHost } : {}),
+        ...(spec.sandbox === "workspace" || spec.sandbox === "off" ? { sandbox_kept: spec.sandbox } : {}),
       },
       // An isolated run runs again isolated, from the same base, in a worktree of its own.
       { ...link, settings_dir: spec.settings_dir ?? process.cwd(), ...(spec.isolation ? { isolation: freshIsolation(spec.isolation) } : {}) },
@@ -101,7 +106,7 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string; h
     // A plan the orchestrator made is planned afresh, as the original was.
     const plan = s.planned_by === "model" ? null : s.plan;
     checkModels([s.model, ...s.workers, s.synthesis?.model, ...(plan?.steps.map((st) => st.model) ?? [])], () => resolveEndpoint(s.endpoint ?? undefined, s.settings_dir));
-    return submitSession(store, { prompt, spec: { ...s, plan, isolation: s.isolation ? freshIsolation(s.isolation) : null } }, { label: old.label, queue, extraSpec: link, ...place });
+    return submitSession(store, { prompt, spec: { ...s, plan, isolation: s.isolation ? freshIsolation(s.isolation) : null, sandbox: keptSandbox(s) } }, { label: old.label, queue, extraSpec: link, ...place });
   }
   const { session_id: _made, ...playSpec } = spec;
   const session = playSpec.session as SessionSpec;
@@ -109,7 +114,7 @@ export async function rerun(store: Store, old: Entity, opts: { queue?: string; h
   return submitPlay(store, {
     ...place,
     label: old.label,
-    spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan, isolation: session.isolation ? freshIsolation(session.isolation) : null }, ...link },
+    spec: { ...playSpec, session: { ...session, plan: session.planned_by === "model" ? null : session.plan, isolation: session.isolation ? freshIsolation(session.isolation) : null, sandbox: keptSandbox(session) }, ...link },
     prompt,
     queue,
   });

@@ -34,6 +34,8 @@ export interface ResumeTarget {
    * their sessions by directory), from RUN_ID's head: its change is its own increment.
    */
   isolation: IsolationSpec | null;
+  /** RUN_ID's sandbox, which the resumed run keeps unless it names one. */
+  sandbox: "workspace" | "off";
 }
 
 /** What a resumed run sends when it is given no prompt. */
@@ -59,6 +61,7 @@ export async function resumeTarget(store: Store, text: string): Promise<ResumeTa
     profile: typeof e.spec.profile === "string" ? e.spec.profile : null,
     host: e.host,
     isolation: await resumedIsolation(store, e),
+    sandbox: e.spec.sandbox === "workspace" ? "workspace" : "off",
   };
 }
 

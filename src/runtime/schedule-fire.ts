@@ -76,9 +76,11 @@ export async function prepareRun(row: ScheduleRow): Promise<Prepared> {
     ...(stored.place ? { host: stored.place } : {}),
     // Each fire is isolated afresh: its own worktree, from HEAD (or --base) as it is at the fire.
     ...(stored.isolate ? { isolation: stored.isolate } : {}),
+    // The --sandbox its action named (or its creator's floor); else the profile and settings decide at each fire.
+    ...(stored.sandbox_asked ? { sandbox_kept: stored.sandbox_asked } : {}),
   };
-  const v = validateAgentRequest(req);
-  const { queue: _q, place: _p, isolate: _i, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;
+  const v = validateAgentRequest(req, settingsDir);
+  const { queue: _q, place: _p, isolate: _i, sandbox_asked: _s, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;
   const isolated = await agentIsolation(req, v, settingsDir);
   return {
     kind: "invocation",

@@ -47,6 +47,12 @@ export class SessionChildren {
     return { fanout_worker: Number(k[1]), ...(iso ? { isolation: freshIsolation(iso) } : {}) };
   }
 
+  /** Every run of the session has its mode; a step's own profile may have raised it (SessionSpec.sandbox_profiles). */
+  private sandbox(profile: string | null): "workspace" | "off" {
+    if (this.spec.sandbox === "workspace") return "workspace";
+    return profile !== null && this.spec.sandbox_profiles?.includes(profile) ? "workspace" : "off";
+  }
+
   /** Throws Stopped once the session's own record is terminal. */
   async check(): Promise<void> {
     const e = await this.store.get(this.session.id);
@@ -75,6 +81,7 @@ export class SessionChildren {
           prompt_bytes: opts.prompt === undefined ? null : Buffer.byteLength(opts.prompt),
           role: opts.role,
           step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,
+          sandbox: this.sandbox(opts.profile),
           ...this.isolation(opts.step),
         },
         prompt: opts.prompt,

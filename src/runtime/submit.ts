@@ -10,6 +10,7 @@ import { effectiveLimits, modelWithProfile } from "./run-settings.js";
 import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
+import { requireSandboxHere, sandboxWanted, type SandboxMode } from "./sandbox/choice.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
@@ -36,6 +37,10 @@ export interface AgentRequest {
   allow_new_host?: boolean;
   /** --isolate and its companions; a profile's `isolate` applies when --isolate is not given. */
   isolation?: IsolationChoice;
+  /** --sandbox; unset: the resumed or repeated run's, else the profile's, else the settings default (sandbox/choice.ts). */
+  sandbox?: SandboxMode;
+  /** The mode of the run this one repeats (a rerun, a schedule's fire). */
+  sandbox_kept?: SandboxMode;
 }
 
 export interface ValidatedAgent {
@@ -43,10 +48,11 @@ export interface ValidatedAgent {
   prompt: string;
   cwd: string;
   limits: ReturnType<typeof effectiveLimits>;
+  sandbox: SandboxMode;
 }
 
 /** Everything that can be refused is checked here, before any record or directory exists. */
-export function validateAgentRequest(req: AgentRequest): ValidatedAgent {
+export function validateAgentRequest(req: AgentRequest, settingsDir = process.cwd()): ValidatedAgent {
   const profile = req.profile ?? null;
   const resume = req.resume ?? null;
   const spec = modelWithProfile(req.model ?? resume?.model, profile);
@@ -61,7 +67,8 @@ export function validateAgentRequest(req: AgentRequest): ValidatedAgent {
   // The run's own limits, refused by name where its provider has none (a profile's were checked when it loaded).
   checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
   requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
-  return { spec, prompt, cwd, limits };
+  const sandbox = sandboxWanted({ explicit: req.sandbox, kept: req.sandbox_kept ?? resume?.sandbox, profile }, settingsDir);
+  return { spec, prompt, cwd, limits, sandbox };
 }
 
 const parseProvider = (model: string) => model.slice(0, model.indexOf("/"));
@@ -80,6 +87,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
     max_budget_usd: v.limits.max_budget_usd,
     resumes: req.resume?.run_id ?? null,
     resume_session: req.resume?.session_id ?? null,
+    sandbox: v.sandbox,
     prompt_bytes: Buffer.byteLength(req.prompt),
     // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
@@ -98,6 +106,8 @@ export async function submitAgent(
   const v = validateAgentRequest(req);
   const queue = req.parent_id ? undefined : admission(req.queue);
   if (!req.parent_id) await checkPlace(store, req.host, req.allow_new_host);
+  // A placed run is sandboxed by the host that claims it; that host's worker refuses it there.
+  requireSandboxHere(v.sandbox, !req.parent_id && req.host !== undefined);
   const isolated = await agentIsolation(req, v);
   const recorded = await createRecord(store, {
     kind: "invocation",

@@ -5,6 +5,7 @@ import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
 import { addIsolateOptions, type IsolateOptions } from "./isolate-options.js";
 import { addProfileOption } from "./profile-options.js";
+import { addSandboxOption, type SandboxOptions } from "./sandbox-options.js";
 
 /*
  * A parser builder: what `li o flow`, `li o fanout` and `li play` share, importable by the MCP
@@ -12,7 +13,7 @@ import { addProfileOption } from "./profile-options.js";
  */
 
 /** Options every session-running command (o flow, o fanout, play) shares. */
-export interface SessionOptions extends IsolateOptions {
+export interface SessionOptions extends IsolateOptions, SandboxOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -50,6 +51,7 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   addIsolateOptions(cmd, "a flow (all its steps) or each fan-out worker");
+  addSandboxOption(cmd, "every run it starts (planner, steps, synthesis)");
   return addEndpointOption(cmd);
 }
 

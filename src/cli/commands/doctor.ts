@@ -6,6 +6,7 @@ import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck
 import { worktreesCheck } from "../doctor-worktrees.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
 import { credentialsCheck } from "../doctor-credentials.js";
+import { permissionWarnings, sandboxCheck } from "../doctor-sandbox.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -35,7 +36,11 @@ export function register(root: Command, ctx: CliContext): void {
       `
 Checks, each passing or failing with the fix: li_home (a writable directory on a disk),
 disk (free space), store (state.db's integrity and schema; none yet is fine), settings
-(every settings file in force parses), settings_secret (shown only when $LI_HOME/settings.yaml
+(every settings file in force parses), sandbox (this host can run --sandbox workspace, or what
+it lacks and how to install it; a failure only when settings or a profile ask for workspace),
+sandbox_permissions (a warning, not a failure, for each profile that turns its provider's
+permission checks off, bypassPermissions, danger-full-access or yolo, while its runs are not
+sandboxed), settings_secret (shown only when $LI_HOME/settings.yaml
 holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
 (on a store shared with other hosts, this host runs li host run: its lease is alive; a host
@@ -76,6 +81,8 @@ Examples:
           home,
           ...(healthy ? [diskCheck(), worktreesCheck(), storeResult!] : []),
           ...settingsCheck(settings, settingsError),
+          await sandboxCheck(settings),
+          ...permissionWarnings(settings),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
         ];
@@ -101,7 +108,7 @@ Examples:
           human: (d: typeof data) =>
             [
               `li_home  ${d.li_home ?? "(unset)"}`,
-              `checks:\n${d.checks.map((c) => `  ${c.info ? "info" : c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
+              `checks:\n${d.checks.map((c) => `  ${c.info ? "info" : c.warning ? "WARN" : c.ok ? "ok  " : "FAIL"}  ${c.check.padEnd(14)}  ${c.detail}${c.fix ? `\n        fix: ${c.fix}` : ""}`).join("\n")}`,
               `providers:\n${table(d.providers as any[], ["name", "available", "detail", "remedy"])}`,
               `endpoints:\n${table(d.endpoints, ["name", "default", "base_url", "api_key_env", "key_set", "source"])}`,
               ...d.settings.warnings,

@@ -28,6 +28,7 @@ async function listView(d: HostList): Promise<string> {
     epoch: h.epoch ?? "-",
     pid: h.pid ?? "-",
     max_parallel: h.max_parallel ?? "-",
+    sandbox: h.sandbox === null ? "-" : h.sandbox.ok ? "yes" : `no: ${h.sandbox.missing}`,
   }));
   const lines = [
     d.hosts.length
@@ -42,12 +43,14 @@ async function listView(d: HostList): Promise<string> {
           "running",
           "queued",
           { key: "placed", header: "PLACED" },
+          { key: "sandbox", header: "SANDBOX" },
         ])
       : "no hosts: none has registered (li host run) and no unfinished run names one",
     `placed for any host, unclaimed: ${d.placed_any}`,
   ];
   const unclaimable = d.hosts.filter((h) => h.lease !== "alive" && h.placed > 0).map((h) => h.host);
   if (unclaimable.length) lines.push(`runs placed for ${unclaimable.join(", ")} wait until a daemon (li host run) holds that host's lease`);
+  for (const h of d.hosts) if (h.sandbox && !h.sandbox.ok) lines.push(`${h.host} cannot sandbox a run (${h.sandbox.missing} is missing): ${h.sandbox.remedy}`);
   return lines.join("\n");
 }
 
@@ -167,9 +170,12 @@ expired once it stops (SIGTERM ends it at once) or dies (it runs out), and none 
 daemon holds. Lease and heartbeat ages are read from the store's clock, never this machine's.
 PREP, RUNNING and QUEUED count the host's unfinished runs; PLACED, runs placed for it by name
 that no daemon has claimed yet. Runs placed with --host any are counted once, below the table.
+SANDBOX says whether the host can run --sandbox workspace, as its daemon found when it last
+registered: yes, no (and what it lacks, with the fix below the table), or - (no daemon said).
 
 Machine output: {hosts: [{host, lease, heartbeat_age_seconds, epoch, max_parallel, pid,
-started_at, heartbeat_at, lease_until, stopped_at, preparing, queued, running, placed}],
+started_at, heartbeat_at, lease_until, stopped_at, preparing, queued, running, placed,
+sandbox: {ok, mechanism | missing, remedy, checked_at} | null}],
 placed_any, count}; a host without a registration has nulls for its daemon's fields.
 
 Examples:

@@ -21,6 +21,9 @@ li mcp speaks MCP over stdio: an MCP client starts it, it is not run by hand.
     .addOption(new Option("--allow <categories>", `offer only these categories, comma-separated (${CATEGORIES.join(",")})`))
     .option("--allow-verb <verb>", "offer this verb whatever its category (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
     .option("--deny-verb <verb>", "never offer this verb (repeatable; wins over everything)", (v: string, prev: string[] = []) => [...prev, v])
+    .addOption(
+      new Option("--sandbox <mode>", "workspace: the floor for every run this server starts (each is contained to its own tree; an op asking sandbox: off is refused, and no profile or settings file lowers it); off: each op, profile or settings default decides (the default)").choices(["workspace", "off"]),
+    )
     .addHelpText(
       "after",
       `
@@ -29,8 +32,13 @@ project file's only after \`li hooks trust\`) merge most restrictive. A refused 
 the catalog, listed in unavailable with the rule, and its ops answer verb_forbidden. Every op
 appends one line to $LI_HOME/mcp-audit.jsonl (li mcp audit reads it).`,
     )
-    .action(async (opts: { readOnly?: boolean; allow?: string; allowVerb?: string[]; denyVerb?: string[] }) => {
+    .action(async (opts: { readOnly?: boolean; allow?: string; allowVerb?: string[]; denyVerb?: string[]; sandbox?: "workspace" | "off" }) => {
       const { serverOptions } = await import("./mcp-serve.js");
+      // The li processes the server starts inherit it; a floor already in this environment stays.
+      if (opts.sandbox === "workspace") {
+        const { SANDBOX_FLOOR_ENV } = await import("../../runtime/sandbox/choice.js");
+        process.env[SANDBOX_FLOOR_ENV] = "workspace";
+      }
       const options = serverOptions(opts);
       if (process.stdin.isTTY)
         process.stderr.write(`li mcp speaks MCP over stdio and waits for a client on stdin.\nTo use it, configure a client: li mcp config ${CLIENTS.join("|")}\n`);

@@ -19,6 +19,7 @@ import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../config/profiles.js";
+import { requireSandboxHere, sandboxWanted, type SandboxMode } from "../sandbox/choice.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "../worktree/isolation.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
@@ -53,6 +54,8 @@ export interface SessionRequest {
   place?: string;
   /** --isolate and its companions (the session's profile may ask for isolation too). */
   isolation?: IsolationChoice;
+  /** --sandbox for every run of the session; unset: the session's profile, else the settings default. */
+  sandbox?: SandboxMode;
 }
 
 export interface SessionSpec {
@@ -76,6 +79,10 @@ export interface SessionSpec {
   prompt_bytes: number;
   /** A flow's steps share one worktree, the session's; a fan-out's workers get one each. Null: not isolated. */
   isolation?: IsolationSpec | null;
+  /** Every run of the session gets this (spec.sandbox); absent on sessions recorded before it: off. */
+  sandbox?: SandboxMode;
+  /** Profiles of steps that raise their own runs to workspace when the session's mode is off by default. */
+  sandbox_profiles?: string[];
 }
 
 export interface PreparedSession {
@@ -201,6 +208,10 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   const used = bridge.endpointUsed([...seen], req.endpoint);
   const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate, req.settings_dir ?? process.cwd());
   const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
+  const settingsDir = req.settings_dir ?? process.cwd();
+  const sandbox = sandboxWanted({ explicit: req.sandbox, profile: fallbackProfile }, settingsDir);
+  // A step's own profile may raise its run, unless --sandbox off was asked for the whole session.
+  const raising = sandbox === "off" && req.sandbox === undefined ? [...profiles.values()].filter((p) => p.sandbox === "workspace" && p.name !== profile).map((p) => p.name) : [];
 
   return {
     prompt,
@@ -221,6 +232,8 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
       isolation: isolated?.spec ?? null,
+      sandbox,
+      ...(raising.length ? { sandbox_profiles: raising } : {}),
     },
     note: isolated?.note ?? null,
   };
@@ -273,7 +286,10 @@ export async function submitSession(
   opts: { label?: string | null; parent_id?: string | null; queue?: string; host?: string; allowNewHost?: boolean; extraSpec?: Record<string, unknown> } = {},
 ): Promise<{ entity: Entity; pid: number | null; console_log: string | null }> {
   const queue = opts.parent_id ? undefined : admission(opts.queue);
-  if (!opts.parent_id) await checkPlace(store, opts.host, opts.allowNewHost);
+  if (!opts.parent_id) {
+    await checkPlace(store, opts.host, opts.allowNewHost);
+    requireSessionSandbox(prepared.spec, opts.host !== undefined);
+  }
   const recorded = await createRecord(store, {
     kind: "session",
     parent_id: opts.parent_id ?? null,
@@ -285,4 +301,9 @@ export async function submitSession(
   });
   const { entity, pid } = await launch(store, recorded);
   return { entity, pid, console_log: consoleLogOf(entity) };
+}
+
+/** A session some of whose runs ask for workspace is refused here, before any record, when this host cannot sandbox. */
+export function requireSessionSandbox(spec: Pick<SessionSpec, "sandbox" | "sandbox_profiles">, placed: boolean): void {
+  requireSandboxHere(spec.sandbox === "workspace" || (spec.sandbox_profiles?.length ?? 0) > 0 ? "workspace" : "off", placed);
 }

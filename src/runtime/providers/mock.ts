@@ -15,6 +15,10 @@ export const mockProvider: Provider = {
   // alone speaks claude's stream-json, and is read as claude is.
   capabilities: { supports: {} },
   validateModel(model) {
+    if (model === "hostile") {
+      if (process.env.LI_TEST_HOSTILE_MOCK === "1") return;
+      throw invalid("mock/hostile runs the commands its prompt names, so li accepts it only in its own tests (LI_TEST_HOSTILE_MOCK=1 in li's environment)", { model });
+    }
     if (!PATTERNS.some((p) => p.test(model)))
       throw invalid(`unknown mock model ${JSON.stringify(model)}; mock models are ${MOCK_MODELS.map((m) => "mock/" + m).join(", ")}`, {
         model,

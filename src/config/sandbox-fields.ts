@@ -1,0 +1,85 @@
+import fs from "node:fs";
+import path from "node:path";
+import { closed, fail } from "./settings-fields.js";
+
+/*
+ * The workspace sandbox's settings (settings.yaml, docs/sandbox.md):
+ *   sandbox:
+ *     default: workspace            # or off; what a run that names no --sandbox gets
+ *     allow_write: [/abs/path]      # writable inside the sandbox besides the run's tree
+ *     allow_hosts: [api.example.com, "*.example.com", host:8443]   # reachable through li's proxy
+ *     deny_read: [/abs/path]        # unreadable inside the sandbox, besides li's own list
+ * or the shorthand `sandbox: workspace`. allow_write and allow_hosts widen what an agent may do, so
+ * a project file counts only once it is trusted (li hooks trust), like worktree.setup.
+ */
+
+export type SandboxMode = "workspace" | "off";
+export const SANDBOX_MODES: readonly SandboxMode[] = ["workspace", "off"];
+
+export interface SandboxSettings {
+  default: SandboxMode | null;
+  allow_write: string[];
+  allow_hosts: string[];
+  deny_read: string[];
+}
+
+export const NO_SANDBOX_SETTINGS: SandboxSettings = { default: null, allow_write: [], allow_hosts: [], deny_read: [] };
+
+/** A host name (optionally `*.` for its subdomains), an IPv4 address or a bracketed IPv6 one, with an optional port. */
+const HOST_PATTERN = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i;
+
+export function validHostPattern(s: string): boolean {
+  const m = HOST_PATTERN.exec(s);
+  if (!m) return false;
+  return m[1] === undefined || (Number(m[1]) >= 1 && Number(m[1]) <= 65535);
+}
+
+function mode(file: string, key: string, v: unknown): SandboxMode {
+  if (typeof v !== "string" || !SANDBOX_MODES.includes(v as SandboxMode)) fail(file, key, `expected one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as SandboxMode;
+}
+
+function list(file: string, key: string, v: unknown, check: (s: string, k: string) => string): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) fail(file, key, "expected a list");
+  return v.map((s, i) => {
+    if (typeof s !== "string" || !s || s.includes("\0")) fail(file, `${key}[${i}]`, `expected a non-empty string, got ${JSON.stringify(s)}`);
+    return check(s, `${key}[${i}]`);
+  });
+}
+
+export function parseSandboxSettings(file: string, v: unknown): SandboxSettings | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "string") return { ...NO_SANDBOX_SETTINGS, default: mode(file, "sandbox", v) };
+  const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read"]);
+  const abs = (kind: "allow_write" | "deny_read") => (p: string, k: string) => {
+    if (!path.isAbsolute(p)) fail(file, `sandbox.${k}`, `expected an absolute path, got ${JSON.stringify(p)}`);
+    // A writable path that does not exist would be made by nobody: bubblewrap binds existing paths only.
+    if (kind === "allow_write" && !fs.existsSync(p)) fail(file, `sandbox.${k}`, `${p} does not exist`);
+    return path.normalize(p).replace(/(.)\/+$/, "$1");
+  };
+  return {
+    default: s.default === undefined || s.default === null ? null : mode(file, "sandbox.default", s.default),
+    allow_write: list(file, "sandbox.allow_write", s.allow_write, abs("allow_write")),
+    allow_hosts: list(file, "sandbox.allow_hosts", s.allow_hosts, (h, k) => {
+      if (!validHostPattern(h)) fail(file, `sandbox.${k}`, `expected a host pattern such as api.example.com, *.example.com or host:8443, got ${JSON.stringify(h)}`);
+      return h.toLowerCase();
+    }),
+    deny_read: list(file, "sandbox.deny_read", s.deny_read, abs("deny_read")),
+  };
+}
+
+/** The files in force, in order (user, then a trusted project): lists add up, a later default wins. */
+export function mergeSandboxSettings(parts: (SandboxSettings | undefined)[]): SandboxSettings {
+  let out = NO_SANDBOX_SETTINGS;
+  for (const p of parts)
+    if (p)
+      out = {
+        // A later (project) file may raise the default to workspace, never lower it to off.
+        default: out.default === "workspace" ? "workspace" : (p.default ?? out.default),
+        allow_write: [...new Set([...out.allow_write, ...p.allow_write])],
+        allow_hosts: [...new Set([...out.allow_hosts, ...p.allow_hosts])],
+        deny_read: [...new Set([...out.deny_read, ...p.deny_read])],
+      };
+  return out;
+}

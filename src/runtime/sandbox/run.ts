@@ -1,0 +1,146 @@
+import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import { EventEmitter } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import type { Readable } from "node:stream";
+import type { Entity } from "../../lifecycle/store.js";
+import { liHome } from "../../lifecycle/paths.js";
+import { sandboxSettings } from "../../config/sandbox-settings.js";
+import { DenialLog, type SandboxDenials } from "./denials.js";
+import { sandboxLayout, type GitLayout } from "./layout.js";
+import { providerHosts } from "./hosts.js";
+import { startProxy, type Proxy } from "./proxy.js";
+import { TraceReader } from "./trace.js";
+
+/*
+ * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
+ * namespace of its own (pid included, --die-with-parent), socat bridging its loopback port to the
+ * worker's proxy, strace logging the calls that failed, and a launcher line naming the provider's
+ * pid. When that pid exits, the worker kills bubblewrap, and with it everything the agent left
+ * running; the provider's own exit status is what the run reports.
+ */
+
+/** The proxy's port on the sandbox's own loopback. */
+const PROXY_PORT = 3128;
+
+const LAUNCHER = [
+  'sock=$1; port=$2; shift 2',
+  'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
+  // socat listens within milliseconds; the provider's first connect must not beat it.
+  'for i in $(seq 1 500); do (exec 9<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.01; done',
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'echo "li-root $$" >&3; exec 3>&-; exec "$@"' li-agent "$@"`,
+].join("\n");
+
+export interface SandboxResult {
+  mode: "workspace";
+  denials: SandboxDenials;
+}
+
+/** What the worker needs of a provider process: its stdout, its start error and its end. */
+export interface ProviderChild {
+  stdout: Readable | null;
+  on(event: "error", fn: (err: Error) => void): this;
+  on(event: "exit", fn: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+}
+
+export interface Sandbox {
+  spawn(argv: string[], opts: { stdio: StdioOptions; env: NodeJS.ProcessEnv }): ProviderChild;
+  /** The refusals so far; call after the provider's exit. */
+  result(): SandboxResult;
+  /** Stops the proxy and removes the run's scratch (its TMPDIR). */
+  close(): void;
+}
+
+/** The run's tree, and the git directory the agent may commit through. */
+async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitLayout | null }> {
+  const { gitText } = await import("../worktree/git.js");
+  const iso = e.spec.isolation;
+  if (iso?.worktree && iso.repo) {
+    const { registeredGitDir } = await import("../worktree/tree-git.js");
+    const gitDir = await registeredGitDir(iso.repo, iso.worktree);
+    const common = await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo);
+    return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
+  }
+  try {
+    const [top, common, head] = (await gitText(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
+    return { tree: top, git: { common, gitDir: common, branch: head?.startsWith("refs/heads/") ? head.slice("refs/heads/".length) : null, worktree: null } };
+  } catch {
+    return { tree: cwd, git: null };
+  }
+}
+
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+  const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
+  const scratch = path.join(e.run_dir!, "sandbox");
+  fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
+  const tmpDir = fs.mkdtempSync(path.join(scratch, "tmp-"));
+  const unreadable = path.join(scratch, "unreadable");
+  fs.writeFileSync(unreadable, "", { mode: 0o000 });
+  // A Unix socket's path is bounded (108 bytes): a deep $LI_HOME gets one in the system's tmp.
+  let sockDir = scratch;
+  if (path.join(scratch, "proxy.sock").length > 100) sockDir = fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-"));
+  const sock = path.join(sockDir, "proxy.sock");
+  fs.rmSync(sock, { force: true });
+  const denials = new DenialLog();
+  const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
+  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
+  const { tree, git } = await treeOf(e, cwd);
+  const layout = sandboxLayout({
+    tree,
+    tmpDir,
+    provider,
+    home: env.HOME || os.homedir(),
+    liHome: liHome(),
+    readable: [path.join(e.run_dir!, "prompt.txt"), sock],
+    reopened: [],
+    unreadable,
+    settings,
+    git,
+  });
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
+  const cleanup = () => {
+    proxy.close();
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+    if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
+  };
+
+  return {
+    result: () => ({ mode: "workspace", denials: denials.result() }),
+    close: cleanup,
+    spawn(argv, opts) {
+      const url = `http://127.0.0.1:${PROXY_PORT}`;
+      const inner: NodeJS.ProcessEnv = { ...opts.env, TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
+      // Everything goes through the proxy, loopback included: the sandbox's loopback is its own.
+      delete inner.NO_PROXY;
+      delete inner.no_proxy;
+      const stdio = opts.stdio as unknown[];
+      const bwrap: ChildProcess = spawn(
+        "bwrap",
+        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/bash", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
+        { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
+      );
+      const child = new EventEmitter() as EventEmitter & ProviderChild;
+      child.stdout = bwrap.stdout;
+      bwrap.on("error", (err) => child.emit("error", err));
+      const trace = readline.createInterface({ input: bwrap.stdio[3] as Readable });
+      trace.on("line", (l) => {
+        reader.line(l);
+        // The provider is done: whatever it left behind goes with the sandbox.
+        if (reader.rootExit && bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
+      });
+      const traced = new Promise<void>((r) => trace.on("close", () => r()));
+      bwrap.on("exit", (code, signal) => {
+        // The log's last lines may still be in the pipe; a second at most, so an end is never held.
+        let wait: NodeJS.Timeout | undefined;
+        void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
+          clearTimeout(wait);
+          const end = reader.rootExit ?? { code, signal };
+          child.emit("exit", end.code, end.signal);
+        });
+      });
+      return child;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import fs from "node:fs";
+import path from "node:path";
+import { childProcess } from "../../packages.js";
+
+/*
+ * Whether this host can run a `workspace` sandbox (docs/sandbox.md): bubblewrap to build the
+ * namespaces, socat to bridge the sandbox's network to li's proxy over a Unix socket, strace to
+ * see what was refused, and user namespaces that bubblewrap can actually open (a kernel or a
+ * container may forbid them). Asked once per process: a submitter, a worker and `li doctor` each
+ * pay one short bwrap start at most.
+ */
+
+export type SandboxSupport = { ok: true; mechanism: string } | { ok: false; missing: string; remedy: string };
+
+export const SANDBOX_PACKAGES = "bubblewrap socat strace";
+const APT = `apt-get install ${SANDBOX_PACKAGES}`;
+
+let cached: SandboxSupport | null = null;
+
+/** On PATH, as the worker will find it. */
+export function onPath(bin: string): string | null {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, bin);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {}
+  }
+  return null;
+}
+
+export function sandboxSupport(): SandboxSupport {
+  if (cached) return cached;
+  cached = probe();
+  return cached;
+}
+
+function probe(): SandboxSupport {
+  // A test's stand-in for a host that cannot sandbox (never set by li itself).
+  const played = process.env.LI_TEST_SANDBOX_UNAVAILABLE;
+  if (played) return { ok: false, missing: played, remedy: `${APT} (this host plays one without ${played}: LI_TEST_SANDBOX_UNAVAILABLE is set)` };
+  if (process.platform !== "linux") return { ok: false, missing: "linux", remedy: "the workspace sandbox is built on Linux namespaces (bubblewrap); run on a Linux host" };
+  for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"]] as const)
+    if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${APT} (${bin} is not on PATH)` };
+  const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
+  if (r.status !== 0) {
+    const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0];
+    return {
+      ok: false,
+      missing: "user namespaces",
+      remedy: `bubblewrap cannot open its namespaces here (${why}); enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or an AppArmor profile allowing bwrap), or run as root with CAP_SYS_ADMIN and CAP_SETFCAP`,
+    };
+  }
+  return { ok: true, mechanism: "bubblewrap+strace+proxy" };
+}

@@ -1,0 +1,88 @@
+import path from "node:path";
+import type { DenialLog } from "./denials.js";
+
+/*
+ * Reads strace's log of failed calls inside the sandbox (`strace -f -q -Z -y -e trace=%file,connect`)
+ * and turns each into a refusal, or nothing. bubblewrap only makes a call fail; this decides
+ * which failures the sandbox caused:
+ * - a write-intent call (open for writing or creating, mkdir, unlink, rename, link, chmod, ...)
+ *   on a path outside every writable root, or inside a read-only carve-out, whatever its errno;
+ * - any call on a path under a hidden one (reads of ~/.ssh, $LI_HOME, deny_read);
+ * - a connect to an internet address that failed (the sandbox has no network but the proxy's port).
+ * Relative paths are resolved against the call's directory fd when strace names it, else the run's
+ * start directory (a process that changed directory is then misplaced: docs/sandbox.md).
+ * The launcher writes `li-root <pid>` before it execs the provider, so its exit is seen here too.
+ */
+
+const WRITE_CALLS = new Set(["mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate", "chmod", "fchmodat", "chown", "lchown", "fchownat", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "setxattr", "lsetxattr", "removexattr", "lremovexattr", "creat"]);
+const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
+const NET_ERRORS = new Set(["ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "EACCES", "EPERM", "ETIMEDOUT"]);
+const LINE = /^(\d+)\s+(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)/;
+const EXIT = /^(\d+)\s+\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))/;
+
+export interface TracePolicy {
+  cwd: string;
+  writable: string[];
+  readOnly: string[];
+  hidden: string[];
+  /** The proxy's port inside the sandbox, whose connects are li's own. */
+  proxyPort: number;
+}
+
+const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r.endsWith("/") ? r : r + "/"));
+
+/** The C-string arguments of a call, in order (strace quotes them; -y adds `<path>` after fds). */
+function strings(args: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"/g;
+  for (let m; (m = re.exec(args)); ) out.push(m[1].replace(/\\(.)/g, "$1"));
+  return out;
+}
+
+function absolute(p: string, dirFd: string | undefined, cwd: string): string {
+  return path.normalize(path.isAbsolute(p) ? p : path.join(dirFd ?? cwd, p));
+}
+
+export class TraceReader {
+  rootPid: number | null = null;
+  rootExit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+
+  constructor(private policy: TracePolicy, private denials: DenialLog) {}
+
+  line(text: string): void {
+    const root = /^li-root (\d+)$/.exec(text);
+    if (root) {
+      this.rootPid ??= Number(root[1]);
+      return;
+    }
+    const exit = EXIT.exec(text);
+    if (exit) {
+      if (Number(exit[1]) === this.rootPid && !this.rootExit) this.rootExit = { code: exit[3] !== undefined ? Number(exit[3]) : null, signal: (exit[4] as NodeJS.Signals) ?? null };
+      return;
+    }
+    const m = LINE.exec(text);
+    if (!m) return;
+    const [, , call, args, errno] = m;
+    if (call === "connect") return this.connect(args, errno);
+    const names = strings(args);
+    if (!names.length) return;
+    // `AT_FDCWD</dir>` or `3</dir>` before the first path names the directory it is relative to.
+    const fd = /^\s*(?:AT_FDCWD|\d+)<([^>]*)>/.exec(args)?.[1];
+    const paths = names.map((n) => absolute(n, fd, this.policy.cwd));
+    const { writable, readOnly, hidden } = this.policy;
+    const writes = WRITE_CALLS.has(call) || (OPEN_CALLS.has(call) && /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args));
+    // A rename or link writes its last path; the first is only read.
+    const target = writes && /^(rename|link|symlink)/.test(call) ? paths[paths.length - 1] : paths[0];
+    if (under(target, ["/proc", "/dev", "/sys"])) return;
+    if (under(target, hidden)) this.denials.add(writes ? "write" : "read", target);
+    else if (writes && (!under(target, writable) || under(target, readOnly))) this.denials.add("write", target);
+  }
+
+  private connect(args: string, errno: string): void {
+    if (!NET_ERRORS.has(errno)) return;
+    const v4 = /sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(args);
+    const v6 = /sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(args);
+    const hit = v4 ? `${v4[2]}:${v4[1]}` : v6 ? `[${v6[2]}]:${v6[1]}` : null;
+    if (hit && hit !== `127.0.0.1:${this.policy.proxyPort}`) this.denials.add("host", hit);
+  }
+}

@@ -1,0 +1,53 @@
+import fs from "node:fs";
+import { thisHost } from "../../lifecycle/locate.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import { sandboxSupport } from "./support.js";
+import type { Sandbox } from "./run.js";
+
+/*
+ * The worker's side of a sandboxed run (spec.sandbox = workspace): a host that cannot sandbox ends
+ * the run failed (sandbox_unavailable) before anything starts, never runs it bare; else the
+ * provider starts inside the sandbox, and its refusals are written on the record when it ends.
+ */
+
+function say(out: number, line: string): void {
+  try {
+    fs.writeSync(out, `li: ${line}\n`);
+  } catch {}
+}
+
+/** Why this host cannot run `e` as it asks (the run's failure detail), or null. */
+export function sandboxUnavailable(e: Entity, out: number): { host: string; missing: string; remedy: string; error: string } | null {
+  if (e.spec.sandbox !== "workspace") return null;
+  const s = sandboxSupport();
+  if (s.ok) return null;
+  const error = `host ${thisHost()} cannot run the workspace sandbox this run asks for: ${s.missing} is missing (${s.remedy})`;
+  say(out, `${e.id} did not start: ${error}`);
+  return { host: thisHost(), missing: s.missing, remedy: s.remedy, error };
+}
+
+export type RunSandbox = Sandbox & { record(): Promise<void> };
+
+/** The sandbox for `e`'s provider, or false when it could not be built (said on the console). */
+export async function startSandbox(store: Store, e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, out: number): Promise<RunSandbox | false> {
+  let sandbox: Sandbox;
+  try {
+    const { prepareSandbox } = await import("./run.js");
+    sandbox = await prepareSandbox(e, cwd, provider, env);
+  } catch (err: any) {
+    say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
+    return false;
+  }
+  let recorded: Promise<void> | null = null;
+  return {
+    ...sandbox,
+    // Once, from whichever end comes first (the provider's exit, a deadline, a budget stop).
+    record: () =>
+      (recorded ??= (async () => {
+        const r = sandbox.result();
+        sandbox.close();
+        if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
+        await store.annotate(e.id, { spec: { sandbox_denials: r.denials } }).catch(() => false);
+      })()),
+  };
+}
