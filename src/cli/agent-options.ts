@@ -6,10 +6,11 @@ import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
+import { addApprovalOptions, approvalChoice, type ApprovalOptions } from "./builders/approval-options.js";
 import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
-export interface AgentRunOptions extends IsolateOptions {
+export interface AgentRunOptions extends IsolateOptions, ApprovalOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -38,6 +39,7 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
   addProfileOption(cmd, scope);
   addRunLimitOptions(cmd, scope);
   addIsolateOptions(cmd, scope);
+  addApprovalOptions(cmd, scope);
   return addEndpointOption(cmd);
 }
 
@@ -73,6 +75,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     ...(host !== undefined ? { host } : {}),
     ...(opts.allowNewHost ? { allow_new_host: true } : {}),
     isolation: isolationChoice(opts),
+    approvals: approvalChoice(opts),
   };
 }
 

@@ -7,6 +7,7 @@ import { closed, fail, number } from "./settings-fields.js";
 import { isObject } from "../json.js";
 import { LiError } from "../errors.js";
 import { PROFILE_LIMITS } from "./profile-limits.js";
+import { parseApprovalsMode, parseApprovalTimeout } from "./approval-settings.js";
 
 /*
  * Profiles: named presets of a run (model, prompts, permissions, tools, limits, MCP servers,
@@ -24,6 +25,9 @@ export interface Profile extends Omit<RunSettings, "resume_session"> {
   timeout_seconds: number | null;
   /** isolate: worktree runs each of the profile's runs in its own git worktree (--isolate). */
   isolate: "worktree" | "none" | null;
+  /** approvals: ask routes permission prompts to li approvals; approval_timeout bounds each wait. */
+  approvals: "ask" | "off" | null;
+  approval_timeout_seconds: number | null;
   source: "user" | "project";
   file: string;
 }
@@ -43,6 +47,8 @@ export const PROFILE_KEYS = [
   "env",
   "timeout_seconds",
   "isolate",
+  "approvals",
+  "approval_timeout",
 ] as const;
 
 /** The most turns and dollars a profile or a run may ask for (bounds, like every numeric option). */
@@ -113,6 +119,8 @@ export function parseProfile(file: string, key: string, name: string, v: unknown
     timeout_seconds:
       d.timeout_seconds === undefined || d.timeout_seconds === null ? null : number(file, `${dot(key)}timeout_seconds`, d.timeout_seconds, 0.001, PROFILE_LIMITS.timeout_seconds, false),
     isolate: isolateMode(file, `${dot(key)}isolate`, d.isolate),
+    approvals: parseApprovalsMode(file, `${dot(key)}approvals`, d.approvals),
+    approval_timeout_seconds: parseApprovalTimeout(file, `${dot(key)}approval_timeout`, d.approval_timeout) ?? null,
     source,
     file,
   };
@@ -156,6 +164,8 @@ export function profileView(p: Profile, active = true) {
     mcp_config: p.mcp_config ?? null,
     env_keys: Object.keys(p.env),
     timeout_seconds: p.timeout_seconds,
+    approvals: p.approvals,
+    approval_timeout_seconds: p.approval_timeout_seconds,
     source: p.source,
     file: p.file,
     active,

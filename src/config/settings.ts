@@ -10,6 +10,7 @@ import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
+import { mergeApprovalRules, parseApprovalSettings, type ApprovalRule } from "./approval-settings.js";
 import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } from "./worktree-settings.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
 import { mergePolicies, parsePolicySpec, type Policy, type PolicySpec } from "./policy.js";
@@ -66,6 +67,8 @@ export interface ParsedSettings {
   checks?: ReturnType<typeof parseCheckSettings>;
   /** USD per million tokens by provider/model, before li's table; honoured from the user file only. */
   prices?: PriceEntry[];
+  /** approvals.rules (a project file's only after trust, and deny rules only). */
+  approvals?: ReturnType<typeof parseApprovalSettings>;
 }
 
 export interface SettingsFile {
@@ -96,6 +99,8 @@ export interface Settings {
   worktree: WorktreeSettings;
   /** The named checks of the files in force (--check NAME). */
   checks: CheckSettings;
+  /** The approval rules of the files in force. */
+  approval_rules: ApprovalRule[];
   warnings: string[];
 }
 
@@ -186,7 +191,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "checks", "check_timeout_seconds", "prices", "approvals"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -208,6 +213,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const worktree = parseWorktreeSettings(file, top.worktree);
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   const prices = parsePriceSettings(file, top.prices, source);
+  const approvals = parseApprovalSettings(file, top.approvals, source);
   return {
     mcp_policy,
     handlers,
@@ -219,6 +225,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(worktree ? { worktree } : {}),
     ...(checks ? { checks } : {}),
     ...(prices ? { prices } : {}),
+    ...(approvals ? { approvals } : {}),
   };
 }
 
@@ -282,6 +289,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.worktree?.setup ? "worktree.setup" : "",
         p?.worktree?.share.length ? "worktree.share" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
+        p?.approvals?.length ? "approvals.rules" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -299,5 +307,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const profiles = mergeProfiles(inForce.filter((f) => f.source === "user").flatMap((f) => f.parsed!.profiles), profileFiles, warnings);
   const worktree = mergeWorktreeSettings(inForce.map((f) => f.parsed!.worktree));
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, checks, warnings };
+  const approval_rules = mergeApprovalRules(inForce.map((f) => f.parsed!.approvals));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, checks, approval_rules, warnings };
 }

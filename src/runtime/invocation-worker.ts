@@ -19,6 +19,8 @@ import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
+import { startAsking } from "./approvals/worker-asks.js";
+import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
@@ -95,6 +97,14 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
+  // approvals: ask: the agent's permission prompts come to this worker, which asks a person.
+  let asking: Awaited<ReturnType<typeof startAsking>> = null;
+  try {
+    asking = await startAsking(store, e, env, end.log);
+  } catch (err: any) {
+    end.log(`could not open the approval channel: ${err?.message ?? err}`);
+  }
+  if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     const child = spawn(launch.argv[0], launch.argv.slice(1), {
@@ -155,6 +165,7 @@ export async function run(store: Store, id: string): Promise<void> {
     });
     child.on("exit", (code, signal) => {
       timer?.clear();
+      void asking?.close();
       void settle(
         (async () => {
           // A pending drain timer would keep this worker alive after its end is written, and a

@@ -10,6 +10,7 @@ import { effectiveLimits, modelWithProfile } from "./run-settings.js";
 import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
+import { approvalSpec, type ApprovalSpec } from "./approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
@@ -36,6 +37,8 @@ export interface AgentRequest {
   allow_new_host?: boolean;
   /** --isolate and its companions; a profile's `isolate` applies when --isolate is not given. */
   isolation?: IsolationChoice;
+  /** --approvals and --approval-timeout; a profile's approvals applies when --approvals is not given. */
+  approvals?: { mode?: "ask" | "off"; timeout_seconds?: number };
 }
 
 export interface ValidatedAgent {
@@ -43,6 +46,7 @@ export interface ValidatedAgent {
   prompt: string;
   cwd: string;
   limits: ReturnType<typeof effectiveLimits>;
+  approvals: ApprovalSpec | null;
 }
 
 /** Everything that can be refused is checked here, before any record or directory exists. */
@@ -60,8 +64,9 @@ export function validateAgentRequest(req: AgentRequest): ValidatedAgent {
   const limits = effectiveLimits(profile, { timeout_seconds: req.timeout_seconds, max_turns: req.max_turns, max_budget_usd: req.max_budget_usd });
   // The run's own limits, refused by name where its provider has none (a profile's were checked when it loaded).
   checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
+  const approvals = approvalSpec(spec, req.approvals, profile);
   requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
-  return { spec, prompt, cwd, limits };
+  return { spec, prompt, cwd, limits, approvals };
 }
 
 const parseProvider = (model: string) => model.slice(0, model.indexOf("/"));
@@ -83,6 +88,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
     prompt_bytes: Buffer.byteLength(req.prompt),
     // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
+    ...(v.approvals ?? {}),
   };
 }
 

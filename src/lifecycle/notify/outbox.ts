@@ -28,6 +28,8 @@ export interface DeliveryRow {
   /** The transition of a terminal delivery; null for a budget alert, which has budget_event_id. */
   event_id: number | null;
   budget_event_id: number | null;
+  /** The request of an approval.requested notice (issue 39). */
+  approval_id: string | null;
   entity_id: string;
   handler: string;
   target: string;
@@ -52,14 +54,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export async function insertDelivery(
   store: HasSql,
-  d: { event_id: number | null; budget_event_id?: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
+  d: { event_id: number | null; budget_event_id?: number; approval_id?: string; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
 ): Promise<string> {
   const id = newId("delivery");
   const at = iso(Date.now());
   await dbOf(store).run(
-    `INSERT INTO deliveries (id, event_id, budget_event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
-    [id, d.event_id, d.budget_event_id ?? null, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
+    `INSERT INTO deliveries (id, event_id, budget_event_id, approval_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+    [id, d.event_id, d.budget_event_id ?? null, d.approval_id ?? null, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
   );
   return id;
 }

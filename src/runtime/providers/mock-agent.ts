@@ -5,6 +5,7 @@
 import fs from "node:fs";
 import { runEdits } from "./mock-edit.js";
 import { runSpend } from "./mock-spend.js";
+import { runAsk } from "./mock-ask.js";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
 const prompt = fs.readFileSync(promptFile);
@@ -42,6 +43,9 @@ switch (name) {
     break;
   case "spend":
     process.exitCode = runSpend(model, (line) => fs.writeSync(1, line));
+    break;
+  case "ask":
+    void runAsk(prompt.toString("utf8")).then((code) => (process.exitCode = code));
     break;
   default:
     fs.writeSync(2, `mock-agent: unknown model ${model}\n`);
