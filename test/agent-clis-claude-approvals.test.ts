@@ -60,7 +60,7 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
       });
     });
     await new Promise<void>((r) => server.listen(sock, r));
-    const { argv } = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout: approvalTimeout } });
+    const { argv } = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } });
     const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...env, LI_APPROVAL_SOCKET: sock }, stdio: ["pipe", "ignore", "pipe"] });
     child.stdin.end("make the marker");
     let stderr = "";

@@ -16,7 +16,7 @@ import { parseApprovalsMode, parseApprovalTimeout } from "./approval-settings.js
  * `li hooks trust` pinned it. A caller, an MCP client included, can only name one.
  */
 
-export interface Profile extends Omit<RunSettings, "resume_session"> {
+export interface Profile extends Omit<RunSettings, "resume_session" | "approvals" | "approval_timeout_seconds"> {
   name: string;
   /** provider/model; a run may name another model of the same provider. */
   model: string;

@@ -11,7 +11,8 @@ import type { ModelSpec } from "../providers/index.js";
 /** null when `model` of `provider` has a route; else what the provider would need for one. */
 const ROUTES: Record<string, (model: string) => string | null> = {
   mock: (model) => (model === "ask" ? null : "only mock/ask asks for approvals"),
-  claude: () => "li's route for claude (--permission-prompt-tool) is not built yet",
+  // --permission-prompt-tool served by li's prompt server (providers/claude.ts, docs/approvals.md#claude).
+  claude: () => null,
   codex: () => "codex exec never asks; a route needs codex app-server's approval requests (item/commandExecution/requestApproval) driven by li",
   gemini: () => "headless Gemini CLI denies anything that would ask, and has no hook that hands the decision to another process",
   openai: () => "li's own openai agent has no permission prompts to route",

@@ -14,7 +14,7 @@ const SPELLING: Record<RunField, { key: string; flag?: string }> = {
   mcp_config: { key: "mcp_config" },
   resume_session: { key: "resume", flag: "--resume" },
   approvals: { key: "approvals", flag: "--approvals" },
-  approval_timeout: { key: "approval_timeout", flag: "--approval-timeout" },
+  approval_timeout_seconds: { key: "approval_timeout", flag: "--approval-timeout" },
 };
 
 function supported(p: Provider): string {

@@ -1,10 +1,10 @@
+import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings.js";
 import { entryScript } from "../../entrypoints.js";
 import { cliAgent, opt } from "./cli-agents.js";
 import type { RunSettings } from "./types.js";
 
 /** The server name li's prompt tool goes by in the run's MCP config (not "li", which a profile may use for li mcp). */
 const PROMPT_SERVER = "li_approvals";
-const DEFAULT_APPROVAL_TIMEOUT_S = 30 * 60;
 
 /**
  * The --mcp-config values of a run: the profile's file, and for a run that asks, li's prompt
@@ -16,7 +16,7 @@ const DEFAULT_APPROVAL_TIMEOUT_S = 30 * 60;
 function mcpConfigs(run: RunSettings): string[] {
   const configs = run.mcp_config ? [run.mcp_config] : [];
   if (run.approvals === "ask") {
-    const timeout = ((run.approval_timeout ?? DEFAULT_APPROVAL_TIMEOUT_S) + 60) * 1000;
+    const timeout = ((run.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) + 60) * 1000;
     configs.push(JSON.stringify({ mcpServers: { [PROMPT_SERVER]: { type: "stdio", command: process.execPath, args: [entryScript("prompt-server")], timeout } } }));
   }
   return configs;
@@ -44,7 +44,7 @@ export const claudeProvider = cliAgent({
       mcp_config: "--mcp-config with --strict-mcp-config",
       resume_session: "--resume",
       approvals: "--permission-prompt-tool served by li's prompt server",
-      approval_timeout: "the prompt server's per-call MCP timeout",
+      approval_timeout_seconds: "the prompt server's per-call MCP timeout",
     },
     permission_modes: ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"],
     efforts: ["low", "medium", "high", "xhigh", "max"],

@@ -21,8 +21,8 @@ export interface RunSettings {
   resume_session?: string;
   /** `ask`: permission prompts go to li's approvals inbox instead of being denied (docs/approvals.md). */
   approvals?: "ask";
-  /** Seconds a request may wait for its answer (default 30 minutes). */
-  approval_timeout?: number;
+  /** Seconds a request may wait for its answer (the run's recorded approval_timeout). */
+  approval_timeout_seconds?: number;
 }
 
 export type RunField = keyof RunSettings;
