@@ -19,6 +19,7 @@ export const JOB_TABLE: Column[] = [
   { key: "model" },
   { key: "label", drop: 1 },
   { key: "reason_code", header: "REASON", drop: 3 },
+  { key: "waiting_for", header: "WAITING FOR", drop: 4 },
   HOST_COLUMN,
 ];
 
