@@ -11,7 +11,7 @@ import { nullable } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["approvals"],
-  summary: "agents' permission requests",
+  summary: "permission requests",
   result: {
     type: "object",
     required: ["approvals"],
