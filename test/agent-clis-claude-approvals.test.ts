@@ -120,8 +120,8 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
     expect(resultSince(from)).toEqual({ text: expect.stringContaining("hello-from-bash"), isError: false });
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
-    const answered = (await liData(["approvals", "--all"], { env }).catch(() => null))?.approvals?.find((a: any) => a.id === req.id);
-    if (answered) expect(answered).toMatchObject({ state: "allowed", answered_by: expect.stringContaining("@") });
+    const answered = (await liData(["approvals", "--all", "--run", id], { env })).approvals;
+    expect(answered).toEqual([expect.objectContaining({ id: req.id, state: "allowed", answered_by: expect.stringContaining("@") })]);
   }, T);
 
   test('through li: li deny --message "use the test script" reaches the model as the denial', async () => {
