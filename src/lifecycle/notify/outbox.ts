@@ -228,8 +228,8 @@ export function deliveryView(row: DeliveryRow, full = false) {
     handler: row.handler,
     type: target.type,
     destination: target.type === "exec" ? target.argv : target.type === "webhook" ? target.url : null,
-    /** What the envelope reports: an entity's end (li.terminal) or a budget alert (li.budget). */
-    event: payload?.contract === "li.budget" ? "budget.threshold" : "terminal",
+    /** What the envelope reports: an entity's end (li.terminal), a budget alert (li.budget) or an approval request (li.approval). */
+    event: payload?.contract === "li.budget" ? "budget.threshold" : payload?.contract === "li.approval" ? "approval.requested" : "terminal",
     /** The entity that ended, or for a budget alert the run whose spend crossed the level. */
     entity_id: row.entity_id,
     entity_kind: ((payload?.entity?.kind ?? payload?.run?.kind) as string | undefined) ?? null,
