@@ -11,6 +11,8 @@ import { spawn } from "node:child_process";
 import { startAnthropic, toolResults } from "./fixtures/fake-apis/anthropic.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { claudeEnv, describeReal } from "./helpers/agent-clis.js";
+import { useSharedStore } from "./helpers/hosts.js";
+import { describePostgres } from "./helpers/postgres.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
@@ -145,4 +147,31 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     expect(late.json.ok).toBe(false);
     expect(JSON.stringify(late.json.error)).toMatch(/expired/);
   }, T);
+});
+
+// The must-show on PostgreSQL: the run waits on host-a, a person on host-b answers it.
+describePostgres("on PostgreSQL, li approve from a second host", () => {
+  describeReal("the real claude waits on one host for an answer given on another", () => {
+    const store = useSharedStore(["host-a", "host-b"]);
+    let fake: FakeApi;
+    beforeAll(async () => (fake = await startAnthropic({ toolUse: { name: "Bash", input: BASH } })));
+    afterAll(() => fake?.close());
+
+    test("the request is pending on host-b, host-b's li approve lets the tool run on host-a, and the fake receives its real result", async () => {
+      const [a, b] = store().homes;
+      const cwd = path.join(a.home, "work");
+      fs.mkdirSync(cwd);
+      const envA = { ...a.env, ...claudeEnv(a.home, fake.url) };
+      fs.writeFileSync(path.join(a.home, "settings.yaml"), `profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n`);
+      const from = toolResults.length;
+      const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env: envA });
+      const req = await until(async () => (await liData(["approvals"], { env: b.env })).approvals.find((x: any) => x.run === run.id), 60_000);
+      expect(req).toMatchObject({ host: "host-a", tool: "Bash", state: "pending" });
+      const approved = await liData(["approve", req.id], { env: b.env });
+      expect(approved.approval).toMatchObject({ state: "allowed", answered_by: expect.stringMatching(/@host-b$/) });
+      expect(await untilStatus(a.env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed", host: "host-a" });
+      expect(resultSince(from)).toEqual({ text: expect.stringContaining("hello-from-bash"), isError: false });
+      expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+    }, T);
+  });
 });
