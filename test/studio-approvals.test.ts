@@ -2,7 +2,8 @@
  * li studio's inbox (issue 39): GET /api/approvals is li approvals; Allow and Deny are POSTs of
  * /api/actions behind the token and page key, each a li approve / li deny subprocess; and in a
  * real headless Chromium a pending request appears live, Allow is clicked, the run goes on, and
- * the inbox and the run's page show who answered.
+ * the inbox and the run's page show who answered. On both stores (jest.config.js): on PostgreSQL
+ * asking writes no audit row the change stamp sees, so the page's poll is what shows it.
  */
 import fs from "node:fs";
 import path from "node:path";
