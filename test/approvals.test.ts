@@ -75,7 +75,7 @@ test("ask → pending (waiting_for, li approvals, one notice) → li approve --f
   await sleep(500); // any duplicate would have arrived by now
   const after = fs.readFileSync(notices, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x));
   expect(after).toEqual(envelopes);
-  expect(envelopes.map((e: any) => [e.event, e.approval.id, e.commands.approve, e.commands.deny])).toEqual([
+  expect(envelopes!.map((e: any) => [e.event, e.approval.id, e.commands.approve, e.commands.deny])).toEqual([
     ["approval.requested", first.id, `li approve ${first.id}`, `li deny ${first.id}`],
     ["approval.requested", third.id, `li approve ${third.id}`, `li deny ${third.id}`],
   ]);
