@@ -90,6 +90,8 @@ await build({
     "mock-agent": "src/runtime/providers/mock-agent.ts",
     "openai-agent": "src/runtime/providers/openai-agent.ts",
     "drain-main": "src/runtime/drain-main.ts",
+    // The MCP tool claude asks for a permission (--permission-prompt-tool); one per run that asks.
+    "prompt-server": "src/runtime/approvals/prompt-server.ts",
     // What `li mcp` loads per build: the registry, projector and dispatcher of the li on disk.
     "mcp-surface": "src/cli/mcp-surface.ts",
     // li studio's server, loaded only by that command.

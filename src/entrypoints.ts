@@ -20,7 +20,7 @@ export function packageRoot(): string {
   }
 }
 
-export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio";
+export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio" | "prompt-server";
 
 /** A file of dist/bundle; a missing one means li was not built, which is said rather than left to hang. */
 function bundled(name: string): string {

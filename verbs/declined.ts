@@ -20,6 +20,8 @@ export const DECLINED: Declined[] = [
   { cliPath: ["dispatch", "purge"], reason: "destroys deliveries" },
   { cliPath: ["clean"], reason: "destroys runs" },
   { cliPath: ["rerun"], reason: "for a person" },
+  { cliPath: ["approve"], reason: "fenced (D8): an agent never answers a request" },
+  { cliPath: ["deny"], reason: "fenced (D8): an agent never answers a request" },
   { cliPath: ["schedule", "validate"], reason: "for a person" },
   { cliPath: ["schedule", "export"], reason: "for a person" },
   { cliPath: ["doctor"], reason: "for a person" },

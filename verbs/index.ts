@@ -4,6 +4,7 @@
  */
 import { VerbRegistry } from "../src/mcp/registry.js";
 import { AgentSubmit } from "./agent/submit.js";
+import { ApprovalList } from "./approval/list.js";
 import { DECLINED } from "./declined.js";
 import { DispatchAck } from "./dispatch/ack.js";
 import { DispatchList } from "./dispatch/list.js";
@@ -51,7 +52,9 @@ export const VERBS = [AgentSubmit, FlowSubmit, FanoutSubmit, PlaySubmit, JobStat
   ScheduleCreate, ScheduleList, ScheduleGet, ScheduleEnable, ScheduleDisable, ScheduleDelete, ScheduleTrigger, ScheduleRuns,
   TeamCreate, TeamList, TeamShow, TeamSend, TeamReceive,
   ProfileList, ProfileShow,
-  Monitor, Stats, HostList];
+  Monitor, Stats, HostList,
+  // Reading only: li approve and li deny are fenced (src/mcp/fence.ts).
+  ApprovalList];
 
 export function composeRegistry(): VerbRegistry {
   const registry = new VerbRegistry();

@@ -6,11 +6,12 @@ import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
 import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, runTimeoutArg } from "./parsers.js";
 import { textFileOption } from "./builders/mcp-hints.js";
+import { addApprovalOptions, approvalChoice, type ApprovalOptions } from "./builders/approval-options.js";
 import { addIsolateOptions, isolationChoice, type IsolateOptions } from "./builders/isolate-options.js";
 import { addSandboxOption, sandboxChoice, type SandboxOptions } from "./builders/sandbox-options.js";
 
 /** The options of one agent run, shared by `li agent` and `li schedule create`. */
-export interface AgentRunOptions extends IsolateOptions, SandboxOptions {
+export interface AgentRunOptions extends IsolateOptions, SandboxOptions, ApprovalOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -41,6 +42,7 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
   addIsolateOptions(cmd, scope);
   // Here, not on li agent alone: li schedule create takes every agent-run option for its fires.
   addSandboxOption(cmd, scope);
+  addApprovalOptions(cmd, scope);
   return addEndpointOption(cmd);
 }
 
@@ -77,6 +79,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
     ...(opts.allowNewHost ? { allow_new_host: true } : {}),
     isolation: isolationChoice(opts),
     ...sandboxChoice(opts),
+    approvals: approvalChoice(opts),
   };
 }
 

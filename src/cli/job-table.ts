@@ -19,6 +19,7 @@ export const JOB_TABLE: Column[] = [
   { key: "model" },
   { key: "label", drop: 1 },
   { key: "reason_code", header: "REASON", drop: 3 },
+  { key: "waiting_for", header: "WAITING FOR", drop: 4 },
   HOST_COLUMN,
 ];
 
@@ -52,7 +53,9 @@ function sandboxText(s: NonNullable<JobView["sandbox"]>): string {
 /** A table of jobs, rendered later from rows made now. */
 export async function jobTable(store: Store, jobs: (Timed & Record<string, unknown>)[], columns: Column[] = JOB_TABLE): Promise<() => string> {
   const rows = await jobRows(store, jobs);
-  return () => table(rows, columns);
+  // Shown only while some run waits for an answer (li approvals): otherwise it is an empty column.
+  const shown = jobs.some((j) => j.waiting_for) ? columns : columns.filter((c) => c.key !== "waiting_for");
+  return () => table(rows, shown);
 }
 
 const TIMES = ["created_at", "started_at", "ended_at", "updated_at"];

@@ -102,6 +102,9 @@ export function durationIn(min: number, max: number): (value: string) => number 
   );
 }
 
+/** --approval-timeout on every spawn command: 1 s to a week (config/approval-settings.ts). */
+export const approvalTimeoutArg = durationIn(1, 7 * 86400);
+
 /** --host on every spawn command. */
 export const HOST_OPTION_HELP = "start on this host (a name from li host list) or on any host: queued for a host daemon (li host run) to claim, so the run is detached (--host implies --detach); without it the run starts here";
 

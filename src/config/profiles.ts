@@ -7,6 +7,7 @@ import { closed, fail, number } from "./settings-fields.js";
 import { isObject } from "../json.js";
 import { LiError } from "../errors.js";
 import { PROFILE_LIMITS } from "./profile-limits.js";
+import { parseApprovalsMode, parseApprovalTimeout } from "./approval-settings.js";
 
 /*
  * Profiles: named presets of a run (model, prompts, permissions, tools, limits, MCP servers,
@@ -15,7 +16,7 @@ import { PROFILE_LIMITS } from "./profile-limits.js";
  * `li hooks trust` pinned it. A caller, an MCP client included, can only name one.
  */
 
-export interface Profile extends Omit<RunSettings, "resume_session"> {
+export interface Profile extends Omit<RunSettings, "resume_session" | "approvals" | "approval_timeout_seconds"> {
   name: string;
   /** provider/model; a run may name another model of the same provider. */
   model: string;
@@ -26,6 +27,9 @@ export interface Profile extends Omit<RunSettings, "resume_session"> {
   isolate: "worktree" | "none" | null;
   /** sandbox: workspace runs each of the profile's runs contained (--sandbox); off names no containment. */
   sandbox: "workspace" | "off" | null;
+  /** approvals: ask routes permission prompts to li approvals; approval_timeout bounds each wait. */
+  approvals: "ask" | "off" | null;
+  approval_timeout_seconds: number | null;
   source: "user" | "project";
   file: string;
 }
@@ -46,6 +50,8 @@ export const PROFILE_KEYS = [
   "timeout_seconds",
   "isolate",
   "sandbox",
+  "approvals",
+  "approval_timeout",
 ] as const;
 
 /** The most turns and dollars a profile or a run may ask for (bounds, like every numeric option). */
@@ -123,6 +129,8 @@ export function parseProfile(file: string, key: string, name: string, v: unknown
       d.timeout_seconds === undefined || d.timeout_seconds === null ? null : number(file, `${dot(key)}timeout_seconds`, d.timeout_seconds, 0.001, PROFILE_LIMITS.timeout_seconds, false),
     isolate: isolateMode(file, `${dot(key)}isolate`, d.isolate),
     sandbox: sandboxMode(file, `${dot(key)}sandbox`, d.sandbox),
+    approvals: parseApprovalsMode(file, `${dot(key)}approvals`, d.approvals),
+    approval_timeout_seconds: parseApprovalTimeout(file, `${dot(key)}approval_timeout`, d.approval_timeout) ?? null,
     source,
     file,
   };
@@ -167,6 +175,8 @@ export function profileView(p: Profile, active = true) {
     env_keys: Object.keys(p.env),
     timeout_seconds: p.timeout_seconds,
     sandbox: p.sandbox,
+    approvals: p.approvals,
+    approval_timeout_seconds: p.approval_timeout_seconds,
     source: p.source,
     file: p.file,
     active,

@@ -10,6 +10,7 @@ import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
+import { mergeApprovalRules, parseApprovalSettings, type ApprovalRule } from "./approval-settings.js";
 import { mergeWorktreeSettings, parseWorktreeSettings, type WorktreeSettings } from "./worktree-settings.js";
 import { mergeSandboxSettings, parseSandboxSettings, type SandboxSettings } from "./sandbox-fields.js";
 import { closed, fail, httpUrl, number } from "./settings-fields.js";
@@ -69,6 +70,8 @@ export interface ParsedSettings {
   checks?: ReturnType<typeof parseCheckSettings>;
   /** USD per million tokens by provider/model, before li's table; honoured from the user file only. */
   prices?: PriceEntry[];
+  /** approvals.rules (a project file's only after trust, and deny rules only). */
+  approvals?: ReturnType<typeof parseApprovalSettings>;
 }
 
 export interface SettingsFile {
@@ -101,6 +104,8 @@ export interface Settings {
   sandbox: SandboxSettings;
   /** The named checks of the files in force (--check NAME). */
   checks: CheckSettings;
+  /** The approval rules of the files in force. */
+  approval_rules: ApprovalRule[];
   warnings: string[];
 }
 
@@ -191,7 +196,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -214,6 +219,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const sandbox = parseSandboxSettings(file, top.sandbox);
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   const prices = parsePriceSettings(file, top.prices, source);
+  const approvals = parseApprovalSettings(file, top.approvals, source);
   return {
     mcp_policy,
     handlers,
@@ -226,6 +232,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(sandbox ? { sandbox } : {}),
     ...(checks ? { checks } : {}),
     ...(prices ? { prices } : {}),
+    ...(approvals ? { approvals } : {}),
   };
 }
 
@@ -290,6 +297,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.worktree?.share.length ? "worktree.share" : "",
         p?.sandbox ? "sandbox" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
+        p?.approvals?.length ? "approvals.rules" : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -308,5 +316,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const worktree = mergeWorktreeSettings(inForce.map((f) => f.parsed!.worktree));
   const sandbox = mergeSandboxSettings(inForce.map((f) => f.parsed!.sandbox));
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, warnings };
+  const approval_rules = mergeApprovalRules(inForce.map((f) => f.parsed!.approvals));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, warnings };
 }

@@ -14,6 +14,7 @@ export const KIND_PREFIX = {
   message: "msg",
   kill_request: "krq",
   apply: "apl",
+  approval: "apr",
 } as const;
 
 export type IdKind = keyof typeof KIND_PREFIX;

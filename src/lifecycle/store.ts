@@ -4,6 +4,7 @@ import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
 import { hostName } from "./locate.js";
+import { cancelPendingApprovals } from "./approvals.js";
 import type { AuditEvent, BudgetAlert, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";
@@ -269,6 +270,9 @@ export class Store implements HasSql {
         [req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null],
       );
       const entity = (await this.get(req.id))!;
+      // A request its run can no longer receive an answer for ends with the run, so a late answer is refused.
+      if (terminal && entity.kind === "invocation")
+        await cancelPendingApprovals(this, req.id, req.source === "reaper" ? "reap" : req.source === "admin" ? "kill" : req.source, `the run ended ${req.to} (${req.reason}) while this request waited`);
       if (terminal && this.terminalHook) {
         // Counted for the drainer its outermost store transaction starts once committed (one opened
         // on the raw connection starts none, as before).

@@ -2,7 +2,7 @@
 export const ENTITY_KINDS = ["invocation", "session", "play"] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 /** Notify events that are not an entity's terminal move; a handler gets one only by naming it in `kinds`. */
-export const EVENT_KINDS = ["budget.threshold"] as const;
+export const EVENT_KINDS = ["budget.threshold", "approval.requested"] as const;
 
 export const NON_TERMINAL = ["preparing", "queued", "running"] as const;
 export const TERMINAL = ["completed", "failed", "timed_out", "cancelled", "lost"] as const;

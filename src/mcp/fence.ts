@@ -8,6 +8,9 @@ export const FENCED_PATHS: readonly (readonly string[])[] = [
   // A person's limits: an agent must never set, raise or remove the budget it runs under.
   ["budget", "set"],
   ["budget", "delete"],
+  // A person's answer to an agent's permission request: an agent never approves its own, or anyone's.
+  ["approve"],
+  ["deny"],
 ];
 
 /** True when `cliPath` is, or lies under, a fenced path, or is any trust or migrate command. */

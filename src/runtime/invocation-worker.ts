@@ -19,6 +19,8 @@ import { runSettingsFor } from "./run-settings.js";
 import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
+import { startAsking } from "./approvals/worker-asks.js";
+import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox } from "./sandbox/worker-side.js";
 
@@ -101,6 +103,14 @@ export async function run(store: Store, id: string): Promise<void> {
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
   const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
   if (sandbox === false) return void (await finish("failed", "sandbox_failed", null));
+  // approvals: ask: the agent's permission prompts come to this worker, which asks a person.
+  let asking: Awaited<ReturnType<typeof startAsking>> = null;
+  try {
+    asking = await startAsking(store, e, env, end.log);
+  } catch (err: any) {
+    end.log(`could not open the approval channel: ${err?.message ?? err}`);
+  }
+  if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     // A plain-text provider writes its console itself; a structured one is read and rendered.
@@ -159,6 +169,7 @@ export async function run(store: Store, id: string): Promise<void> {
     });
     child.on("exit", (code, signal) => {
       timer?.clear();
+      void asking?.close();
       void settle(
         (async () => {
           // A pending drain timer would keep this worker alive after its end is written, and a

@@ -72,5 +72,7 @@ export function runSettingsFor(spec: Record<string, any>, settingsDir?: string):
   }
   if (typeof spec.resume_session === "string") run.resume_session = spec.resume_session;
   checkRunSettings(model.provider, run, profile ? `profile ${profile.name}` : "this run");
+  // Recorded at submit, where a provider without a route was refused (approvals/support.ts).
+  if (spec.approvals === "ask") Object.assign(run, { approvals: "ask", approval_timeout_seconds: spec.approval_timeout_seconds });
   return { run, env: profile?.env ?? {}, profile };
 }

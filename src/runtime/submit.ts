@@ -11,6 +11,7 @@ import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "./sandbox/choice.js";
+import { approvalSpec, type ApprovalSpec } from "./approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
@@ -41,6 +42,8 @@ export interface AgentRequest {
   sandbox?: SandboxMode;
   /** The mode of the run this one repeats (a rerun, a schedule's fire). */
   sandbox_kept?: SandboxMode;
+  /** --approvals and --approval-timeout; a profile's approvals applies when --approvals is not given. */
+  approvals?: { mode?: "ask" | "off"; timeout_seconds?: number };
 }
 
 export interface ValidatedAgent {
@@ -49,6 +52,7 @@ export interface ValidatedAgent {
   cwd: string;
   limits: ReturnType<typeof effectiveLimits>;
   sandbox: SandboxMode;
+  approvals: ApprovalSpec | null;
 }
 
 /** Everything that can be refused is checked here, before any record or directory exists. */
@@ -66,9 +70,10 @@ export function validateAgentRequest(req: AgentRequest, settingsDir = process.cw
   const limits = effectiveLimits(profile, { timeout_seconds: req.timeout_seconds, max_turns: req.max_turns, max_budget_usd: req.max_budget_usd });
   // The run's own limits, refused by name where its provider has none (a profile's were checked when it loaded).
   checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
+  const approvals = approvalSpec(spec, req.approvals, profile);
   requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
   const sandbox = sandboxWanted({ explicit: req.sandbox, kept: req.sandbox_kept ?? resume?.sandbox, profile }, settingsDir);
-  return { spec, prompt, cwd, limits, sandbox };
+  return { spec, prompt, cwd, limits, sandbox, approvals };
 }
 
 const parseProvider = (model: string) => model.slice(0, model.indexOf("/"));
@@ -91,6 +96,7 @@ export function agentSpec(req: AgentRequest, v: ValidatedAgent) {
     prompt_bytes: Buffer.byteLength(req.prompt),
     // Terminal-notify and the endpoint resolve project settings from here, whoever ends or starts the run.
     settings_dir: process.cwd(),
+    ...(v.approvals ?? {}),
   };
 }
 

@@ -24,6 +24,9 @@ export const ACTIONS: Record<string, ActionDef> = {
   "schedule-enable": { target: SCHEDULE_ID, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "enable", t] },
   "schedule-disable": { target: SCHEDULE_ID, what: "a schedule id (sch_…)", argv: (t) => ["schedule", "disable", t] },
   "dispatch-retry": { target: fullIdPattern("delivery"), what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
+  // A person's answer to an agent's permission request, recorded as the studio user's (user@host).
+  approve: { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["approve", t] },
+  deny: { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["deny", t] },
 };
 
 const MAX_AT_ONCE = 4;

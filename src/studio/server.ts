@@ -2,6 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import { liHome } from "../lifecycle/paths.js";
 import { VERSION } from "../version.js";
 import { runAction } from "./actions.js";
+import { approvalsPage } from "./approvals.js";
 import { type Asset, loadAssets } from "./assets.js";
 import { admit, cookieName, newSecrets, type Secrets, securityHeaders } from "./guard.js";
 import { budgetsPage } from "./budgets.js";
@@ -87,6 +88,7 @@ export async function startStudio(opts: StudioOptions): Promise<Studio> {
     [/^\/api\/teams$/, async () => teamsPage((await source.get()))],
     [/^\/api\/teams\/([^/]+)$/, async (_q, m) => teamPage((await source.get()), pathWord(m[1]))],
     [/^\/api\/budgets$/, async () => budgetsPage((await source.get()))],
+    [/^\/api\/approvals$/, async (q) => approvalsPage((await source.get()), q)],
     [/^\/api\/outbox$/, async (q) => outboxPage((await source.get()), listParam(q, "status", DELIVERY_STATUSES))],
   ];
 

@@ -7,7 +7,7 @@ import { nullable } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["budget", "list"],
-  summary: "budgets: spent, reserved, limit, resets",
+  summary: "budgets and their spend",
   result: {
     type: "object",
     required: ["budgets", "count"],

@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["dispatch", "show"],
-  summary: "one delivery and its last error",
+  summary: "one delivery, last error",
   result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] } } },
 })
 export class DispatchShow implements Verb {}

@@ -13,7 +13,7 @@ const strings = { type: "array", items: { type: "string" } };
   requiresFingerprint: false,
   cliPath: ["job", "apply"],
   withinRoots: CWD_IN_ROOTS,
-  summary: "apply a run's change to a checkout",
+  summary: "apply a run's change",
   result: {
     type: "object",
     required: ["id", "repo", "host", "onto", "applied", "check", "three_way", "conflicts", "commit", "files", "apply_id"],

@@ -6,7 +6,7 @@ import { nullable } from "../schemas.js";
   effects: ["reaps"],
   requiresFingerprint: false,
   cliPath: ["monitor"],
-  summary: "counts, active jobs, failures, outbox",
+  summary: "active jobs, failures, outbox",
   terminalFlags: ["--watch", "--interval"],
   result: {
     type: "object",

@@ -6,7 +6,7 @@ import { SCHEDULE } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["schedule", "get"],
-  summary: "one schedule with its prompt",
+  summary: "one schedule",
   result: {
     type: "object",
     required: ["schedule"],

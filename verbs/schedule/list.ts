@@ -6,7 +6,7 @@ import { SCHEDULE } from "../schemas.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["schedule", "list"],
-  summary: "schedules and next fire times",
+  summary: "schedules, next fires",
   result: { type: "object", required: ["schedules", "count"], properties: { schedules: { type: "array", items: SCHEDULE }, count: { type: "integer" } } },
 })
 export class ScheduleList implements Verb {}

@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["state", "events"],
-  summary: "a record's status transitions",
+  summary: "a record's transitions",
   result: {
     type: "object",
     required: ["id", "events"],

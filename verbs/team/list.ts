@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["team", "list"],
-  summary: "every team with its members",
+  summary: "teams and members",
   result: {
     type: "object",
     required: ["teams", "count"],

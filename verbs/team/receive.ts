@@ -7,7 +7,7 @@ import { MESSAGE } from "../schemas.js";
   effects: ["writes_records"],
   requiresFingerprint: false,
   cliPath: ["team", "receive"],
-  summary: "a member's new messages (marks read)",
+  summary: "a member's unread messages",
   result: {
     type: "object",
     required: ["member", "messages", "count", "remaining", "read_through", "peek"],

@@ -15,6 +15,7 @@ import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } fr
 import { recordedConsoleBytes } from "../../lifecycle/consoles.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { isForeign } from "../../lifecycle/locate.js";
+import { waitingFor } from "../../lifecycle/approvals.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
 import { withBudgets } from "../budget-view.js";
 import { withChange } from "../change-view.js";
@@ -31,10 +32,13 @@ export function register(root: Command, ctx: CliContext): void {
     .action((ids: string[]) =>
       renderWithStore(ctx, async (store) => {
         const procs = new ProcSnapshot();
-        const jobs = await mapSeq(ids, async (id) => {
-          const o = await observeFresh(store, await resolve(store, id), procs);
-          return withBudgets(store, await withChange(store, jobView(o), o.entity), o.entity);
-        });
+        const jobs = await withWaitingFor(
+          store,
+          await mapSeq(ids, async (id) => {
+            const o = await observeFresh(store, await resolve(store, id), procs);
+            return withBudgets(store, await withChange(store, jobView(o), o.entity), o.entity);
+          }),
+        );
         const many = !ctx.machine && jobs.length > 1 ? (await jobTable(store, jobs)) : undefined;
         return { data: { jobs }, human: (d: { jobs: JobView[] }) => (many ? many() : jobDetail(d.jobs[0])) };
       }),
@@ -150,7 +154,7 @@ Examples:
       const procs = new ProcSnapshot();
       const filter = entityFilter(opts);
       const p = await listEntities(store, filter, opts);
-      const jobs = await mapSeq(p.rows, async (e) => jobView(await observeFresh(store, e, procs)));
+      const jobs = await withWaitingFor(store, await mapSeq(p.rows, async (e) => jobView(await observeFresh(store, e, procs))));
       const rows = ctx.machine ? undefined : (await jobTable(store, jobs));
       const footer = pageFooter(p, "li job list", opts, filter, JOB_PAGE);
       return {
@@ -165,6 +169,12 @@ Examples:
 }
 
 const JOB_PAGE = 20;
+
+/** Each job with what it waits for: `approval <id>` while a run of --approvals ask waits for an answer (li approvals), else null. */
+async function withWaitingFor<T extends { id: string; terminal: boolean }>(store: Store, jobs: T[]): Promise<(T & { waiting_for: string | null })[]> {
+  const waits = await waitingFor(store, jobs.filter((j) => !j.terminal).map((j) => j.id));
+  return jobs.map((j) => ({ ...j, waiting_for: waits.has(j.id) ? `approval ${waits.get(j.id)}` : null }));
+}
 
 const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
 

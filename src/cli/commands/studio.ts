@@ -12,7 +12,7 @@ type StudioModule = typeof import("../../studio/server.js");
 export function register(root: Command, ctx: CliContext): void {
   root
     .command("studio")
-    .description("a local web dashboard: runs, a flow's graph, a run's change and a fan-out's comparison, schedules, teams, budgets and the outbox, live")
+    .description("a local web dashboard: runs, a flow's graph, a run's change and a fan-out's comparison, schedules, teams, budgets, the outbox and the approvals inbox, live")
     .option("--port <n>", "listen on this port (default: any free one)", intIn(0, 65535), 0)
     .option("--open", "open the dashboard in a browser ($BROWSER, else xdg-open)")
     .addHelpText(
@@ -25,10 +25,12 @@ It shows this LI_HOME live: runs newest first with filters; each run's timeline,
 result and request, a flow's or play's steps as a graph, an isolated run's change (its files,
 check and patch) and a fan-out's comparison (each worker's change, and which pairs conflict);
 schedules; teams and each team's messages; budgets (spent and reserved against each limit);
-and the outbox.
+the outbox; and the inbox: agents' permission requests (--approvals ask) waiting for a person,
+with Allow and Deny (a run's page shows its requests and who answered them).
 
-It only reads state.db. Kill, rerun, schedule enable/disable and dispatch retry run the li
-CLI as a subprocess, and the page shows li's own result (a partial reap included).
+It only reads state.db. Kill, rerun, schedule enable/disable, dispatch retry, Allow (li approve)
+and Deny (li deny) run the li CLI as a subprocess, and the page shows li's own result (a partial
+reap included).
 Ctrl-C stops it. With --machine it prints one li.result with the url once listening.
 
 Examples:

@@ -4,6 +4,7 @@ import { newestTopLevel, selectIds } from "../../lifecycle/listing.js";
 import { mapSeq } from "../../lifecycle/seq.js";
 import { isLastAlias } from "../../lifecycle/resolver.js";
 import { shortIds } from "../../lifecycle/short-ids.js";
+import { waitingFor } from "../../lifecycle/approvals.js";
 import type { Store } from "../../lifecycle/store.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } from "../../lifecycle/wait.js";
 import type { CliContext } from "../adapter.js";
@@ -102,13 +103,19 @@ const NAMED = 3;
 function progress(ctx: CliContext, store: Store): WaitHooks["onPoll"] {
   // Asked for by li mcp for its caller's progress notifications: one JSON line per poll.
   if (process.env[PROGRESS_ENV] === "1")
-    return (p) => void process.stderr.write(JSON.stringify({ li_progress: { terminal: p.terminal, total: p.total, elapsed_seconds: Math.round(p.elapsed_seconds * 10) / 10 } }) + "\n");
+    return async (p) => {
+      const asks = await waitingFor(store, p.pending);
+      const waiting_for = Object.fromEntries([...asks].map(([run, id]) => [run, `approval ${id}`]));
+      process.stderr.write(JSON.stringify({ li_progress: { terminal: p.terminal, total: p.total, elapsed_seconds: Math.round(p.elapsed_seconds * 10) / 10, ...(asks.size ? { waiting_for } : {}) } }) + "\n");
+    };
   if (ctx.machine && !process.stderr.isTTY) return undefined;
   const tty = process.stderr.isTTY;
   let lastCount = -1;
   return async (p) => {
     const short = await shortIds(store, p.pending.slice(0, NAMED));
-    const names = p.pending.slice(0, NAMED).map((id) => short.get(id) ?? id);
+    // A run of --approvals ask waiting for a person says so: running, waiting for approval <id>.
+    const asks = await waitingFor(store, p.pending.slice(0, NAMED));
+    const names = p.pending.slice(0, NAMED).map((id) => (short.get(id) ?? id) + (asks.has(id) ? ` (waiting for approval ${asks.get(id)})` : ""));
     const more = p.pending.length > NAMED ? ` and ${p.pending.length - NAMED} more` : "";
     const line = `${p.terminal} of ${p.total} terminal, ${duration(p.elapsed_seconds)} elapsed${names.length ? `; waiting on ${names.join(", ")}${more}` : ""}`;
     if (tty) process.stderr.write(`\r\x1b[K${line.slice(0, (process.stderr.columns || 200) - 1)}`);

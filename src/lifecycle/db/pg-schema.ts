@@ -12,6 +12,7 @@
  */
 
 import { BUDGETS_STEP } from "../budgets/schema-step.js";
+import { APPROVALS_STEP } from "../approvals-step.js";
 
 export const PG_BASE_VERSION = 7;
 
@@ -100,6 +101,8 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
       CREATE INDEX change_pairs_session ON change_pairs(session_id);`,
   // 12: budgets (see SQLite's step 12).
   11: BUDGETS_STEP.postgres,
+  // 13: approvals (see SQLite's step 13).
+  12: APPROVALS_STEP.postgres,
 };
 
 const T = 'TEXT COLLATE "C"';

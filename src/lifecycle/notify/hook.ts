@@ -37,7 +37,7 @@ function matches(h: Handler, entity: Entity, selected: Set<string>): boolean {
   return h.scope === "all" || selected.has(h.name);
 }
 
-function targetOf(h: Handler): Target {
+export function targetOf(h: Handler): Target {
   const common = { timeout_seconds: h.timeout_seconds, backoff_seconds: h.retry.backoff_seconds, source: h.source, file: h.file };
   return h.exec ? { type: "exec", argv: h.exec, cwd: h.cwd, ...common } : { type: "webhook", url: h.url!, ...common };
 }

@@ -28,6 +28,8 @@ export interface DeliveryRow {
   /** The transition of a terminal delivery; null for a budget alert, which has budget_event_id. */
   event_id: number | null;
   budget_event_id: number | null;
+  /** The request of an approval.requested notice (issue 39). */
+  approval_id: string | null;
   entity_id: string;
   handler: string;
   target: string;
@@ -52,14 +54,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export async function insertDelivery(
   store: HasSql,
-  d: { event_id: number | null; budget_event_id?: number; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
+  d: { event_id: number | null; budget_event_id?: number; approval_id?: string; entity_id: string; handler: string; target: Target; payload: string; max_attempts: number; failed?: string },
 ): Promise<string> {
   const id = newId("delivery");
   const at = iso(Date.now());
   await dbOf(store).run(
-    `INSERT INTO deliveries (id, event_id, budget_event_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
-    [id, d.event_id, d.budget_event_id ?? null, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
+    `INSERT INTO deliveries (id, event_id, budget_event_id, approval_id, entity_id, handler, target, payload, status, attempts, max_attempts, next_attempt_at, last_error, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
+    [id, d.event_id, d.budget_event_id ?? null, d.approval_id ?? null, d.entity_id, d.handler, JSON.stringify(d.target), d.payload, d.failed ? "failed" : "pending", d.max_attempts, at, d.failed ?? null, at, at],
   );
   return id;
 }
@@ -226,8 +228,8 @@ export function deliveryView(row: DeliveryRow, full = false) {
     handler: row.handler,
     type: target.type,
     destination: target.type === "exec" ? target.argv : target.type === "webhook" ? target.url : null,
-    /** What the envelope reports: an entity's end (li.terminal) or a budget alert (li.budget). */
-    event: payload?.contract === "li.budget" ? "budget.threshold" : "terminal",
+    /** What the envelope reports: an entity's end (li.terminal), a budget alert (li.budget) or an approval request (li.approval). */
+    event: payload?.contract === "li.budget" ? "budget.threshold" : payload?.contract === "li.approval" ? "approval.requested" : "terminal",
     /** The entity that ended, or for a budget alert the run whose spend crossed the level. */
     entity_id: row.entity_id,
     entity_kind: ((payload?.entity?.kind ?? payload?.run?.kind) as string | undefined) ?? null,

@@ -13,6 +13,8 @@ const SPELLING: Record<RunField, { key: string; flag?: string }> = {
   max_budget_usd: { key: "max_budget_usd", flag: "--max-budget-usd" },
   mcp_config: { key: "mcp_config" },
   resume_session: { key: "resume", flag: "--resume" },
+  approvals: { key: "approvals", flag: "--approvals" },
+  approval_timeout_seconds: { key: "approval_timeout", flag: "--approval-timeout" },
 };
 
 function supported(p: Provider): string {

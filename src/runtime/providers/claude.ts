@@ -1,4 +1,26 @@
+import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings.js";
+import { entryScript } from "../../entrypoints.js";
 import { cliAgent, opt } from "./cli-agents.js";
+import type { RunSettings } from "./types.js";
+
+/** The server name li's prompt tool goes by in the run's MCP config (not "li", which a profile may use for li mcp). */
+const PROMPT_SERVER = "li_approvals";
+
+/**
+ * The --mcp-config values of a run: the profile's file, and for a run that asks, li's prompt
+ * server (inline JSON). Its per-server `timeout` (ms) replaces both of claude's limits on one
+ * tool call, the wall clock (MCP_TOOL_TIMEOUT, else about 28 h) and the stdio idle watchdog (30
+ * minutes, which li's default approval_timeout would meet exactly): the worker's expiry, a
+ * minute earlier, must be what answers (docs/approvals.md#claude).
+ */
+function mcpConfigs(run: RunSettings): string[] {
+  const configs = run.mcp_config ? [run.mcp_config] : [];
+  if (run.approvals === "ask") {
+    const timeout = ((run.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS) + 60) * 1000;
+    configs.push(JSON.stringify({ mcpServers: { [PROMPT_SERVER]: { type: "stdio", command: process.execPath, args: [entryScript("prompt-server")], timeout } } }));
+  }
+  return configs;
+}
 
 /*
  * Claude Code in print mode with its stream-json output (which requires --verbose): one JSON
@@ -21,6 +43,8 @@ export const claudeProvider = cliAgent({
       max_budget_usd: "--max-budget-usd",
       mcp_config: "--mcp-config with --strict-mcp-config",
       resume_session: "--resume",
+      approvals: "--permission-prompt-tool served by li's prompt server",
+      approval_timeout_seconds: "the prompt server's per-call MCP timeout",
     },
     permission_modes: ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"],
     efforts: ["low", "medium", "high", "xhigh", "max"],
@@ -42,8 +66,9 @@ export const claudeProvider = cliAgent({
     // Each tool one argument, so a rule like "Bash(git diff:*)" keeps its space.
     ...(run.allowed_tools?.length ? ["--allowedTools", ...run.allowed_tools] : []),
     ...(run.disallowed_tools?.length ? ["--disallowedTools", ...run.disallowed_tools] : []),
-    // Strict: the run gets exactly the profile's servers, not those of whoever's settings are around.
-    ...(run.mcp_config ? ["--mcp-config", run.mcp_config, "--strict-mcp-config"] : []),
+    // Strict: the run gets exactly the profile's servers (and li's prompt tool), not those of whoever's settings are around.
+    ...(run.mcp_config || run.approvals === "ask" ? ["--mcp-config", ...mcpConfigs(run), "--strict-mcp-config"] : []),
+    ...(run.approvals === "ask" ? ["--permission-prompt-tool", `mcp__${PROMPT_SERVER}__approve`] : []),
     ...opt("--effort", run.effort),
     ...opt("--max-turns", run.max_turns),
     ...opt("--max-budget-usd", run.max_budget_usd),

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { runEdits } from "./mock-edit.js";
 import { runSpend } from "./mock-spend.js";
 import { runHostile } from "./mock-hostile.js";
+import { runAsk } from "./mock-ask.js";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
 const prompt = fs.readFileSync(promptFile);
@@ -46,6 +47,9 @@ switch (name) {
     break;
   case "hostile":
     void runHostile(prompt.toString("utf8")).then((code) => (process.exitCode = code));
+    break;
+  case "ask":
+    void runAsk(prompt.toString("utf8")).then((code) => (process.exitCode = code));
     break;
   default:
     fs.writeSync(2, `mock-agent: unknown model ${model}\n`);

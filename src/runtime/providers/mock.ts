@@ -4,13 +4,13 @@ import { parseSpend, SPEND_PATTERN } from "./mock-spend.js";
 import type { Provider } from "./types.js";
 
 /** The offline provider of the contract; its models are behaviours, run by mock-agent.js. */
-export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N", "edit", "spend:TOKENS:SECONDS"] as const;
+export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N", "edit", "spend:TOKENS:SECONDS", "ask"] as const;
 
-const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/, /^edit$/, SPEND_PATTERN];
+const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/, /^edit$/, SPEND_PATTERN, /^ask$/];
 
 export const mockProvider: Provider = {
   name: "mock",
-  summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N, mock/edit, mock/spend:TOKENS:SECONDS",
+  summary: "offline stand-in: mock/echo, mock/sleep:S, mock/fail:C, mock/hang, mock/flood:N, mock/edit, mock/spend:TOKENS:SECONDS, mock/ask",
   // Plain text on stdout: no structured result, so li job output shows its console. mock/spend
   // alone speaks claude's stream-json, and is read as claude is.
   capabilities: { supports: {} },

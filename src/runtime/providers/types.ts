@@ -19,6 +19,10 @@ export interface RunSettings {
   mcp_config?: string;
   /** The provider session (or thread) a resumed run continues. */
   resume_session?: string;
+  /** `ask`: permission prompts go to li's approvals inbox instead of being denied (docs/approvals.md). */
+  approvals?: "ask";
+  /** Seconds a request may wait for its answer (the run's recorded approval_timeout). */
+  approval_timeout_seconds?: number;
 }
 
 export type RunField = keyof RunSettings;

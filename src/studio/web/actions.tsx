@@ -36,6 +36,11 @@ export function summarize(a: ActionAnswer): string {
       const s = d.schedule;
       return `${a.action}: ${s?.name ?? "schedule"} ${s ? (s.enabled ? "enabled" : "disabled") : "done"}${d.changed === false ? " (no change)" : ""}`;
     }
+    case "approve":
+    case "deny": {
+      const p = d.approval;
+      return `${a.action}: ${p?.id ?? "request"} ${p?.state ?? "answered"}${p?.answered_by ? ` by ${p.answered_by}` : ""}`;
+    }
     case "dispatch-retry":
       return `dispatch-retry: ${d.id ?? d.delivery?.id ?? "delivery"} ${d.status ?? d.delivery?.status ?? "queued again"}`;
     default:

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, loadSession, type Session } from "./api";
 import { reportError, useErrors } from "./errors";
 import { BudgetsPage } from "./budgets-page";
+import { InboxPage } from "./inbox-page";
 import { startStream, useConn } from "./live";
 import { OutboxPage } from "./outbox-page";
 import { RunPage } from "./run-page";
@@ -13,6 +14,7 @@ import { useRoute, type Route } from "./router";
 
 const SECTIONS = [
   { key: "runs", href: "#/", text: "Runs" },
+  { key: "inbox", href: "#/inbox", text: "Inbox" },
   { key: "schedules", href: "#/schedules", text: "Schedules" },
   { key: "teams", href: "#/teams", text: "Teams" },
   { key: "budgets", href: "#/budgets", text: "Budgets" },
@@ -33,6 +35,7 @@ function Page({ route }: { route: Route }) {
   if (a === "teams" && b) return <TeamPage name={b} />;
   if (a === "teams") return <TeamsPage />;
   if (a === "budgets") return <BudgetsPage />;
+  if (a === "inbox") return <InboxPage />;
   if (a === "outbox") return <OutboxPage />;
   return <section class="page"><p class="empty">No such page. <a href="#/">Runs</a></p></section>;
 }

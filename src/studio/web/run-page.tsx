@@ -6,6 +6,7 @@ import { RunBudgets } from "./budget-parts";
 import { ChangeCard } from "./change-card";
 import { Console } from "./console";
 import { FanoutCompare } from "./fanout-compare";
+import { RunApprovals } from "./inbox-page";
 import { Graph } from "./graph";
 import { useLive } from "./live";
 import { runHref } from "./router";
@@ -68,6 +69,7 @@ export function RunPage({ id }: { id: string }) {
       {rerunId && <p class="rerun-link">New run: <a class="mono" href={runHref(rerunId)}>{rerunId}</a></p>}
       <RunFacts run={r} />
       <RunBudgets run={r} />
+      <RunApprovals runId={r.id} terminal={terminal} />
       {d.has_graph && <Graph runId={r.id} />}
       {d.change_view === "fanout" && <FanoutCompare runId={r.id} />}
       {d.change_view === "run" && <ChangeCard runId={r.id} />}

@@ -1,0 +1,71 @@
+import os from "node:os";
+import type { Command } from "./commander.js";
+import type { CliContext } from "./adapter.js";
+import { LiError } from "../errors.js";
+import { answerApproval, type Approval } from "../lifecycle/approvals.js";
+import { hostName } from "../lifecycle/locate.js";
+import { keyValues } from "./format.js";
+import { renderWithStore } from "./views.js";
+
+/*
+ * li approve and li deny (issue 39): one answer to a pending request, by compare-and-set, so of
+ * two answers given at once exactly one wins and the other is refused naming what it found.
+ */
+
+/** Who answers: the person at this terminal, on this host. */
+export function answerer(): string {
+  let user = process.env.USER || process.env.LOGNAME || "";
+  try {
+    user ||= os.userInfo().username;
+  } catch {}
+  return `${user || "unknown"}@${hostName()}`;
+}
+
+export function registerAnswer(root: Command, ctx: CliContext, answer: "allow" | "deny"): void {
+  const verb = answer === "allow" ? "approve" : "deny";
+  const past = answer === "allow" ? "allowed" : "denied";
+  root
+    .command(verb)
+    .description(`${answer} a pending approval request (li approvals lists them): the waiting agent's tool ${answer === "allow" ? "runs" : "is refused"}`)
+    .argument("<id>", "the request: its id (apr_…) or an unambiguous prefix")
+    .option("--message <text>", `a note recorded with the answer${answer === "deny" ? " and given to the agent as the reason" : ""} (at most 4 KiB)`)
+    .option("--for-run", `also answer that run's later requests for the same tool: ${past} without asking`)
+    .addHelpText(
+      "after",
+      `
+The answer is recorded in the store, so it may be given from any host sharing it; the
+waiting run's worker reads it within about a second and answers its agent. It is recorded
+as given by you (user@host). A request already answered, expired or cancelled (its run
+ended) is refused, naming its state: of two answers given at once, exactly one wins.
+
+Examples:
+  li ${verb} apr_01k3f
+  li ${verb} apr_01k3f --message "${answer === "allow" ? "ok, once" : "use the test script"}"
+  li ${verb} apr_01k3f --for-run`,
+    )
+    .action((id: string, opts: { message?: string; forRun?: boolean }) =>
+      renderWithStore(
+        ctx,
+        async (store) => {
+          const r = await answerApproval(store, id, { answer, by: answerer(), message: opts.message ?? null, forRun: !!opts.forRun });
+          if (!r.ok) throw refusal(r.approval);
+          return { data: { approval: r.approval }, human: (d: { approval: Approval }) => `${d.approval.id}: ${past}${d.approval.for_run ? " (and the run's later requests for " + d.approval.tool + ")" : ""}\n${keyValues(summary(d.approval))}` };
+        },
+        { write: true },
+      ),
+    );
+}
+
+const summary = (a: Approval) => ({ run: a.run, host: a.host, tool: a.tool, input: a.input.length > 200 ? a.input.slice(0, 200) + "…" : a.input, answered_by: a.answered_by, message: a.message });
+
+/** An answer to a request no longer pending: conflict, naming its state and who or what ended it. */
+function refusal(a: Approval): LiError {
+  const who = a.answered_by ? ` by ${a.answered_by}` : "";
+  return new LiError("conflict", `${a.id} is already ${a.state}${who}${a.answered_at ? ` at ${a.answered_at}` : ""}${a.message ? `: ${a.message}` : ""}; nothing was changed`, {
+    code: "not_pending",
+    id: a.id,
+    state: a.state,
+    answered_by: a.answered_by,
+    answered_at: a.answered_at,
+  });
+}

@@ -1,0 +1,61 @@
+import { Option, type Command } from "../commander.js";
+import type { CliContext } from "../adapter.js";
+import { APPROVAL_STATES, listApprovals, type Approval, type ApprovalState } from "../../lifecycle/approvals.js";
+import { table } from "../format.js";
+import { ago } from "../human-time.js";
+import { intIn } from "../parsers.js";
+import { renderWithStore } from "../views.js";
+
+const COLUMNS = ["id", "state", "run", "host", "tool", "input", "asked"];
+/** The input column's width: enough to recognise a command; --machine has all of it. */
+const INPUT_CHARS = 60;
+
+const inputSummary = (input: string): string => {
+  let text = input;
+  try {
+    const v = JSON.parse(input);
+    if (v && typeof v.command === "string") text = v.command;
+  } catch {}
+  text = text.replace(/\s+/g, " ");
+  return text.length > INPUT_CHARS ? text.slice(0, INPUT_CHARS - 1) + "…" : text;
+};
+
+export function register(root: Command, ctx: CliContext): void {
+  root
+    .command("approvals")
+    .description("permission requests of runs started with --approvals ask: pending ones from every host, newest first")
+    .option("--all", "every request, answered, expired and cancelled ones too")
+    .addOption(new Option("--state <state>", "only requests in this state").choices(APPROVAL_STATES as string[]))
+    .option("--run <id>", "only this run's requests (its full id)")
+    .option("--limit <n>", "at most N requests (100 at most)", intIn(1, 100), 50)
+    .addHelpText(
+      "after",
+      `
+A run started with --approvals ask (or a profile's approvals: ask) asks before a tool its
+provider would not run unasked. Rules in settings (approvals.rules) answer first; else the
+request waits here, on every host sharing the store, for li approve ID or li deny ID, until
+approval_timeout (default 30m), when it expires and the agent is told it was denied.
+--machine gives every field, the whole (bounded, secrets masked) input included.
+
+Examples:
+  li approvals
+  li approvals --all --run inv_01k3f0x9q8mzt4wd7rk3f0x9q8
+  li approve apr_01k3f`,
+    )
+    .action((opts: { all?: boolean; state?: ApprovalState; run?: string; limit: number }) =>
+      renderWithStore(ctx, async (store) => {
+        const state = opts.state ?? (opts.all ? undefined : "pending");
+        const approvals = await listApprovals(store, { state, run: opts.run, limit: opts.limit });
+        return {
+          data: { approvals },
+          human: (d: { approvals: Approval[] }) =>
+            d.approvals.length === 0 && state === "pending"
+              ? "no pending approval requests (li approvals --all shows answered ones)"
+              : table(
+                  d.approvals.map((a) => ({ ...a, input: inputSummary(a.input), asked: ago(a.asked_at) })),
+                  COLUMNS,
+                ),
+        };
+      }),
+    );
+}

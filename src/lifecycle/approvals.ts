@@ -1,0 +1,192 @@
+import { invalid, LiError } from "../errors.js";
+import { dbNow } from "./db/fragments.js";
+import { dbOf, type HasSql } from "./db/handle.js";
+import { isWellFormedPrefix, newId } from "./ids.js";
+
+/*
+ * Approval requests (issue 39): a permission prompt of an agent's run, held in the store so that
+ * a person on any host can answer it. The worker inserts a request pending and polls it; an
+ * answer, the timeout, or the end of the run moves it out of pending exactly once, by a
+ * compare-and-set on state = 'pending', so of two answers given at once one wins and the other
+ * is told which state it found.
+ */
+
+export type ApprovalState = "pending" | "allowed" | "denied" | "expired" | "cancelled";
+export const APPROVAL_STATES: readonly ApprovalState[] = ["pending", "allowed", "denied", "expired", "cancelled"];
+
+/** The tool input a record keeps, in bytes of JSON: enough to judge a command, never a file's contents. */
+export const MAX_INPUT_BYTES = 16 * 1024;
+/** An answer's message, in bytes: a sentence for the agent, not a document. */
+export const MAX_MESSAGE_BYTES = 4 * 1024;
+
+export interface Approval {
+  id: string;
+  run: string;
+  host: string;
+  tool: string;
+  /** The tool's input as JSON text: bounded (MAX_INPUT_BYTES), known secrets masked. */
+  input: string;
+  tool_use_id: string | null;
+  asked_at: string;
+  expires_at: string;
+  state: ApprovalState;
+  /** user@host, `rule:<n>`, `timeout`, or what ended the run (`kill`, `reap`). */
+  answered_by: string | null;
+  answered_at: string | null;
+  message: string | null;
+  for_run: boolean;
+}
+
+interface Row extends Omit<Approval, "run" | "for_run"> {
+  entity_id: string;
+  for_run: number | boolean;
+}
+
+const fromRow = ({ entity_id, for_run, ...r }: Row): Approval => ({ ...r, run: entity_id, for_run: !!for_run && Number(for_run) !== 0 });
+
+/** `text` with every secret replaced by ***; the secrets a worker knows of are its environment's credentials. */
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  for (const s of secrets) if (s.length >= 6) text = text.split(s).join("***");
+  return text;
+}
+
+/** The values of `env` that name themselves credentials (KEY, TOKEN, SECRET, PASSWORD): what a record masks. */
+export function envSecrets(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env)
+    .filter(([k, v]) => typeof v === "string" && /KEY|TOKEN|SECRET|PASSW|CREDENTIAL/i.test(k))
+    .map(([, v]) => v as string);
+}
+
+/** A tool input as a record keeps it: JSON, secrets masked, cut to MAX_INPUT_BYTES with a mark saying so. */
+export function boundedInput(input: unknown, secrets: readonly string[]): string {
+  const text = maskSecrets(JSON.stringify(input ?? {}), secrets);
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= MAX_INPUT_BYTES) return text;
+  // Cut text is no longer JSON: keep it as a string, so every reader still parses the column.
+  const head = bytes.subarray(0, MAX_INPUT_BYTES - 200).toString("utf8").replace(/\uFFFD$/, "");
+  return JSON.stringify({ truncated: true, bytes: bytes.length, head });
+}
+
+export interface NewApproval {
+  run: string;
+  host: string;
+  tool: string;
+  input: string;
+  toolUseId?: string | null;
+  timeoutSeconds: number;
+}
+
+/** Records a pending request; its row. */
+export async function requestApproval(store: HasSql, a: NewApproval): Promise<Approval> {
+  const db = dbOf(store);
+  const id = newId("approval");
+  await db.run(
+    `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, for_run)
+     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect, true)}, 'pending', 0)`,
+    [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, a.timeoutSeconds],
+  );
+  return (await getApproval(store, id))!;
+}
+
+/** Records a request a rule (or an earlier --for-run answer) answered at once: no person ever sees it pending. */
+export async function recordAnswered(store: HasSql, a: NewApproval, answer: { state: "allowed" | "denied"; by: string; message?: string | null }): Promise<Approval> {
+  const db = dbOf(store);
+  const id = newId("approval");
+  await db.run(
+    `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, answered_by, answered_at, message, for_run)
+     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect)}, ?, ?, ${dbNow(db.dialect)}, ?, 0)`,
+    [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, answer.state, answer.by, answer.message ?? null],
+  );
+  return (await getApproval(store, id))!;
+}
+
+/** The request whose id is `text` or the one id starting with it; undefined when none. An ambiguous prefix is an error. */
+export async function getApproval(store: HasSql, text: string): Promise<Approval | undefined> {
+  const key = text.trim().toLowerCase();
+  if (!isWellFormedPrefix(key)) return undefined;
+  const rows = await dbOf(store).all<Row>("SELECT * FROM approvals WHERE id >= ? AND id < ? ORDER BY id LIMIT 11", [key, key + "\u{10ffff}"]);
+  const exact = rows.find((r) => r.id === key);
+  if (exact || rows.length === 1) return fromRow(exact ?? rows[0]);
+  if (rows.length > 1)
+    throw invalid(`${key} matches ${rows.length > 10 ? "more than 10" : rows.length} approval requests; give more of the id`, { id: text, code: "ambiguous", matches: rows.slice(0, 10).map((r) => r.id) });
+  return undefined;
+}
+
+/** Newest first; every state unless `state`, every run unless `run`. */
+export async function listApprovals(store: HasSql, o: { state?: ApprovalState; run?: string; limit?: number } = {}): Promise<Approval[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (o.state) (where.push("state = ?"), params.push(o.state));
+  if (o.run) (where.push("entity_id = ?"), params.push(o.run));
+  const rows = await dbOf(store).all<Row>(
+    `SELECT * FROM approvals${where.length ? " WHERE " + where.join(" AND ") : ""} ORDER BY asked_at DESC, id DESC LIMIT ?`,
+    [...params, o.limit ?? 100],
+  );
+  return rows.map(fromRow);
+}
+
+export interface Answer {
+  answer: "allow" | "deny";
+  /** user@host */
+  by: string;
+  message?: string | null;
+  forRun?: boolean;
+}
+
+export type AnswerResult = { ok: true; approval: Approval } | { ok: false; approval: Approval };
+
+/** Refuses a message over MAX_MESSAGE_BYTES before anything is written. */
+export function checkMessage(message: string | null | undefined): void {
+  if (message == null) return;
+  const bytes = Buffer.byteLength(message, "utf8");
+  if (bytes > MAX_MESSAGE_BYTES) throw invalid(`the message is ${bytes} bytes; at most ${MAX_MESSAGE_BYTES} are kept`, { field: "message", bytes, max: MAX_MESSAGE_BYTES });
+}
+
+/**
+ * Answers a pending request: the updated record, or `ok: false` with the record as it was found
+ * (its state names why: answered, expired or cancelled). not_found for an unknown id.
+ */
+export async function answerApproval(store: HasSql, id: string, a: Answer): Promise<AnswerResult> {
+  checkMessage(a.message);
+  const found = await getApproval(store, id);
+  if (!found) throw new LiError("not_found", `no approval request has an id starting ${id}; see li approvals --all`, { id });
+  const db = dbOf(store);
+  const { changes } = await db.run(
+    `UPDATE approvals SET state = ?, answered_by = ?, answered_at = ${dbNow(db.dialect)}, message = ?, for_run = ? WHERE id = ? AND state = 'pending'`,
+    [a.answer === "allow" ? "allowed" : "denied", a.by, a.message ?? null, a.forRun ? 1 : 0, found.id],
+  );
+  const now = (await getApproval(store, found.id))!;
+  return { ok: changes === 1, approval: now };
+}
+
+/** Ends a request nobody answered in time: false when an answer came first. */
+export async function expireApproval(store: HasSql, id: string, message: string): Promise<boolean> {
+  const db = dbOf(store);
+  const { changes } = await db.run(`UPDATE approvals SET state = 'expired', answered_by = 'timeout', answered_at = ${dbNow(db.dialect)}, message = ? WHERE id = ? AND state = 'pending'`, [message, id]);
+  return changes === 1;
+}
+
+/** Cancels every request of `run` still pending (the run was killed or reaped); how many. */
+export async function cancelPendingApprovals(store: HasSql, run: string, by: string, message: string): Promise<number> {
+  const db = dbOf(store);
+  const { changes } = await db.run(`UPDATE approvals SET state = 'cancelled', answered_by = ?, answered_at = ${dbNow(db.dialect)}, message = ? WHERE entity_id = ? AND state = 'pending'`, [by, message, run]);
+  return changes;
+}
+
+/** The newest --for-run answer given earlier in `run` for `tool`: it answers this request too. */
+export async function forRunAnswer(store: HasSql, run: string, tool: string): Promise<Approval | undefined> {
+  const row = await dbOf(store).get<Row>("SELECT * FROM approvals WHERE entity_id = ? AND tool = ? AND for_run = 1 AND state IN ('allowed', 'denied') ORDER BY answered_at DESC, id DESC LIMIT 1", [run, tool]);
+  return row ? fromRow(row) : undefined;
+}
+
+/** The pending request each of `runs` waits on (its oldest), by run: what `waiting_for` shows. */
+export async function waitingFor(store: HasSql, runs: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (!runs.length) return out;
+  const rows = await dbOf(store).all<{ id: string; entity_id: string }>(
+    `SELECT id, entity_id FROM approvals WHERE state = 'pending' AND entity_id IN (${runs.map(() => "?").join(", ")}) ORDER BY asked_at DESC, id DESC`,
+    runs,
+  );
+  for (const r of rows) out.set(r.entity_id, r.id);
+  return out;
+}

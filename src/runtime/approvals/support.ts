@@ -1,0 +1,44 @@
+import { LiError } from "../../errors.js";
+import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings.js";
+import type { ModelSpec } from "../providers/index.js";
+
+/*
+ * Which providers can route a permission prompt to li (approvals: ask), and what the others
+ * would need. A run that asks for it on a provider without a route is refused before any record
+ * exists: a run that silently denied what it was told would ask is worse than no run.
+ */
+
+/** null when `model` of `provider` has a route; else what the provider would need for one. */
+const ROUTES: Record<string, (model: string) => string | null> = {
+  mock: (model) => (model === "ask" ? null : "only mock/ask asks for approvals"),
+  // --permission-prompt-tool served by li's prompt server (providers/claude.ts, docs/approvals.md#claude).
+  claude: () => null,
+  codex: () => "codex exec never asks; a route needs codex app-server's approval requests (item/commandExecution/requestApproval) driven by li",
+  gemini: () => "headless Gemini CLI denies anything that would ask, and has no hook that hands the decision to another process",
+  openai: () => "li's own openai agent has no permission prompts to route",
+};
+
+export interface ApprovalSpec {
+  approvals: "ask";
+  approval_timeout_seconds: number;
+}
+
+/**
+ * What a run records for approvals: the run's own choice, else its profile's; nothing for off.
+ * Refuses `ask` with approvals_unsupported for a provider with no route.
+ */
+export function approvalSpec(model: ModelSpec, asked: { mode?: "ask" | "off"; timeout_seconds?: number } | undefined, profile: { approvals: "ask" | "off" | null; approval_timeout_seconds: number | null } | null): ApprovalSpec | null {
+  const mode = asked?.mode ?? profile?.approvals ?? "off";
+  if (mode !== "ask") return null;
+  const provider = model.provider.name;
+  const lacking = (ROUTES[provider] ?? (() => `provider ${provider} has no approval route`))(model.model);
+  if (lacking)
+    throw new LiError("invalid_input", `approvals: ask is not supported for ${model.spec}: ${lacking}; run it with --approvals off (the provider then decides, denying what it would have asked)`, {
+      code: "approvals_unsupported",
+      field: "approvals",
+      provider,
+      model: model.spec,
+      needs: lacking,
+    });
+  return { approvals: "ask", approval_timeout_seconds: asked?.timeout_seconds ?? profile?.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS };
+}

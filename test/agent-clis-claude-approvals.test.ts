@@ -1,0 +1,177 @@
+/**
+ * Issue 39, the claude route: the real claude (npm run agent-clis), offline against the loopback
+ * Anthropic fake, asks li's prompt server (--permission-prompt-tool) about a Bash tool use its
+ * profile does not allow. First the route alone (claude, the provider's argv, and a stand-in for
+ * the worker's ask channel), then whole runs through li: approved, denied with a message, expired.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { startAnthropic, toolResults } from "./fixtures/fake-apis/anthropic.js";
+import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { claudeEnv, describeReal } from "./helpers/agent-clis.js";
+import { useSharedStore } from "./helpers/hosts.js";
+import { describePostgres } from "./helpers/postgres.js";
+import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { li, liData, until } from "./helpers/li.js";
+import { claudeProvider } from "../src/runtime/providers/claude.js";
+import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
+
+const T = 120_000;
+const MARK = "made-by-bash";
+// Not one of the read-only commands claude allows on its own: it must ask.
+const BASH = { command: `touch ${MARK} && echo hello-from-bash`, description: "make the marker" };
+
+/** The tool_result the fake received for the one tool use of a run (a run makes one). */
+function resultSince(from: number) {
+  const got = toolResults.slice(from);
+  expect(got).toHaveLength(1);
+  const content = typeof got[0].content === "string" ? got[0].content : JSON.stringify(got[0].content);
+  return { text: content, isError: !!got[0].is_error };
+}
+
+describeReal("the real claude asks li's approvals about a tool use", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => (fake = await startAnthropic({ toolUse: { name: "Bash", input: BASH } })));
+  afterAll(() => fake?.close());
+
+  function setup() {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    return { h, cwd, env: { ...h.env, ...claudeEnv(h.home, fake.url) } };
+  }
+
+  /**
+   * claude started with the provider's own argv for a run that asks, the ask channel being a
+   * socket the test answers with `answer` after `delayMs`; resolves with what was asked.
+   */
+  async function routeAlone(env: NodeJS.ProcessEnv, cwd: string, approvalTimeout: number, delayMs: number, answer: (r: AskRequest) => AskAnswer) {
+    const sock = path.join(cwd, "..", "ask.sock");
+    const asked: AskRequest[] = [];
+    const server = net.createServer((c) => {
+      let buf = "";
+      c.on("data", (d) => {
+        buf += d;
+        if (!buf.includes("\n")) return;
+        const req = JSON.parse(buf) as AskRequest;
+        asked.push(req);
+        setTimeout(() => c.end(JSON.stringify(answer(req)) + "\n"), delayMs);
+      });
+    });
+    await new Promise<void>((r) => server.listen(sock, r));
+    const { argv } = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } });
+    const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...env, LI_APPROVAL_SOCKET: sock }, stdio: ["pipe", "ignore", "pipe"] });
+    child.stdin.end("make the marker");
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise<number | null>((r) => child.on("exit", r));
+    server.close();
+    return { code, asked, stderr };
+  }
+
+  // claude's limit on one MCP tool call (MCP_TOOL_TIMEOUT) is set to 2 s here: the answer after
+  // 5 s arrives only because the per-server timeout li derives from approval_timeout replaces it
+  // (as it replaces the 30-minute idle watchdog of a stdio server, which a test cannot wait for).
+  test("the route alone: an allow given after claude's own tool-call limit lets the tool run, and the fake receives its real result", async () => {
+    const { env, cwd } = setup();
+    const from = toolResults.length;
+    const r = await routeAlone({ ...env, MCP_TOOL_TIMEOUT: "2000" }, cwd, 30, 5000, (q) => ({ behavior: "allow", updatedInput: q.input }));
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.asked).toEqual([{ tool_name: "Bash", input: BASH, tool_use_id: expect.stringMatching(/^toolu_/) }]);
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("hello-from-bash"), isError: false });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+  }, T);
+
+  test("the route alone: a denial reaches the model with its message, and the tool does not run", async () => {
+    const { env, cwd } = setup();
+    const from = toolResults.length;
+    const r = await routeAlone(env, cwd, 30, 0, () => ({ behavior: "deny", message: "use the test script" }));
+    expect(r.code).toBe(0);
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("use the test script"), isError: true });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  // Whole runs through li: the worker's channel, the store's record, li approve / li deny.
+  const PROFILE = (timeout: number) => `profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n    approval_timeout: ${timeout}\n`;
+
+  async function askingRun(timeout = 600) {
+    const s = setup();
+    fs.writeFileSync(path.join(s.h.home, "settings.yaml"), PROFILE(timeout));
+    const from = toolResults.length;
+    const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", s.cwd, "make", "the", "marker"], { env: s.env });
+    return { ...s, from, id: run.id as string };
+  }
+
+  async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
+    return until(async () => {
+      const list = await liData(["approvals"], { env });
+      return (list.approvals as any[]).find((a) => a.run === run && a.state === "pending");
+    }, 60_000);
+  }
+
+  test("through li: the request is recorded pending; li approve lets the tool run and the fake receives its real result", async () => {
+    const { env, cwd, from, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    expect(req).toMatchObject({ tool: "Bash", state: "pending" });
+    expect(JSON.parse(req.input)).toEqual(BASH);
+    expect((await jobStatus(env, id)).waiting_for).toBe(`approval ${req.id}`);
+    await liData(["approve", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("hello-from-bash"), isError: false });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+    const answered = (await liData(["approvals", "--all", "--run", id], { env })).approvals;
+    expect(answered).toEqual([expect.objectContaining({ id: req.id, state: "allowed", answered_by: expect.stringContaining("@") })]);
+  }, T);
+
+  test('through li: li deny --message "use the test script" reaches the model as the denial', async () => {
+    const { env, cwd, from, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["deny", req.id, "--message", "use the test script"], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("use the test script"), isError: true });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  test("through li: a request nobody answers expires at approval_timeout, denied with a message saying so", async () => {
+    const { env, cwd, from, id } = await askingRun(3);
+    const req = await pendingOf(env, id);
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    const got = resultSince(from);
+    expect(got.isError).toBe(true);
+    expect(got.text).toMatch(/no answer|timed out|expired|timeout/i);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    const late = await li(["--machine", "approve", req.id], { env });
+    expect(late.json.ok).toBe(false);
+    expect(JSON.stringify(late.json.error)).toMatch(/expired/);
+  }, T);
+});
+
+// The must-show on PostgreSQL: the run waits on host-a, a person on host-b answers it.
+describePostgres("on PostgreSQL, li approve from a second host", () => {
+  describeReal("the real claude waits on one host for an answer given on another", () => {
+    const store = useSharedStore(["host-a", "host-b"]);
+    let fake: FakeApi;
+    beforeAll(async () => (fake = await startAnthropic({ toolUse: { name: "Bash", input: BASH } })));
+    afterAll(() => fake?.close());
+
+    test("the request is pending on host-b, host-b's li approve lets the tool run on host-a, and the fake receives its real result", async () => {
+      const [a, b] = store().homes;
+      const cwd = path.join(a.home, "work");
+      fs.mkdirSync(cwd);
+      const envA = { ...a.env, ...claudeEnv(a.home, fake.url) };
+      fs.writeFileSync(path.join(a.home, "settings.yaml"), `profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n`);
+      const from = toolResults.length;
+      const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env: envA });
+      const req = await until(async () => (await liData(["approvals"], { env: b.env })).approvals.find((x: any) => x.run === run.id), 60_000);
+      expect(req).toMatchObject({ host: "host-a", tool: "Bash", state: "pending" });
+      const approved = await liData(["approve", req.id], { env: b.env });
+      expect(approved.approval).toMatchObject({ state: "allowed", answered_by: expect.stringMatching(/@host-b$/) });
+      expect(await untilStatus(a.env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed", host: "host-a" });
+      expect(resultSince(from)).toEqual({ text: expect.stringContaining("hello-from-bash"), isError: false });
+      expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+    }, T);
+  });
+});

@@ -1,0 +1,153 @@
+/*
+ * Unattended runs that can ask (issue 39), with the asking mock (mock/ask): a request is a record
+ * any host can answer; li approve / li deny answer it once; a rule, an earlier --for-run answer,
+ * the timeout or the run's end answer it otherwise. Runs on both stores (ON_BOTH_STORES).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseApprovalSettings } from "../src/config/approval-settings.js";
+import { MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
+import { li, liData, sleep, until } from "./helpers/li.js";
+import { detach, jobStatus, output, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
+
+const home = useHomes({ stopRuns: true });
+
+const ask = (tool: string, input: object) => `ask ${tool} ${JSON.stringify(input)}`;
+
+/** The run's requests, oldest first, as the store holds them. */
+const requests = (h: Home, run: string) => rows<any>(h, "SELECT * FROM approvals WHERE entity_id = ? ORDER BY asked_at, id", [run]);
+
+/** Waits until the run has `n` requests and the newest is pending; that one. */
+async function pendingNo(h: Home, run: string, n: number): Promise<any> {
+  return until(async () => {
+    const r = await requests(h, run);
+    return r.length === n && r[n - 1].state === "pending" ? r[n - 1] : null;
+  });
+}
+
+const consoleText = async (h: Home, id: string) => (await output(h.env, id)).output as string;
+
+test("ask → pending (waiting_for, li approvals, one notice) → li approve --for-run answers it and the run's next Bash; li deny --message reaches the agent", async () => {
+  const h = home();
+  const notices = path.join(h.home, "notices.jsonl");
+  fs.writeFileSync(
+    path.join(h.home, "settings.yaml"),
+    `notify:\n  on_terminal:\n    - {name: phone, exec: ["/usr/bin/tee", "-a", "${notices}"], kinds: [approval.requested]}\n  retry: {max_attempts: 3, backoff_seconds: 0.1}\n`,
+  );
+  const prompt = ["hello", ask("Bash", { command: "npm test" }), ask("Bash", { command: "npm run lint" }), ask("Write", { file_path: "x.txt" }), "bye"].join("\n");
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", prompt])).id;
+
+  const first = await pendingNo(h, run, 1);
+  expect(first).toMatchObject({ tool: "Bash", input: JSON.stringify({ command: "npm test" }), state: "pending", answered_by: null });
+  const job = await jobStatus(h.env, run);
+  expect([job.status, job.waiting_for]).toEqual(["running", `approval ${first.id}`]);
+  const listed = (await liData(["approvals"], { env: h.env })).approvals;
+  expect(listed.map((a: any) => [a.id, a.run, a.tool, a.state])).toEqual([[first.id, run, "Bash", "pending"]]);
+
+  // Bad input is refused and writes nothing: an unknown id, a message over the bound.
+  const unknown = await li(["--machine", "approve", "apr_0000000000zzzzzzzzzzzzzzzz"], { env: h.env });
+  expect([unknown.json.ok, unknown.json.error.kind]).toEqual([false, "not_found"]);
+  const long = await li(["--machine", "approve", first.id, "--message", "x".repeat(MAX_MESSAGE_BYTES + 1)], { env: h.env });
+  expect([long.json.ok, long.json.error.kind, long.json.error.detail.max]).toEqual([false, "invalid_input", MAX_MESSAGE_BYTES]);
+  expect((await requests(h, run))[0].state).toBe("pending");
+
+  const approved = (await liData(["approve", first.id.slice(0, 14), "--for-run", "--message", "fine"], { env: h.env })).approval;
+  expect(approved).toMatchObject({ id: first.id, state: "allowed", for_run: true, message: "fine", answered_by: expect.stringMatching(/^.+@.+$/) });
+
+  // The next Bash is answered by that --for-run answer: no person sees it pending; Write asks anew.
+  const third = await pendingNo(h, run, 3);
+  expect(third.tool).toBe("Write");
+  const second = (await requests(h, run))[1];
+  expect(second).toMatchObject({ tool: "Bash", state: "allowed", answered_by: approved.answered_by });
+  await liData(["deny", third.id, "--message", "use the test script"], { env: h.env });
+
+  expect((await terminal(h.env, run)).status).toBe("completed");
+  expect(await consoleText(h, run)).toBe(
+    ["hello", 'allowed Bash {"command":"npm test"}', 'allowed Bash {"command":"npm run lint"}', "denied Write use the test script", "bye", ""].join("\n"),
+  );
+  expect((await jobStatus(h.env, run)).waiting_for).toBeNull();
+
+  // One notice per request a person had to answer, with the exact commands that answer it.
+  const envelopes = await until(() => {
+    const l = fs.existsSync(notices) ? fs.readFileSync(notices, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x)) : [];
+    return l.length >= 2 ? l : null;
+  });
+  await sleep(500); // any duplicate would have arrived by now
+  const after = fs.readFileSync(notices, "utf8").split("\n").filter(Boolean).map((x) => JSON.parse(x));
+  expect(after).toEqual(envelopes);
+  expect(envelopes!.map((e: any) => [e.event, e.approval.id, e.commands.approve, e.commands.deny])).toEqual([
+    ["approval.requested", first.id, `li approve ${first.id}`, `li deny ${first.id}`],
+    ["approval.requested", third.id, `li approve ${third.id}`, `li deny ${third.id}`],
+  ]);
+});
+
+test("two answers at once: exactly one wins, the other is refused naming the state it found, and the agent gets the winner's", async () => {
+  const h = home();
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "make deploy" })])).id;
+  const req = await pendingNo(h, run, 1);
+  const [a, d] = await Promise.all([li(["--machine", "approve", req.id], { env: h.env }), li(["--machine", "deny", req.id, "--message", "no"], { env: h.env })]);
+  const results = [a.json, d.json];
+  expect(results.filter((r) => r.ok)).toHaveLength(1);
+  const winner = results.find((r) => r.ok).data.approval;
+  const loser = results.find((r) => !r.ok).error;
+  expect(loser.kind).toBe("conflict");
+  expect(loser.detail).toMatchObject({ id: req.id, state: winner.state });
+  expect(loser.message).toContain(`already ${winner.state}`);
+  await terminal(h.env, run);
+  expect(await consoleText(h, run)).toBe(winner.state === "allowed" ? 'allowed Bash {"command":"make deploy"}\n' : "denied Bash no\n");
+  expect((await requests(h, run)).map((r) => r.state)).toEqual([winner.state]);
+});
+
+test("a request nobody answers expires at --approval-timeout: recorded expired by the timeout, and the run goes on denied", async () => {
+  const h = home();
+  const run = (await detach(h.env, ["--approvals", "ask", "--approval-timeout", "2", "mock/ask", [ask("Bash", { command: "ls" }), "after"].join("\n")])).id;
+  expect((await terminal(h.env, run)).status).toBe("completed");
+  const [r] = await requests(h, run);
+  expect(r).toMatchObject({ state: "expired", answered_by: "timeout", message: expect.stringContaining("nobody answered within 2s") });
+  expect(await consoleText(h, run)).toMatch(/^denied Bash expired: nobody answered within 2s.*\nafter\n$/);
+  const late = await li(["--machine", "approve", r.id], { env: h.env });
+  expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
+});
+
+test("a worker killed -9 while waiting: after the reap its request is cancelled, and a late approve is refused naming that", async () => {
+  const h = home();
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "sleep 1" })])).id;
+  const req = await pendingNo(h, run, 1);
+  const { pid } = await jobStatus(h.env, run);
+  process.kill(pid, "SIGKILL");
+  const ended = await untilStatus(h.env, run, (j) => j.terminal);
+  expect(ended.status).toBe("lost");
+  const [r] = await requests(h, run);
+  expect(r).toMatchObject({ id: req.id, state: "cancelled", answered_by: "reap" });
+  const late = await li(["--machine", "approve", req.id], { env: h.env });
+  expect([late.json.ok, late.json.error.kind, late.json.error.detail.state]).toEqual([false, "conflict", "cancelled"]);
+  expect(late.json.error.message).toContain("cancelled");
+});
+
+test("rules in the user's settings answer first, recorded as rule:<n>, and no person sees them pending; a project file may not allow", async () => {
+  const h = home();
+  fs.writeFileSync(
+    path.join(h.home, "settings.yaml"),
+    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n`,
+  );
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", [ask("Bash", { command: "npm test" }), ask("Bash", { command: "rm -rf build" })].join("\n")])).id;
+  expect((await terminal(h.env, run)).status).toBe("completed");
+  expect((await requests(h, run)).map((r) => [r.state, r.answered_by])).toEqual([
+    ["allowed", "rule:0"],
+    ["denied", "rule:1"],
+  ]);
+  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\n$/);
+  expect((await liData(["approvals"], { env: h.env })).approvals).toEqual([]);
+  expect(() => parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "allow" }] }, "project")).toThrow(/a project file may only deny/);
+  expect(parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "deny" }] }, "project")).toHaveLength(1);
+});
+
+test("approvals: ask on a provider without a route is refused approvals_unsupported before any record", async () => {
+  const h = home();
+  for (const model of ["gemini/gemini-2.5-pro", "mock/echo"]) {
+    const r = await li(["--machine", "agent", "--detach", "--approvals", "ask", model, "hi"], { env: h.env });
+    expect([r.json.ok, r.json.error.kind, r.json.error.detail.code, r.json.error.detail.provider]).toEqual([false, "invalid_input", "approvals_unsupported", model.split("/")[0]]);
+    expect(r.json.error.message).toContain(model);
+  }
+  expect(await rows(h, "SELECT id FROM entities")).toEqual([]);
+});

@@ -1,0 +1,41 @@
+import { verb, type Verb } from "../../src/mcp/verb.js";
+import { nullable } from "../schemas.js";
+
+/**
+ * Delegates to `li approvals`: agents' permission requests, pending ones by default. Answering
+ * one (li approve / li deny) is a person's command, fenced (src/mcp/fence.ts): an agent never
+ * approves its own request, or anyone's.
+ */
+@verb({
+  id: "approval.list",
+  effects: [],
+  requiresFingerprint: false,
+  cliPath: ["approvals"],
+  summary: "permission requests",
+  result: {
+    type: "object",
+    required: ["approvals"],
+    properties: {
+      approvals: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["id", "run", "host", "tool", "input", "asked_at", "state"],
+          properties: {
+            id: { type: "string" },
+            run: { type: "string" },
+            host: { type: "string" },
+            tool: { type: "string" },
+            input: { type: "string" },
+            asked_at: { type: "string" },
+            state: { enum: ["pending", "allowed", "denied", "expired", "cancelled"] },
+            answered_by: nullable("string"),
+            answered_at: nullable("string"),
+            message: nullable("string"),
+          },
+        },
+      },
+    },
+  },
+})
+export class ApprovalList implements Verb {}
