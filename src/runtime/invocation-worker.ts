@@ -101,8 +101,6 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
-  const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
-  if (sandbox === false) return void (await finish("failed", "sandbox_failed", null));
   // approvals: ask: the agent's permission prompts come to this worker, which asks a person.
   let asking: Awaited<ReturnType<typeof startAsking>> = null;
   try {
@@ -111,6 +109,12 @@ export async function run(store: Store, id: string): Promise<void> {
     end.log(`could not open the approval channel: ${err?.message ?? err}`);
   }
   if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
+  // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
+  const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  if (sandbox === false) {
+    void asking?.close();
+    return void (await finish("failed", "sandbox_failed", null));
+  }
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     // A plain-text provider writes its console itself; a structured one is read and rendered.

@@ -13,6 +13,7 @@ import { sandboxLayout, type GitLayout } from "./layout.js";
 import { providerHosts } from "./hosts.js";
 import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
+import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -93,7 +94,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     provider,
     home: env.HOME || os.homedir(),
     liHome: liHome(),
-    readable: [path.join(e.run_dir!, "prompt.txt"), sock],
+    // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too.
+    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : [])],
     reopened: [],
     unreadable,
     settings,
