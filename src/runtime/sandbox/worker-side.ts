@@ -33,7 +33,8 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   let sandbox: Sandbox;
   try {
     const { prepareSandbox } = await import("./run.js");
-    sandbox = await prepareSandbox(e, cwd, provider, env);
+    // As recorded now: an isolated run's worktree and branch were written after the worker began.
+    sandbox = await prepareSandbox((await store.get(e.id)) ?? e, cwd, provider, env);
   } catch (err: any) {
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
     return false;
