@@ -10,7 +10,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { git, makeRepo } from "./helpers/git-repos.js";
-import { events, terminal, useHomes, type Home } from "./helpers/fixtures.js";
+import { events, rows, terminal, useHomes, type Home } from "./helpers/fixtures.js";
 import { startDaemon, startedDaemons } from "./helpers/hosts.js";
 import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
 
@@ -223,6 +223,29 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     const end = (await events(w.h, r.id)).find((e) => e.to_status === "failed")!;
     expect(JSON.parse(end.detail as unknown as string)).toMatchObject({ host: "bare-box", missing: "bubblewrap", remedy: expect.stringContaining("apt-get install bubblewrap") });
   }, 60_000);
+
+  test.each([
+    ["an unknown mode", "sandbox: sealed\n", "sandbox"],
+    ["an unknown default", "sandbox:\n  default: strict\n", "sandbox.default"],
+    ["a relative allow_write path", "sandbox:\n  allow_write: [cache]\n", "sandbox.allow_write[0]"],
+    ["a missing allow_write path", "sandbox:\n  allow_write: [/nonexistent/li-sandbox]\n", "sandbox.allow_write[0]"],
+    ["a malformed host pattern", "sandbox:\n  allow_hosts: [\"http://x.example.com/\"]\n", "sandbox.allow_hosts[0]"],
+    ["a wildcard in the middle", "sandbox:\n  allow_hosts: [\"api.*.com\"]\n", "sandbox.allow_hosts[0]"],
+  ])("settings with %s are invalid_input naming the field, and nothing is written", async (_what, yaml, field) => {
+    const h: Home = homes();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), yaml);
+    const r = await li(["--machine", "agent", "--sandbox", "workspace", "mock/echo", "hi"], { env: h.env, cwd: os.tmpdir() });
+    expect(r.json).toMatchObject({ ok: false, error: { kind: "invalid_input", detail: { key: field } } });
+    expect(await rows(h, "SELECT id FROM entities")).toEqual([]);
+  });
+
+  test("the shorthand `sandbox: workspace` and a full block with a wildcard host and deny_read are accepted", async () => {
+    const h: Home = homes();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "sandbox: workspace\n");
+    expect((await li(["--machine", "agent", "mock/echo", "hi"], { env: h.env, cwd: os.tmpdir() })).json).toMatchObject({ ok: true });
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  default: off\n  allow_write: [${os.tmpdir()}]\n  allow_hosts: ["*.example.com", "127.0.0.1:8080", "[::1]:9"]\n  deny_read: [/srv/secret]\n`);
+    expect((await li(["--machine", "agent", "mock/echo", "hi"], { env: h.env, cwd: os.tmpdir() })).json).toMatchObject({ ok: true });
+  });
 
   test("mock/hostile is refused where the test switch is not set", async () => {
     const h: Home = homes();
