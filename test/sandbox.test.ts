@@ -225,17 +225,18 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
   }, 60_000);
 
   test.each([
-    ["an unknown mode", "sandbox: sealed\n", "sandbox"],
-    ["an unknown default", "sandbox:\n  default: strict\n", "sandbox.default"],
-    ["a relative allow_write path", "sandbox:\n  allow_write: [cache]\n", "sandbox.allow_write[0]"],
-    ["a missing allow_write path", "sandbox:\n  allow_write: [/nonexistent/li-sandbox]\n", "sandbox.allow_write[0]"],
-    ["a malformed host pattern", "sandbox:\n  allow_hosts: [\"http://x.example.com/\"]\n", "sandbox.allow_hosts[0]"],
-    ["a wildcard in the middle", "sandbox:\n  allow_hosts: [\"api.*.com\"]\n", "sandbox.allow_hosts[0]"],
-  ])("settings with %s are invalid_input naming the field, and nothing is written", async (_what, yaml, field) => {
+    ["an unknown mode", "sandbox: sealed\n", "sandbox", "expected one of workspace, off"],
+    ["an unknown default", "sandbox:\n  default: strict\n", "sandbox.default", "expected one of workspace, off"],
+    ["a relative allow_write path", "sandbox:\n  allow_write: [cache]\n", "sandbox.allow_write[0]", "expected an absolute path"],
+    ["a missing allow_write path", "sandbox:\n  allow_write: [/nonexistent/li-sandbox]\n", "sandbox.allow_write[0]", "does not exist"],
+    ["a malformed host pattern", "sandbox:\n  allow_hosts: [\"http://x.example.com/\"]\n", "sandbox.allow_hosts[0]", "expected a host pattern"],
+    ["a wildcard in the middle", "sandbox:\n  allow_hosts: [\"api.*.com\"]\n", "sandbox.allow_hosts[0]", "expected a host pattern"],
+  ])("settings with %s are invalid_input naming the field, and nothing is written", async (_what, yaml, field, says) => {
     const h: Home = homes();
     fs.writeFileSync(path.join(h.home, "settings.yaml"), yaml);
     const r = await li(["--machine", "agent", "--sandbox", "workspace", "mock/echo", "hi"], { env: h.env, cwd: os.tmpdir() });
     expect(r.json).toMatchObject({ ok: false, error: { kind: "invalid_input", detail: { key: field } } });
+    expect(r.json.error.message).toContain(says);
     expect(await rows(h, "SELECT id FROM entities")).toEqual([]);
   });
 
