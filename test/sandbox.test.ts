@@ -10,7 +10,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { git, makeRepo } from "./helpers/git-repos.js";
-import { events, rows, terminal, useHomes, type Home } from "./helpers/fixtures.js";
+import { events, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
 import { startDaemon, startedDaemons } from "./helpers/hosts.js";
 import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
 
@@ -142,6 +142,9 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     expect(paths(d.hosts)).toEqual([`127.0.0.1:${closed}`]);
     expect(d.total).toBeGreaterThanOrEqual(10);
     expect(d.dropped).toBe(0);
+    // And the audit log's end says how many.
+    const end = (await events(h, r.id)).find((e) => e.to_status === "completed")!;
+    expect(JSON.parse(end.detail!)).toMatchObject({ sandbox_refused: d.total });
 
     // The agent's commit and its file are the run's change, on its branch.
     expect(git(repo, "show", `li/${r.id}:inside.txt`)).toBe("the agent's own work");
@@ -210,6 +213,20 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     });
     expect(answered).toBe(false);
   }, 90_000);
+
+  test("li kill of a sandboxed run: what it refused while running is on the record, and nothing of it is left", async () => {
+    const { env, markers } = world();
+    const marker = path.join(markers, "bg-li-kill");
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `write /etc/li-sandbox-test x\nspawn-bg ${marker}\nsleep 60`], { env, cwd: os.tmpdir() });
+    // Written while it runs: seen before any end.
+    const seen = await untilStatus(env, r.id, (j) => j.sandbox?.denials?.total >= 1, 30_000);
+    expect(seen.status).toBe("running");
+    await liData(["kill", r.id], { env });
+    const done = await terminal(env, r.id);
+    expect(done).toMatchObject({ status: "cancelled", sandbox: { denials: { writes: [{ path: "/etc/li-sandbox-test", count: 1 }] } } });
+    await until(() => liveMembers(seen.pgid).length === 0 && mentioning(marker).length === 0, 15_000);
+    expect(fs.existsSync("/etc/li-sandbox-test")).toBe(false);
+  }, 60_000);
 
   test("a host that cannot sandbox ends a run placed on it failed with sandbox_unavailable, naming the host and what it lacks; the agent never starts", async () => {
     const w = world();
