@@ -240,8 +240,8 @@ describePostgres("two hosts on PostgreSQL: each says whether it can sandbox", ()
         const by = Object.fromEntries(l.hosts.map((x: any) => [x.host, x]));
         return by["can-host"]?.sandbox && by["cannot-host"]?.sandbox ? by : null;
       }, 30000);
-      expect(listed["can-host"].sandbox).toMatchObject({ ok: true });
-      expect(listed["cannot-host"].sandbox).toMatchObject({ ok: false, missing: "bubblewrap", remedy: expect.stringContaining("apt-get install") });
+      expect(listed!["can-host"].sandbox).toMatchObject({ ok: true });
+      expect(listed!["cannot-host"].sandbox).toMatchObject({ ok: false, missing: "bubblewrap", remedy: expect.stringContaining("apt-get install") });
       expect((await li(["host", "list"], { env: able.env })).stdout).toContain("cannot-host cannot sandbox a run (bubblewrap is missing)");
 
       // Accepted where it is submitted (placed: the host that runs it decides), refused there.

@@ -20,7 +20,7 @@ import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
-import { sandboxUnavailable, startSandbox } from "./sandbox/worker-side.js";
+import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -56,8 +56,11 @@ export async function run(store: Store, id: string): Promise<void> {
   const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
   const end = new RunEnd(store, e);
 
+  // A sandboxed run's end says in the audit log how many calls its sandbox refused.
+  let sandbox: RunSandbox | null = null;
+  const refused = () => (sandbox ? { sandbox_refused: sandbox.result().denials.total } : {});
   const finish = (to: "completed" | "failed" | "timed_out", cause: string, exit_code: number | null, detail?: Record<string, unknown>, result?: StreamEnd) =>
-    end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail });
+    end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail: sandbox ? { ...detail, ...refused() } : detail });
 
   let launch: LaunchSpec;
   let provider: Provider;
@@ -99,8 +102,9 @@ export async function run(store: Store, id: string): Promise<void> {
   if (typeof e.spec.fanout_worker === "number") env.LI_FANOUT_WORKER = String(e.spec.fanout_worker);
   // A resumed session's provider may report running totals: the parser takes off what came before.
   const baseline = structured ? await resumeBaseline(store, e, provider, env) : null;
-  const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
-  if (sandbox === false) return void (await finish("failed", "sandbox_failed", null));
+  const started = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  if (started === false) return void (await finish("failed", "sandbox_failed", null));
+  sandbox = started;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     // A plain-text provider writes its console itself; a structured one is read and rendered.
