@@ -185,6 +185,13 @@ describe("li mcp --sandbox workspace is a floor", () => {
       expect(await sandboxOf(profiled.id)).toBe("workspace");
       const flow = await m.submit("flow.submit", { model: "mock/echo", prompt: "hi", ...placed });
       expect(await sandboxOf(flow.id)).toBe("workspace");
+      // A schedule made under the floor keeps it for every fire, though the fire runs without it.
+      await m.submit("schedule.create", { name: "floored", every: "1h", ...placed, action: ["mock/echo", "hi"] });
+      const fired = await liData(["schedule", "trigger", "floored"], { env: h.env, cwd: dir });
+      expect(await sandboxOf(fired.id)).toBe("workspace");
+      await m.submit("schedule.create", { name: "floored-fanout", every: "1h", action: ["fanout", "-n", "1", "--host", "elsewhere", "--allow-new-host", "--cwd", "/", "--model", "mock/echo", "hi"] });
+      const firedFan = await liData(["schedule", "trigger", "floored-fanout"], { env: h.env, cwd: dir });
+      expect(await sandboxOf(firedFan.id)).toBe("workspace");
     } finally {
       await m.close();
     }
@@ -240,8 +247,8 @@ describePostgres("two hosts on PostgreSQL: each says whether it can sandbox", ()
         const by = Object.fromEntries(l.hosts.map((x: any) => [x.host, x]));
         return by["can-host"]?.sandbox && by["cannot-host"]?.sandbox ? by : null;
       }, 30000);
-      expect(listed["can-host"].sandbox).toMatchObject({ ok: true });
-      expect(listed["cannot-host"].sandbox).toMatchObject({ ok: false, missing: "bubblewrap", remedy: expect.stringContaining("apt-get install") });
+      expect(listed!["can-host"].sandbox).toMatchObject({ ok: true });
+      expect(listed!["cannot-host"].sandbox).toMatchObject({ ok: false, missing: "bubblewrap", remedy: expect.stringContaining("apt-get install") });
       expect((await li(["host", "list"], { env: able.env })).stdout).toContain("cannot-host cannot sandbox a run (bubblewrap is missing)");
 
       // Accepted where it is submitted (placed: the host that runs it decides), refused there.

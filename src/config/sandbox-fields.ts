@@ -53,16 +53,16 @@ export function parseSandboxSettings(file: string, v: unknown): SandboxSettings 
   if (typeof v === "string") return { ...NO_SANDBOX_SETTINGS, default: mode(file, "sandbox", v) };
   const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read"]);
   const abs = (kind: "allow_write" | "deny_read") => (p: string, k: string) => {
-    if (!path.isAbsolute(p)) fail(file, `sandbox.${k}`, `expected an absolute path, got ${JSON.stringify(p)}`);
+    if (!path.isAbsolute(p)) fail(file, k, `expected an absolute path, got ${JSON.stringify(p)}`);
     // A writable path that does not exist would be made by nobody: bubblewrap binds existing paths only.
-    if (kind === "allow_write" && !fs.existsSync(p)) fail(file, `sandbox.${k}`, `${p} does not exist`);
+    if (kind === "allow_write" && !fs.existsSync(p)) fail(file, k, `${p} does not exist`);
     return path.normalize(p).replace(/(.)\/+$/, "$1");
   };
   return {
     default: s.default === undefined || s.default === null ? null : mode(file, "sandbox.default", s.default),
     allow_write: list(file, "sandbox.allow_write", s.allow_write, abs("allow_write")),
     allow_hosts: list(file, "sandbox.allow_hosts", s.allow_hosts, (h, k) => {
-      if (!validHostPattern(h)) fail(file, `sandbox.${k}`, `expected a host pattern such as api.example.com, *.example.com or host:8443, got ${JSON.stringify(h)}`);
+      if (!validHostPattern(h)) fail(file, k, `expected a host pattern such as api.example.com, *.example.com or host:8443, got ${JSON.stringify(h)}`);
       return h.toLowerCase();
     }),
     deny_read: list(file, "sandbox.deny_read", s.deny_read, abs("deny_read")),

@@ -22,7 +22,7 @@ import { SpendSink } from "./spend-sink.js";
 import { startAsking } from "./approvals/worker-asks.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
-import { sandboxUnavailable, startSandbox } from "./sandbox/worker-side.js";
+import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -58,8 +58,11 @@ export async function run(store: Store, id: string): Promise<void> {
   const out = fs.openSync(path.join(dir, "console.log"), "a", 0o600);
   const end = new RunEnd(store, e);
 
+  // A sandboxed run's end says in the audit log how many calls its sandbox refused.
+  let sandbox: RunSandbox | null = null;
+  const refused = () => (sandbox ? { sandbox_refused: sandbox.result().denials.total } : {});
   const finish = (to: "completed" | "failed" | "timed_out", cause: string, exit_code: number | null, detail?: Record<string, unknown>, result?: StreamEnd) =>
-    end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail });
+    end.finish(to, cause, { patch: { exit_code, ...resultPatch(result ?? null) }, detail: sandbox ? { ...detail, ...refused() } : detail });
 
   let launch: LaunchSpec;
   let provider: Provider;
@@ -110,11 +113,12 @@ export async function run(store: Store, id: string): Promise<void> {
   }
   if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
   // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
-  const sandbox = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
-  if (sandbox === false) {
+  const started = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  if (started === false) {
     void asking?.close();
     return void (await finish("failed", "sandbox_failed", null));
   }
+  sandbox = started;
   await new Promise<void>((resolve, reject) => {
     const settle = (ending: Promise<unknown>) => ending.then(() => resolve(), reject);
     // A plain-text provider writes its console itself; a structured one is read and rendered.

@@ -26,6 +26,8 @@ export function sandboxUnavailable(e: Entity, out: number): { host: string; miss
   return { host: thisHost(), missing: s.missing, remedy: s.remedy, error };
 }
 
+const LIVE_MS = 1000;
+
 export type RunSandbox = Sandbox & { record(): Promise<void> };
 
 /** The sandbox for `e`'s provider, or false when it could not be built (said on the console). */
@@ -33,17 +35,30 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   let sandbox: Sandbox;
   try {
     const { prepareSandbox } = await import("./run.js");
-    sandbox = await prepareSandbox(e, cwd, provider, env);
+    // As recorded now: an isolated run's worktree and branch were written after the worker began.
+    sandbox = await prepareSandbox((await store.get(e.id)) ?? e, cwd, provider, env);
   } catch (err: any) {
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
     return false;
   }
   let recorded: Promise<void> | null = null;
+  // Written while the run goes on too, at most once a second and only when something new was
+  // refused: a person sees an attempt as it happens, and a run ended by li kill (whose record the
+  // killer ends, so its worker cannot write after) keeps what was refused until then.
+  let written = 0;
+  const live = setInterval(() => {
+    const d = sandbox.result().denials;
+    if (d.total === written) return;
+    written = d.total;
+    store.annotate(e.id, { spec: { sandbox_denials: d } }).catch(() => false);
+  }, LIVE_MS);
+  live.unref();
   return {
     ...sandbox,
     // Once, from whichever end comes first (the provider's exit, a deadline, a budget stop).
     record: () =>
       (recorded ??= (async () => {
+        clearInterval(live);
         const r = sandbox.result();
         sandbox.close();
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
