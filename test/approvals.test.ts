@@ -41,6 +41,10 @@ test("ask → pending (waiting_for, li approvals, one notice) → li approve --f
   expect(first).toMatchObject({ tool: "Bash", input: JSON.stringify({ command: "npm test" }), state: "pending", answered_by: null });
   const job = await jobStatus(h.env, run);
   expect([job.status, job.waiting_for]).toEqual(["running", `approval ${first.id}`]);
+  // li wait names what the run waits for in its progress (one JSON line per look under LI_PROGRESS_JSON).
+  const waited = await li(["--machine", "wait", run, "--max-wait-seconds", "0.3", "--poll-interval-seconds", "0.1"], { env: { ...h.env, LI_PROGRESS_JSON: "1" } });
+  const looks = waited.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).li_progress);
+  expect(looks[0].waiting_for).toEqual({ [run]: `approval ${first.id}` });
   const listed = (await liData(["approvals"], { env: h.env })).approvals;
   expect(listed.map((a: any) => [a.id, a.run, a.tool, a.state])).toEqual([[first.id, run, "Bash", "pending"]]);
 
