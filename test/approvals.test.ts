@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
-import { MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
+import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
 import { detach, jobStatus, output, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
 
@@ -132,15 +132,25 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   const h = home();
   fs.writeFileSync(
     path.join(h.home, "settings.yaml"),
-    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n`,
+    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n    - {tool: Write, answer: deny}\n`,
   );
-  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", [ask("Bash", { command: "npm test" }), ask("Bash", { command: "rm -rf build" })].join("\n")])).id;
+  // A secret li knows of (a credential-like variable of the agent's environment) is masked in the record, and the input bounded.
+  const secret = "s3cr3t-value-of-the-token";
+  const env = { ...h.env, DEPLOY_TOKEN: secret };
+  const big = { token: secret, content: "x".repeat(MAX_INPUT_BYTES * 2) };
+  const prompt = [ask("Bash", { command: "npm test" }), ask("Bash", { command: "rm -rf build" }), ask("Write", big)].join("\n");
+  const run = (await detach(env, ["--approvals", "ask", "mock/ask", prompt])).id;
   expect((await terminal(h.env, run)).status).toBe("completed");
-  expect((await requests(h, run)).map((r) => [r.state, r.answered_by])).toEqual([
+  const recorded = await requests(h, run);
+  expect(recorded.map((r) => [r.state, r.answered_by])).toEqual([
     ["allowed", "rule:0"],
     ["denied", "rule:1"],
+    ["denied", "rule:2"],
   ]);
-  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\n$/);
+  expect(Buffer.byteLength(recorded[2].input)).toBeLessThanOrEqual(MAX_INPUT_BYTES);
+  expect(recorded[2].input).not.toContain(secret);
+  expect(JSON.parse(recorded[2].input)).toMatchObject({ truncated: true, head: expect.stringContaining('"token":"***"') });
+  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\ndenied Write denied by rule 2 of .*\n$/);
   expect((await liData(["approvals"], { env: h.env })).approvals).toEqual([]);
   // A fan-out's workers ask too (--approvals on li o fanout reaches each worker's run).
   const ses = (await liData(["o", "fanout", "--detach", "--approvals", "ask", "--model", "mock/ask", "--num-workers", "1", ask("Bash", { command: "npm run lint" })], { env: h.env })).id;
