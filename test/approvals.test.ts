@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
 import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
-import { detach, jobStatus, output, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
+import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 
 const home = useHomes({ stopRuns: true });
 
@@ -111,6 +111,20 @@ test("a request nobody answers expires at --approval-timeout: recorded expired b
   expect(await consoleText(h, run)).toMatch(/^denied Bash expired: nobody answered within 2s.*\nafter\n$/);
   const late = await li(["--machine", "approve", r.id], { env: h.env });
   expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
+});
+
+test("a store that refuses the request's write: the worker retries, and the request is recorded and answered once the store takes it", async () => {
+  const h = home();
+  await withStore(h, (s) => refuseWrites(s, { name: "no_approvals", table: "approvals", event: "INSERT", action: "abort", message: "store away" }));
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "npm test" })])).id;
+  const log = path.join(h.home, "runs", run, "worker.log");
+  await until(() => fs.existsSync(log) && fs.readFileSync(log, "utf8").includes("recording the approval request failed, retrying"));
+  expect(await requests(h, run)).toEqual([]);
+  await withStore(h, (s) => allowWrites(s, "no_approvals", "approvals"));
+  const req = await pendingNo(h, run, 1);
+  await liData(["approve", req.id], { env: h.env });
+  await terminal(h.env, run);
+  expect(await consoleText(h, run)).toBe('allowed Bash {"command":"npm test"}\n');
 });
 
 test("a worker killed -9 while waiting: after the reap its request is cancelled, and a late approve is refused naming that", async () => {
