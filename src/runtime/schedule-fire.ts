@@ -78,6 +78,8 @@ export async function prepareRun(row: ScheduleRow): Promise<Prepared> {
     ...(stored.isolate ? { isolation: stored.isolate } : {}),
     // The --sandbox its action named (or its creator's floor); else the profile and settings decide at each fire.
     ...(stored.sandbox_asked ? { sandbox_kept: stored.sandbox_asked } : {}),
+    // approvals: ask as recorded at create (and refused now if the provider lost its route).
+    ...(stored.approvals === "ask" ? { approvals: { mode: "ask" as const, timeout_seconds: stored.approval_timeout_seconds } } : {}),
   };
   const v = validateAgentRequest(req, settingsDir);
   const { queue: _q, place: _p, isolate: _i, sandbox_asked: _s, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;

@@ -4,6 +4,7 @@ import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, intIn, runTime
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
 import { addIsolateOptions, type IsolateOptions } from "./isolate-options.js";
+import { addApprovalOptions, type ApprovalOptions } from "./approval-options.js";
 import { addProfileOption } from "./profile-options.js";
 import { addSandboxOption, type SandboxOptions } from "./sandbox-options.js";
 
@@ -13,7 +14,7 @@ import { addSandboxOption, type SandboxOptions } from "./sandbox-options.js";
  */
 
 /** Options every session-running command (o flow, o fanout, play) shares. */
-export interface SessionOptions extends IsolateOptions, SandboxOptions {
+export interface SessionOptions extends IsolateOptions, SandboxOptions, ApprovalOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -52,6 +53,7 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   addIsolateOptions(cmd, "a flow (all its steps) or each fan-out worker");
   addSandboxOption(cmd, "every run it starts (planner, steps, synthesis)");
+  addApprovalOptions(cmd, "every step or worker");
   return addEndpointOption(cmd);
 }
 

@@ -19,6 +19,7 @@ import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { detachOrFollow } from "../follow-run.js";
 import { isolationChoice } from "../builders/isolate-options.js";
 import { sandboxChoice } from "../builders/sandbox-options.js";
+import { approvalChoice } from "../builders/approval-options.js";
 import { say } from "../run-status.js";
 
 export { addSessionOptions, type SessionOptions };
@@ -143,6 +144,7 @@ export async function sessionRequest(mode: SessionMode, words: string[], opts: S
     ...(opts.host !== undefined ? { place: opts.host } : {}),
     isolation: isolationChoice(opts),
     ...sandboxChoice(opts),
+    approvals: approvalChoice(opts),
   };
 }
 

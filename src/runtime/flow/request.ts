@@ -20,6 +20,7 @@ import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../config/profiles.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "../sandbox/choice.js";
+import { approvalSpec, type ApprovalSpec } from "../approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "../worktree/isolation.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
@@ -56,6 +57,8 @@ export interface SessionRequest {
   isolation?: IsolationChoice;
   /** --sandbox for every run of the session; unset: the session's profile, else the settings default. */
   sandbox?: SandboxMode;
+  /** --approvals and --approval-timeout, for every step or worker (the session's profile may ask too). */
+  approvals?: { mode?: "ask" | "off"; timeout_seconds?: number };
 }
 
 export interface SessionSpec {
@@ -83,6 +86,8 @@ export interface SessionSpec {
   sandbox?: SandboxMode;
   /** Profiles of steps that raise their own runs to workspace when the session's mode is off by default. */
   sandbox_profiles?: string[];
+  /** approvals: ask for its steps or workers (each must run a model with a route); absent or null: off. */
+  approvals?: ApprovalSpec | null;
 }
 
 export interface PreparedSession {
@@ -206,6 +211,10 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   }
   // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
   const used = bridge.endpointUsed([...seen], req.endpoint);
+  // Every model a step or worker may run must have a route; a model-planned flow's are its pool.
+  const stepModels = plan ? plan.steps.map((s) => s.model!) : plannerPool({ model, workers });
+  let approvals: ApprovalSpec | null = null;
+  for (const m of stepModels.filter((m) => profileRef(m) === null)) approvals = approvalSpec(parseModelSpec(m), req.approvals, fallbackProfile) ?? approvals;
   const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate, req.settings_dir ?? process.cwd());
   const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
   const settingsDir = req.settings_dir ?? process.cwd();
@@ -234,6 +243,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       isolation: isolated?.spec ?? null,
       sandbox,
       ...(raising.length ? { sandbox_profiles: raising } : {}),
+      ...(approvals ? { approvals } : {}),
     },
     note: isolated?.note ?? null,
   };
