@@ -1,0 +1,51 @@
+/**
+ * Issues 38 and 39 together: a contained run that asks. Its worker's approval channel is a socket
+ * under $LI_HOME, which the sandbox hides; the sandbox shows that one socket through, so the agent's
+ * request reaches a person, and the answer (allow or deny with a message) reaches the agent.
+ */
+import { execFileSync } from "node:child_process";
+import { detach, output, rows, terminal, useHomes } from "./helpers/fixtures.js";
+import { liData, until } from "./helpers/li.js";
+
+function hasBwrap(): boolean {
+  try {
+    execFileSync("bwrap", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const can = hasBwrap();
+if (!can && process.env.LI_TEST_REQUIRE_SANDBOX) throw new Error("LI_TEST_REQUIRE_SANDBOX is set but bwrap is not on PATH: apt-get install bubblewrap socat strace");
+const describeSandbox = can ? describe : describe.skip;
+
+describeSandbox("a sandboxed run that asks", () => {
+  const home = useHomes({ stopRuns: true });
+
+  test("its requests reach li through the sandbox: one allowed, one denied with a message, and the sandbox refused neither", async () => {
+    const h = home();
+    const prompt = ['ask Bash {"command":"npm test"}', 'ask Write {"file_path":"x.txt"}'].join("\n");
+    const run = (await detach(h.env, ["--sandbox", "workspace", "--approvals", "ask", "mock/ask", prompt])).id;
+    /** The run's n-th request, once it is there and pending. */
+    const pending = (n: number) =>
+      until(async () => {
+        const r = await rows<any>(h, "SELECT id, tool, state FROM approvals WHERE entity_id = ? ORDER BY asked_at, id", [run]);
+        return r.length === n && r[n - 1].state === "pending" ? r[n - 1] : null;
+      });
+    const first = await pending(1);
+    expect((await liData(["job", "status", run], { env: h.env })).jobs[0].waiting_for).toBe(`approval ${first.id}`);
+    expect(first.tool).toBe("Bash");
+    expect((await liData(["approve", first.id], { env: h.env })).approval.state).toBe("allowed");
+    const second = await pending(2);
+    expect(second.tool).toBe("Write");
+    expect((await liData(["deny", second.id, "--message", "use the test script"], { env: h.env })).approval.state).toBe("denied");
+
+    const end = await terminal(h.env, run);
+    expect(end.status).toBe("completed");
+    const text = (await output(h.env, run)).output as string;
+    expect(text).toContain('allowed Bash {"command":"npm test"}');
+    expect(text).toContain("denied Write use the test script");
+    expect(end.sandbox.mode).toBe("workspace");
+    expect(JSON.stringify(end.sandbox.denials)).not.toContain("approval");
+  });
+});
