@@ -4,6 +4,7 @@
  * request reaches a person, and the answer (allow or deny with a message) reaches the agent.
  */
 import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import { detach, output, rows, terminal, useHomes } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
 
@@ -23,7 +24,11 @@ describeSandbox("a sandboxed run that asks", () => {
   const home = useHomes({ stopRuns: true });
 
   test("its requests reach li through the sandbox: one allowed, one denied with a message, and the sandbox refused neither", async () => {
-    const h = home();
+    // A short $LI_HOME, so the channel's socket is in the run's directory there (a long one puts it
+    // in the system's tmp, which the sandbox does not hide).
+    const short = fs.mkdtempSync("/tmp/li-");
+    const h = { ...home(), home: short };
+    h.env = { ...h.env, LI_HOME: short };
     const prompt = ['ask Bash {"command":"npm test"}', 'ask Write {"file_path":"x.txt"}'].join("\n");
     const run = (await detach(h.env, ["--sandbox", "workspace", "--approvals", "ask", "mock/ask", prompt])).id;
     /** The run's n-th request, once it is there and pending. */
@@ -47,5 +52,6 @@ describeSandbox("a sandboxed run that asks", () => {
     expect(text).toContain("denied Write use the test script");
     expect(end.sandbox.mode).toBe("workspace");
     expect(JSON.stringify(end.sandbox.denials)).not.toContain("approval");
+    fs.rmSync(short, { recursive: true, force: true });
   });
 });
