@@ -91,6 +91,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     tree,
     tmpDir,
     provider,
+    env,
     home: env.HOME || os.homedir(),
     liHome: liHome(),
     readable: [path.join(e.run_dir!, "prompt.txt"), sock],
