@@ -103,7 +103,9 @@ export function sandboxLayout(i: LayoutInput): Layout {
   const moved = i.env[STATE_VARS[i.provider] ?? ""];
   if (moved && path.isAbsolute(moved)) writable.push(moved);
   const readOnly: string[] = [...i.readable];
-  const hidden = [i.liHome, ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
+  // /run holds the host's service sockets (docker's among them): a Unix socket is no network the
+  // proxy sees, and a read-only mount does not stop a connect.
+  const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
   for (const [p, files] of Object.entries(PROVIDER_STATE)) if (p !== i.provider) hidden.push(...files.map((f) => path.join(home, f)));
   if (i.git) {
     const g = gitRules(i.git);
