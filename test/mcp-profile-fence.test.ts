@@ -24,8 +24,12 @@ const shared = sharedMcp((home) => {
   );
 });
 
-/** Parameters that would grant a run more than a profile does, in every spelling a schema could use. */
-const FENCED = ["permission_mode", "allowed_tools", "allowedtools", "disallowed_tools", "tools", "mcp_config", "strict_mcp_config", "dangerously_skip_permissions", "sandbox", "approval_mode", "system_prompt", "append_system_prompt", "env"];
+/**
+ * Parameters that would grant a run more than a profile does, in every spelling a schema could use.
+ * Not `sandbox`: li's own (workspace|off, issue 38) only ever narrows a run, and a provider's
+ * sandbox mode stays a profile's (permission_mode, approval_mode).
+ */
+const FENCED = ["permission_mode", "allowed_tools", "allowedtools", "disallowed_tools", "tools", "mcp_config", "strict_mcp_config", "dangerously_skip_permissions", "approval_mode", "system_prompt", "append_system_prompt", "env"];
 
 test("no verb's schema carries a permission, tool, MCP config, prompt or env parameter; profile.list and profile.show are read verbs", async () => {
   const catalog = (await shared.m.call({ help: true })).catalog;
@@ -42,6 +46,8 @@ test("no verb's schema carries a permission, tool, MCP config, prompt or env par
   // What a caller may send instead: a profile's name, and limits that only lower.
   const agent = (await shared.m.call({ help: "agent.submit" })).schema.properties;
   expect(Object.keys(agent)).toEqual(expect.arrayContaining(["profile", "max_turns", "max_budget_usd", "resume"]));
+  // li's sandbox: its two modes only, no provider's mode (danger-full-access) passes through it.
+  expect(agent.sandbox.enum).toEqual(["workspace", "off"]);
 });
 
 test("a caller chooses a profile; what it grants comes from settings, and it is visible without its env values", async () => {

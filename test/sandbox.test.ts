@@ -140,6 +140,9 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     );
     expect(paths(d.reads)).toEqual(expect.arrayContaining([`${h.home}/settings.yaml`, `${home}/.ssh/id_ed25519`]));
     expect(paths(d.hosts)).toEqual([`127.0.0.1:${closed}`]);
+    // The worktree lies under $LI_HOME, which is hidden: what failed inside it (git probing for
+    // files it may lack) is no refusal. Only its read-only `.git` is.
+    expect([...paths(d.writes), ...paths(d.reads)].filter((p) => p!.startsWith(wt + "/"))).toEqual([`${wt}/.git`]);
     expect(d.total).toBeGreaterThanOrEqual(10);
     expect(d.dropped).toBe(0);
     // And the audit log's end says how many.

@@ -27,6 +27,8 @@ export interface LayoutInput {
   tree: string;
   tmpDir: string;
   provider: string;
+  /** The provider's environment, for a state directory li or the person moved (CLAUDE_CONFIG_DIR, CODEX_HOME). */
+  env: NodeJS.ProcessEnv;
   home: string;
   liHome: string;
   /** Files inside hidden directories the agent still reads (its prompt, the proxy's socket). */
@@ -52,6 +54,9 @@ const PROVIDER_STATE: Record<string, string[]> = {
   codex: [".codex"],
   gemini: [".gemini"],
 };
+
+/** Variables that move a provider's state directory elsewhere. */
+const STATE_VARS: Record<string, string> = { claude: "CLAUDE_CONFIG_DIR", codex: "CODEX_HOME" };
 
 /** Credentials no agent reads, whatever its provider. */
 const SECRETS = [".ssh", ".aws", ".config/gcloud", ".docker", ".netrc", ".pgpass", ".kube", ".gnupg", ".git-credentials", ".config/gh"];
@@ -95,8 +100,12 @@ export function sandboxLayout(i: LayoutInput): Layout {
   const home = i.home;
   const writable = [i.tree, i.tmpDir, ...i.reopened, ...i.settings.allow_write];
   for (const f of PROVIDER_STATE[i.provider] ?? []) writable.push(path.join(home, f));
+  const moved = i.env[STATE_VARS[i.provider] ?? ""];
+  if (moved && path.isAbsolute(moved)) writable.push(moved);
   const readOnly: string[] = [...i.readable];
-  const hidden = [i.liHome, ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
+  // /run holds the host's service sockets (docker's among them): a Unix socket is no network the
+  // proxy sees, and a read-only mount does not stop a connect.
+  const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
   for (const [p, files] of Object.entries(PROVIDER_STATE)) if (p !== i.provider) hidden.push(...files.map((f) => path.join(home, f)));
   if (i.git) {
     const g = gitRules(i.git);

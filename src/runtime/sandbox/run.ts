@@ -92,6 +92,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     tree,
     tmpDir,
     provider,
+    env,
     home: env.HOME || os.homedir(),
     liHome: liHome(),
     // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too.

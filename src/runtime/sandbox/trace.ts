@@ -29,7 +29,20 @@ export interface TracePolicy {
   proxyPort: number;
 }
 
-const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r.endsWith("/") ? r : r + "/"));
+const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r + "/"));
+
+/** Which of `rules` has the longest root over `p` (at one length the later wins, as at one mount point); null for none. */
+function deepest<K extends string>(p: string, rules: [string[], K][]): K | null {
+  let best: K | null = null;
+  let len = -1;
+  for (const [roots, kind] of rules)
+    for (const r of roots)
+      if ((p === r || p.startsWith(r.endsWith("/") ? r : r + "/")) && r.length >= len) {
+        best = kind;
+        len = r.length;
+      }
+  return best;
+}
 
 /** The C-string arguments of a call, in order (strace quotes them; -y adds `<path>` after fds). */
 function strings(args: string): string[] {
@@ -74,8 +87,14 @@ export class TraceReader {
     // A rename or link writes its last path; the first is only read.
     const target = writes && /^(rename|link|symlink)/.test(call) ? paths[paths.length - 1] : paths[0];
     if (under(target, ["/proc", "/dev", "/sys"])) return;
-    if (under(target, hidden)) this.denials.add(writes ? "write" : "read", target);
-    else if (writes && (!under(target, writable) || under(target, readOnly))) this.denials.add("write", target);
+    // The deepest rule over the path decides, as the deepest mount does.
+    const rule = deepest(target, [
+      [writable, "writable"],
+      [readOnly, "readOnly"],
+      [hidden, "hidden"],
+    ]);
+    if (rule === "hidden") this.denials.add(writes ? "write" : "read", target);
+    else if (writes && rule !== "writable") this.denials.add("write", target);
   }
 
   private connect(args: string, errno: string): void {
