@@ -124,7 +124,7 @@ test("a worker killed -9 while waiting: after the reap its request is cancelled,
   expect(late.json.error.message).toContain("cancelled");
 });
 
-test("rules in the user's settings answer first, recorded as rule:<n>, and no person sees them pending; a project file may not allow", async () => {
+test("rules in the user's settings answer first, recorded as rule:<n>, and no person sees them pending (a fan-out's workers too); a project file may not allow", async () => {
   const h = home();
   fs.writeFileSync(
     path.join(h.home, "settings.yaml"),
@@ -138,12 +138,19 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   ]);
   expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\n$/);
   expect((await liData(["approvals"], { env: h.env })).approvals).toEqual([]);
+  // A fan-out's workers ask too (--approvals on li o fanout reaches each worker's run).
+  const ses = (await liData(["o", "fanout", "--detach", "--approvals", "ask", "--model", "mock/ask", "--num-workers", "1", ask("Bash", { command: "npm run lint" })], { env: h.env })).id;
+  expect((await terminal(h.env, ses)).status).toBe("completed");
+  const worker = (await rows<any>(h, "SELECT id FROM entities WHERE parent_id = ?", [ses]))[0].id;
+  expect((await requests(h, worker)).map((r) => [r.tool, r.state, r.answered_by])).toEqual([["Bash", "allowed", "rule:0"]]);
   expect(() => parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "allow" }] }, "project")).toThrow(/a project file may only deny/);
   expect(parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "deny" }] }, "project")).toHaveLength(1);
 });
 
 test("approvals: ask on a provider without a route is refused approvals_unsupported before any record", async () => {
   const h = home();
+  const fanout = await li(["--machine", "o", "fanout", "--approvals", "ask", "--model", "mock/echo", "hi"], { env: h.env });
+  expect([fanout.json.ok, fanout.json.error.detail.code]).toEqual([false, "approvals_unsupported"]);
   for (const model of ["gemini/gemini-2.5-pro", "mock/echo"]) {
     const r = await li(["--machine", "agent", "--detach", "--approvals", "ask", model, "hi"], { env: h.env });
     expect([r.json.ok, r.json.error.kind, r.json.error.detail.code, r.json.error.detail.provider]).toEqual([false, "invalid_input", "approvals_unsupported", model.split("/")[0]]);

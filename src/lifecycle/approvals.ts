@@ -147,6 +147,8 @@ export function checkMessage(message: string | null | undefined): void {
  * (its state names why: answered, expired or cancelled). not_found for an unknown id.
  */
 export async function answerApproval(store: HasSql, id: string, a: Answer): Promise<AnswerResult> {
+  // A caller other than li approve / li deny (the studio, a script) may send anything: one answer, exactly.
+  if (a.answer !== "allow" && a.answer !== "deny") throw invalid(`an answer is allow or deny, got ${JSON.stringify(a.answer)}`, { field: "answer" });
   checkMessage(a.message);
   const found = await getApproval(store, id);
   if (!found) throw new LiError("not_found", `no approval request has an id starting ${id}; see li approvals --all`, { id });

@@ -76,6 +76,8 @@ export async function prepareRun(row: ScheduleRow): Promise<Prepared> {
     ...(stored.place ? { host: stored.place } : {}),
     // Each fire is isolated afresh: its own worktree, from HEAD (or --base) as it is at the fire.
     ...(stored.isolate ? { isolation: stored.isolate } : {}),
+    // approvals: ask as recorded at create (and refused now if the provider lost its route).
+    ...(stored.approvals === "ask" ? { approvals: { mode: "ask" as const, timeout_seconds: stored.approval_timeout_seconds } } : {}),
   };
   const v = validateAgentRequest(req);
   const { queue: _q, place: _p, isolate: _i, ...rest } = { ...agentSpec(req, v), isolate: null } as Record<string, unknown>;

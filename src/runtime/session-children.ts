@@ -10,6 +10,8 @@ import { keepAnswer } from "./run-output.js";
 import { usesEndpoint } from "./settings-bridge.js";
 import { createRecord, startWorker } from "./spawn.js";
 import { freshIsolation } from "./worktree/isolation.js";
+import { routeLacking } from "./approvals/support.js";
+import { parseModelSpec } from "./providers/index.js";
 
 /*
  * A session's child runs (planner, steps, synthesis) as its supervisor creates, starts, watches
@@ -76,6 +78,8 @@ export class SessionChildren {
           role: opts.role,
           step: opts.step ? { id: opts.step.id, depends_on: opts.step.depends_on } : null,
           ...this.isolation(opts.step),
+          // approvals: ask reaches the steps and workers whose model can ask (not a planner or a synthesis that cannot).
+          ...(this.spec.approvals && opts.step && !routeLacking(parseModelSpec(opts.model)) ? this.spec.approvals : {}),
         },
         prompt: opts.prompt,
       });

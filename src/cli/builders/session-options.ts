@@ -4,6 +4,7 @@ import { ALLOW_NEW_HOST_HELP, HOST_OPTION_HELP, hostPlacementArg, intIn, runTime
 import { addEndpointOption } from "./endpoint-option.js";
 import { textFileOption } from "./mcp-hints.js";
 import { addIsolateOptions, type IsolateOptions } from "./isolate-options.js";
+import { addApprovalOptions, type ApprovalOptions } from "./approval-options.js";
 import { addProfileOption } from "./profile-options.js";
 
 /*
@@ -12,7 +13,7 @@ import { addProfileOption } from "./profile-options.js";
  */
 
 /** Options every session-running command (o flow, o fanout, play) shares. */
-export interface SessionOptions extends IsolateOptions {
+export interface SessionOptions extends IsolateOptions, ApprovalOptions {
   promptFile?: string;
   cwd?: string;
   timeout?: number;
@@ -50,6 +51,7 @@ export function addSessionOptions(cmd: Command, defaults: { maxConcurrent: strin
     .option("--allow-new-host", ALLOW_NEW_HOST_HELP);
   addProfileOption(cmd, "every run that names no profile of its own (planner, steps, synthesis)");
   addIsolateOptions(cmd, "a flow (all its steps) or each fan-out worker");
+  addApprovalOptions(cmd, "every step or worker");
   return addEndpointOption(cmd);
 }
 

@@ -18,6 +18,7 @@ import { intIn } from "../parsers.js";
 import { PLAN_LIMITS } from "../../runtime/flow/plan.js";
 import { detachOrFollow } from "../follow-run.js";
 import { isolationChoice } from "../builders/isolate-options.js";
+import { approvalChoice } from "../builders/approval-options.js";
 import { say } from "../run-status.js";
 
 export { addSessionOptions, type SessionOptions };
@@ -141,6 +142,7 @@ export async function sessionRequest(mode: SessionMode, words: string[], opts: S
     profile: opts.profile ?? null,
     ...(opts.host !== undefined ? { place: opts.host } : {}),
     isolation: isolationChoice(opts),
+    approvals: approvalChoice(opts),
   };
 }
 

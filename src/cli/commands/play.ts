@@ -12,6 +12,7 @@ import { withStore } from "../views.js";
 import { detachOrFollow } from "../follow-run.js";
 import { dryRun, type SessionOptions } from "./o.js";
 import { isolationChoice } from "../builders/isolate-options.js";
+import { approvalChoice } from "../builders/approval-options.js";
 import { say } from "../run-status.js";
 
 export interface PlayOptions extends SessionOptions {
@@ -136,6 +137,7 @@ export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: P
     profile: opts.profile ?? pb.spec.profile,
     ...(opts.host !== undefined ? { place: opts.host } : {}),
     isolation: isolationChoice(opts),
+    approvals: approvalChoice(opts),
   }));
   const notify = loadNotifySelection(opts.notify);
   // The file may have changed since the caller read it (ADR-0066 D3): say so in the result.

@@ -18,6 +18,11 @@ const ROUTES: Record<string, (model: string) => string | null> = {
   openai: () => "li's own openai agent has no permission prompts to route",
 };
 
+/** What `model` (provider/model) would need for a route; null when it has one. */
+export function routeLacking(model: ModelSpec): string | null {
+  return (ROUTES[model.provider.name] ?? (() => `provider ${model.provider.name} has no approval route`))(model.model);
+}
+
 export interface ApprovalSpec {
   approvals: "ask";
   approval_timeout_seconds: number;
@@ -31,7 +36,7 @@ export function approvalSpec(model: ModelSpec, asked: { mode?: "ask" | "off"; ti
   const mode = asked?.mode ?? profile?.approvals ?? "off";
   if (mode !== "ask") return null;
   const provider = model.provider.name;
-  const lacking = (ROUTES[provider] ?? (() => `provider ${provider} has no approval route`))(model.model);
+  const lacking = routeLacking(model);
   if (lacking)
     throw new LiError("invalid_input", `approvals: ask is not supported for ${model.spec}: ${lacking}; run it with --approvals off (the provider then decides, denying what it would have asked)`, {
       code: "approvals_unsupported",

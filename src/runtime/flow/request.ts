@@ -19,6 +19,7 @@ import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../config/profiles.js";
+import { approvalSpec, type ApprovalSpec } from "../approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "../worktree/isolation.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
@@ -53,6 +54,8 @@ export interface SessionRequest {
   place?: string;
   /** --isolate and its companions (the session's profile may ask for isolation too). */
   isolation?: IsolationChoice;
+  /** --approvals and --approval-timeout, for every step or worker (the session's profile may ask too). */
+  approvals?: { mode?: "ask" | "off"; timeout_seconds?: number };
 }
 
 export interface SessionSpec {
@@ -76,6 +79,8 @@ export interface SessionSpec {
   prompt_bytes: number;
   /** A flow's steps share one worktree, the session's; a fan-out's workers get one each. Null: not isolated. */
   isolation?: IsolationSpec | null;
+  /** approvals: ask for its steps or workers (each must run a model with a route); absent or null: off. */
+  approvals?: ApprovalSpec | null;
 }
 
 export interface PreparedSession {
@@ -199,6 +204,10 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   }
   // A model-planned flow assigns only models already in `seen` (see finishModelPlan).
   const used = bridge.endpointUsed([...seen], req.endpoint);
+  // Every model a step or worker may run must have a route; a model-planned flow's are its pool.
+  const stepModels = plan ? plan.steps.map((s) => s.model!) : plannerPool({ model, workers });
+  let approvals: ApprovalSpec | null = null;
+  for (const m of stepModels.filter((m) => profileRef(m) === null)) approvals = approvalSpec(parseModelSpec(m), req.approvals, fallbackProfile) ?? approvals;
   const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate, req.settings_dir ?? process.cwd());
   const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
 
@@ -221,6 +230,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
       endpoint: used ? endpoint.name : null,
       prompt_bytes: Buffer.byteLength(prompt),
       isolation: isolated?.spec ?? null,
+      ...(approvals ? { approvals } : {}),
     },
     note: isolated?.note ?? null,
   };
