@@ -6,9 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
-import { MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
+import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
-import { detach, jobStatus, output, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
+import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 
 const home = useHomes({ stopRuns: true });
 
@@ -41,6 +41,10 @@ test("ask → pending (waiting_for, li approvals, one notice) → li approve --f
   expect(first).toMatchObject({ tool: "Bash", input: JSON.stringify({ command: "npm test" }), state: "pending", answered_by: null });
   const job = await jobStatus(h.env, run);
   expect([job.status, job.waiting_for]).toEqual(["running", `approval ${first.id}`]);
+  // li wait names what the run waits for in its progress (one JSON line per look under LI_PROGRESS_JSON).
+  const waited = await li(["--machine", "wait", run, "--max-wait-seconds", "0.3", "--poll-interval-seconds", "0.1"], { env: { ...h.env, LI_PROGRESS_JSON: "1" } });
+  const looks = waited.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l).li_progress);
+  expect(looks[0].waiting_for).toEqual({ [run]: `approval ${first.id}` });
   const listed = (await liData(["approvals"], { env: h.env })).approvals;
   expect(listed.map((a: any) => [a.id, a.run, a.tool, a.state])).toEqual([[first.id, run, "Bash", "pending"]]);
 
@@ -109,6 +113,20 @@ test("a request nobody answers expires at --approval-timeout: recorded expired b
   expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
 });
 
+test("a store that refuses the request's write: the worker retries, and the request is recorded and answered once the store takes it", async () => {
+  const h = home();
+  await withStore(h, (s) => refuseWrites(s, { name: "no_approvals", table: "approvals", event: "INSERT", action: "abort", message: "store away" }));
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "npm test" })])).id;
+  const log = path.join(h.home, "runs", run, "worker.log");
+  await until(() => fs.existsSync(log) && fs.readFileSync(log, "utf8").includes("recording the approval request failed, retrying"));
+  expect(await requests(h, run)).toEqual([]);
+  await withStore(h, (s) => allowWrites(s, "no_approvals", "approvals"));
+  const req = await pendingNo(h, run, 1);
+  await liData(["approve", req.id], { env: h.env });
+  await terminal(h.env, run);
+  expect(await consoleText(h, run)).toBe('allowed Bash {"command":"npm test"}\n');
+});
+
 test("a worker killed -9 while waiting: after the reap its request is cancelled, and a late approve is refused naming that", async () => {
   const h = home();
   const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "sleep 1" })])).id;
@@ -128,15 +146,25 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   const h = home();
   fs.writeFileSync(
     path.join(h.home, "settings.yaml"),
-    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n`,
+    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n    - {tool: Write, answer: deny}\n`,
   );
-  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", [ask("Bash", { command: "npm test" }), ask("Bash", { command: "rm -rf build" })].join("\n")])).id;
+  // A secret li knows of (a credential-like variable of the agent's environment) is masked in the record, and the input bounded.
+  const secret = "s3cr3t-value-of-the-token";
+  const env = { ...h.env, DEPLOY_TOKEN: secret };
+  const big = { token: secret, content: "x".repeat(MAX_INPUT_BYTES * 2) };
+  const prompt = [ask("Bash", { command: "npm test" }), ask("Bash", { command: "rm -rf build" }), ask("Write", big)].join("\n");
+  const run = (await detach(env, ["--approvals", "ask", "mock/ask", prompt])).id;
   expect((await terminal(h.env, run)).status).toBe("completed");
-  expect((await requests(h, run)).map((r) => [r.state, r.answered_by])).toEqual([
+  const recorded = await requests(h, run);
+  expect(recorded.map((r) => [r.state, r.answered_by])).toEqual([
     ["allowed", "rule:0"],
     ["denied", "rule:1"],
+    ["denied", "rule:2"],
   ]);
-  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\n$/);
+  expect(Buffer.byteLength(recorded[2].input)).toBeLessThanOrEqual(MAX_INPUT_BYTES);
+  expect(recorded[2].input).not.toContain(secret);
+  expect(JSON.parse(recorded[2].input)).toMatchObject({ truncated: true, head: expect.stringContaining('"token":"***"') });
+  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\ndenied Write denied by rule 2 of .*\n$/);
   expect((await liData(["approvals"], { env: h.env })).approvals).toEqual([]);
   // A fan-out's workers ask too (--approvals on li o fanout reaches each worker's run).
   const ses = (await liData(["o", "fanout", "--detach", "--approvals", "ask", "--model", "mock/ask", "--num-workers", "1", ask("Bash", { command: "npm run lint" })], { env: h.env })).id;

@@ -1,6 +1,7 @@
 import { Option, type Command } from "../commander.js";
 import type { CliContext } from "../adapter.js";
 import { APPROVAL_STATES, listApprovals, type Approval, type ApprovalState } from "../../lifecycle/approvals.js";
+import { resolve } from "../../lifecycle/resolver.js";
 import { table } from "../format.js";
 import { ago } from "../human-time.js";
 import { intIn } from "../parsers.js";
@@ -26,7 +27,7 @@ export function register(root: Command, ctx: CliContext): void {
     .description("permission requests of runs started with --approvals ask: pending ones from every host, newest first")
     .option("--all", "every request, answered, expired and cancelled ones too")
     .addOption(new Option("--state <state>", "only requests in this state").choices(APPROVAL_STATES as string[]))
-    .option("--run <id>", "only this run's requests (its full id)")
+    .option("--run <id>", "only this run's requests (its id or an unambiguous prefix)")
     .option("--limit <n>", "at most N requests (100 at most)", intIn(1, 100), 50)
     .addHelpText(
       "after",
@@ -39,13 +40,14 @@ approval_timeout (default 30m), when it expires and the agent is told it was den
 
 Examples:
   li approvals
-  li approvals --all --run inv_01k3f0x9q8mzt4wd7rk3f0x9q8
+  li approvals --all --run inv_01k3f
   li approve apr_01k3f`,
     )
     .action((opts: { all?: boolean; state?: ApprovalState; run?: string; limit: number }) =>
       renderWithStore(ctx, async (store) => {
         const state = opts.state ?? (opts.all ? undefined : "pending");
-        const approvals = await listApprovals(store, { state, run: opts.run, limit: opts.limit });
+        const run = opts.run !== undefined ? (await resolve(store, opts.run)).id : undefined;
+        const approvals = await listApprovals(store, { state, run, limit: opts.limit });
         return {
           data: { approvals },
           human: (d: { approvals: Approval[] }) =>

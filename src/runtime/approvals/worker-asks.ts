@@ -106,5 +106,9 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       else await sleep(POLL_MS);
     }
   };
-  return openChannel(socketDir(e.run_dir!), decide, log);
+  const dir = socketDir(e.run_dir!);
+  const channel = await openChannel(dir, decide, log);
+  if (dir === e.run_dir) return channel;
+  // A private directory of its own goes with the socket.
+  return { path: channel.path, close: () => channel.close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };
 }
