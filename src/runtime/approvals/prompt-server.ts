@@ -1,13 +1,14 @@
 /**
  * `node prompt-server.js`: the stdio MCP server claude's --permission-prompt-tool calls
- * (mcp__li__approve). Each call is forwarded over LI_APPROVAL_SOCKET to the run's worker, which
- * holds it until a person, a rule or the timeout answers (docs/approvals.md). Hand-written
- * JSON-RPC rather than the MCP SDK: it starts once per claude run and must not load the CLI.
+ * (mcp__li_approvals__approve). Each call is forwarded over LI_APPROVAL_SOCKET to the run's
+ * worker, which holds it until a person, a rule or the timeout answers (docs/approvals.md).
+ * Hand-written JSON-RPC rather than the MCP SDK: it starts once per claude run and must not
+ * load the CLI.
  */
 import { askApproval, type Answer, type AskRequest } from "./ask-client.js";
 import { APPROVAL_SOCKET_ENV } from "./protocol.js";
 
-export const TOOL = "approve";
+const TOOL = "approve";
 
 const TOOLS = [
   {
