@@ -170,10 +170,13 @@ Examples:
 
 const JOB_PAGE = 20;
 
-/** Each job with what it waits for: `approval <id>` while a run of --approvals ask waits for an answer (li approvals), else null. */
-async function withWaitingFor<T extends { id: string; terminal: boolean }>(store: Store, jobs: T[]): Promise<(T & { waiting_for: string | null })[]> {
+/**
+ * Each job with what it waits for: `approval <id>` while a run of --approvals ask waits for an
+ * answer (li approvals), else what the view already said (a queued run's `budget NAME`), else null.
+ */
+async function withWaitingFor<T extends { id: string; terminal: boolean; waiting_for?: string | null }>(store: Store, jobs: T[]): Promise<(T & { waiting_for: string | null })[]> {
   const waits = await waitingFor(store, jobs.filter((j) => !j.terminal).map((j) => j.id));
-  return jobs.map((j) => ({ ...j, waiting_for: waits.has(j.id) ? `approval ${waits.get(j.id)}` : null }));
+  return jobs.map((j) => ({ ...j, waiting_for: waits.has(j.id) ? `approval ${waits.get(j.id)}` : (j.waiting_for ?? null) }));
 }
 
 const filtered = (o: ListOptions) => !!(o.status?.length || o.kind?.length || o.label?.length || o.since !== undefined || o.cursor);
