@@ -45,7 +45,7 @@ function examples(help: string): string[] {
   return out;
 }
 
-const NEEDS_MORE = /claude\/|codex\/|gemini\/|openai\/|inv_01j|ses_01k|ply_01m/;
+const NEEDS_MORE = /claude\/|codex\/|gemini\/|openai\/|inv_01j|ses_01k|ply_01m|apr_01k/;
 
 test("every help example runs as written", async () => {
   const h = home();

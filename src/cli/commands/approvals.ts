@@ -40,7 +40,7 @@ approval_timeout (default 30m), when it expires and the agent is told it was den
 
 Examples:
   li approvals
-  li approvals --all --run inv_01k3f
+  li approvals --all --run inv_01j
   li approve apr_01k3f`,
     )
     .action((opts: { all?: boolean; state?: ApprovalState; run?: string; limit: number }) =>
