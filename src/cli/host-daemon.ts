@@ -88,10 +88,12 @@ export async function runHostDaemon(opts: DaemonOptions): Promise<DaemonSummary>
     });
     const took = reg.previous && reg.previous.stopped_at === null && opts.replace && why === "start" ? `, replacing pid ${reg.previous.pid} (--replace)` : "";
     opts.log(`li host run: ${host} registered (${why}${took}), epoch ${reg.row.epoch}, max_parallel ${opts.maxParallel}, lease ${opts.leaseSeconds}s, pid ${process.pid}`);
-    // What li host list says of this host: whether it can sandbox a run, and what it lacks.
+    // What li host list says of this host: whether it can sandbox a run, and what it lacks. Said
+    // beside the registration, never undoing it: a store lost right after registering must not
+    // make the next beat register again as if this daemon had just started.
     const { sandboxSupport } = await import("../runtime/sandbox/support.js");
     const { recordHostSandbox } = await import("../lifecycle/host-sandbox.js");
-    await recordHostSandbox(beatStore, host, sandboxSupport());
+    await recordHostSandbox(beatStore, host, sandboxSupport()).catch((err: any) => opts.log(`could not record whether ${host} can sandbox (${err?.message ?? err}); li host list will not show it until this daemon registers again`));
     const before = reg.previous?.boot_id;
     if (before && boot && before !== boot) {
       const ended = await endRebootedRuns(beatStore, host, { before, now: boot });
