@@ -5,8 +5,9 @@
  * are read from the stream, and a resumed run continues the session inside the sandbox. The fakes
  * are reached through li's proxy (the sandbox's loopback is its own): claude's and gemini's by
  * their base-URL variable, codex's (a config.toml provider) by sandbox.allow_hosts. codex and
- * claude run with their own sandboxes turned off by li (docs/sandbox.md#nesting); codex's
- * workspace-write profile here would otherwise fail every command ("setting up uid map").
+ * claude run with their own sandboxes turned off by li, gemini too though its settings turn its
+ * on (docs/sandbox.md#nesting); codex's workspace-write profile here would otherwise fail every
+ * command ("setting up uid map"), and gemini would look for docker.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -120,9 +121,10 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     expect(b.job).toMatchObject({ status: "completed", resumes: a.id, provider_session_id: a.job.provider_session_id, sandbox: { mode: "workspace" }, usage: b.served });
   }, T);
 
-  test("gemini (profile yolo): its shell tool writes in the run's tree, not outside it (recorded); usage read; resumed in the sandbox", async () => {
+  // The user's gemini settings turn its own sandbox (docker or podman) on: li's turns it off.
+  test("gemini (profile yolo, its own sandbox on in its settings): its shell tool writes in the run's tree, not outside it (recorded); usage read; resumed in the sandbox", async () => {
     const w = world("gemini", "gemini/gemini-2.5-pro", "yolo");
-    const env = { ...w.h.env, ...geminiEnv(w.dir, gemini.url) };
+    const env = { ...w.h.env, ...geminiEnv(w.dir, gemini.url, { tools: { sandbox: true } }) };
     const a = await turn(env, gemini, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "run", "the", "command"]);
     expect(a.job).toMatchObject({ status: "completed", sandbox: { mode: "workspace" }, usage: a.served });
     expect(a.served.input_tokens).toBeGreaterThan(0);

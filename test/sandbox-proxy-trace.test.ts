@@ -10,11 +10,15 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
+import { jest } from "@jest/globals";
 import { startProxy } from "../src/runtime/sandbox/proxy.js";
 import { TraceReader } from "../src/runtime/sandbox/trace.js";
 import { DenialLog } from "../src/runtime/sandbox/denials.js";
 
 test("the proxy forwards a plain-HTTP request whose body arrives after its head, while it connects upstream", async () => {
+  // The upstream connect made slow, so the body surely arrives before it is done (on loopback it is a race).
+  const connect = net.connect;
+  const slow = jest.spyOn(net, "connect").mockImplementation(((port: number, host: string, done: () => void) => (typeof done === "function" ? connect(port, host, () => setTimeout(done, 200)) : connect(port, host))) as any);
   const got: string[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
@@ -39,13 +43,14 @@ test("the proxy forwards a plain-HTTP request whose body arrives after its head,
       c.on("error", reject);
       // The head, then the body in a write of its own right after: as a client's HTTP stack sends them.
       c.write(`POST http://127.0.0.1:${port}/v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
-      setImmediate(() => c.write(body));
+      setTimeout(() => c.write(body), 50);
       setTimeout(() => reject(new Error(`no answer; the server got ${JSON.stringify(got)}`)), 5000).unref();
     });
     expect(got).toEqual([body]);
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     expect(answer).toContain(`ok:${body}`);
   } finally {
+    slow.mockRestore();
     proxy.close();
     server.close();
     fs.rmSync(dir, { recursive: true, force: true });
