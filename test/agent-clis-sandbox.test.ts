@@ -5,9 +5,9 @@
  * are read from the stream, and a resumed run continues the session inside the sandbox. The fakes
  * are reached through li's proxy (the sandbox's loopback is its own): claude's and gemini's by
  * their base-URL variable, codex's (a config.toml provider) by sandbox.allow_hosts. codex and
- * claude run with their own sandboxes turned off by li, gemini too though its settings turn its
- * on (docs/sandbox.md#nesting); codex's workspace-write profile here would otherwise fail every
- * command ("setting up uid map"), and gemini would look for docker.
+ * claude run with their own sandboxes turned off by li, gemini too, though their settings here turn
+ * theirs on (docs/sandbox.md#nesting); codex's workspace-write profile would otherwise fail every
+ * command ("setting up uid map"), claude would refuse to start, and gemini would look for docker.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -82,9 +82,11 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
 
   const paths = (list: { path: string }[]) => list.map((d) => d.path);
 
-  test("claude: its Write tool writes in the run's tree; resumed, its Write outside the tree is refused (EROFS) and recorded; answer, usage and session kept", async () => {
+  test("claude (bypassPermissions, its own sandbox required by its settings): its Write tool writes in the run's tree; resumed, its Write outside the tree is refused (EROFS) and recorded; answer, usage and session kept", async () => {
     const w = world("claude", "claude/claude-sonnet-4-5", "bypassPermissions");
     const env = { ...w.h.env, ...claudeEnv(w.dir, claude.url) };
+    // claude's own sandbox on, and required: it cannot start inside li's, so li must turn it off.
+    fs.writeFileSync(path.join(env.CLAUDE_CONFIG_DIR, "settings.json"), JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } }));
     const inside = path.join(w.work, "inside.txt");
     const outside = path.join(OUTSIDE, "claude.txt");
     const seen = toolResults.length;
