@@ -86,7 +86,7 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     const w = world("claude", "claude/claude-sonnet-4-5", "bypassPermissions");
     const env = { ...w.h.env, ...claudeEnv(w.dir, claude.url) };
     // claude's own sandbox on, and required: it cannot start inside li's, so li must turn it off.
-    fs.writeFileSync(path.join(env.CLAUDE_CONFIG_DIR, "settings.json"), JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } }));
+    fs.writeFileSync(path.join(env.CLAUDE_CONFIG_DIR!, "settings.json"), JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } }));
     const inside = path.join(w.work, "inside.txt");
     const outside = path.join(OUTSIDE, "claude.txt");
     const seen = toolResults.length;
