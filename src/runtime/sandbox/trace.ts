@@ -12,9 +12,9 @@ import type { DenialLog } from "./denials.js";
  * Relative paths are resolved against the call's directory fd when strace names it, else the run's
  * start directory (a process that changed directory is then misplaced: docs/sandbox.md).
  * A path through a directory fd (`/proc/self/fd/9/name`, as claude's Write tool opens its temp
- * file) is named from the last path tried whose base name starts `name` (any thread: strace names
- * threads, not processes), else
- * kept as written when the call failed with EROFS (only a read-only mount says that).
+ * file) is named from the last path tried whose base name starts `name` (on any thread: strace
+ * names threads, not processes), else kept as written when the call failed with EROFS (which
+ * only a read-only mount answers).
  * The launcher writes `li-root <pid>` before it execs the provider, so its exit is seen here too.
  */
 
