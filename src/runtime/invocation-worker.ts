@@ -74,7 +74,7 @@ export async function run(store: Store, id: string): Promise<void> {
     const { run, env } = runSettingsFor(e.spec, e.spec.settings_dir);
     profileEnv = env;
     const endpoint = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
-    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, run });
+    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);

@@ -49,7 +49,11 @@ export const claudeProvider = cliAgent({
     permission_modes: ["default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions"],
     efforts: ["low", "medium", "high", "xhigh", "max"],
   },
-  args: (model, run) => [
+  // Inside li's sandbox (docs/sandbox.md#nesting): claude's own, for its Bash tool alone, is off
+  // (a second bubblewrap cannot map its user inside li's), and IS_SANDBOX tells claude it is
+  // contained, which lets bypassPermissions run where the user is root.
+  sandboxEnv: { IS_SANDBOX: "1" },
+  args: (model, run, sandboxed) => [
     "-p",
     "--output-format",
     "stream-json",
@@ -72,5 +76,6 @@ export const claudeProvider = cliAgent({
     ...opt("--effort", run.effort),
     ...opt("--max-turns", run.max_turns),
     ...opt("--max-budget-usd", run.max_budget_usd),
+    ...(sandboxed ? ["--settings", JSON.stringify({ sandbox: { enabled: false } })] : []),
   ],
 });

@@ -27,7 +27,9 @@ export interface CliAgentDef {
   stream: StreamFormat;
   capabilities: Capabilities;
   /** The argv after the binary: the machine-readable mode, the model and what `run` asks for. */
-  args(model: string, run: RunSettings): string[];
+  args(model: string, run: RunSettings, sandboxed: boolean): string[];
+  /** Variables the CLI gets besides li's environment, when inside li's sandbox. */
+  sandboxEnv?: Record<string, string>;
   sessionTotals?: Provider["sessionTotals"];
 }
 
@@ -47,7 +49,9 @@ export function cliAgent(def: CliAgentDef): Provider {
         : { available: false, detail: `${def.bin} not found on PATH`, remedy: `install it: ${def.install}` };
     },
     launch(model, _promptFile, options): LaunchSpec {
-      return { argv: [def.bin, ...def.args(model, options.run ?? {})], stdin: "prompt", stream: def.stream };
+      const sandboxed = options.sandbox === "workspace";
+      const env = sandboxed ? def.sandboxEnv : undefined;
+      return { argv: [def.bin, ...def.args(model, options.run ?? {}, sandboxed)], stdin: "prompt", stream: def.stream, ...(env ? { env } : {}) };
     },
     ...(def.sessionTotals ? { sessionTotals: def.sessionTotals } : {}),
   };

@@ -4,6 +4,16 @@ import { codexThreadTotals } from "./codex-rollout.js";
 /** `-c key=value` takes TOML; a JSON string is also a valid TOML basic string. */
 const config = (key: string, value: string | undefined) => (value === undefined ? [] : ["-c", `${key}=${JSON.stringify(value)}`]);
 
+/**
+ * codex's --sandbox inside li's workspace sandbox (docs/sandbox.md#nesting): its own bubblewrap
+ * cannot start there ("setting up uid map: Operation not permitted"), so every command would
+ * fail. Off (danger-full-access) unless the profile asked for read-only, which is kept: its
+ * commands then fail to start, stricter than li's sandbox would be, never looser.
+ */
+function insideLis(mode: string | undefined): string {
+  return mode === "read-only" ? mode : "danger-full-access";
+}
+
 /*
  * `codex exec --json`: JSONL thread events (see streams/codex.ts). Flags go before the
  * `resume` subcommand; `-` reads the prompt from stdin, for a new thread and a resumed one.
@@ -27,13 +37,13 @@ export const codexProvider = cliAgent({
     permission_modes: ["read-only", "workspace-write", "danger-full-access"],
     efforts: ["minimal", "low", "medium", "high", "xhigh"],
   },
-  args: (model, run) => [
+  args: (model, run, sandboxed) => [
     "exec",
     "--json",
     "--skip-git-repo-check",
     "--model",
     model,
-    ...opt("--sandbox", run.permission_mode),
+    ...opt("--sandbox", sandboxed ? insideLis(run.permission_mode) : run.permission_mode),
     ...config("model_reasoning_effort", run.effort),
     ...config("base_instructions", run.system_prompt),
     ...config("developer_instructions", run.append_system_prompt),

@@ -20,6 +20,9 @@ export const geminiProvider = cliAgent({
     },
     permission_modes: ["default", "auto_edit", "yolo", "plan"],
   },
+  // Inside li's sandbox (docs/sandbox.md#nesting): gemini's own (docker or podman, which li's
+  // does not reach) is off even where the user's settings turn it on.
+  sandboxEnv: { GEMINI_SANDBOX: "false" },
   args: (model, run) => [
     "--model",
     model,

@@ -32,6 +32,11 @@ export interface ProviderOptions {
   /** Where a provider that sends to an endpoint sends; the built-in default when absent. */
   endpoint?: Endpoint;
   run?: RunSettings;
+  /**
+   * The run is inside li's workspace sandbox (spec.sandbox): the provider's own sandbox is
+   * turned off or told so, li's covering its whole process tree (docs/sandbox.md#nesting).
+   */
+  sandbox?: "workspace";
 }
 
 /** How a provider's stdout is read: plain text, or the machine-readable stream of one CLI. */

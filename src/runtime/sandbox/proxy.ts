@@ -41,6 +41,8 @@ export function startProxy(socketPath: string, allowed: string[], refused: (host
         return;
       }
       client.off("data", onData);
+      // Held until piped: a request body arriving while upstream connects would otherwise be dropped.
+      client.pause();
       const text = head.subarray(0, end).toString("latin1");
       const rest = head.subarray(end + 4);
       const [method, target] = text.split("\r\n")[0].split(" ");

@@ -11,6 +11,10 @@ import type { DenialLog } from "./denials.js";
  * - a connect to an internet address that failed (the sandbox has no network but the proxy's port).
  * Relative paths are resolved against the call's directory fd when strace names it, else the run's
  * start directory (a process that changed directory is then misplaced: docs/sandbox.md).
+ * A path through a directory fd (`/proc/self/fd/9/name`, as claude's Write tool opens its temp
+ * file) is named from the last path tried whose base name starts `name` (on any thread: strace
+ * names threads, not processes), else kept as written when the call failed with EROFS (which
+ * only a read-only mount answers).
  * The launcher writes `li-root <pid>` before it execs the provider, so its exit is seen here too.
  */
 
@@ -18,6 +22,9 @@ const WRITE_CALLS = new Set(["mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", 
 const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
 const NET_ERRORS = new Set(["ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "EACCES", "EPERM", "ETIMEDOUT"]);
 const LINE = /^(\d+)\s+(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)/;
+const PROC_FD = /^\/proc\/(?:self|thread-self|\d+)\/fd\/\d+\/([^/]+)$/;
+/** How many of the last paths are kept to name a `/proc/self/fd/N/name` by. */
+const RECENT = 64;
 const EXIT = /^(\d+)\s+\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))/;
 
 export interface TracePolicy {
@@ -59,6 +66,7 @@ function absolute(p: string, dirFd: string | undefined, cwd: string): string {
 export class TraceReader {
   rootPid: number | null = null;
   rootExit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private recent: string[] = [];
 
   constructor(private policy: TracePolicy, private denials: DenialLog) {}
 
@@ -85,7 +93,13 @@ export class TraceReader {
     const { writable, readOnly, hidden } = this.policy;
     const writes = WRITE_CALLS.has(call) || (OPEN_CALLS.has(call) && /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC/.test(args));
     // A rename or link writes its last path; the first is only read.
-    const target = writes && /^(rename|link|symlink)/.test(call) ? paths[paths.length - 1] : paths[0];
+    let target = writes && /^(rename|link|symlink)/.test(call) ? paths[paths.length - 1] : paths[0];
+    const viaFd = PROC_FD.exec(target);
+    if (viaFd) {
+      const named = this.byName(viaFd[1]);
+      if (named) target = named;
+      else if (writes && errno === "EROFS") return this.denials.add("write", target);
+    } else this.remember(paths);
     if (under(target, ["/proc", "/dev", "/sys"])) return;
     // The deepest rule over the path decides, as the deepest mount does.
     const rule = deepest(target, [
@@ -95,6 +109,18 @@ export class TraceReader {
     ]);
     if (rule === "hidden") this.denials.add(writes ? "write" : "read", target);
     else if (writes && rule !== "writable") this.denials.add("write", target);
+  }
+
+  private remember(paths: string[]): void {
+    for (const p of paths) if (!under(p, ["/proc", "/dev", "/sys"])) this.recent.push(p);
+    if (this.recent.length > RECENT) this.recent.splice(0, this.recent.length - RECENT);
+  }
+
+  /** `name` in the directory of the latest path tried whose base name begins it. */
+  private byName(name: string): string | null {
+    const list = this.recent;
+    for (let i = list.length - 1; i >= 0; i--) if (name.startsWith(path.basename(list[i]))) return path.join(path.dirname(list[i]), name);
+    return null;
   }
 
   private connect(args: string, errno: string): void {

@@ -1,0 +1,75 @@
+/**
+ * Two pieces of the workspace sandbox on their own, each for a defect the real CLIs met
+ * (test/agent-clis-sandbox.test.ts runs them whole): the proxy forwarding a plain-HTTP request
+ * whose body comes after its head (claude's calls to a loopback API hung until the server's 408),
+ * and the trace reader naming a write refused through a directory fd (claude's Write tool).
+ */
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+import { jest } from "@jest/globals";
+import { startProxy } from "../src/runtime/sandbox/proxy.js";
+import { TraceReader } from "../src/runtime/sandbox/trace.js";
+import { DenialLog } from "../src/runtime/sandbox/denials.js";
+
+test("the proxy forwards a plain-HTTP request whose body arrives after its head, while it connects upstream", async () => {
+  // The upstream connect made slow, so the body surely arrives before it is done (on loopback it is a race).
+  const connect = net.connect;
+  const slow = jest.spyOn(net, "connect").mockImplementation(((port: number, host: string, done: () => void) => (typeof done === "function" ? connect(port, host, () => setTimeout(done, 200)) : connect(port, host))) as any);
+  const got: string[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      got.push(body);
+      res.end("ok:" + body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-proxy-"));
+  const sock = path.join(dir, "p.sock");
+  const proxy = await startProxy(sock, [`127.0.0.1:${port}`], () => {});
+  try {
+    const body = JSON.stringify({ model: "m", stream: true });
+    const answer = await new Promise<string>((resolve, reject) => {
+      const c = net.connect(sock);
+      let text = "";
+      c.on("data", (d) => (text += d));
+      c.on("end", () => resolve(text));
+      c.on("error", reject);
+      // The head, then the body in a write of its own right after: as a client's HTTP stack sends them.
+      c.write(`POST http://127.0.0.1:${port}/v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      setTimeout(() => c.write(body), 50);
+      setTimeout(() => reject(new Error(`no answer; the server got ${JSON.stringify(got)}`)), 5000).unref();
+    });
+    expect(got).toEqual([body]);
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    expect(answer).toContain(`ok:${body}`);
+  } finally {
+    slow.mockRestore();
+    proxy.close();
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a write refused through /proc/self/fd/N is named in the directory of the path tried before it, on any thread; unnamed, an EROFS one is kept as written", () => {
+  const denials = new DenialLog();
+  const reader = new TraceReader({ cwd: "/work", writable: ["/work"], readOnly: [], hidden: [], proxyPort: 3128 }, denials);
+  // claude's Write tool, as strace logged it under the sandbox: a stat of the target on one thread, the temp file's open on another.
+  reader.line(`16    statx(AT_FDCWD</work>, "/srv/outside.txt", AT_STATX_SYNC_AS_STAT, STATX_ALL, 0x7f) = -1 ENOENT (No such file or directory)`);
+  reader.line(`17    openat(AT_FDCWD</work>, "/proc/self/fd/9/outside.txt.tmp.11.c95f", O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0666) = -1 EROFS (Read-only file system)`);
+  reader.line(`17    unlink("/proc/self/fd/9/outside.txt.tmp.11.c95f") = -1 EROFS (Read-only file system)`);
+  reader.line(`18    openat(AT_FDCWD</work>, "/proc/self/fd/4/other", O_WRONLY|O_CREAT, 0666) = -1 EROFS (Read-only file system)`);
+  // A read of /proc is nothing the sandbox refused.
+  reader.line(`18    openat(AT_FDCWD</work>, "/proc/self/fd/4/cmdline", O_RDONLY) = -1 ENOENT (No such file or directory)`);
+  expect(denials.result().writes).toEqual([
+    { path: "/srv/outside.txt.tmp.11.c95f", count: 2 },
+    { path: "/proc/self/fd/4/other", count: 1 },
+  ]);
+  expect(denials.result().total).toBe(3);
+});
