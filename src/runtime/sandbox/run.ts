@@ -14,6 +14,7 @@ import { providerHosts } from "./hosts.js";
 import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
+import { mark } from "./marks.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -73,6 +74,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
 }
 
 export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+  mark("sandbox-start");
   const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
@@ -87,7 +89,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const denials = new DenialLog();
   const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
+  mark("proxy-listening");
   const { tree, git } = await treeOf(e, cwd);
+  mark("tree-known");
   const layout = sandboxLayout({
     tree,
     tmpDir,
@@ -119,6 +123,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       delete inner.NO_PROXY;
       delete inner.no_proxy;
       const stdio = opts.stdio as unknown[];
+      mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
         [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/bash", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
@@ -129,17 +134,22 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       bwrap.on("error", (err) => child.emit("error", err));
       const trace = readline.createInterface({ input: bwrap.stdio[3] as Readable });
       trace.on("line", (l) => {
+        const [started, ended] = [reader.rootPid, reader.rootExit];
         reader.line(l);
+        if (started === null && reader.rootPid !== null) mark("provider-exec");
+        if (ended === null && reader.rootExit !== null) mark("provider-exit");
         // The provider is done: whatever it left behind goes with the sandbox.
         if (reader.rootExit && bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
       });
       const traced = new Promise<void>((r) => trace.on("close", () => r()));
       bwrap.on("exit", (code, signal) => {
+        mark("bwrap-exit");
         // The log's last lines may still be in the pipe; a second at most, so an end is never held.
         let wait: NodeJS.Timeout | undefined;
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
           const end = reader.rootExit ?? { code, signal };
+          mark("exit-emitted");
           child.emit("exit", end.code, end.signal);
         });
       });
