@@ -30,9 +30,10 @@ const PROXY_PORT = 3128;
 const LAUNCHER = [
   'sock=$1; port=$2; shift 2',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
-  // socat listens within milliseconds; the provider's first connect must not beat it.
-  'for i in $(seq 1 500); do (exec 9<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.01; done',
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'echo "li-root $$" >&3; exec 3>&-; exec "$@"' li-agent "$@"`,
+  // socat listens within milliseconds; the provider's first connect must not beat it. The wait is
+  // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
+  // the proxy's port, which the trace reader ignores); no `seq`, one process fewer.
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'for ((i = 0; i < 500; i++)); do (exec 9<>/dev/tcp/127.0.0.1/$0) 2>/dev/null && break; sleep 0.01; done; echo "li-root $$" >&3; exec 3>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
 
 export interface SandboxResult {
@@ -57,7 +58,7 @@ export interface Sandbox {
 
 /** The run's tree, and the git directory the agent may commit through. */
 async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitLayout | null }> {
-  const { gitText } = await import("../worktree/git.js");
+  const { gitText, gitTextLight } = await import("../worktree/git.js");
   const iso = e.spec.isolation;
   if (iso?.worktree && iso.repo) {
     const { registeredGitDir } = await import("../worktree/tree-git.js");
@@ -66,7 +67,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
     return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
   }
   try {
-    const [top, common, head] = (await gitText(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
+    const [top, common, head] = (await gitTextLight(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
     return { tree: top, git: { common, gitDir: common, branch: head?.startsWith("refs/heads/") ? head.slice("refs/heads/".length) : null, worktree: null } };
   } catch {
     return { tree: cwd, git: null };
@@ -88,9 +89,12 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   fs.rmSync(sock, { force: true });
   const denials = new DenialLog();
   const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
+  // git runs while the proxy starts listening.
+  const treeKnown = treeOf(e, cwd);
+  treeKnown.catch(() => {});
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
   mark("proxy-listening");
-  const { tree, git } = await treeOf(e, cwd);
+  const { tree, git } = await treeKnown;
   mark("tree-known");
   const layout = sandboxLayout({
     tree,
