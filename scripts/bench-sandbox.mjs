@@ -5,7 +5,8 @@
 // apart, from the worker's phase marks (LI_BENCH_SANDBOX_MARKS, src/runtime/sandbox/marks.ts):
 // the support probe, the proxy, the run's tree, bubblewrap's start to the provider's exec, and
 // the provider's exit to the sandbox's refusals recorded.
-// Usage: npm run bench:sandbox [-- --runs N]
+// Usage: npm run bench:sandbox [-- --runs N] [-- --compare OTHER/bin/li.js]
+// --compare adds the sandboxed run of another build of li (the one before a change), interleaved too.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -35,17 +36,18 @@ function readMarks(file) {
   return m;
 }
 
-export function benchSandbox({ rounds = 9, log = () => {} } = {}) {
+export function benchSandbox({ rounds = 9, compare = null, log = () => {} } = {}) {
   const { home, env } = benchHome("li-bench-sandbox-");
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-sandbox-cwd-"));
   const marksDir = fs.mkdtempSync(path.join(os.tmpdir(), "li-bench-sandbox-marks-"));
-  const agent = (args, marks) => run(process.execPath, [li, "--machine", "agent", ...args, "mock/echo", "hello"], { cwd, env: { ...env, ...(marks ? { LI_BENCH_SANDBOX_MARKS: marks } : {}) } });
-  const t = { node: [], plain: [], sandboxed: [] };
+  const agent = (args, marks, bin = li) => run(process.execPath, [bin, "--machine", "agent", ...args, "mock/echo", "hello"], { cwd, env: { ...env, ...(marks ? { LI_BENCH_SANDBOX_MARKS: marks } : {}) } });
+  const t = { node: [], plain: [], sandboxed: [], other: [] };
   const phases = Object.fromEntries(PHASES.map(([n]) => [n, []]));
   const setup = [];
   try {
     agent([]);
     agent(["--sandbox", "workspace"]);
+    if (compare) agent(["--sandbox", "workspace"], null, compare);
     let n = 0;
     const variants = [
       ["node", () => run(process.execPath, ["-e", "0"], { env })],
@@ -61,6 +63,7 @@ export function benchSandbox({ rounds = 9, log = () => {} } = {}) {
           return ms;
         },
       ],
+      ...(compare ? [["other", () => agent(["--sandbox", "workspace"], null, compare)]] : []),
     ];
     for (let i = 0; i < rounds; i++) {
       for (let k = 0; k < variants.length; k++) {
@@ -73,7 +76,7 @@ export function benchSandbox({ rounds = 9, log = () => {} } = {}) {
   } finally {
     for (const d of [home, cwd, marksDir]) fs.rmSync(d, { recursive: true, force: true });
   }
-  const m = Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, median(xs)]));
+  const m = Object.fromEntries(Object.entries(t).filter(([, xs]) => xs.length).map(([k, xs]) => [k, median(xs)]));
   return {
     rounds,
     node: m.node,
@@ -81,7 +84,10 @@ export function benchSandbox({ rounds = 9, log = () => {} } = {}) {
       ["node -e 0 (baseline)", m.node, p90(t.node)],
       ["li agent mock/echo (unsandboxed)", m.plain, p90(t.plain)],
       ["li agent --sandbox workspace mock/echo", m.sandboxed, p90(t.sandboxed)],
+      ...(compare ? [["--sandbox workspace, --compare's li", m.other, p90(t.other)]] : []),
     ],
+    other: m.other,
+    plain: m.plain,
     ratio: m.sandboxed / m.plain,
     cost: m.sandboxed - m.plain,
     phases: PHASES.map(([name]) => [name, median(phases[name]), p90(phases[name])]),
@@ -94,11 +100,12 @@ export function printSandbox(r) {
   printRows(r.rows, r.node);
   console.log(`\nsandbox's cost (sandboxed - unsandboxed)   ${r.cost.toFixed(1).padStart(8)} ms`);
   console.log(`sandboxed / unsandboxed                    ${r.ratio.toFixed(2).padStart(8)}x  (target <= 1.2x)`);
+  if (r.other !== undefined) console.log(`--compare's li: sandboxed / unsandboxed ${(r.other / r.plain).toFixed(2)}x`);
   console.log(`\nthe sandbox's own phases, in the worker (median, p90):`);
   for (const [name, med, p] of r.phases) console.log(`  ${name.padEnd(46)} ${med.toFixed(1).padStart(8)} ms  p90 ${p.toFixed(1).padStart(8)} ms`);
   console.log(`  ${"the sandbox's own, in all".padEnd(46)} ${r.setup.toFixed(1).padStart(8)} ms`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  printSandbox(benchSandbox({ rounds: numberArg("--runs", 9), log: (s) => process.stderr.write(s + "\n") }));
+  printSandbox(benchSandbox({ rounds: numberArg("--runs", 9), compare: process.argv.includes("--compare") ? path.resolve(process.argv[process.argv.indexOf("--compare") + 1]) : null, log: (s) => process.stderr.write(s + "\n") }));
 }
