@@ -15,11 +15,13 @@ import { benchHome, li, median, numberArg, p90, printRows, runChecked as run, ti
 
 /** The phases between two marks, in ms: [name, from, to]. */
 const PHASES = [
+  ["worker's process start to the probe (not the sandbox's)", "worker-start", "support-start"],
   ["support probe (a bwrap start)", "support-start", "support-known"],
   ["settings, scratch and proxy listening", "sandbox-start", "proxy-listening"],
   ["the run's tree (git rev-parse)", "proxy-listening", "tree-known"],
   ["layout to bwrap spawned", "tree-known", "bwrap-spawn"],
   ["bwrap spawn to provider exec (socat, strace)", "bwrap-spawn", "provider-exec"],
+  ["provider exec to exit (mock/echo under strace)", "provider-exec", "provider-exit"],
   ["provider exit to bwrap exit", "provider-exit", "bwrap-exit"],
   ["bwrap exit to the exit passed on (trace drained)", "bwrap-exit", "exit-emitted"],
   ["exit passed on to refusals recorded", "exit-emitted", "recorded"],

@@ -20,6 +20,7 @@ function say(out: number, line: string): void {
 /** Why this host cannot run `e` as it asks (the run's failure detail), or null. */
 export function sandboxUnavailable(e: Entity, out: number): { host: string; missing: string; remedy: string; error: string } | null {
   if (e.spec.sandbox !== "workspace") return null;
+  mark("worker-start", performance.timeOrigin);
   mark("support-start");
   const s = sandboxSupport();
   mark("support-known");
