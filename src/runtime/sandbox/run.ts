@@ -15,6 +15,7 @@ import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
+import { forgetSupport } from "./support.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -153,6 +154,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
           const end = reader.rootExit ?? { code, signal };
+          // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again.
+          if (reader.rootPid === null) forgetSupport();
           mark("exit-emitted");
           child.emit("exit", end.code, end.signal);
         });

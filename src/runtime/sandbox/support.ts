@@ -59,6 +59,15 @@ function supportKey(bwrap: string): string {
   return [stamp, read(`${k}random/boot_id`), process.getuid?.() ?? "", read(`${k}unprivileged_userns_clone`), read("/proc/sys/user/max_user_namespaces"), read(`${k}apparmor_restrict_unprivileged_userns`)].join("|");
 }
 
+const memoFile = () => path.join(liHome(), "sandbox-support.json");
+
+/** A sandbox that did not start (its provider never ran): the next run asks bwrap again. */
+export function forgetSupport(): void {
+  try {
+    fs.rmSync(memoFile(), { force: true });
+  } catch {}
+}
+
 function probe(): SandboxSupport {
   // A test's stand-in for a host that cannot sandbox (never set by li itself).
   const played = process.env.LI_TEST_SANDBOX_UNAVAILABLE;
@@ -67,7 +76,7 @@ function probe(): SandboxSupport {
   for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"]] as const)
     if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${APT} (${bin} is not on PATH)` };
   const key = supportKey(onPath("bwrap")!);
-  const memo = path.join(liHome(), "sandbox-support.json");
+  const memo = memoFile();
   if (read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };
   const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
   if (r.status !== 0) {
