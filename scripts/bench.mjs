@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Benchmarks, each reported as a ratio to `node -e 0` measured in the same run (machines are noisy).
-// Usage: npm run bench [-- --runs N] [-- --startup-runs N] [-- --pg-runs N] [-- --isolate-runs N] [-- --compare-runs N] [-- --budget-runs N]   (0 leaves that part out)
+// Usage: npm run bench [-- --runs N] [-- --startup-runs N] [-- --pg-runs N] [-- --isolate-runs N] [-- --compare-runs N] [-- --budget-runs N] [-- --sandbox-runs N] [-- --approvals-runs N]   (0 leaves that part out)
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { benchHome, li, median, numberArg } from "./bench-lib.mjs";
 import { benchIsolate, printIsolate } from "./bench-isolate.mjs";
 import { benchCompare, printCompare } from "./bench-compare.mjs";
 import { benchBudget, printBudget } from "./bench-budget.mjs";
+import { benchSandbox, printSandbox } from "./bench-sandbox.mjs";
+import { benchApprovals, printApprovals } from "./bench-approvals.mjs";
 import { benchStartup, printStartup } from "./bench-startup.mjs";
 import { benchPg, pgAvailable, printPg } from "./bench-pg.mjs";
 
@@ -131,4 +133,18 @@ const budgetRuns = numberArg("--budget-runs", 21);
 if (budgetRuns > 0) {
   console.log("");
   printBudget(benchBudget({ rounds: budgetRuns }));
+}
+
+// What --sandbox workspace costs a mock/echo run, and its set-up phases (bench-sandbox.mjs).
+const sandboxRuns = numberArg("--sandbox-runs", 9);
+if (sandboxRuns > 0) {
+  console.log("");
+  printSandbox(benchSandbox({ rounds: sandboxRuns }));
+}
+
+// From li approve returning to the waiting agent resuming, on SQLite and PostgreSQL (bench-approvals.mjs).
+const approvalsRuns = numberArg("--approvals-runs", 9);
+if (approvalsRuns > 0) {
+  console.log("");
+  printApprovals(await benchApprovals({ rounds: approvalsRuns }));
 }

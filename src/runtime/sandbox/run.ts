@@ -14,6 +14,8 @@ import { providerHosts } from "./hosts.js";
 import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
+import { mark } from "./marks.js";
+import { forgetSupport } from "./support.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -29,9 +31,10 @@ const PROXY_PORT = 3128;
 const LAUNCHER = [
   'sock=$1; port=$2; shift 2',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
-  // socat listens within milliseconds; the provider's first connect must not beat it.
-  'for i in $(seq 1 500); do (exec 9<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.01; done',
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'echo "li-root $$" >&3; exec 3>&-; exec "$@"' li-agent "$@"`,
+  // socat listens within milliseconds; the provider's first connect must not beat it. The wait is
+  // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
+  // the proxy's port, which the trace reader ignores); no `seq`, one process fewer.
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'for ((i = 0; i < 500; i++)); do (exec 9<>/dev/tcp/127.0.0.1/$0) 2>/dev/null && break; sleep 0.01; done; echo "li-root $$" >&3; exec 3>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
 
 export interface SandboxResult {
@@ -56,7 +59,7 @@ export interface Sandbox {
 
 /** The run's tree, and the git directory the agent may commit through. */
 async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitLayout | null }> {
-  const { gitText } = await import("../worktree/git.js");
+  const { gitText, gitTextLight } = await import("../worktree/git.js");
   const iso = e.spec.isolation;
   if (iso?.worktree && iso.repo) {
     const { registeredGitDir } = await import("../worktree/tree-git.js");
@@ -65,7 +68,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
     return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
   }
   try {
-    const [top, common, head] = (await gitText(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
+    const [top, common, head] = (await gitTextLight(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
     return { tree: top, git: { common, gitDir: common, branch: head?.startsWith("refs/heads/") ? head.slice("refs/heads/".length) : null, worktree: null } };
   } catch {
     return { tree: cwd, git: null };
@@ -73,6 +76,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
 }
 
 export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+  mark("sandbox-start");
   const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
@@ -86,8 +90,13 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   fs.rmSync(sock, { force: true });
   const denials = new DenialLog();
   const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
+  // git runs while the proxy starts listening.
+  const treeKnown = treeOf(e, cwd);
+  treeKnown.catch(() => {});
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
-  const { tree, git } = await treeOf(e, cwd);
+  mark("proxy-listening");
+  const { tree, git } = await treeKnown;
+  mark("tree-known");
   const layout = sandboxLayout({
     tree,
     tmpDir,
@@ -119,6 +128,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       delete inner.NO_PROXY;
       delete inner.no_proxy;
       const stdio = opts.stdio as unknown[];
+      mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
         [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/bash", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
@@ -129,17 +139,24 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       bwrap.on("error", (err) => child.emit("error", err));
       const trace = readline.createInterface({ input: bwrap.stdio[3] as Readable });
       trace.on("line", (l) => {
+        const [started, ended] = [reader.rootPid, reader.rootExit];
         reader.line(l);
+        if (started === null && reader.rootPid !== null) mark("provider-exec");
+        if (ended === null && reader.rootExit !== null) mark("provider-exit");
         // The provider is done: whatever it left behind goes with the sandbox.
         if (reader.rootExit && bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
       });
       const traced = new Promise<void>((r) => trace.on("close", () => r()));
       bwrap.on("exit", (code, signal) => {
+        mark("bwrap-exit");
         // The log's last lines may still be in the pipe; a second at most, so an end is never held.
         let wait: NodeJS.Timeout | undefined;
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
           const end = reader.rootExit ?? { code, signal };
+          // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again.
+          if (reader.rootPid === null) forgetSupport();
+          mark("exit-emitted");
           child.emit("exit", end.code, end.signal);
         });
       });

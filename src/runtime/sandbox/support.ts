@@ -1,19 +1,23 @@
 import fs from "node:fs";
 import path from "node:path";
 import { childProcess } from "../../packages.js";
+import { liHome } from "../../lifecycle/paths.js";
 
 /*
  * Whether this host can run a `workspace` sandbox (docs/sandbox.md): bubblewrap to build the
  * namespaces, socat to bridge the sandbox's network to li's proxy over a Unix socket, strace to
  * see what was refused, and user namespaces that bubblewrap can actually open (a kernel or a
- * container may forbid them). Asked once per process: a submitter, a worker and `li doctor` each
- * pay one short bwrap start at most.
+ * container may forbid them). Asked once per process, and a yes is remembered on the host
+ * ($LI_HOME/sandbox-support.json) for as long as what it rests on is unchanged: bwrap's path and
+ * mtime, the boot, the user and the kernel's user-namespace switches. A no is never remembered.
  */
 
 export type SandboxSupport = { ok: true; mechanism: string } | { ok: false; missing: string; remedy: string };
 
 export const SANDBOX_PACKAGES = "bubblewrap socat strace";
 const APT = `apt-get install ${SANDBOX_PACKAGES}`;
+
+const MECHANISM = "bubblewrap+strace+proxy";
 
 let cached: SandboxSupport | null = null;
 
@@ -36,6 +40,34 @@ export function sandboxSupport(): SandboxSupport {
   return cached;
 }
 
+const read = (p: string): string => {
+  try {
+    return fs.readFileSync(p, "utf8").trim();
+  } catch {
+    return "";
+  }
+};
+
+/** What a yes rests on; a change to any of it asks bwrap again. */
+function supportKey(bwrap: string): string {
+  let stamp = "";
+  try {
+    const real = fs.realpathSync(bwrap);
+    stamp = `${real}@${fs.statSync(real).mtimeMs}`;
+  } catch {}
+  const k = "/proc/sys/kernel/";
+  return [stamp, read(`${k}random/boot_id`), process.getuid?.() ?? "", read(`${k}unprivileged_userns_clone`), read("/proc/sys/user/max_user_namespaces"), read(`${k}apparmor_restrict_unprivileged_userns`)].join("|");
+}
+
+const memoFile = () => path.join(liHome(), "sandbox-support.json");
+
+/** A sandbox that did not start (its provider never ran): the next run asks bwrap again. */
+export function forgetSupport(): void {
+  try {
+    fs.rmSync(memoFile(), { force: true });
+  } catch {}
+}
+
 function probe(): SandboxSupport {
   // A test's stand-in for a host that cannot sandbox (never set by li itself).
   const played = process.env.LI_TEST_SANDBOX_UNAVAILABLE;
@@ -43,6 +75,9 @@ function probe(): SandboxSupport {
   if (process.platform !== "linux") return { ok: false, missing: "linux", remedy: "the workspace sandbox is built on Linux namespaces (bubblewrap); run on a Linux host" };
   for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"]] as const)
     if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${APT} (${bin} is not on PATH)` };
+  const key = supportKey(onPath("bwrap")!);
+  const memo = memoFile();
+  if (read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };
   const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
   if (r.status !== 0) {
     const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0];
@@ -52,5 +87,8 @@ function probe(): SandboxSupport {
       remedy: `bubblewrap cannot open its namespaces here (${why}); enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0, or an AppArmor profile allowing bwrap), or run as root with CAP_SYS_ADMIN and CAP_SETFCAP`,
     };
   }
-  return { ok: true, mechanism: "bubblewrap+strace+proxy" };
+  try {
+    fs.writeFileSync(memo, JSON.stringify({ ok: key }), { mode: 0o600 });
+  } catch {}
+  return { ok: true, mechanism: MECHANISM };
 }

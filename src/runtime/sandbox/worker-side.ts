@@ -3,6 +3,7 @@ import { thisHost } from "../../lifecycle/locate.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { sandboxSupport } from "./support.js";
 import type { Sandbox } from "./run.js";
+import { mark } from "./marks.js";
 
 /*
  * The worker's side of a sandboxed run (spec.sandbox = workspace): a host that cannot sandbox ends
@@ -19,7 +20,10 @@ function say(out: number, line: string): void {
 /** Why this host cannot run `e` as it asks (the run's failure detail), or null. */
 export function sandboxUnavailable(e: Entity, out: number): { host: string; missing: string; remedy: string; error: string } | null {
   if (e.spec.sandbox !== "workspace") return null;
+  mark("worker-start", performance.timeOrigin);
+  mark("support-start");
   const s = sandboxSupport();
+  mark("support-known");
   if (s.ok) return null;
   const error = `host ${thisHost()} cannot run the workspace sandbox this run asks for: ${s.missing} is missing (${s.remedy})`;
   say(out, `${e.id} did not start: ${error}`);
@@ -63,6 +67,7 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         sandbox.close();
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
         await store.annotate(e.id, { spec: { sandbox_denials: r.denials } }).catch(() => false);
+        mark("recorded");
       })()),
   };
 }
