@@ -9,7 +9,6 @@
  * theirs on (docs/sandbox.md#nesting); codex's workspace-write profile would otherwise fail every
  * command ("setting up uid map"), claude would refuse to start, and gemini would look for docker.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,19 +19,9 @@ import { recorded, type FakeApi, type Recorded } from "./fixtures/fake-apis/serv
 import { claudeEnv, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { jobStatus, useHomes } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
 
-function hasBwrap(): boolean {
-  try {
-    execFileSync("bwrap", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const can = hasBwrap();
-if (!can && process.env.LI_TEST_REQUIRE_SANDBOX) throw new Error("LI_TEST_REQUIRE_SANDBOX is set but bwrap is not on PATH: apt-get install bubblewrap socat strace");
-if (!can) console.warn("agent-clis-sandbox.test.ts skipped: bubblewrap (bwrap) is not on PATH; apt-get install bubblewrap socat strace");
-const describeBoth = can ? describeReal : (name: string, fn: () => void) => describe.skip(name, fn);
+const describeBoth = sandboxSuite("agent-clis-sandbox.test.ts", describeReal);
 
 const T = 120_000;
 // Outside every run's tree, and not under any li home (which is hidden, and so refused for another reason).

@@ -3,22 +3,12 @@
  * under $LI_HOME, which the sandbox hides; the sandbox shows that one socket through, so the agent's
  * request reaches a person, and the answer (allow or deny with a message) reaches the agent.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { detach, output, rows, terminal, useHomes } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
 
-function hasBwrap(): boolean {
-  try {
-    execFileSync("bwrap", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const can = hasBwrap();
-if (!can && process.env.LI_TEST_REQUIRE_SANDBOX) throw new Error("LI_TEST_REQUIRE_SANDBOX is set but bwrap is not on PATH: apt-get install bubblewrap socat strace");
-const describeSandbox = can ? describe : describe.skip;
+const describeSandbox = sandboxSuite("sandbox-approvals.test.ts");
 
 describeSandbox("a sandboxed run that asks", () => {
   const home = useHomes({ stopRuns: true });

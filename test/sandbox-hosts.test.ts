@@ -4,7 +4,6 @@
  * host that submitted it. A host that cannot sandbox ends a run placed on it failed with
  * sandbox_unavailable, naming itself and what it lacks; the agent never starts there bare.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -13,17 +12,9 @@ import { terminal } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { liData } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
 
-const hasBwrap = (() => {
-  try {
-    execFileSync("bwrap", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!hasBwrap && process.env.LI_TEST_REQUIRE_SANDBOX) throw new Error("LI_TEST_REQUIRE_SANDBOX is set but bwrap is not on PATH: apt-get install bubblewrap socat strace");
-const describeBoth = hasBwrap ? describePostgres : describe.skip;
+const describeBoth = sandboxSuite("sandbox-hosts.test.ts", describePostgres);
 
 describeBoth("sandboxed runs placed on other hosts", () => {
   const store = useSharedStore(["laptop", "box", "bare"]);

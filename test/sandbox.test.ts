@@ -4,7 +4,6 @@
  * attempt outside the run's tree is refused by the sandbox and recorded on the run, the files stay
  * as they were, and what the agent may do (write its tree, commit on its branch) still works.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -13,19 +12,9 @@ import { git, makeRepo } from "./helpers/git-repos.js";
 import { events, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
 import { startDaemon, startedDaemons } from "./helpers/hosts.js";
 import { li, liData, liveMembers, sleep, until } from "./helpers/li.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
 
-function hasBwrap(): boolean {
-  try {
-    execFileSync("bwrap", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const can = hasBwrap();
-if (!can && process.env.LI_TEST_REQUIRE_SANDBOX) throw new Error("LI_TEST_REQUIRE_SANDBOX is set but bwrap is not on PATH: apt-get install bubblewrap socat strace");
-if (!can) console.warn("sandbox.test.ts skipped: bubblewrap (bwrap) is not on PATH; apt-get install bubblewrap socat strace");
-const describeSandbox = can ? describe : describe.skip;
+const describeSandbox = sandboxSuite("sandbox.test.ts");
 
 describeSandbox("--sandbox workspace against a hostile agent", () => {
   const homes = useHomes({ procs: startedDaemons, stopRuns: true });
