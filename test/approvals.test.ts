@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
-import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals.js";
+import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals/records.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
 import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 

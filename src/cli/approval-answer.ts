@@ -2,7 +2,7 @@ import os from "node:os";
 import type { Command } from "./commander.js";
 import type { CliContext } from "./adapter.js";
 import { LiError } from "../errors.js";
-import { answerApproval, type Approval } from "../lifecycle/approvals.js";
+import { answerApproval, type Approval } from "../lifecycle/approvals/records.js";
 import { hostName } from "../lifecycle/locate.js";
 import { keyValues } from "./format.js";
 import { renderWithStore } from "./views.js";

@@ -1,7 +1,7 @@
 import { LiError } from "../errors.js";
 import { PG_MIGRATIONS } from "./db/pg-schema.js";
 import { BUDGETS_STEP } from "./budgets/schema-step.js";
-import { APPROVALS_STEP } from "./approvals-step.js";
+import { APPROVALS_STEP } from "./approvals/schema-step.js";
 import type { Dialect } from "./db/types.js";
 /**
  * Forward-only migrations. Index i upgrades user_version i to i+1.
@@ -289,7 +289,7 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX change_pairs_session ON change_pairs(session_id);`,
   // 12: budgets (issue 31); see budgets/schema-step.ts.
   BUDGETS_STEP.sqlite,
-  // 13: approvals (issue 39); see approvals-step.ts.
+  // 13: approvals (issue 39); see approvals/schema-step.ts.
   APPROVALS_STEP.sqlite,
 ];
 

@@ -4,7 +4,7 @@ import { SQL, type HasSql } from "./db/handle.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
 import { hostName } from "./locate.js";
-import { cancelPendingApprovals } from "./approvals.js";
+import { cancelPendingApprovals } from "./approvals/records.js";
 import type { AuditEvent, BudgetAlert, Entity, TransitionPatch, TransitionRequest, TransitionResult } from "./records.js";
 import { migrationStep, SCHEMA_VERSION } from "./schema.js";
 import { isLegalTransition, isTerminal, outcomeOf, type EntityKind } from "./vocab.js";

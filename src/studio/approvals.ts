@@ -1,4 +1,4 @@
-import { listApprovals, type ApprovalState } from "../lifecycle/approvals.js";
+import { listApprovals, type ApprovalState } from "../lifecycle/approvals/records.js";
 import type { Store } from "../lifecycle/store.js";
 import { fullIdPattern } from "../lifecycle/ids.js";
 import { HttpError } from "./http-answer.js";

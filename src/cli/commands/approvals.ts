@@ -1,6 +1,6 @@
 import { Option, type Command } from "../commander.js";
 import type { CliContext } from "../adapter.js";
-import { APPROVAL_STATES, listApprovals, type Approval, type ApprovalState } from "../../lifecycle/approvals.js";
+import { APPROVAL_STATES, listApprovals, type Approval, type ApprovalState } from "../../lifecycle/approvals/records.js";
 import { resolve } from "../../lifecycle/resolver.js";
 import { table } from "../format.js";
 import { ago } from "../human-time.js";

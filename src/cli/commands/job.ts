@@ -15,7 +15,7 @@ import { consoleSource, droppedNote, type ConsoleExtent, type ConsoleSource } fr
 import { recordedConsoleBytes } from "../../lifecycle/consoles.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { isForeign } from "../../lifecycle/locate.js";
-import { waitingFor } from "../../lifecycle/approvals.js";
+import { waitingFor } from "../../lifecycle/approvals/records.js";
 import { jobView, type JobView, renderWithStore } from "../views.js";
 import { withBudgets } from "../budget-view.js";
 import { withChange } from "../change-view.js";

@@ -4,7 +4,7 @@ import { newestTopLevel, selectIds } from "../../lifecycle/listing.js";
 import { mapSeq } from "../../lifecycle/seq.js";
 import { isLastAlias } from "../../lifecycle/resolver.js";
 import { shortIds } from "../../lifecycle/short-ids.js";
-import { waitingFor } from "../../lifecycle/approvals.js";
+import { waitingFor } from "../../lifecycle/approvals/records.js";
 import type { Store } from "../../lifecycle/store.js";
 import { waitExitCode, waitFor, WAIT_BOUNDS, type WaitHooks, type WaitResult } from "../../lifecycle/wait.js";
 import type { CliContext } from "../adapter.js";

@@ -12,7 +12,7 @@
  */
 
 import { BUDGETS_STEP } from "../budgets/schema-step.js";
-import { APPROVALS_STEP } from "../approvals-step.js";
+import { APPROVALS_STEP } from "../approvals/schema-step.js";
 
 export const PG_BASE_VERSION = 7;
 

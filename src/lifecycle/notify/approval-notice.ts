@@ -1,5 +1,5 @@
 import type { Handler } from "../../config/settings.js";
-import type { Approval } from "../approvals.js";
+import type { Approval } from "../approvals/records.js";
 import { dbOf, type HasSql } from "../db/handle.js";
 import { startDrainer, targetOf } from "./hook.js";
 import { insertDelivery } from "./outbox.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { loadSettings } from "../../config/settings.js";
 import { matchRule, type ApprovalRule } from "../../config/approval-settings.js";
 import type { Handler } from "../../config/settings.js";
-import { boundedInput, envSecrets, expireApproval, forRunAnswer, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals.js";
+import { boundedInput, envSecrets, expireApproval, forRunAnswer, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
 import { hostName } from "../../lifecycle/locate.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
 import type { Entity, Store } from "../../lifecycle/store.js";

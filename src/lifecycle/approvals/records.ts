@@ -1,7 +1,7 @@
-import { invalid, LiError } from "../errors.js";
-import { dbNow } from "./db/fragments.js";
-import { dbOf, type HasSql } from "./db/handle.js";
-import { isWellFormedPrefix, newId } from "./ids.js";
+import { invalid, LiError } from "../../errors.js";
+import { dbNow } from "../db/fragments.js";
+import { dbOf, type HasSql } from "../db/handle.js";
+import { isWellFormedPrefix, newId } from "../ids.js";
 
 /*
  * Approval requests (issue 39): a permission prompt of an agent's run, held in the store so that
