@@ -14,6 +14,14 @@ export interface Job {
   usage: Usage | null; num_turns: number | null; queue: string | null; queue_position: number | null;
   /** A run's page only: its top-level run's budget charges, that run, and the budget a queued run waits for ("budget NAME"). */
   budgets?: RunCharge[]; budget_root?: string | null; waiting_for?: string | null;
+  /** --sandbox workspace: its mode and what it refused (denials null until its worker wrote them); null without one. */
+  sandbox?: { mode: "workspace"; denials: SandboxDenials | null } | null;
+}
+
+/** What a sandboxed run was refused (src/runtime/sandbox/denials.ts). */
+export interface SandboxDenials {
+  writes: { path: string; count: number }[]; reads: { path: string; count: number }[]; hosts: { host: string; count: number }[];
+  total: number; dropped: number;
 }
 
 /** A budget and its current period, as li budget list gives it. */

@@ -7,6 +7,7 @@ import { ChangeCard } from "./change-card";
 import { Console } from "./console";
 import { FanoutCompare } from "./fanout-compare";
 import { RunApprovals } from "./inbox-page";
+import { RunSandbox } from "./sandbox-parts";
 import { Graph } from "./graph";
 import { useLive } from "./live";
 import { runHref } from "./router";
@@ -70,6 +71,7 @@ export function RunPage({ id }: { id: string }) {
       <RunFacts run={r} />
       <RunBudgets run={r} />
       <RunApprovals runId={r.id} terminal={terminal} />
+      <RunSandbox run={r} />
       {d.has_graph && <Graph runId={r.id} />}
       {d.change_view === "fanout" && <FanoutCompare runId={r.id} />}
       {d.change_view === "run" && <ChangeCard runId={r.id} />}
