@@ -102,6 +102,17 @@ test("two answers at once: exactly one wins, the other is refused naming the sta
   expect((await requests(h, run)).map((r) => r.state)).toEqual([winner.state]);
 });
 
+// PostgreSQL only (SQLite has no notification path: its worker polls every 250 ms).
+(process.env.LI_TEST_STORE === "postgres" ? test : test.skip)("on PostgreSQL an answer wakes the waiting worker at once (NOTIFY), not at its next read of the record", async () => {
+  const h = home();
+  // The worker reads its request once, then not again for ten minutes: only the notification can wake it.
+  const run = (await detach({ ...h.env, LI_TEST_APPROVAL_POLL_MS: "600000" }, ["--approvals", "ask", "mock/ask", ask("Bash", { command: "ls" })])).id;
+  const first = await pendingNo(h, run, 1);
+  await liData(["approve", first.id], { env: h.env });
+  expect((await terminal(h.env, run)).status).toBe("completed");
+  expect(await consoleText(h, run)).toBe('allowed Bash {"command":"ls"}\n');
+});
+
 test("a request nobody answers expires at --approval-timeout: recorded expired by the timeout, and the run goes on denied", async () => {
   const h = home();
   const run = (await detach(h.env, ["--approvals", "ask", "--approval-timeout", "2", "mock/ask", [ask("Bash", { command: "ls" }), "after"].join("\n")])).id;

@@ -142,6 +142,9 @@ export function checkMessage(message: string | null | undefined): void {
   if (bytes > MAX_MESSAGE_BYTES) throw invalid(`the message is ${bytes} bytes; at most ${MAX_MESSAGE_BYTES} are kept`, { field: "message", bytes, max: MAX_MESSAGE_BYTES });
 }
 
+/** The NOTIFY channel an answer wakes the asking worker on (PostgreSQL); its payload is the request's id. */
+export const ANSWER_CHANNEL = "li_approval";
+
 /**
  * Answers a pending request: the updated record, or `ok: false` with the record as it was found
  * (its state names why: answered, expired or cancelled). not_found for an unknown id.
@@ -157,6 +160,8 @@ export async function answerApproval(store: HasSql, id: string, a: Answer): Prom
     `UPDATE approvals SET state = ?, answered_by = ?, answered_at = ${dbNow(db.dialect)}, message = ?, for_run = ? WHERE id = ? AND state = 'pending'`,
     [a.answer === "allow" ? "allowed" : "denied", a.by, a.message ?? null, a.forRun ? 1 : 0, found.id],
   );
+  // Wakes the waiting worker now rather than at its next poll; a lost notification costs one poll.
+  if (changes === 1 && db.dialect === "postgres") await db.get("SELECT pg_notify(?, ?)", [ANSWER_CHANNEL, found.id]).catch(() => null);
   const now = (await getApproval(store, found.id))!;
   return { ok: changes === 1, approval: now };
 }

@@ -6,6 +6,7 @@ import { matchRule, type ApprovalRule } from "../../config/approval-settings.js"
 import type { Handler } from "../../config/settings.js";
 import { boundedInput, envSecrets, expireApproval, forRunAnswer, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
 import { hostName } from "../../lifecycle/locate.js";
+import { AnswerWaker } from "./answer-waker.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { openChannel, type Channel } from "./channel.js";
@@ -20,7 +21,8 @@ import { APPROVAL_SOCKET_FILE, type AskAnswer, type AskRequest } from "./protoco
  */
 
 /** How often a waiting request reads its record: an answer on any host reaches the agent within this. */
-const POLL_MS = 250;
+/** How often a waiting worker reads its request; LI_TEST_APPROVAL_POLL_MS (tests) stretches it to show a PostgreSQL notification wakes it. */
+const POLL_MS = Number(process.env.LI_TEST_APPROVAL_POLL_MS) || 250;
 /** Retries of an unreachable store back off to this. */
 const MAX_RETRY_MS = 2000;
 /** Unix socket paths are bounded (108 bytes on Linux, with the NUL). */
@@ -70,6 +72,7 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
   const secrets = envSecrets(env);
   const host = hostName();
 
+  const waker = new AnswerWaker(store);
   const decide = async (req: AskRequest): Promise<AskAnswer> => {
     const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
     const rule = matchRule(rules, req.tool_name, req.input);
@@ -103,12 +106,13 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       if (!now) return { behavior: "deny", message: `the request ${asked.id} is gone from the store; denied` };
       // The expiry is recorded before the agent hears of it; an answer that got there first wins.
       if (Date.now() >= deadline) await retrying(`expiring approval ${asked.id}`, () => expireApproval(store, asked.id, expired), log);
-      else await sleep(POLL_MS);
+      else await waker.sleep(asked.id, Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
     }
   };
   const dir = socketDir(e.run_dir!);
   const channel = await openChannel(dir, decide, log);
-  if (dir === e.run_dir) return channel;
+  const close = () => channel.close().finally(() => waker.close());
+  if (dir === e.run_dir) return { path: channel.path, close };
   // A private directory of its own goes with the socket.
-  return { path: channel.path, close: () => channel.close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };
+  return { path: channel.path, close: () => close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };
 }

@@ -1,0 +1,42 @@
+import { ANSWER_CHANNEL } from "../../lifecycle/approvals/records.js";
+import { dbOf } from "../../lifecycle/db/handle.js";
+import type { Store } from "../../lifecycle/store.js";
+
+/*
+ * Ends a worker's wait for an answer as soon as PostgreSQL notifies it (li approve on any host
+ * sends the request's id on ANSWER_CHANNEL). Only a wake-up: the worker still reads the record,
+ * and still polls, so a notification lost with its connection costs at most one poll.
+ */
+export class AnswerWaker {
+  private readonly waiting = new Map<string, () => void>();
+  private listening: Promise<(() => Promise<void>) | null> | null = null;
+
+  constructor(private readonly store: Store) {}
+
+  /** Sleeps up to `ms`, or until `id`'s answer is notified. */
+  sleep(id: string, ms: number): Promise<void> {
+    this.listen();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.waiting.delete(id);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.waiting.set(id, done);
+    });
+  }
+
+  async close(): Promise<void> {
+    const stop = await this.listening;
+    this.listening = null;
+    await stop?.();
+  }
+
+  private listen(): void {
+    const db = dbOf(this.store);
+    if (this.listening || !db.listen) return;
+    // A connection lost (or never made) is tried again at the next wait.
+    this.listening = db.listen(ANSWER_CHANNEL, (id) => this.waiting.get(id)?.(), () => (this.listening = null)).catch(() => null);
+  }
+}
