@@ -146,6 +146,21 @@ export function checkMessage(message: string | null | undefined): void {
 export const ANSWER_CHANNEL = "li_approval";
 
 /**
+ * Calls `onAnswered` with the id of each request answered from now on (PostgreSQL's NOTIFY);
+ * null where the store has no notifications (SQLite) or the listening connection could not be
+ * made. A wake-up only: `onLost` says notifications may have been missed.
+ */
+export async function watchAnswers(store: HasSql, onAnswered: (id: string) => void, onLost: () => void): Promise<(() => Promise<void>) | null> {
+  const db = dbOf(store);
+  if (!db.listen) return null;
+  try {
+    return await db.listen(ANSWER_CHANNEL, onAnswered, onLost);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Answers a pending request: the updated record, or `ok: false` with the record as it was found
  * (its state names why: answered, expired or cancelled). not_found for an unknown id.
  */

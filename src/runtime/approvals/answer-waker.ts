@@ -1,10 +1,9 @@
-import { ANSWER_CHANNEL } from "../../lifecycle/approvals/records.js";
-import { dbOf } from "../../lifecycle/db/handle.js";
+import { watchAnswers } from "../../lifecycle/approvals/records.js";
 import type { Store } from "../../lifecycle/store.js";
 
 /*
  * Ends a worker's wait for an answer as soon as PostgreSQL notifies it (li approve on any host
- * sends the request's id on ANSWER_CHANNEL). Only a wake-up: the worker still reads the record,
+ * notifies the request's id; see watchAnswers). Only a wake-up: the worker still reads the record,
  * and still polls, so a notification lost with its connection costs at most one poll.
  */
 export class AnswerWaker {
@@ -34,9 +33,8 @@ export class AnswerWaker {
   }
 
   private listen(): void {
-    const db = dbOf(this.store);
-    if (this.listening || !db.listen) return;
-    // A connection lost (or never made) is tried again at the next wait.
-    this.listening = db.listen(ANSWER_CHANNEL, (id) => this.waiting.get(id)?.(), () => (this.listening = null)).catch(() => null);
+    if (this.listening) return;
+    // A connection lost is made again at the next wait; a store without notifications is polled only.
+    this.listening = watchAnswers(this.store, (id) => this.waiting.get(id)?.(), () => (this.listening = null));
   }
 }
