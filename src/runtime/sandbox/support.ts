@@ -59,12 +59,20 @@ function supportKey(bwrap: string): string {
   return [stamp, read(`${k}random/boot_id`), process.getuid?.() ?? "", read(`${k}unprivileged_userns_clone`), read("/proc/sys/user/max_user_namespaces"), read(`${k}apparmor_restrict_unprivileged_userns`)].join("|");
 }
 
-const memoFile = () => path.join(liHome(), "sandbox-support.json");
+/** Where a passed check is remembered; null when li has no home here (li doctor still asks bwrap). */
+function memoFile(): string | null {
+  try {
+    return path.join(liHome(), "sandbox-support.json");
+  } catch {
+    return null;
+  }
+}
 
 /** A sandbox that did not start (its provider never ran): the next run asks bwrap again. */
 export function forgetSupport(): void {
   try {
-    fs.rmSync(memoFile(), { force: true });
+    const memo = memoFile();
+    if (memo) fs.rmSync(memo, { force: true });
   } catch {}
 }
 
@@ -77,7 +85,7 @@ function probe(): SandboxSupport {
     if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${APT} (${bin} is not on PATH)` };
   const key = supportKey(onPath("bwrap")!);
   const memo = memoFile();
-  if (read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };
+  if (memo && read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };
   const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
   if (r.status !== 0) {
     const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0];
@@ -88,7 +96,7 @@ function probe(): SandboxSupport {
     };
   }
   try {
-    fs.writeFileSync(memo, JSON.stringify({ ok: key }), { mode: 0o600 });
+    if (memo) fs.writeFileSync(memo, JSON.stringify({ ok: key }), { mode: 0o600 });
   } catch {}
   return { ok: true, mechanism: MECHANISM };
 }
