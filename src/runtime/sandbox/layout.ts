@@ -102,7 +102,8 @@ export function sandboxLayout(i: LayoutInput): Layout {
   for (const f of PROVIDER_STATE[i.provider] ?? []) writable.push(path.join(home, f));
   const moved = i.env[STATE_VARS[i.provider] ?? ""];
   if (moved && path.isAbsolute(moved)) writable.push(moved);
-  const readOnly: string[] = [...i.readable];
+  // i.readable is mounted last of all (rank 3 below), through whatever hides its directory.
+  const readOnly: string[] = [];
   // /run holds the host's service sockets (docker's among them): a Unix socket is no network the
   // proxy sees, and a read-only mount does not stop a connect.
   const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
@@ -135,7 +136,7 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // a write there fails (and is recorded) rather than landing in a scratch copy.
   const remount = ops.filter((o) => o.args[0] === "--tmpfs").flatMap((o) => ["--remount-ro", o.at]);
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...ops.flatMap((o) => o.args), ...remount];
-  return { args, writable: writable.filter(exists).map(real), readOnly: readOnly.filter(exists).map(real).filter((p) => !i.readable.map(real).includes(p)), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
+  return { args, writable: writable.filter(exists).map(real), readOnly: readOnly.filter(exists).map(real), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
 }
 
 export const defaultHome = () => os.homedir();
