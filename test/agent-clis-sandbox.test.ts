@@ -31,6 +31,21 @@ fs.mkdirSync(OUTSIDE);
 /** The shell command codex and gemini run: one write in the run's tree (its cwd), one outside it. */
 const both = (name: string) => `echo in > inside.txt; echo out > ${OUTSIDE}/${name}.txt; echo done`;
 
+/** The paths of a run's recorded refusals. */
+const paths = (list: { path: string }[]) => list.map((d) => d.path);
+
+/**
+ * A sandboxed run whose command (`both`) wrote `inside.txt` in its tree and tried `<name>.txt`
+ * outside it: completed with the usage served, the one write there, the other refused and recorded.
+ */
+function expectTreeOnly(a: { job: any; served: any }, work: string, name: string): void {
+  expect(a.job).toMatchObject({ status: "completed", sandbox: { mode: "workspace" }, usage: a.served });
+  expect(a.served.input_tokens).toBeGreaterThan(0);
+  expect(fs.readFileSync(path.join(work, "inside.txt"), "utf8")).toBe("in\n");
+  expect(fs.existsSync(path.join(OUTSIDE, `${name}.txt`))).toBe(false);
+  expect(paths(a.job.sandbox.denials.writes)).toContain(path.join(OUTSIDE, `${name}.txt`));
+}
+
 /** claude's Write tool, to the path the prompt names after "write to". */
 function writeTo(req: Recorded) {
   const m = /write to (\/[^\s"\\]+)/.exec(JSON.stringify(req.body?.messages?.at?.(-1) ?? ""));
@@ -69,8 +84,6 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     return { id: run.id as string, job: await jobStatus(env, run.id), served: recorded(fake.served.slice(from)) };
   }
 
-  const paths = (list: { path: string }[]) => list.map((d) => d.path);
-
   test("claude (bypassPermissions, its own sandbox required by its settings): its Write tool writes in the run's tree; resumed, its Write outside the tree is refused (EROFS) and recorded; answer, usage and session kept", async () => {
     const w = world("claude", "claude/claude-sonnet-4-5", "bypassPermissions");
     const env = { ...w.h.env, ...claudeEnv(w.dir, claude.url) };
@@ -101,11 +114,7 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     const w = world("codex", "codex/gpt-5", "workspace-write", `sandbox:\n  allow_hosts: ["127.0.0.1:${port}"]\n`);
     const env = { ...w.h.env, ...codexEnv(w.dir, codex.url) };
     const a = await turn(env, codex, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "run", "the", "command"]);
-    expect(a.job).toMatchObject({ status: "completed", sandbox: { mode: "workspace" }, usage: a.served });
-    expect(a.served.input_tokens).toBeGreaterThan(0);
-    expect(fs.readFileSync(path.join(w.work, "inside.txt"), "utf8")).toBe("in\n");
-    expect(fs.existsSync(path.join(OUTSIDE, "codex.txt"))).toBe(false);
-    expect(paths(a.job.sandbox.denials.writes)).toContain(path.join(OUTSIDE, "codex.txt"));
+    expectTreeOnly(a, w.work, "codex");
     expect((await liData(["job", "output", a.id], { env })).output).toMatch(/^tool said: .*done/s);
 
     const b = await turn(env, codex, ["--resume", a.id, "again"]);
@@ -117,11 +126,7 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     const w = world("gemini", "gemini/gemini-2.5-pro", "yolo");
     const env = { ...w.h.env, ...geminiEnv(w.dir, gemini.url, { tools: { sandbox: true } }) };
     const a = await turn(env, gemini, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "run", "the", "command"]);
-    expect(a.job).toMatchObject({ status: "completed", sandbox: { mode: "workspace" }, usage: a.served });
-    expect(a.served.input_tokens).toBeGreaterThan(0);
-    expect(fs.readFileSync(path.join(w.work, "inside.txt"), "utf8")).toBe("in\n");
-    expect(fs.existsSync(path.join(OUTSIDE, "gemini.txt"))).toBe(false);
-    expect(paths(a.job.sandbox.denials.writes)).toContain(path.join(OUTSIDE, "gemini.txt"));
+    expectTreeOnly(a, w.work, "gemini");
 
     const b = await turn(env, gemini, ["--resume", a.id, "again"]);
     expect(b.job).toMatchObject({ status: "completed", resumes: a.id, provider_session_id: a.job.provider_session_id, sandbox: { mode: "workspace" }, usage: b.served });

@@ -8,22 +8,12 @@ import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
 import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals/records.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
+import { pendingNo, requests } from "./helpers/approvals.js";
 import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 
 const home = useHomes({ stopRuns: true });
 
 const ask = (tool: string, input: object) => `ask ${tool} ${JSON.stringify(input)}`;
-
-/** The run's requests, oldest first, as the store holds them. */
-const requests = (h: Home, run: string) => rows<any>(h, "SELECT * FROM approvals WHERE entity_id = ? ORDER BY asked_at, id", [run]);
-
-/** Waits until the run has `n` requests and the newest is pending; that one. */
-async function pendingNo(h: Home, run: string, n: number): Promise<any> {
-  return until(async () => {
-    const r = await requests(h, run);
-    return r.length === n && r[n - 1].state === "pending" ? r[n - 1] : null;
-  });
-}
 
 const consoleText = async (h: Home, id: string) => (await output(h.env, id)).output as string;
 

@@ -4,8 +4,9 @@
  * request reaches a person, and the answer (allow or deny with a message) reaches the agent.
  */
 import fs from "node:fs";
-import { detach, output, rows, terminal, useHomes } from "./helpers/fixtures.js";
-import { liData, until } from "./helpers/li.js";
+import { pendingNo } from "./helpers/approvals.js";
+import { detach, output, terminal, useHomes } from "./helpers/fixtures.js";
+import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-approvals.test.ts");
@@ -21,17 +22,11 @@ describeSandbox("a sandboxed run that asks", () => {
     h.env = { ...h.env, LI_HOME: short };
     const prompt = ['ask Bash {"command":"npm test"}', 'ask Write {"file_path":"x.txt"}'].join("\n");
     const run = (await detach(h.env, ["--sandbox", "workspace", "--approvals", "ask", "mock/ask", prompt])).id;
-    /** The run's n-th request, once it is there and pending. */
-    const pending = (n: number) =>
-      until(async () => {
-        const r = await rows<any>(h, "SELECT id, tool, state FROM approvals WHERE entity_id = ? ORDER BY asked_at, id", [run]);
-        return r.length === n && r[n - 1].state === "pending" ? r[n - 1] : null;
-      });
-    const first = await pending(1);
+    const first = await pendingNo(h, run, 1);
     expect((await liData(["job", "status", run], { env: h.env })).jobs[0].waiting_for).toBe(`approval ${first.id}`);
     expect(first.tool).toBe("Bash");
     expect((await liData(["approve", first.id], { env: h.env })).approval.state).toBe("allowed");
-    const second = await pending(2);
+    const second = await pendingNo(h, run, 2);
     expect(second.tool).toBe("Write");
     expect((await liData(["deny", second.id, "--message", "use the test script"], { env: h.env })).approval.state).toBe("denied");
 
