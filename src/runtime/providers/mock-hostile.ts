@@ -59,11 +59,13 @@ function connect(host: string, port: number): Promise<void> {
   });
 }
 
-function spawnBackground(file: string): void {
+/** Starts the background writer and returns once its first tick is written (or 10 s have passed), so the next line runs with it alive however loaded the machine. */
+async function spawnBackground(file: string): Promise<void> {
   const code = `const tick = () => require("fs").appendFileSync(${JSON.stringify(file)}, "x"); tick(); setInterval(tick, 100)`;
   const child = spawn(process.execPath, ["-e", code], { detached: true, stdio: "ignore" });
   child.unref();
-  say(`spawn-bg ${file}: ok (pid ${child.pid})`);
+  for (let waited = 0; waited < 10_000 && !fs.existsSync(file); waited += 20) await new Promise((r) => setTimeout(r, 20));
+  say(`spawn-bg ${file}: ${fs.existsSync(file) ? "ok" : "started, not yet written"} (pid ${child.pid})`);
 }
 
 function gitCommit(msg: string): void {
@@ -85,7 +87,7 @@ export async function runHostile(prompt: string): Promise<number> {
     if (verb === "write") write(a, rest.join(" "));
     else if (verb === "read") read(a);
     else if (verb === "connect") await connect(a, Number(rest[0]));
-    else if (verb === "spawn-bg") spawnBackground(a);
+    else if (verb === "spawn-bg") await spawnBackground(a);
     else if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(a) * 1000));
     else if (verb === "git-commit") gitCommit([a, ...rest].join(" "));
     else say(`${verb}: unknown action`);
