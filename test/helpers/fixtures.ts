@@ -60,8 +60,8 @@ export async function killLeftovers(homes: Home[]): Promise<void> {
 }
 
 /**
- * True once the mock agent has read its prompt: it installs its SIGTERM handler in the same
- * synchronous step, right after. (SigCgt cannot tell: node itself catches SIGTERM from startup
+ * True once the mock agent has read its prompt: mock/hang installs its SIGTERM handler before
+ * that read (right after is not enough: a loaded machine may pause it between the two). (SigCgt cannot tell: node itself catches SIGTERM from startup
  * and re-raises it with the default action.) Give the prompt READY_BYTES so the read shows in rchar.
  */
 export const READY_BYTES = 1536 * 1024;

@@ -9,8 +9,11 @@ import { runHostile } from "./mock-hostile.js";
 import { runAsk } from "./mock-ask.js";
 
 const [model = "", promptFile = ""] = process.argv.slice(2);
-const prompt = fs.readFileSync(promptFile);
 const [name, arg] = model.split(":");
+// hang ignores SIGTERM from before it reads its prompt, so a reader that sees the prompt read
+// (tests watch rchar) knows the signal is already ignored.
+if (name === "hang") process.on("SIGTERM", () => {});
+const prompt = fs.readFileSync(promptFile);
 
 const echo = () => fs.writeSync(1, prompt);
 
@@ -26,7 +29,6 @@ switch (name) {
     process.exitCode = Number(arg);
     break;
   case "hang":
-    process.on("SIGTERM", () => {});
     setInterval(() => {}, 1 << 30);
     break;
   case "flood": {
