@@ -233,6 +233,31 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     expect(JSON.parse(end.detail as unknown as string)).toMatchObject({ host: "bare-box", missing: "bubblewrap", remedy: expect.stringContaining("apt-get install bubblewrap") });
   }, 60_000);
 
+  test("an isolated run whose sandbox cannot be built ends failed with sandbox_failed, its worktree removed and no change owed; the agent never starts", async () => {
+    const w = world("queues:\n  one: {max_parallel: 1}\n");
+    const { env, markers, repo } = w;
+    const marker = path.join(markers, "never");
+    // Queued behind a held run, so the run's directory exists before its worker starts: a file
+    // where the sandbox's scratch directory goes makes building it fail after the worktree is made.
+    const held = await liData(["agent", "--detach", "--queue", "one", "mock/hang", "held"], { env, cwd: repo });
+    const r = await liData(["agent", "--detach", "--queue", "one", "--sandbox", "workspace", "--isolate", "worktree", "mock/hostile", `write ${marker} started`], { env, cwd: repo });
+    expect(r.status).toBe("queued");
+    fs.writeFileSync(path.join(r.run_dir, "sandbox"), "in the way\n");
+    await liData(["kill", "--grace", "0", held.id], { env });
+    const done = await terminal(env, r.id, 30_000);
+    expect(done).toMatchObject({ status: "failed", reason_code: "invocation.failed.sandbox_failed" });
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(await outputOf(env, r.id)).toContain("could not build its sandbox");
+    const worktree = (await status(env, r.id)).isolation.worktree;
+    expect(typeof worktree).toBe("string");
+    await until(() => !fs.existsSync(worktree));
+    expect(git(repo, "worktree", "list")).not.toContain(worktree);
+    // Nothing is owed: a reader captures nothing and says why there is no change.
+    const diff = await liData(["job", "diff", r.id], { env });
+    expect(diff).toMatchObject({ captured: false, change: null, patch: "" });
+    expect(diff.change_pending).toBeUndefined();
+  }, 60_000);
+
   test.each([
     ["an unknown mode", "sandbox: sealed\n", "sandbox", "expected one of workspace, off"],
     ["an unknown default", "sandbox:\n  default: strict\n", "sandbox.default", "expected one of workspace, off"],

@@ -21,7 +21,7 @@ import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
 import { startAsking } from "./approvals/worker-asks.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
-import { captureChange, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
+import { captureChange, dropUnstarted, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
@@ -116,7 +116,9 @@ export async function run(store: Store, id: string): Promise<void> {
   const started = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
   if (started === false) {
     void asking?.close();
-    return void (await finish("failed", "sandbox_failed", null));
+    await finish("failed", "sandbox_failed", null);
+    if (isolated) await dropUnstarted(store, id, end);
+    return;
   }
   sandbox = started;
   await new Promise<void>((resolve, reject) => {

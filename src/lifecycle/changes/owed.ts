@@ -23,7 +23,7 @@ export function setCapturer(fn: Capturer | null): void {
 export const capturesHere = () => capturer !== null;
 
 /** The causes of an isolated run that ended before its agent could start: it has no change to capture. */
-export const ISOLATION_FAILURES = ["setup_failed", "base_missing", "worktree_failed", "not_a_repository", "bare_repository", "no_commits", "git_missing"] as const;
+export const ISOLATION_FAILURES = ["setup_failed", "base_missing", "worktree_failed", "not_a_repository", "bare_repository", "no_commits", "git_missing", "sandbox_failed"] as const;
 
 /** Whether `e` made a worktree on this host whose change may not be stored yet. */
 export function owesChange(e: Entity): boolean {
@@ -62,7 +62,7 @@ export async function captureOwed(store: Store, ended: Entity[], onError: (e: En
 /** Why an isolated run has no change stored yet, for a person: li job diff and li studio say the same. */
 export function noChangeYet(e: Entity): string {
   if (!isTerminal(e.status)) return `${e.id} is ${e.status}; its change is captured when it ends`;
-  if (!e.spec?.isolation?.ready) return `${e.id} ended (${e.status}) before its agent started, so it made no change`;
+  if (!e.spec?.isolation?.ready || !owesChange(e)) return `${e.id} ended (${e.status}) before its agent started, so it made no change`;
   const elsewhere = e.host && e.host !== thisHost() ? e.host : null;
   return `${e.id} ended (${e.status}) and its change is not captured yet${elsewhere ? `; host ${elsewhere}, where its worktree is, captures it (its li host run, or li job diff there)` : ""}`;
 }
@@ -96,7 +96,8 @@ export function pendingChange(e: Entity, unrecorded?: string | null): PendingCha
       message: `${e.id}: ${unrecorded}; its change waits in its worktree ${worktree}${host ? ` on ${host}` : ""}, and the first li command there once the store takes writes again records its end, then captures the change${check}`,
     };
   }
-  if (!owesChange(e)) return { reason: "not_captured", worktree, host, message: noChangeYet(e) };
+  // Ended before its agent ran (a sandbox that could not be built, after the worktree was made).
+  if (!owesChange(e)) return null;
   if (!capturesHere())
     return {
       reason: "read_only",

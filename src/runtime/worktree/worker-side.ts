@@ -28,13 +28,20 @@ export async function enterIsolation(store: Store, e: Entity, out: number, end: 
     const failure = err instanceof IsolationFailure ? err : new IsolationFailure("worktree_failed", String(err?.message ?? err), {});
     say(out, `${e.id} did not start: ${failure.message}`);
     await end.finish("failed", failure.cause, { detail: { ...failure.detail, error: failure.message } });
-    // Its change is nothing the agent made: only a setup's leftovers would be captured, so none is.
-    const fresh = await store.get(e.id);
-    if (fresh?.spec.isolation?.worktree && !fresh.spec.isolation.keep_worktree) {
-      const { removeWorktree } = await import("./remove.js");
-      await removeWorktree(fresh.spec.isolation.repo, fresh.spec.isolation.worktree).catch((rm: any) => end.log(`could not remove ${fresh.spec.isolation.worktree}: ${rm?.message ?? rm}`));
-    }
+    await dropUnstarted(store, e.id, end);
     return null;
+  }
+}
+
+/**
+ * Removes the worktree of a run that ended before its agent started (ISOLATION_FAILURES): its
+ * change is nothing the agent made, only a setup's leftovers would be captured, so none is.
+ */
+export async function dropUnstarted(store: Store, id: string, end: RunEnd): Promise<void> {
+  const fresh = await store.get(id);
+  if (fresh?.spec.isolation?.worktree && !fresh.spec.isolation.keep_worktree) {
+    const { removeWorktree } = await import("./remove.js");
+    await removeWorktree(fresh.spec.isolation.repo, fresh.spec.isolation.worktree).catch((rm: any) => end.log(`could not remove ${fresh.spec.isolation.worktree}: ${rm?.message ?? rm}`));
   }
 }
 
