@@ -12,6 +12,32 @@ import { benchApprovals, printApprovals } from "./bench-approvals.mjs";
 import { benchStartup, printStartup } from "./bench-startup.mjs";
 import { benchPg, pgAvailable, printPg } from "./bench-pg.mjs";
 
+/**
+ * The job.list op's own path in li mcp, from the server's marks (one group per op, in order) and
+ * the client's round trips: medians of each part, in ms.
+ */
+function opPhases(file, roundTrips) {
+  const groups = [];
+  for (const line of fs.readFileSync(file, "utf8").split("\n").filter(Boolean)) {
+    const [phase, at] = line.split(" ");
+    if (phase === "op-start") groups.push({});
+    groups.at(-1)[phase] = Number(at);
+  }
+  const part = (a, b) => median(groups.map((g) => g[b] - g[a]));
+  return [
+    ["before li: lookup, projection, validation, argv", part("op-start", "li-spawn")],
+    ["li, spawned to exited (as the server sees it)", part("li-spawn", "li-exit")],
+    ["after li: its JSON read, decoder, transform", part("li-exit", "op-decoded")],
+    ["the audit line", part("op-decoded", "op-audited")],
+    ["transport and SDK (round trip - the server's op)", median(groups.map((g, i) => roundTrips[i] - (g["op-audited"] - g["op-start"])))],
+  ];
+}
+
+function printOpPhases(phases) {
+  console.log(`\nthe job.list op's path (median ms):`);
+  for (const [name, ms] of phases) console.log(`  ${name.padEnd(50)} ${ms.toFixed(2).padStart(8)} ms`);
+}
+
 const RUNS = numberArg("--runs", 21);
 const { home, env } = benchHome("li-bench-");
 function time(fn) {
@@ -32,12 +58,14 @@ for (let i = 0; i < 5; i++) execFileSync(process.execPath, [li, "agent", "mock/e
 // MCP client, connected once for the op round trips; connects are timed separately below.
 const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
-const connect = async () => {
+const connect = async (extra = {}) => {
   const c = new Client({ name: "bench", version: "0" });
-  await c.connect(new StdioClientTransport({ command: process.execPath, args: [li, "mcp"], env, stderr: "ignore" }));
+  await c.connect(new StdioClientTransport({ command: process.execPath, args: [li, "mcp"], env: { ...env, ...extra }, stderr: "ignore" }));
   return c;
 };
-const client = await connect();
+// The ops' server marks where each op's time goes in li mcp itself (src/mcp/marks.ts).
+const opMarks = `${home}/mcp-marks`;
+const client = await connect({ LI_BENCH_MCP_MARKS: opMarks });
 const toolsBytes = Buffer.byteLength(JSON.stringify(await client.listTools()));
 const cat = await client.callTool({ name: "request", arguments: { help: true } });
 const catalogBytes = Buffer.byteLength(JSON.stringify(cat.structuredContent));
@@ -48,6 +76,7 @@ const op = async () => {
   return Number(process.hrtime.bigint() - t) / 1e6;
 };
 await op();
+fs.rmSync(opMarks, { force: true });
 
 // Interleave the baseline with every subject so drift on a noisy machine hits all alike.
 const base = [];
@@ -73,7 +102,7 @@ await client.close();
 const baseline = median(base);
 const rows = [["node -e 0 (baseline)", baseline, 1, ""]];
 rows.push(["li job list --machine (cold start)", median(list), median(list) / baseline, "<= 1.15x"]);
-rows.push(["li mcp connect (spawn + initialize)", median(connects), median(connects) / baseline, "<= 3x"]);
+rows.push(["li mcp connect (spawn + initialize)", median(connects), median(connects) / baseline, "<= 2x"]);
 rows.push(["job.list op round trip", median(ops), median(ops) / baseline, "<= 1.15x"]);
 rows.push(["li mcp classify (a PreToolUse hook)", median(classify), median(classify) / baseline, "<= 1.6x"]);
 
@@ -94,6 +123,7 @@ for (let i = 0; i < 11; i++) {
 console.log(`runs: ${RUNS}; medians in ms, ratio to node -e 0 in the same run\n`);
 for (const [name, ms, ratio, target] of rows) console.log(`${name.padEnd(40)} ${ms.toFixed(1).padStart(8)} ms  ${ratio.toFixed(2)}x  ${target && `(target ${target})`}`);
 console.log(`run exit -> li wait return (poll 0.2 s)   ${median(lags).toFixed(1).padStart(8)} ms  (median of ${lags.length})`);
+printOpPhases(opPhases(opMarks, ops));
 console.log(`\ntools/list bytes: ${toolsBytes} (target <= 1024)`);
 console.log(`help catalog bytes: ${catalogBytes} (target <= 6144)`);
 fs.rmSync(home, { recursive: true, force: true });

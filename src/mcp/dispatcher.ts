@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { MAX_ARG_BYTES, oversizedParam, renderArgv } from "./argv.js";
 import { runLi } from "./exec.js";
+import { opMark } from "./marks.js";
 import { callBudgetSeconds, MIN_OP_START_SECONDS } from "./limits.js";
 import { policyRefusal, type Policy } from "../config/policy.js";
 import { auditEntry, type AuditLog } from "./audit.js";
@@ -67,9 +68,12 @@ export async function runOps(surface: Surface, ops: Op[], opts: CallContext = {}
     if (opts.signal?.aborted) break;
     const left = (deadline - now()) / 1000;
     const started = now();
+    opMark("op-start");
     const result = left < MIN_OP_START_SECONDS ? exhausted(op.op) : await runOp(surface, op, { ...opts, deadline, now });
     results.push(result);
+    opMark("op-decoded");
     opts.audit?.append(auditEntry(surface, op, result, now() - started, opts.client ?? null));
+    opMark("op-audited");
   }
   return { status: results.length === ops.length && results.every((r) => r.ok) ? "success" : "partial", results };
 }
@@ -217,6 +221,7 @@ export async function runOp(surface: Surface, op: Op, budget: OpBudget = { deadl
             budget.progress!({ progress: p.elapsed_seconds, ...(Number.isFinite(window) ? { total: window } : {}), message: `${name}: ${p.terminal} of ${p.total} terminal, ${p.elapsed_seconds}s elapsed` })
         : undefined;
       // Under a read-only policy an op reads: its li captures no change and runs no check (owed.ts).
+      opMark("li-spawn");
       const out = await runLi(argv, { timeoutSeconds, signal: budget.signal, env, onProgress, readsOnly: budget.policy?.read_only === true });
       if (!out.ok) {
         if (out.code === "cli_error") return cliRefusal(name, out, projected.projection, fitted);

@@ -1,6 +1,7 @@
 import { PROGRESS_ENV, READS_ONLY_ENV, SERVER_ENV, serverIdentity } from "../cli/server-seam.js";
 import { liBin } from "../entrypoints.js";
 import { importModule } from "../packages.js";
+import { opMark } from "./marks.js";
 
 /** Bounded capture: the most stdout an op may return (documented in docs/mcp.md). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -139,6 +140,7 @@ export async function runLi(argv: string[], opts: RunOptions): Promise<CliOutcom
   child.stderr?.on("data", (d: Buffer) => stderr.push(d));
   if (opts.onProgress) child.stderr?.on("data", progressLines(opts.onProgress));
   const r = await child;
+  opMark("li-exit");
   const status = { exit_code: r.exitCode ?? null, signal: r.signal ?? null };
   if (r.isCanceled) return { ok: false, code: "cli_cancelled", message: "the request was cancelled; li was stopped (the work it observed is untouched)", ...status };
   if (r.timedOut) return { ok: false, code: "cli_timeout", message: `li ${argv[0] ?? ""} did not finish within ${opts.timeoutSeconds}s and was stopped`, ...status };
