@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { dbOf } from "./db/handle.js";
+import { dbOf, watchChannel } from "./db/handle.js";
 import type { Entity, Store } from "./store.js";
 import { TERMINAL } from "./vocab.js";
 
@@ -201,12 +201,6 @@ export async function readStored(store: Store, id: string, at: number, max: numb
  * Wakes `onShipped(id)` whenever a chunk of a console is stored, until closed; null when the store
  * cannot (SQLite, or the listening connection could not be made: the caller polls anyway).
  */
-export async function watchConsoles(store: Store, onShipped: (id: string) => void, onLost: () => void): Promise<(() => Promise<void>) | null> {
-  const db = dbOf(store);
-  if (!db.listen) return null;
-  try {
-    return await db.listen(CHANNEL, onShipped, onLost);
-  } catch {
-    return null;
-  }
+export function watchConsoles(store: Store, onShipped: (id: string) => void, onLost: () => void): Promise<(() => Promise<void>) | null> {
+  return watchChannel(store, CHANNEL, onShipped, onLost);
 }

@@ -1,6 +1,6 @@
 import { invalid, LiError } from "../../errors.js";
 import { dbNow } from "../db/fragments.js";
-import { dbOf, type HasSql } from "../db/handle.js";
+import { dbOf, watchChannel, type HasSql } from "../db/handle.js";
 import { isWellFormedPrefix, newId } from "../ids.js";
 
 /*
@@ -150,14 +150,8 @@ export const ANSWER_CHANNEL = "li_approval";
  * null where the store has no notifications (SQLite) or the listening connection could not be
  * made. A wake-up only: `onLost` says notifications may have been missed.
  */
-export async function watchAnswers(store: HasSql, onAnswered: (id: string) => void, onLost: () => void): Promise<(() => Promise<void>) | null> {
-  const db = dbOf(store);
-  if (!db.listen) return null;
-  try {
-    return await db.listen(ANSWER_CHANNEL, onAnswered, onLost);
-  } catch {
-    return null;
-  }
+export function watchAnswers(store: HasSql, onAnswered: (id: string) => void, onLost: () => void): Promise<(() => Promise<void>) | null> {
+  return watchChannel(store, ANSWER_CHANNEL, onAnswered, onLost);
 }
 
 /**
