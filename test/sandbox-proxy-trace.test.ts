@@ -73,3 +73,31 @@ test("a write refused through /proc/self/fd/N is named in the directory of the p
   ]);
   expect(denials.result().total).toBe(3);
 });
+
+test("strace's stderr form: `[pid N]` while it traces several processes, no pid while it traces one; the provider's end is its own exit, or the last one while its own is unseen", () => {
+  const policy = { cwd: "/work", writable: ["/work"], readOnly: [], hidden: ["/home/u/.ssh"], proxyPort: 3128 };
+  const denials = new DenialLog();
+  const reader = new TraceReader(policy, denials);
+  reader.line(`openat(AT_FDCWD</work>, "/etc/passwd", O_WRONLY) = -1 EROFS (Read-only file system)`);
+  reader.line("li-root 7");
+  reader.line(`[pid     9] openat(AT_FDCWD</work>, "/home/u/.ssh/id_rsa", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)`);
+  reader.line(`[pid    12] connect(5, {sa_family=AF_INET, sin_port=htons(8080), sin_addr=inet_addr("127.0.0.1")}, 16) = -1 ECONNREFUSED (Connection refused)`);
+  reader.line("[pid     9] +++ exited with 0 +++");
+  expect(reader.rootExit).toBeNull();
+  // The provider's thread 9 is gone; the provider itself ends as the last one traced.
+  reader.line("+++ exited with 3 +++");
+  expect(reader.rootExit).toEqual({ code: 3, signal: null });
+  expect(denials.result()).toMatchObject({ writes: [{ path: "/etc/passwd", count: 1 }], reads: [{ path: "/home/u/.ssh/id_rsa", count: 1 }], hosts: [{ host: "127.0.0.1:8080", count: 1 }], total: 3 });
+
+  // The provider ended while something it started lived on: its own line says so, and the
+  // leftover's last exit is not taken for it.
+  const other = new TraceReader(policy, new DenialLog());
+  other.line("li-root 7");
+  other.line("[pid     7] +++ killed by SIGTERM +++");
+  other.line("+++ exited with 0 +++");
+  expect(other.rootExit).toEqual({ code: null, signal: "SIGTERM" });
+  // Before the launcher named the provider, no exit is the provider's.
+  const early = new TraceReader(policy, new DenialLog());
+  early.line("+++ exited with 1 +++");
+  expect(early.rootExit).toBeNull();
+});

@@ -16,6 +16,7 @@ import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
+import { repoOf } from "./repo-of.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -31,10 +32,14 @@ const PROXY_PORT = 3128;
 const LAUNCHER = [
   'sock=$1; port=$2; shift 2',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
+  // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
+  // fewer); the provider gets its own stderr back (fd 4) before it starts.
+  'exec 4>&2 2>&3',
   // socat listens within milliseconds; the provider's first connect must not beat it. The wait is
   // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
-  // the proxy's port, which the trace reader ignores); no `seq`, one process fewer.
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -o '|cat >&3' -- /bin/bash -c 'for ((i = 0; i < 500; i++)); do (exec 9<>/dev/tcp/127.0.0.1/$0) 2>/dev/null && break; sleep 0.01; done; echo "li-root $$" >&3; exec 3>&-; exec "$@"' "$port" "$@"`,
+  // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
+  // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
 
 export interface SandboxResult {
@@ -59,14 +64,18 @@ export interface Sandbox {
 
 /** The run's tree, and the git directory the agent may commit through. */
 async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitLayout | null }> {
-  const { gitText, gitTextLight } = await import("../worktree/git.js");
   const iso = e.spec.isolation;
   if (iso?.worktree && iso.repo) {
+    const { gitText } = await import("../worktree/git.js");
     const { registeredGitDir } = await import("../worktree/tree-git.js");
     const gitDir = await registeredGitDir(iso.repo, iso.worktree);
     const common = await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo);
     return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
   }
+  const known = repoOf(cwd);
+  if (known === "none") return { tree: cwd, git: null };
+  if (known) return { tree: known.top, git: { common: known.common, gitDir: known.common, branch: known.branch, worktree: null } };
+  const { gitTextLight } = await import("../worktree/git.js");
   try {
     const [top, common, head] = (await gitTextLight(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd)).split("\n");
     return { tree: top, git: { common, gitDir: common, branch: head?.startsWith("refs/heads/") ? head.slice("refs/heads/".length) : null, worktree: null } };
@@ -139,6 +148,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       bwrap.on("error", (err) => child.emit("error", err));
       const trace = readline.createInterface({ input: bwrap.stdio[3] as Readable });
       trace.on("line", (l) => {
+        // strace's own complaints share its log: they belong in the run's console.
+        if (l.startsWith("strace: ")) {
+          if (typeof stdio[2] === "number") fs.writeSync(stdio[2], `${l}\n`);
+          return;
+        }
         const [started, ended] = [reader.rootPid, reader.rootExit];
         reader.line(l);
         if (started === null && reader.rootPid !== null) mark("provider-exec");

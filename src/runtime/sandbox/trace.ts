@@ -21,11 +21,16 @@ import type { DenialLog } from "./denials.js";
 const WRITE_CALLS = new Set(["mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate", "chmod", "fchmodat", "chown", "lchown", "fchownat", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "setxattr", "lsetxattr", "removexattr", "lremovexattr", "creat"]);
 const OPEN_CALLS = new Set(["open", "openat", "openat2"]);
 const NET_ERRORS = new Set(["ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "EACCES", "EPERM", "ETIMEDOUT"]);
-const LINE = /^(\d+)\s+(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)/;
+/*
+ * strace writes to its stderr: `[pid N] ` before a line while it traces more than one process, and
+ * nothing while it traces one (`N ` is the `-o FILE` form).
+ */
+const PID = String.raw`(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?`;
+const LINE = new RegExp(String.raw`^${PID}(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)`);
 const PROC_FD = /^\/proc\/(?:self|thread-self|\d+)\/fd\/\d+\/([^/]+)$/;
 /** How many of the last paths are kept to name a `/proc/self/fd/N/name` by. */
 const RECENT = 64;
-const EXIT = /^(\d+)\s+\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))/;
+const EXIT = new RegExp(String.raw`^${PID}\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))`);
 
 export interface TracePolicy {
   cwd: string;
@@ -78,12 +83,15 @@ export class TraceReader {
     }
     const exit = EXIT.exec(text);
     if (exit) {
-      if (Number(exit[1]) === this.rootPid && !this.rootExit) this.rootExit = { code: exit[3] !== undefined ? Number(exit[3]) : null, signal: (exit[4] as NodeJS.Signals) ?? null };
+      const pid = exit[1] ?? exit[2];
+      // An exit with no pid is the last traced process's: the provider's, while its own is unseen.
+      const root = pid === undefined ? this.rootPid !== null : Number(pid) === this.rootPid;
+      if (root && !this.rootExit) this.rootExit = { code: exit[4] !== undefined ? Number(exit[4]) : null, signal: (exit[5] as NodeJS.Signals) ?? null };
       return;
     }
     const m = LINE.exec(text);
     if (!m) return;
-    const [, , call, args, errno] = m;
+    const [, , , call, args, errno] = m;
     if (call === "connect") return this.connect(args, errno);
     const names = strings(args);
     if (!names.length) return;
