@@ -383,6 +383,28 @@ describe("D6: the one-poll floor", () => {
   });
 });
 
+describe("D6: a wait learns of an end when it is recorded", () => {
+  test("a running id's end, committed by another process, ends the poll interval's sleep: the next look comes then, not at the interval", async () => {
+    const h = home();
+    const leader = groupLeader();
+    const live = await withStore(h, (s) => runningAs(s, leader.pid!));
+    // An interval far longer than the test: only the commit can bring the second look.
+    const child = spawn(process.execPath, [LI_BIN, "wait", live.id, "--max-wait-seconds", "50", "--poll-interval-seconds", "10"], { env: { ...h.env, LI_PROGRESS_JSON: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    procs.push(child);
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const closed = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    await until(() => looksIn(err).length > 0, 10000, 20);
+    await withStore(h, (s) => s.transition({ id: live.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } }));
+    expect(await closed).toBe(0);
+    const looks = looksIn(err);
+    // Other commits (any process's) may wake it too: each is one more look, never a wrong answer.
+    expect(looks.slice(0, -1).every((l) => l.terminal === 0)).toBe(true);
+    expect(looks.at(-1)).toMatchObject({ terminal: 1, total: 1 });
+    expect(looks.at(-1)!.elapsed_seconds).toBeLessThan(10);
+  });
+});
+
 describe("D6: expiry and errors", () => {
   test("expiry is not an error: it reports what was learned, so completed children are not discarded (timed_out true, exit 3)", async () => {
     const h = home();

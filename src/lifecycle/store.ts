@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { LiError } from "../errors.js";
 import { SQL, type HasSql } from "./db/handle.js";
+import { END_CHANNEL } from "./commit-waker.js";
 import type { SqlDb, TxMode } from "./db/types.js";
 import { newId, type IdKind } from "./ids.js";
 import { hostName } from "./locate.js";
@@ -270,6 +271,8 @@ export class Store implements HasSql {
         [req.id, current.status, req.to, req.reason, req.source, at, req.detail ? JSON.stringify(req.detail) : null],
       );
       const entity = (await this.get(req.id))!;
+      // Its waiters on other connections wake at the commit (commit-waker.ts); SQLite's see the file written.
+      if (terminal && db.dialect === "postgres") await db.get("SELECT pg_notify(?, ?)", [END_CHANNEL, req.id]);
       // A request its run can no longer receive an answer for ends with the run, so a late answer is refused.
       if (terminal && entity.kind === "invocation")
         await cancelPendingApprovals(this, req.id, req.source === "reaper" ? "reap" : req.source === "admin" ? "kill" : req.source, `the run ended ${req.to} (${req.reason}) while this request waited`);

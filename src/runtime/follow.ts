@@ -1,3 +1,4 @@
+import { commitWaker, type CommitWaker } from "../lifecycle/commit-waker.js";
 import { consoleSource, type ConsoleSource } from "../lifecycle/console-read.js";
 import { CHUNK_BYTES, watchConsoles } from "../lifecycle/consoles.js";
 import { observe, ProcSnapshot } from "../lifecycle/observe.js";
@@ -22,20 +23,20 @@ const LISTENING_POLL_MS = 500;
 /** After a run ends, how long to wait for more of its stored console, and its last chunk (its worker, or its host's daemon, ships the rest). */
 const LAST_CHUNK_GRACE_MS = 6000;
 
-/** Sleeps that a shipped chunk of `id` (LISTEN/NOTIFY) or an abort ends early. */
+/** Sleeps that a commit to the store, a shipped chunk of `id` (LISTEN/NOTIFY) or an abort ends early. */
 class Waker {
-  private wake: (() => void) | null = null;
   private closer: (() => Promise<void>) | null = null;
+  private readonly commits: CommitWaker;
   listening = false;
 
-  constructor(private readonly signal?: AbortSignal) {
-    signal?.addEventListener("abort", () => this.wake?.());
+  constructor(store: Store, signal?: AbortSignal) {
+    this.commits = commitWaker(store, signal);
   }
 
   async listen(store: Store, id: string): Promise<void> {
     this.closer = await watchConsoles(
       store,
-      (shipped) => shipped === id && this.wake?.(),
+      (shipped) => shipped === id && this.commits.wake(),
       // A notification lost with the connection is found by the next poll.
       () => (this.listening = false),
     );
@@ -43,20 +44,12 @@ class Waker {
   }
 
   sleep(ms: number): Promise<void> {
-    if (this.signal?.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(t);
-        this.wake = null;
-        resolve();
-      };
-      const t = setTimeout(done, ms);
-      this.wake = done;
-    });
+    return this.commits.sleep(ms);
   }
 
-  close(): Promise<void> {
-    return this.closer?.() ?? Promise.resolve();
+  async close(): Promise<void> {
+    await this.commits.close();
+    await this.closer?.();
   }
 }
 
@@ -67,7 +60,7 @@ class Waker {
  * run of this host, else what its host shipped to the shared store (lifecycle/console-read.ts).
  */
 export async function follow(store: Store, id: string, out: Sink, opts: FollowOptions = {}): Promise<Entity> {
-  const waker = new Waker(opts.signal);
+  const waker = new Waker(store, opts.signal);
   let src: ConsoleSource | null = null;
   let at = 0;
   // Only the first read that finds a console skips to its tail; later bytes are all new.

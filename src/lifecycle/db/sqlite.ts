@@ -216,6 +216,22 @@ export class SqliteDb implements SqlDb {
     return this.step(() => this.raw.pragma("data_version", { simple: true }) as number);
   }
 
+  watchCommits(onCommit: () => void): (() => void) | null {
+    if (this.raw.memory) return null;
+    const file = path.resolve(this.raw.name);
+    const names = new Set([path.basename(file), `${path.basename(file)}-wal`]);
+    try {
+      // The directory, not the files: a checkpoint may remove the WAL and a writer make it anew.
+      const watcher = fs.watch(path.dirname(file), { persistent: false }, (_event, name) => {
+        if (name === null || names.has(String(name))) onCommit();
+      });
+      watcher.on("error", () => {});
+      return () => watcher.close();
+    } catch {
+      return null;
+    }
+  }
+
   async close(): Promise<void> {
     this.statements.clear();
     if (this.raw.open) this.raw.close();

@@ -60,6 +60,11 @@ export interface SqlDb extends SqlRunner {
    * is called; `onLost` when the listening connection goes (notifications meanwhile are lost).
    */
   listen?(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
+  /**
+   * SQLite only: wakes `onCommit` whenever the database's file or its WAL is written (by any
+   * process) until the returned function is called; null where the file cannot be watched.
+   */
+  watchCommits?(onCommit: () => void): (() => void) | null;
   close(): Promise<void>;
 }
 
