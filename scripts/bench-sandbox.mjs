@@ -18,7 +18,7 @@ const PHASES = [
   ["worker's process start to the probe (not the sandbox's)", "worker-start", "support-start"],
   ["support probe (a bwrap start)", "support-start", "support-known"],
   ["settings, scratch and proxy listening", "sandbox-start", "proxy-listening"],
-  ["the run's tree (git rev-parse)", "proxy-listening", "tree-known"],
+  ["the run's tree (its files; git only where it could differ)", "proxy-listening", "tree-known"],
   ["layout to bwrap spawned", "tree-known", "bwrap-spawn"],
   ["bwrap spawn to provider exec (socat, strace)", "bwrap-spawn", "provider-exec"],
   ["provider exec to exit (mock/echo under strace)", "provider-exec", "provider-exit"],
