@@ -87,8 +87,16 @@ test("whatever git could answer otherwise is left to git: a ceiling, another own
   expect(repoOf(bareRepo)).toBeNull();
 });
 
-test("a HEAD that names no branch the plain way is left to git", () => {
+test("a HEAD that names no branch the plain way, or is no small file, and a huge gitfile are left to git, unread", () => {
   const repo = makeRepo(scratch());
   fs.writeFileSync(path.join(repo, ".git", "HEAD"), "ref: refs/remotes/origin/main\n");
   expect(repoOf(repo)).toBeNull();
+  // A fifo would hold a reader forever; it is never opened.
+  const fifo = makeRepo(scratch());
+  fs.rmSync(path.join(fifo, ".git", "HEAD"));
+  execFileSync("mkfifo", [path.join(fifo, ".git", "HEAD")]);
+  expect(repoOf(fifo)).toBeNull();
+  const huge = fs.mkdtempSync(path.join(scratch(), "huge-"));
+  fs.writeFileSync(path.join(huge, ".git"), `gitdir: ${"x".repeat(1 << 20)}\n`);
+  expect(repoOf(huge)).toBeNull();
 });

@@ -22,7 +22,14 @@ export interface RepoOf {
 /** What to ask git instead of answering. */
 const ASK_GIT = Symbol("ask git");
 
-function read(p: string): string | null {
+/** Files git keeps small; a larger one (or a fifo, a device) is nothing to read here. */
+const MAX_FILE = 64 * 1024;
+
+/** A small regular file's text; undefined when there is none; null when it is not one to read. */
+function read(p: string): string | undefined | null {
+  const st = statOf(p);
+  if (!st) return undefined;
+  if (!st.isFile() || st.size > MAX_FILE) return null;
   try {
     return fs.readFileSync(p, "utf8");
   } catch {
@@ -41,7 +48,7 @@ function statOf(p: string): fs.Stats | null {
 /** The branch HEAD names, null for a detached HEAD, ASK_GIT for anything else. */
 function headBranch(gitDir: string): string | null | typeof ASK_GIT {
   const head = read(path.join(gitDir, "HEAD"))?.trim();
-  if (head === undefined) return ASK_GIT;
+  if (!head) return ASK_GIT;
   const ref = /^ref: refs\/heads\/(\S+)$/.exec(head);
   if (ref) return ref[1];
   return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head) ? null : ASK_GIT;
@@ -51,7 +58,7 @@ function headBranch(gitDir: string): string | null | typeof ASK_GIT {
 function repoAt(dir: string, dotGit: fs.Stats, uid: number): RepoOf | typeof ASK_GIT {
   let gitDir = path.join(dir, ".git");
   if (dotGit.isFile()) {
-    const m = /^gitdir: (.+)$/.exec((read(gitDir) ?? "").trim());
+    const m = /^gitdir: (.+)$/.exec(read(gitDir)?.trim() ?? "");
     if (!m) return ASK_GIT;
     gitDir = path.resolve(dir, m[1]);
   } else if (!dotGit.isDirectory()) return ASK_GIT;
@@ -61,7 +68,9 @@ function repoAt(dir: string, dotGit: fs.Stats, uid: number): RepoOf | typeof ASK
   } catch {
     return ASK_GIT;
   }
-  const commondir = read(path.join(real, "commondir"))?.trim();
+  const commondirFile = read(path.join(real, "commondir"));
+  if (commondirFile === null) return ASK_GIT;
+  const commondir = commondirFile?.trim();
   let common = real;
   try {
     if (commondir) common = fs.realpathSync(path.resolve(real, commondir));
@@ -72,8 +81,9 @@ function repoAt(dir: string, dotGit: fs.Stats, uid: number): RepoOf | typeof ASK
   if (!statOf(path.join(common, "objects"))?.isDirectory() || !statOf(path.join(common, "refs"))?.isDirectory()) return ASK_GIT;
   // Settings that move the work tree, make the repository bare, or give a worktree its own config.
   for (const cfg of [path.join(common, "config"), path.join(real, "config.worktree")]) {
-    const text = read(cfg) ?? "";
-    if (/^\s*worktree\s*=|^\s*bare\s*=\s*(true|yes|on|1)\s*$|worktreeconfig/im.test(text)) return ASK_GIT;
+    const text = read(cfg);
+    if (text === null) return ASK_GIT;
+    if (text !== undefined && /^\s*worktree\s*=|^\s*bare\s*=\s*(true|yes|on|1)\s*$|worktreeconfig/im.test(text)) return ASK_GIT;
   }
   const branch = headBranch(real);
   if (branch === ASK_GIT) return ASK_GIT;
