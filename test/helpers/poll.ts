@@ -29,6 +29,8 @@ const LOOK_EVERY_MS = 100;
 /** Reads one entity row of a home's store, or undefined (no store yet, no such id, a store it cannot read). */
 interface RowReader {
   get(id: string): Promise<any | undefined>;
+  /** Sleeps `ms`, or less when the store's file is written (SQLite; li wait does the same). */
+  pause(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ function rowReader(env: NodeJS.ProcessEnv): RowReader {
           return undefined;
         }
       },
+      pause: sleep,
       close: async () => {
         await db?.then((d) => d.close()).catch(() => null);
       },
@@ -59,7 +62,27 @@ function rowReader(env: NodeJS.ProcessEnv): RowReader {
   }
   const file = env.LI_HOME ? path.join(env.LI_HOME, "state.db") : undefined;
   let db: Database.Database | undefined;
+  let wake: (() => void) | null = null;
+  let watcher: fs.FSWatcher | null = null;
   return {
+    pause(ms) {
+      if (!watcher && file)
+        try {
+          watcher = fs.watch(path.dirname(file), { persistent: false }, (_e, name) => String(name).startsWith("state.db") && wake?.());
+          watcher.on("error", () => {});
+        } catch {
+          // No home yet: a plain sleep, and a watch at the next pause.
+        }
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        wake = done;
+      });
+    },
     async get(id) {
       try {
         if (!db && file && fs.existsSync(file)) db = new Database(file, { readonly: true });
@@ -69,6 +92,7 @@ function rowReader(env: NodeJS.ProcessEnv): RowReader {
       }
     },
     close: async () => {
+      watcher?.close();
       db?.close();
     },
   };
@@ -114,7 +138,7 @@ export async function untilJob(env: NodeJS.ProcessEnv, id: string, pred: (j: any
         if (pred(last)) return last;
       }
       if (Date.now() > end) throw new Error(`condition not met in time (li job status ${id}: ${last ? `${last.status}, placement ${last.placement}` : "not asked"})`);
-      await sleep(LOOK_EVERY_MS);
+      await reader.pause(LOOK_EVERY_MS);
     }
   } finally {
     await reader.close();
