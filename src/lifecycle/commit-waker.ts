@@ -7,13 +7,13 @@ import { dbOf, watchChannel, type HasSql } from "./db/handle.js";
  * every recorded end (store.ts), on a connection opened at the first sleep, so a reader that never
  * sleeps pays nothing. A wake-up only: a missed one is found by the poll. A wake never comes
  * sooner than FLOOR_MS after the sleep began, so a reader whose own look writes (a reap) cannot
- * spin on its own commits.
+ * spin on its own commits, and a follower on a busy store looks at most 20 times a second.
  */
 
 /** The NOTIFY channel an end is announced on (PostgreSQL); its payload is the run's id. */
 export const END_CHANNEL = "li_end";
 
-const FLOOR_MS = 20;
+const FLOOR_MS = 50;
 
 export interface CommitWaker {
   /** Sleeps `ms`, or until a commit or wake() (not before FLOOR_MS), or the abort. */
