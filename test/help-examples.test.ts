@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import Database from "better-sqlite3";
 import type { Command } from "../src/cli/commander.js";
 import type { CliContext } from "../src/cli/adapter.js";
 import { buildProgram } from "../src/cli/program.js";
@@ -45,6 +46,16 @@ function examples(help: string): string[] {
   return out;
 }
 
+/** Whether the home's store holds a schedule of that name. */
+function hasSchedule(home: string, name: string): boolean {
+  const db = new Database(path.join(home, "state.db"), { readonly: true, fileMustExist: true });
+  try {
+    return !!db.prepare("SELECT 1 FROM schedules WHERE name = ?").get(name);
+  } finally {
+    db.close();
+  }
+}
+
 const NEEDS_MORE = /claude\/|codex\/|gemini\/|openai\/|inv_01j|ses_01k|ply_01m|apr_01k/;
 
 test("every help example runs as written", async () => {
@@ -78,8 +89,9 @@ test("every help example runs as written", async () => {
     if (/--watch\b/.test(example)) continue;
     // Nor does a server (test/studio-http and test/studio-browser start li studio) or a daemon (test/host-daemon).
     if (/^(LI_\w+=\S+ )*li (studio|host run)\b/.test(example)) continue;
-    // Examples delete and recreate what others name: put the schedule back before each.
-    await li(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env, cwd: dir });
+    // Examples delete and recreate what others name: put the schedule back where one deleted it
+    // (looked up in the store, not with a li per example).
+    if (!hasSchedule(h.home, "nightly")) await liData(["schedule", "create", "nightly", "--cron", "0 2 * * *", "mock/echo", "nightly"], { env: h.env, cwd: dir });
     // A setup as doctor advises ticks schedules; the test's own schedule may be older than doctor's 2-minute window.
     if (/\bli (--machine )?doctor\b/.test(example)) await liData(["schedule", "tick"], { env: h.env, cwd: dir });
     fs.writeFileSync(log, "");
