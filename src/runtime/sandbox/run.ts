@@ -29,6 +29,8 @@ import { repoOf } from "./repo-of.js";
 /** The proxy's port on the sandbox's own loopback. */
 const PROXY_PORT = 3128;
 
+// The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
+// needs bash's /dev/tcp.
 const LAUNCHER = [
   'sock=$1; port=$2; shift 2',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
@@ -140,7 +142,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/bash", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
+        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
         { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
       );
       const child = new EventEmitter() as EventEmitter & ProviderChild;
