@@ -25,15 +25,25 @@ const ASK_GIT = Symbol("ask git");
 /** Files git keeps small; a larger one (or a fifo, a device) is nothing to read here. */
 const MAX_FILE = 64 * 1024;
 
-/** A small regular file's text; undefined when there is none; null when it is not one to read. */
+/**
+ * A small regular file's text; undefined when there is none; null when it is not one to read.
+ * Opened without following a link and without blocking, then checked: a file swapped for a fifo
+ * after a look could otherwise hold the worker.
+ */
 function read(p: string): string | undefined | null {
-  const st = statOf(p);
-  if (!st) return undefined;
-  if (!st.isFile() || st.size > MAX_FILE) return null;
+  let fd: number;
   try {
-    return fs.readFileSync(p, "utf8");
+    fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" ? undefined : null;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    return st.isFile() && st.size <= MAX_FILE ? fs.readFileSync(fd, "utf8") : null;
   } catch {
     return null;
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
