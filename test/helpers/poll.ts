@@ -54,7 +54,9 @@ function rowReader(env: NodeJS.ProcessEnv): RowReader {
           return undefined;
         }
       },
-      pause: sleep,
+      pause: async (ms) => {
+        await sleep(ms);
+      },
       close: async () => {
         await db?.then((d) => d.close()).catch(() => null);
       },
