@@ -2,7 +2,7 @@ import { observe, ProcSnapshot, unresolvedSpawnAfterSeconds, type Observed, type
 import { tryResolve, type ResolveError } from "./resolver.js";
 import type { Store } from "./store.js";
 import { isTerminal } from "./vocab.js";
-import { commitWaker, type CommitWaker } from "./commit-waker.js";
+import { commitWaker } from "./commit-waker.js";
 
 export const WAIT_BOUNDS = {
   max_wait_seconds: { default: 25, min: 0, max: 50 },
@@ -116,10 +116,10 @@ export async function waitFor(store: Store, ids: string[], opts: { max_wait_seco
   const eff = effectiveWait(opts.max_wait_seconds, opts.poll_interval_seconds, { unbounded: opts.unbounded });
   const now = hooks.now ?? Date.now;
   const sleep = hooks.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  // While ids are pending, a commit (a worker recording its end) ends the sleep early; the
-  // one-poll floor is a duration, so it is slept whole.
-  let waker: CommitWaker | null = null;
-  const untilChange = hooks.sleep ? sleep : (ms: number) => (waker ??= commitWaker(store)).sleep(ms);
+  // While ids are pending, a commit (a worker recording its end) ends the sleep early. The
+  // waker's watch opens at its first sleep: a call that never sleeps pays nothing.
+  const waker = hooks.sleep ? null : commitWaker(store);
+  const untilChange = waker ? (ms: number) => waker.sleep(ms) : sleep;
   const start = now();
   const deadline = start + eff.max_wait_seconds * 1000;
 
@@ -143,29 +143,22 @@ export async function waitFor(store: Store, ids: string[], opts: { max_wait_seco
       const part = partition(obs);
       await hooks.onPoll?.({ terminal: part.terminal.length, total: ids.length, pending: part.pending, elapsed_seconds: (now() - start) / 1000 });
       const remaining = deadline - now();
+      const unresolvable = part.stopped_without_end.length + part.unresolved_spawn.length > 0;
       if (part.pending.length === 0) {
-        const unresolvable = part.stopped_without_end.length + part.unresolved_spawn.length > 0;
-        if (unresolvable && !waited && remaining > 0) {
-          await sleep(Math.min(eff.poll_interval_seconds * 1000, remaining));
-          waited = true;
-          obs = await look();
-          continue;
-        }
-        break;
-      }
-      if (remaining <= 0) {
+        // Only the one-poll floor (ADR-0066 D6) can keep it: a call that has not waited yet pays it.
+        if (!unresolvable || waited || remaining <= 0) break;
+      } else if (remaining <= 0) {
         timedOut = true;
         break;
       }
-      // Beside an id that waiting cannot resolve, the interval is slept whole: the call's floor
-      // (ADR-0066 D6) is then met as a duration, as that id's caller was told.
-      const nap = part.stopped_without_end.length + part.unresolved_spawn.length > 0 ? sleep : untilChange;
-      await nap(Math.min(eff.poll_interval_seconds * 1000, remaining));
+      // Beside an id that waiting cannot resolve, the interval is slept whole: the call's floor is
+      // then met as a duration, as that id's caller was told. Otherwise a commit ends it early.
+      await (unresolvable ? sleep : untilChange)(Math.min(eff.poll_interval_seconds * 1000, remaining));
       waited = true;
       obs = await look();
     }
   } finally {
-    await (waker as CommitWaker | null)?.close();
+    await waker?.close();
   }
 
   const part = partition(obs);
