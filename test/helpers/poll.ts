@@ -17,6 +17,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { commitWaker, type CommitWaker } from "../../src/lifecycle/commit-waker.js";
+import { SQL } from "../../src/lifecycle/db/handle.js";
+import { SqliteDb } from "../../src/lifecycle/db/sqlite.js";
 import { ProcSnapshot } from "../../src/lifecycle/observe.js";
 import { isSameProcess } from "../../src/lifecycle/procfs.js";
 import { isTerminal } from "../../src/lifecycle/vocab.js";
@@ -64,37 +67,25 @@ function rowReader(env: NodeJS.ProcessEnv): RowReader {
   }
   const file = env.LI_HOME ? path.join(env.LI_HOME, "state.db") : undefined;
   let db: Database.Database | undefined;
-  let wake: (() => void) | null = null;
-  let watcher: fs.FSWatcher | null = null;
+  // li wait's own sleep: a write of the store ends it early (commit-waker.ts), once there is one.
+  let waker: CommitWaker | undefined;
   return {
-    pause(ms) {
-      if (!watcher && file)
-        try {
-          watcher = fs.watch(path.dirname(file), { persistent: false }, (_e, name) => String(name).startsWith("state.db") && wake?.());
-          watcher.on("error", () => {});
-        } catch {
-          // No home yet: a plain sleep, and a watch at the next pause.
-        }
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          wake = null;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        wake = done;
-      });
+    pause: async (ms) => {
+      await (waker ? waker.sleep(ms) : sleep(ms));
     },
     async get(id) {
       try {
-        if (!db && file && fs.existsSync(file)) db = new Database(file, { readonly: true });
+        if (!db && file && fs.existsSync(file)) {
+          db = new Database(file, { readonly: true });
+          waker = commitWaker({ [SQL]: new SqliteDb(db) });
+        }
         return db?.prepare(sql).get(id);
       } catch {
         return undefined;
       }
     },
     close: async () => {
-      watcher?.close();
+      await waker?.close();
       db?.close();
     },
   };
