@@ -384,11 +384,12 @@ describe("D6: the one-poll floor", () => {
 });
 
 describe("D6: a wait learns of an end when it is recorded", () => {
-  test("a running id's end, committed by another process, ends the poll interval's sleep: the next look comes then, not at the interval", async () => {
+  // That the commit itself ends the sleep is proven without a clock in wait-unit ("the commit
+  // waker"); here li wait, woken that way, answers with the end.
+  test("a running id's end, committed by another process while li wait sleeps a long interval, is what it returns", async () => {
     const h = home();
     const leader = groupLeader();
     const live = await withStore(h, (s) => runningAs(s, leader.pid!));
-    // An interval far longer than the test: only the commit can bring the second look.
     const child = spawn(process.execPath, [LI_BIN, "wait", live.id, "--max-wait-seconds", "50", "--poll-interval-seconds", "10"], { env: { ...h.env, LI_PROGRESS_JSON: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     procs.push(child);
     let err = "";
@@ -401,7 +402,6 @@ describe("D6: a wait learns of an end when it is recorded", () => {
     // Other commits (any process's) may wake it too: each is one more look, never a wrong answer.
     expect(looks.slice(0, -1).every((l) => l.terminal === 0)).toBe(true);
     expect(looks.at(-1)).toMatchObject({ terminal: 1, total: 1 });
-    expect(looks.at(-1)!.elapsed_seconds).toBeLessThan(10);
   });
 });
 

@@ -7,8 +7,9 @@ import { selfStat } from "../src/lifecycle/procfs.js";
 import type { Entity, Store } from "../src/lifecycle/store.js";
 import { effectiveWait, entryOf, partition, waitExitCode, waitFor, type Observation } from "../src/lifecycle/wait.js";
 import type { Placement } from "../src/lifecycle/observe.js";
+import { commitWaker } from "../src/lifecycle/commit-waker.js";
 import { openStore } from "./helpers/fixtures.js";
-import { tempHome } from "./helpers/li.js";
+import { tempHome, until } from "./helpers/li.js";
 
 let h: ReturnType<typeof tempHome>;
 let store: Store;
@@ -258,5 +259,27 @@ describe("waitFor(): windows, expiry and echoes", () => {
     const r = await waitFor(store, [a.id, b.id], { max_wait_seconds: 2, poll_interval_seconds: 1 }, fakeTime().hooks);
     expect(r.timed_out).toBe(true);
     expect(await dump()).toBe(before);
+  });
+});
+
+describe("the commit waker (li wait's sleep while ids are pending)", () => {
+  test("a run's end recorded through another connection ends a sleep no timer would end (SQLite: the file written; PostgreSQL: li_end)", async () => {
+    const e = await alive();
+    const waker = commitWaker(store);
+    try {
+      // A day: only the commit can end it (jest's own limit fails the test if it never comes).
+      const slept = waker.sleep(24 * 3600 * 1000);
+      // The PostgreSQL listener connects at the first sleep; an end before it is only found by a poll.
+      if (process.env.LI_TEST_STORE === "postgres") await until(async () => (await dbOf(store).get<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'li listen' AND datname = current_database()"))!.n > 0, 10000, 20);
+      const other = await openStore(h);
+      try {
+        expect((await other.transition({ id: e.id, to: "completed", reason: "invocation.completed.exit_zero", source: "runtime", expect: { status: "running" } })).ok).toBe(true);
+      } finally {
+        await other.close();
+      }
+      await slept;
+    } finally {
+      await waker.close();
+    }
   });
 });
