@@ -127,7 +127,8 @@ describePostgres("no silent traps with several hosts", () => {
       await first.exited;
       const restarted = startDaemon(gpu, { machine: true, pollSeconds: 0.1 });
       await until(async () => Number((await rows(gpu, "SELECT epoch FROM hosts WHERE name = 'gpu1'"))[0].epoch) === 2, 10000);
-      expect(restarted.log()).toContain("registered (start)");
+      // The row commits before the daemon prints its line: wait for the line, not the row alone.
+      await until(async () => restarted.log().includes("registered (start)"), 10000);
 
       // Another machine cannot tell whether it still runs: refused until --replace.
       const elsewhere = { LI_TEST_BOOT_ID: "another-machine" };

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { ARTIFACTS, browserTest, launchChromium } from "./helpers/browser.js";
+import { ARTIFACTS, browserTest, launchChromium, showSelector, tracePage } from "./helpers/browser.js";
 import { terminal, untilStatus } from "./helpers/fixtures.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { apiGet, startStudio, type StudioProc } from "./helpers/studio.js";
@@ -39,7 +39,7 @@ const spend = async (label: string, model: string) => (await liData(["agent", "-
 
 async function signedIn(): Promise<Page> {
   if (!browser) ({ browser, close: closeBrowser } = await launchChromium());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = tracePage(await browser.newPage({ viewport: { width: 1280, height: 900 } }));
   await page.goto(s.url);
   return page;
 }
@@ -77,7 +77,7 @@ test("GET /api/budgets: every budget with its current period's figures, as li bu
 browserTest("a budget's bar moves while a run spends, with no reload: spent rises to the run's total, reserved shows while it runs and drops to 0", async () => {
   const page = await signedIn();
   await page.goto(`${s.origin}/#/budgets`);
-  await page.waitForSelector('.budget[data-budget="tok"] [role="progressbar"]', { timeout: 20_000 });
+  await showSelector(page, '.budget[data-budget="tok"] [role="progressbar"]', 20_000);
   expect(await bar(page, "tok")).toMatchObject({ spent: 0, reserved: 0, now: 0, max: 200000 });
   const m = await mark(page);
   // 50,000 tokens in ten messages over 6 s; the run reserves 60,000 (the budget's reserve_per_run).
@@ -121,11 +121,11 @@ browserTest("a run's page names its budgets, live while it spends; a held run na
   const id = await spend("studio-budget", "mock/spend:50000:6");
   await page.goto(`${s.origin}/#/runs/${id}`);
   const row = `#run-budget-list tr[data-budget="tok"]`;
-  await page.waitForSelector(row, { timeout: 20_000 });
+  await showSelector(page, row, 20_000);
   const m = await mark(page);
   expect(await page.textContent(`${row} .bname`)).toBe("tok");
-  await page.waitForSelector(`${row}[data-held]:not([data-held="0"]):not([data-spent="0"])`, { timeout: 20_000 });
-  await page.waitForSelector(`${row}[data-spent="50000"][data-held="0"]`, { timeout: 30_000 });
+  await showSelector(page, `${row}[data-held]:not([data-held="0"]):not([data-spent="0"])`, 20_000);
+  await showSelector(page, `${row}[data-spent="50000"][data-held="0"]`, 30_000);
   expect(await page.textContent(`${row} .breserved`)).toBe("60,000 tokens");
   expect(await marker(page)).toBe(m);
 
@@ -136,11 +136,11 @@ browserTest("a run's page names its budgets, live while it spends; a held run na
   const held = await spend("studio-held", "mock/echo");
   expect((await liData(["job", "status", held], { env: h.env })).jobs[0]).toMatchObject({ status: "queued", waiting_for: "budget tight" });
   await page.goto(`${s.origin}/#/runs/${held}`);
-  await page.waitForSelector('#run-waiting[data-budget="tight"]', { timeout: 20_000 });
+  await showSelector(page, '#run-waiting[data-budget="tight"]', 20_000);
   expect(await page.textContent("#run-waiting")).toContain("Waiting for budget tight");
   expect(await page.$("#run-budget-list")).toBeNull();
   await page.goto(`${s.origin}/#/runs/${first}`);
-  await page.waitForSelector('#run-budget-list tr[data-budget="tight"][data-held="1000"]', { timeout: 20_000 });
+  await showSelector(page, '#run-budget-list tr[data-budget="tight"][data-held="1000"]', 20_000);
   await page.screenshot({ path: path.join(ARTIFACTS, "run-budgets.png"), fullPage: true });
   await li(["kill", "--grace", "0", "--label", "studio-held"], { env: h.env });
   await page.close();
@@ -150,11 +150,11 @@ browserTest("a budget spent past its limit shows as over: the bar's limit mark, 
   await budget(["small", "--limit-tokens", "1000", "--per", "day", "--scope", "label:studio-over"]);
   const page = await signedIn();
   await page.goto(`${s.origin}/#/budgets`);
-  await page.waitForSelector('.budget[data-budget="small"]', { timeout: 20_000 });
+  await showSelector(page, '.budget[data-budget="small"]', 20_000);
   // Its first message alone (2,000 tokens) crosses the limit; the worker stops the run after it.
   const id = await spend("studio-over", "mock/spend:20000:2");
   await terminal(h.env, id, 30_000);
-  await page.waitForSelector('.budget[data-budget="small"][data-state="exhausted"] .bar.over', { timeout: 20_000 });
+  await showSelector(page, '.budget[data-budget="small"][data-state="exhausted"] .bar.over', 20_000);
   const spent = (await liData(["budget", "list"], { env: h.env })).budgets.find((b: any) => b.name === "small").spent;
   expect(spent).toBeGreaterThan(1000);
   const b = await bar(page, "small");

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { which } from "../../src/runtime/providers/cli-agents.js";
 
 /*
@@ -37,3 +37,34 @@ export async function launchChromium(): Promise<{ browser: Browser; close: () =>
 
 /** Where the browser tests leave their screenshots (docs/studio.md shows copies of them). */
 export const ARTIFACTS = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "..", "test-artifacts", "studio");
+
+const traces = new WeakMap<Page, string[]>();
+
+/**
+ * Keeps what a page saw go wrong (its script errors, console errors, failed requests and API
+ * answers that were not 2xx) for showSelector to name when the page never shows what was awaited.
+ */
+export function tracePage(page: Page): Page {
+  const log: string[] = [];
+  traces.set(page, log);
+  const at = () => new Date().toISOString().slice(11, 23);
+  page.on("pageerror", (e) => log.push(`${at()} page error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && log.push(`${at()} console: ${m.text()}`));
+  page.on("requestfailed", (r) => log.push(`${at()} request failed: ${r.method()} ${new URL(r.url()).pathname} (${r.failure()?.errorText})`));
+  page.on("response", (r) => r.status() >= 300 && log.push(`${at()} ${r.status()} for ${r.request().method()} ${new URL(r.url()).pathname}`));
+  return page;
+}
+
+/**
+ * page.waitForSelector, and when it times out an error that says what the page showed instead:
+ * its address, the start of its text and what tracePage recorded.
+ */
+export async function showSelector(page: Page, selector: string, timeout: number): Promise<void> {
+  try {
+    await page.waitForSelector(selector, { timeout });
+  } catch (err) {
+    const text = await page.evaluate(() => document.body?.innerText ?? "").catch((e) => `(unreadable: ${e.message})`);
+    const seen = traces.get(page) ?? ["(not traced: tracePage(page) records errors and failed requests)"];
+    throw new Error(`${(err as Error).message}\n  at ${page.url()}\n  the page read: ${JSON.stringify(text.slice(0, 1500))}\n  it saw: ${seen.slice(-20).join("\n    ") || "no error and no failed request"}`);
+  }
+}
