@@ -2,9 +2,9 @@
 "use strict";
 /*
  * li's launcher: runs the CLI bundle (dist/bundle/li.cjs, then the chunk of the command
- * it parses), and the MCP server's when `li mcp`
- * asks for it, from V8's code cache, so a command skips parsing and compiling them (most of li's
- * own start-up, which every MCP op pays).
+ * it parses), and the MCP server's when `li mcp` asks for it, from V8's code cache, so a
+ * command skips parsing and compiling them (most of li's own start-up, which every MCP op
+ * pays). A run's worker and a notifying end's drainer load it for runCached, to the same end.
  *
  * CommonJS on purpose (bin/package.json): Node 20 keeps no code cache for ES modules, and an ES
  * module entry costs the ESM loader's start-up besides. A bundle's cache sits beside it, keyed
@@ -69,4 +69,6 @@ function writeCache(target, script) {
   }
 }
 
-runCached("li").main(process.argv.slice(2));
+// The process entries li starts (dist/bundle/worker-main.cjs, drain-main.cjs) load this file for runCached.
+module.exports = { runCached };
+if (require.main === module) runCached("li").main(process.argv.slice(2));

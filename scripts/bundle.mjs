@@ -43,10 +43,10 @@ const out = path.resolve(process.env.LI_BUNDLE_OUT ?? path.join(root, "dist/bund
 const SYNTHETIC_KB = Number(process.env.LI_BUNDLE_SYNTHETIC_KB ?? 0);
 const SPLIT = process.env.LI_BUNDLE_SPLIT !== "0";
 const launcher = path.join(out, "../../bin/li.js");
-// Code caches and the ES module CLI of earlier builds (a cache is only ever valid for its build).
+// Code caches and the ES module CLI and processes of earlier builds (a cache is only ever valid for its build).
 // Chunks of earlier builds go too: the command list may have changed.
 fs.mkdirSync(out, { recursive: true });
-for (const name of fs.readdirSync(out)) if (name.endsWith(".cache") || name.endsWith(".tmp") || name === "li.js" || /^li-.*\.cjs$/.test(name)) fs.rmSync(path.join(out, name));
+for (const name of fs.readdirSync(out)) if (name.endsWith(".cache") || name.endsWith(".tmp") || ["li.js", "worker-main.js", "drain-main.js", "mock-agent.js", "openai-agent.js", "prompt-server.js"].includes(name) || /^li-.*\.cjs$/.test(name)) fs.rmSync(path.join(out, name));
 
 /*
  * commander requires node:child_process at load, for executable subcommands li never has; that
@@ -81,21 +81,32 @@ const common = {
   banner: { js: 'import { createRequire as __liCreateRequire } from "node:module";\nconst require = __liCreateRequire(import.meta.url);' },
 };
 
-// One entry per process li runs; without splitting, each output file is self-contained.
+// The modules li imports by file; without splitting, each output file is self-contained.
 // (Splitting was measured: a read then loads dozens of small ES modules, which costs more than it saves.)
 await build({
   ...common,
   entryPoints: {
-    "worker-main": "src/runtime/worker-main.ts",
-    "mock-agent": "src/runtime/providers/mock-agent.ts",
-    "openai-agent": "src/runtime/providers/openai-agent.ts",
-    "drain-main": "src/runtime/drain-main.ts",
-    // The MCP tool claude asks for a permission (--permission-prompt-tool); one per run that asks.
-    "prompt-server": "src/runtime/approvals/prompt-server.ts",
     // What `li mcp` loads per build: the registry, projector and dispatcher of the li on disk.
     "mcp-surface": "src/cli/mcp-surface.ts",
     // li studio's server, loaded only by that command.
     studio: "src/studio/server.ts",
+  },
+});
+// The small processes a run starts as its provider, built-ins only: CommonJS, which starts without
+// the ES module loader (about 10 ms of each), and with no code cache, which one that runs in a
+// sandbox could not write.
+await build({
+  ...common,
+  format: "cjs",
+  define: { ...common.define, "import.meta.url": "__liModuleUrl" },
+  banner: { js: 'const __liModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  outExtension: { ".js": ".cjs" },
+  external: [],
+  entryPoints: {
+    "mock-agent": "src/runtime/providers/mock-agent.ts",
+    "openai-agent": "src/runtime/providers/openai-agent.ts",
+    // The MCP tool claude asks for a permission (--permission-prompt-tool); one per run that asks.
+    "prompt-server": "src/runtime/approvals/prompt-server.ts",
   },
 });
 // esbuild's interop copies every export of a built-in into a new object at each import site (node:fs
@@ -151,6 +162,17 @@ const chunks = await buildCliChunks({ root, out, common, cachedBundle, synthetic
 // `li mcp`'s server with the MCP SDK (and its zod) inlined: loading the SDK's hundreds of ES
 // modules was most of a connect; from one cached script it is a fraction of that.
 await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filter((name) => name !== "@modelcontextprotocol/sdk") });
+// The processes every run starts (its worker) and every notifying end (a drainer), from their code
+// caches too: as ES modules they compiled some 400 KB from source each time. Each entry is a small
+// CommonJS file whose name says what the process is (queue.ts finds workers by it) and which has
+// bin/li.js's runCached run the bundle.
+for (const [entry, name, source, what] of [
+  ["worker-main", "worker", "src/runtime/worker-main.ts", "The detached worker of one run"],
+  ["drain-main", "drain", "src/runtime/drain-main.ts", "The detached terminal-notify drainer"],
+]) {
+  await cachedBundle(name, source);
+  fs.writeFileSync(path.join(out, `${entry}.cjs`), `"use strict";\n// ${what} (${source}), run from V8's code cache by bin/li.js.\nrequire("../../bin/li.js").runCached(${JSON.stringify(name)});\n`);
+}
 // node-postgres, for a read on a PostgreSQL store (scripts/bundle-pg.mjs).
 await cachedBundle("pg", "li-pg", pgBundleOptions(root, common), { chunk: true });
 // The allowlist as data, for `li mcp classify` (it must start fast: it is on every tool call's path).

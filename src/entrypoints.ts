@@ -29,9 +29,12 @@ function bundled(name: string): string {
   return file;
 }
 
+/** The processes li starts (scripts/bundle.mjs): CommonJS, which starts without the ES module loader. */
+const COMMONJS: ReadonlySet<Entry> = new Set(["worker-main", "drain-main", "mock-agent", "openai-agent", "prompt-server"]);
+
 /** A bundled entry script. */
 export function entryScript(name: Entry): string {
-  return bundled(`${name}.js`);
+  return bundled(`${name}${COMMONJS.has(name) ? ".cjs" : ".js"}`);
 }
 
 declare const __liBundle: ((name: string) => unknown) | undefined;

@@ -9,7 +9,7 @@ import path from "node:path";
 import { useHomes } from "./helpers/fixtures.js";
 import { li, ROOT, sleep, until } from "./helpers/li.js";
 
-const AGENT = path.join(ROOT, "dist", "bundle", "mock-agent.js");
+const AGENT = path.join(ROOT, "dist", "bundle", "mock-agent.cjs");
 let dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 

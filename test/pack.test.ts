@@ -23,7 +23,7 @@ test("npm pack makes a package that installs into a fresh prefix and runs li --v
     const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, env: { ...process.env, NODE_OPTIONS: "" }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     const [packed] = JSON.parse(npm(["pack", "--ignore-scripts", "--json", "--pack-destination", dir], ROOT));
     const files: string[] = packed.files.map((f: any) => f.path);
-    expect(files).toEqual(expect.arrayContaining(["bin/li.js", "bin/package.json", "dist/bundle/li.cjs", "dist/bundle/li-job.cjs", "dist/bundle/chunks.json", "dist/bundle/mcp-server.cjs", "dist/bundle/mcp-surface.js", "dist/bundle/worker-main.js", "dist/bundle/build-id", "dist/bundle/studio.js", "dist/studio/index.html", "dist/studio/app.js", "dist/studio/app.css"]));
+    expect(files).toEqual(expect.arrayContaining(["bin/li.js", "bin/package.json", "dist/bundle/li.cjs", "dist/bundle/li-job.cjs", "dist/bundle/chunks.json", "dist/bundle/mcp-server.cjs", "dist/bundle/mcp-surface.js", "dist/bundle/worker-main.cjs", "dist/bundle/worker.cjs", "dist/bundle/build-id", "dist/bundle/studio.js", "dist/studio/index.html", "dist/studio/app.js", "dist/studio/app.css"]));
     expect(files.filter((f) => f.startsWith("src/") || f.startsWith("test/"))).toEqual([]);
     const prefix = path.join(dir, "prefix");
     npm(["install", "-g", "--prefix", prefix, "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund", path.join(dir, packed.filename)], dir);

@@ -1,6 +1,6 @@
 /**
  * li's prompt server (issue 39: claude's --permission-prompt-tool) without claude: the bundled
- * dist/bundle/prompt-server.js spoken to as claude speaks to it (stdio JSON-RPC), with a stand-in
+ * dist/bundle/prompt-server.cjs spoken to as claude speaks to it (stdio JSON-RPC), with a stand-in
  * for the worker's ask channel. Each call is forwarded as asked and answered with the worker's
  * answer as the tool's text; with no channel, or one that fails, the answer is a denial.
  */
@@ -12,7 +12,7 @@ import readline from "node:readline";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { ROOT } from "./helpers/li.js";
 
-const SERVER = path.join(ROOT, "dist", "bundle", "prompt-server.js");
+const SERVER = path.join(ROOT, "dist", "bundle", "prompt-server.cjs");
 let dir: string;
 const kids: ChildProcessWithoutNullStreams[] = [];
 beforeAll(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-prompt-server-"))));

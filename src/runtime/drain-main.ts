@@ -1,5 +1,5 @@
 /**
- * The detached terminal-notify drainer: `node drain-main.js`. Delivers due outbox rows one
+ * The detached terminal-notify drainer: `node drain-main.cjs`. Delivers due outbox rows one
  * at a time, sleeps through retries that fall due soon, and exits when nothing is due.
  */
 import { openStore } from "../lifecycle/open.js";

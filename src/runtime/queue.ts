@@ -80,7 +80,7 @@ export interface Promotion {
   requeued: string[];
 }
 
-/** Whether a worker process for `id` exists (`node …/worker-main.js <id>`): one /proc scan. */
+/** Whether a worker process for `id` exists (`node …/worker-main.cjs <id>`, `.js` before the code cache): one /proc scan. */
 function workerRunning(id: string): boolean {
   for (const name of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -90,7 +90,7 @@ function workerRunning(id: string): boolean {
     } catch {
       continue;
     }
-    if (argv.includes(id) && argv.some((a) => a.endsWith("worker-main.js")) && readProcStat(Number(name))) return true;
+    if (argv.includes(id) && argv.some((a) => /worker-main\.c?js$/.test(a)) && readProcStat(Number(name))) return true;
   }
   return false;
 }

@@ -1,5 +1,5 @@
 /**
- * The detached worker: `node worker-main.js <entity-id>`. It supervises one entity and
+ * The detached worker: `node worker-main.cjs <entity-id>`. It supervises one entity and
  * reports every status change through the lifecycle transition function. Its stdio goes
  * nowhere: what it has to say about itself goes to runs/<id>/worker.log.
  */

@@ -1,5 +1,5 @@
 /**
- * `node prompt-server.js`: the stdio MCP server claude's --permission-prompt-tool calls
+ * `node prompt-server.cjs`: the stdio MCP server claude's --permission-prompt-tool calls
  * (mcp__li_approvals__approve). Each call is forwarded over LI_APPROVAL_SOCKET to the run's
  * worker, which holds it until a person, a rule or the timeout answers (docs/approvals.md).
  * Hand-written JSON-RPC rather than the MCP SDK: it starts once per claude run and must not

@@ -1,5 +1,5 @@
 /**
- * The mock agent process: `node mock-agent.js <model> <prompt-file>`.
+ * The mock agent process: `node mock-agent.cjs <model> <prompt-file>`.
  * Its behaviour is fixed by the external contract; keep it dependency-free so it starts fast.
  */
 import fs from "node:fs";

@@ -3,7 +3,7 @@ import { invalid } from "../../errors.js";
 import { parseSpend, SPEND_PATTERN } from "./mock-spend.js";
 import type { Provider } from "./types.js";
 
-/** The offline provider of the contract; its models are behaviours, run by mock-agent.js. */
+/** The offline provider of the contract; its models are behaviours, run by mock-agent.cjs. */
 export const MOCK_MODELS = ["echo", "sleep:S", "fail:C", "hang", "flood:N", "edit", "spend:TOKENS:SECONDS", "ask"] as const;
 
 const PATTERNS: RegExp[] = [/^echo$/, /^sleep:\d+(\.\d+)?$/, /^fail:([0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])$/, /^hang$/, /^flood:\d+$/, /^edit$/, SPEND_PATTERN, /^ask$/];

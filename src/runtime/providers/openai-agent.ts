@@ -1,5 +1,5 @@
 /**
- * The openai run process: `node openai-agent.js <model> <prompt-file>`.
+ * The openai run process: `node openai-agent.cjs <model> <prompt-file>`.
  * Streams a chat completion (SSE) and writes li's own JSONL on stdout (streams/li.ts): a `text`
  * event per delta, then one `result` with the whole answer and the usage the endpoint reported,
  * or one `error` naming the HTTP status. A non-2xx answer or a transport error exits 1.

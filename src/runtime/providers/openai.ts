@@ -3,7 +3,7 @@ import { entryScript } from "../../entrypoints.js";
 import { invalid } from "../../errors.js";
 import type { Provider } from "./types.js";
 
-/** Any OpenAI-compatible chat-completions endpoint, called by openai-agent.js in the run's process. */
+/** Any OpenAI-compatible chat-completions endpoint, called by openai-agent.cjs in the run's process. */
 export const openaiProvider: Provider = {
   name: "openai",
   summary: "an OpenAI-compatible chat-completions endpoint, named in settings (--endpoint NAME; see li doctor)",
@@ -39,7 +39,7 @@ export const openaiProvider: Provider = {
       stdin: "ignore",
       // The agent reads the key from the env var the endpoint names; "" means it sends none.
       env: { LI_OPENAI_BASE_URL: e.base_url, LI_OPENAI_KEY_ENV: e.api_key_env ?? "", LI_OPENAI_SYSTEM: system, LI_OPENAI_EFFORT: run.effort ?? "" },
-      // openai-agent.js speaks li's own JSONL (streams/li.ts): text deltas, then the result.
+      // openai-agent.cjs speaks li's own JSONL (streams/li.ts): text deltas, then the result.
       stream: "li",
     };
   },

@@ -2,7 +2,7 @@ import { usage, type Usage } from "../../../lifecycle/usage.js";
 import { capText, classify, jsonLine, type StreamEnd, type StreamParser } from "./parser.js";
 
 /**
- * openai-agent.js's own JSONL: `text` deltas, then a `result` ({text, usage, num_turns}) or an
+ * openai-agent.cjs's own JSONL: `text` deltas, then a `result` ({text, usage, num_turns}) or an
  * `error` ({status, message}). One completion, whose usage the endpoint sends in its last chunk:
  * live usage is the result's, null before.
  */
