@@ -160,7 +160,8 @@ test("eight isolated runs started at once in one repository all get their worktr
   const w = await liData(["wait", ...runs.map((r) => r.id), "--max-wait-seconds", "50"], { env: h.env });
   expect(w.all_terminal).toBe(true);
   for (const [i, r] of runs.entries()) {
-    expect((await status(r.id)).status).toBe("completed");
+    // The whole record, so that a failure shows its reason.
+    expect(await status(r.id)).toMatchObject({ status: "completed" });
     expect(git(root, "show", `li/${r.id}:f${i}.txt`)).toBe(String(i));
   }
   expect(branches(root)).toHaveLength(8);
