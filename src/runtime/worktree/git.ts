@@ -154,9 +154,13 @@ const LOCKED = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not l
 
 export const isLockError = (e: unknown): boolean => e instanceof LiError && LOCKED.test(String(e.detail.stderr ?? e.message));
 
+/** Tries a locked git gets however long they take: on a loaded machine each one is slow, and the lock's holder slower. */
+const MIN_LOCK_TRIES = 20;
+
 /**
  * Runs `fn` again after a short random pause while it fails on a lock another git holds (several
- * runs starting at once in one repository contend for its shared lock files), for up to `budgetMs`.
+ * runs starting at once in one repository contend for its shared lock files), for up to `budgetMs`
+ * and at least MIN_LOCK_TRIES tries.
  */
 export async function retryOnLock<T>(fn: () => Promise<T>, budgetMs = 10_000): Promise<T> {
   const until = Date.now() + budgetMs;
@@ -164,7 +168,7 @@ export async function retryOnLock<T>(fn: () => Promise<T>, budgetMs = 10_000): P
     try {
       return await fn();
     } catch (e) {
-      if (!isLockError(e) || Date.now() >= until) throw e;
+      if (!isLockError(e) || (Date.now() >= until && attempt >= MIN_LOCK_TRIES)) throw e;
       const pause = Math.min(500, 20 * 2 ** Math.min(attempt, 5)) * (0.5 + Math.random());
       await new Promise((r) => setTimeout(r, pause));
     }
