@@ -94,3 +94,18 @@ test("the lazy command registry builds only the selected command's parser; the r
     expect([stub.name(), stub.commands.length, stub.options.length]).toEqual([stub.name(), 0, 0]);
   }
 });
+
+test("a submit loads no node:crypto: its id's randomness comes from the kernel's device, and so does the worker's", async () => {
+  const h = tempHome();
+  try {
+    const t = tracer(h.home);
+    const r = await li(["--machine", "agent", "mock/echo", "hi"], { env: { ...h.env, ...t.env } });
+    expect(r.json?.data?.status).toBe("completed");
+    const loaded = t.loaded();
+    // The CLI, its worker and the agent all logged (so an absence means something), and none loaded node:crypto.
+    expect(loaded.filter((u) => u.startsWith("bundle:")).map((u) => path.basename(u))).toEqual(expect.arrayContaining(["li.cjs", "li-agent.cjs", "worker.cjs"]));
+    expect(loaded.filter((u) => /^require:(node:)?crypto$/.test(u))).toEqual([]);
+  } finally {
+    h.cleanup();
+  }
+});
