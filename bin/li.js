@@ -37,12 +37,12 @@ process.once("exit", () => {
  */
 function runCached(name, shared) {
   const file = path.join(bundleDir, `${name}.cjs`);
-  const source = fs.readFileSync(file, "utf8");
+  const source = readText(file);
   const build = /^\/\/ li build (\w+)/.exec(source);
   const cacheFile = build && `${file}.${build[1]}.v8-${process.versions.v8}-${process.arch}.cache`;
   let cachedData;
   try {
-    if (cacheFile) cachedData = fs.readFileSync(cacheFile);
+    if (cacheFile) cachedData = readInto(cacheFile);
   } catch {}
   // The bundle is its own CommonJS wrapper (see scripts/bundle.mjs), taking besides the
   // launcher's import() (a script compiled from a code cache has none that works on Node 20),
@@ -54,6 +54,26 @@ function runCached(name, shared) {
   if (cacheFile && !cachedData) unsaved.push([cacheFile, script]);
   return bundle.exports;
 }
+
+/*
+ * One buffer for every file the launcher reads: in a fresh process each page of new memory costs
+ * a fault (some 10 µs on a virtual machine), and a bundle, its source string and its cache are
+ * hundreds of KB each. A cache's bytes stay in use by V8 only while its script compiles.
+ */
+let scratch = Buffer.alloc(0);
+function readInto(file) {
+  const fd = fs.openSync(file, "r");
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.max(size, 512 * 1024));
+    let n = 0;
+    for (let got; n < size && (got = fs.readSync(fd, scratch, n, size - n, n)) > 0; ) n += got;
+    return scratch.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+const readText = (file) => readInto(file).utf8Slice();
 
 function writeCache(target, script) {
   const tmp = `${target}.${process.pid}.tmp`;

@@ -133,7 +133,7 @@ fs.rmSync(home, { recursive: true, force: true });
 const startupRuns = numberArg("--startup-runs", 21);
 if (startupRuns > 0) {
   console.log("");
-  printStartup(benchStartup({ rounds: startupRuns }));
+  printStartup(await benchStartup({ rounds: startupRuns }));
 }
 
 // A read on a PostgreSQL store against the same read on SQLite (bench-pg.mjs), where PostgreSQL's binaries are.

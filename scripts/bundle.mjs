@@ -114,6 +114,26 @@ await build({
 // inheriting from it, with itself as default, is the same module at no cost.
 const BUILTIN_INTEROP = /__toESM\(require\("(node:[a-z_/]+)"\),\s*1\)/g;
 
+/*
+ * A chunk reaches the core's shared modules (scripts/bundle-chunks.mjs) through esbuild's CommonJS
+ * interop: the core hands out a copy of each module's exports (__toCommonJS) and every import site
+ * in a chunk copies that again (__toESM), each property a getter over the one before. That was a
+ * few ms of every command's start and a getter chain on every call. A module's own exports object
+ * already has a getter per export, so both sides pass it as it is.
+ */
+const CORE_SHARED = /\(init_(\w+)\(\), __toCommonJS\((\w+_exports\d*)\)\)/g;
+function sharedInterop(text, name) {
+  let core = 0;
+  text = text.replace(/"li-shared-table:shared"[\s\S]*?exports\d*\.shared = /, (table) => table.replace(CORE_SHARED, (_, init, exp) => (core++, `(init_${init}(), ${exp})`)));
+  // Only li's own modules, which are ES modules: a package's CommonJS would need __toESM's default.
+  const stubs = [...text.matchAll(/var (require_\w+) = __commonJS\(\{\s*"li-shared:src\//g)].map((m) => m[1]);
+  let chunk = 0;
+  for (const stub of stubs) text = text.replaceAll(`__toESM(${stub}(), 1)`, () => (chunk++, `${stub}()`));
+  if (text.includes('"li-shared-table:shared"') && !core) throw new Error(`dist/bundle/${name}.cjs: esbuild's shared-table interop changed shape; update CORE_SHARED (scripts/bundle.mjs)`);
+  if (stubs.length && !chunk) throw new Error(`dist/bundle/${name}.cjs: esbuild's import of a shared module changed shape (scripts/bundle.mjs, sharedInterop)`);
+  return text;
+}
+
 /**
  * A bundle bin/li.js runs from V8's code cache: CommonJS (Node 20 caches no ES module), its first
  * line naming the build (which keys the cache), import.meta.url its own file URL. Its import() is
@@ -146,7 +166,7 @@ async function cachedBundle(name, entry, options = {}, { chunk = false } = {}) {
   if (imports.length !== (chunk ? imports.length && 1 : 1)) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
   // The file is the CommonJS wrapper itself (bin/li.js compiles it as is), minified inside it: V8
   // reads and deserializes less, and the launcher builds no 700 KB string around it.
-  const body = text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))');
+  const body = sharedInterop(text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'), name);
   // Assigned, or the minifier drops it as an unused expression; the launcher gets it bare.
   // A chunk gets the core's shared modules as __liShared (scripts/bundle-chunks.mjs).
   const wrapped = `__liWrapper = function (exports, require, module, __filename, __dirname, __liImport, __liBundle, __liShared) {\n${body}\n};`;

@@ -7,7 +7,7 @@ import { li, tempHome } from "./helpers/li.js";
 
 /**
  * Logs every module the process loads: ESM resolutions (a loader hook), CommonJS requires, and
- * the bundles bin/li.js runs from their code cache (read as files, so their reads are logged).
+ * the bundles bin/li.js runs from their code cache (opened as files, so their opens are logged).
  */
 function tracer(dir: string): { env: Record<string, string>; loaded: () => string[] } {
   const log = path.join(dir, "modules.log");
@@ -20,8 +20,8 @@ export async function resolve(spec, ctx, next) { const r = await next(spec, ctx)
   fs.writeFileSync(cjs, `const fs = require("node:fs"); const Module = require("node:module");
 const load = Module._load;
 Module._load = function (request, parent, isMain) { fs.appendFileSync(${JSON.stringify(log)}, "require:" + request + "\\n"); return load.apply(this, arguments); };
-const read = fs.readFileSync;
-fs.readFileSync = function (file) { if (typeof file === "string" && file.endsWith(".cjs")) fs.appendFileSync(${JSON.stringify(log)}, "bundle:" + file + "\\n"); return read.apply(this, arguments); };`);
+const open = fs.openSync;
+fs.openSync = function (file) { if (typeof file === "string" && file.endsWith(".cjs")) fs.appendFileSync(${JSON.stringify(log)}, "bundle:" + file + "\\n"); return open.apply(this, arguments); };`);
   return {
     env: { NODE_OPTIONS: `--import=${register} --require=${cjs}` },
     loaded: () => fs.readFileSync(log, "utf8").split("\n").filter(Boolean),
