@@ -134,6 +134,30 @@ function sharedInterop(text, name) {
   return text;
 }
 
+/*
+ * esbuild defines the exports object of every lazily evaluated module (one it wraps in __esm) when
+ * the bundle loads: a getter closure per export, for hundreds of modules a command never runs. That
+ * is some 200 KB of young objects at every start, enough to cost a read a scavenge. Each module's
+ * exports are defined instead as the first step of its own init_*, which every use of its exports
+ * object calls first; a module esbuild laid out otherwise is left as it is.
+ */
+const SECTION = /\n(?=\/\/ (?:src|node_modules|li-)[^\n]*\n)/;
+const EXPORTS_DEF = /^var (\w+_exports\d*) = \{\};\n(__export\(\1, \{\n[\s\S]*?\n\}\);)\n/m;
+const ESM_BODY = /= __esm\(\{\n  "[^"\n]+"\(\) \{\n(    "use strict";\n)?/;
+function lazyExports(text) {
+  return text
+    .split(SECTION)
+    .map((section) => {
+      const def = EXPORTS_DEF.exec(section);
+      if (!def || section.split("__esm({").length !== 2 || section.split(`${def[1]} = {}`).length !== 2) return section;
+      const body = ESM_BODY.exec(section);
+      if (!body) return section;
+      const without = section.replace(def[0], `var ${def[1]} = {};\n`);
+      return without.replace(ESM_BODY, (head) => `${head}${def[2]}\n`);
+    })
+    .join("\n");
+}
+
 /**
  * A bundle bin/li.js runs from V8's code cache: CommonJS (Node 20 caches no ES module), its first
  * line naming the build (which keys the cache), import.meta.url its own file URL. Its import() is
@@ -166,7 +190,7 @@ async function cachedBundle(name, entry, options = {}, { chunk = false } = {}) {
   if (imports.length !== (chunk ? imports.length && 1 : 1)) throw new Error(`dist/bundle/${name}.cjs has ${imports.length} import() calls; external modules load through importModule (src/packages.ts)`);
   // The file is the CommonJS wrapper itself (bin/li.js compiles it as is), minified inside it: V8
   // reads and deserializes less, and the launcher builds no 700 KB string around it.
-  const body = sharedInterop(text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'), name);
+  const body = lazyExports(sharedInterop(text.slice(text.indexOf("\n") + 1).replace(BUILTIN_INTEROP, '__liBuiltin(require("$1"))'), name));
   // Assigned, or the minifier drops it as an unused expression; the launcher gets it bare.
   // A chunk gets the core's shared modules as __liShared (scripts/bundle-chunks.mjs).
   const wrapped = `__liWrapper = function (exports, require, module, __filename, __dirname, __liImport, __liBundle, __liShared) {\n${body}\n};`;
