@@ -10,6 +10,7 @@ import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals/r
 import { li, liData, sleep, until } from "./helpers/li.js";
 import { pendingNo, requests } from "./helpers/approvals.js";
 import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
+import { oneStore } from "./helpers/stores.js";
 
 const home = useHomes({ stopRuns: true });
 
@@ -176,7 +177,7 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   expect(parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "deny" }] }, "project")).toHaveLength(1);
 });
 
-test("approvals: ask on a provider without a route is refused approvals_unsupported before any record", async () => {
+oneStore("approvals: ask on a provider without a route is refused approvals_unsupported before any record", async () => {
   const h = home();
   const fanout = await li(["--machine", "o", "fanout", "--approvals", "ask", "--model", "mock/echo", "hi"], { env: h.env });
   expect([fanout.json.ok, fanout.json.error.detail.code]).toEqual([false, "approvals_unsupported"]);

@@ -10,6 +10,7 @@ import path from "node:path";
 import { refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, ROOT, sleep, until, type LiRun } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
+import { oneStore } from "./helpers/stores.js";
 
 const home = useHomes({ stopRuns: true });
 /** Workers flush their spend often, so a crossing is seen within a test's patience. */
@@ -226,7 +227,7 @@ test("a USD budget refuses a run li cannot price, naming the remedy, and admits 
   expect((await submit(env, "codex/house-model-7")).json.ok).toBe(true);
 });
 
-test("over MCP an agent can read budgets but cannot set, raise or delete one", async () => {
+oneStore("over MCP an agent can read budgets but cannot set, raise or delete one", async () => {
   const h = home();
   await budget(h, ["set", "cap", "--limit-usd", "3", "--scope", "all"]);
   const m = await connectMcp(h.env);

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { events, rows as sql, READY_BYTES, terminal, untilAgentReady, useHomes, type Home } from "./helpers/fixtures.js";
 import { LI_BIN, li, liData, ROOT, sleep, until } from "./helpers/li.js";
+import { oneStore } from "./helpers/stores.js";
 
 /*
  * The run queue (issue 13, item 5): max_parallel caps the top-level runs executing at once,
@@ -207,7 +208,7 @@ test("named queues: --queue must name one settings define; each caps its own run
   expect((await rows(h)).filter((r) => gpu.includes(r.id)).every((r) => r.queue === "gpu")).toBe(true);
 }, 60000);
 
-test("settings: limits are the user file's alone, and a bad value names the key", async () => {
+oneStore("settings: limits are the user file's alone, and a bad value names the key", async () => {
   const h = limited("max_parallel: 0\n");
   const r = await li(["--machine", "agent", "--detach", "mock/echo", "x"], { env: h.env });
   expect(r.json.error.message).toMatch(/settings\.yaml: max_parallel: expected an integer from 1 to 1000, got 0/);

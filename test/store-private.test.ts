@@ -4,6 +4,7 @@ import path from "node:path";
 import { rows, useHomes } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
 import { FIXTURES } from "./helpers/standins.js";
+import { oneStore } from "./helpers/stores.js";
 
 /*
  * D9: nothing outside li gains a second write path into the store, so the store's URL and the
@@ -150,13 +151,13 @@ describe("the rule (childEnv)", () => {
   };
   const base = { PATH: "/bin", PGPASSWORD: "pw", PGPASSFILE: "/p", PGSERVICEFILE: "/s", PGSSLKEY: "/k", PGHOST: "db", PGUSER: "me" };
 
-  test("LI_STORE is always removed, a granted one too; without a PostgreSQL store the user's libpq variables stay", async () => {
+  oneStore("LI_STORE is always removed, a granted one too; without a PostgreSQL store the user's libpq variables stay", async () => {
     const { childEnv } = await import("../src/lifecycle/child-env.js");
     inHome();
     expect(childEnv({ ...base }, { LI_STORE: "postgres://x@h/d", MINE: "1" })).toEqual({ ...base, MINE: "1" });
   });
 
-  test("with LI_STORE, or store: in settings.yaml, the credential variables go and the ones naming a server stay", async () => {
+  oneStore("with LI_STORE, or store: in settings.yaml, the credential variables go and the ones naming a server stay", async () => {
     const { childEnv } = await import("../src/lifecycle/child-env.js");
     const kept = { PATH: "/bin", PGHOST: "db", PGUSER: "me" };
     inHome();

@@ -10,6 +10,7 @@ import type { Placement } from "../src/lifecycle/observe.js";
 import { commitWaker } from "../src/lifecycle/commit-waker.js";
 import { openStore } from "./helpers/fixtures.js";
 import { tempHome, until } from "./helpers/li.js";
+import { oneStore } from "./helpers/stores.js";
 
 let h: ReturnType<typeof tempHome>;
 let store: Store;
@@ -60,18 +61,18 @@ function obs(id: string, placement: Placement | null, input = id): Observation {
 }
 
 describe("partition()", () => {
-  test("the four lists are disjoint and together cover every observed id; errors are a separate channel", () => {
+  oneStore("the four lists are disjoint and together cover every observed id; errors are a separate channel", () => {
     const input = [obs("a", "terminal"), obs("b", "pending"), obs("c", "stopped_without_end"), obs("d", "unresolved_spawn"), obs("x", null), obs("e", "pending"), obs("f", "terminal")];
     const p = partition(input);
     expect(p).toEqual({ terminal: ["a", "f"], pending: ["b", "e"], stopped_without_end: ["c"], unresolved_spawn: ["d"], errors: ["x"] });
   });
 
-  test("an id observed twice (itself and by prefix) is placed once; an id with an error is never placed", () => {
+  oneStore("an id observed twice (itself and by prefix) is placed once; an id with an error is never placed", () => {
     const p = partition([obs("a", "pending"), obs("a", "pending", "a-prefix"), obs("q", null), obs("q", null)]);
     expect(p).toEqual({ terminal: [], pending: ["a"], stopped_without_end: [], unresolved_spawn: [], errors: ["q"] });
   });
 
-  test("randomised: every observed id lands in exactly one list, in first-seen order", () => {
+  oneStore("randomised: every observed id lands in exactly one list, in first-seen order", () => {
     const places: (Placement | null)[] = ["terminal", "pending", "stopped_without_end", "unresolved_spawn", null];
     for (let round = 0; round < 200; round++) {
       const input = Array.from({ length: 1 + (round % 13) }, (_, i) => obs(`id${(i * 7 + round) % 9}`, places[(i + round) % 5]));
@@ -92,7 +93,7 @@ describe("partition()", () => {
     }
   });
 
-  test("entryOf gives an error entry the same keys as an observed one", () => {
+  oneStore("entryOf gives an error entry the same keys as an observed one", () => {
     const a = entryOf(obs("a", "terminal"));
     const b = entryOf(obs("zz", null));
     expect(Object.keys(a).sort()).toEqual(Object.keys(b).sort());
