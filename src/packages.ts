@@ -1,6 +1,7 @@
 import type * as ChildProcess from "node:child_process";
 import type * as Crypto from "node:crypto";
 import type * as Tty from "node:tty";
+import type * as V8 from "node:v8";
 import { createRequire } from "node:module";
 import type * as AjvModule from "ajv";
 import type * as Tsyringe from "tsyringe";
@@ -19,6 +20,7 @@ export const ajv = (): typeof AjvModule => load("ajv");
 export const tsyringe = (): typeof Tsyringe => load("tsyringe");
 export const crypto = (): typeof Crypto => load("node:crypto");
 export const childProcess = (): typeof ChildProcess => load("node:child_process");
+export const v8 = (): typeof V8 => load("node:v8");
 /** node:tty brings node:net and node:stream with it; only a human view asks it anything. */
 export const tty = (): typeof Tty => load("node:tty");
 

@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
 import path from "node:path";
+import v8 from "node:v8";
 import { li, liData, tempHome } from "./helpers/li.js";
 
 type Home = ReturnType<typeof tempHome>;
@@ -30,6 +32,29 @@ describe("CLI agent providers run the real binary found on PATH", () => {
     const run = await liData(["agent", `${name}/sonnet`, "review", "this"], { env });
     expect(run.status).toBe("completed");
     expect(await output(env, run.id)).toBe(`argv: ${argv.join(" ")}\nreview this`);
+  });
+
+  test("gemini runs as one process: li sets its no-relaunch switch and gives it the heap limit its relaunch would have asked for", async () => {
+    const bin = path.join(h.home, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "gemini"), `#!/bin/sh\necho "relaunch=$GEMINI_CLI_NO_RELAUNCH options=$NODE_OPTIONS"\n`, { mode: 0o755 });
+    const env = { ...h.env, PATH: `${bin}:${process.env.PATH}`, NODE_OPTIONS: "--no-warnings" };
+    const run = await liData(["agent", "gemini/pro", "hi"], { env });
+    expect(run.status).toBe("completed");
+    const { oneProcess } = await import("../src/runtime/providers/gemini.js");
+    const want = oneProcess("--no-warnings", os.totalmem(), v8.getHeapStatistics().heap_size_limit);
+    expect(await output(env, run.id)).toBe(`relaunch=true options=${want.NODE_OPTIONS ?? "--no-warnings"}\n`);
+  });
+
+  test("the heap limit gemini's relaunch would ask for: half the memory when above the default, after the user's options, never over the user's own limit", async () => {
+    const { oneProcess } = await import("../src/runtime/providers/gemini.js");
+    const GB = 1024 ** 3;
+    expect(oneProcess(undefined, 16 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true", NODE_OPTIONS: "--max-old-space-size=8192" });
+    expect(oneProcess("--no-warnings", 16 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true", NODE_OPTIONS: "--no-warnings --max-old-space-size=8192" });
+    // The default already as high (a small machine): nothing to add, as gemini would not relaunch.
+    expect(oneProcess("--no-warnings", 4 * GB, 2.1 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+    // A limit the user set wins.
+    expect(oneProcess("--max-old-space-size=1024", 64 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
   });
 
   test("a missing binary is unavailable and says what to install", async () => {

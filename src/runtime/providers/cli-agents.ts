@@ -28,6 +28,8 @@ export interface CliAgentDef {
   capabilities: Capabilities;
   /** The argv after the binary: the machine-readable mode, the model and what `run` asks for. */
   args(model: string, run: RunSettings, sandboxed: boolean): string[];
+  /** Variables the CLI gets besides li's environment, on every run. */
+  env?(): Record<string, string>;
   /** Variables the CLI gets besides li's environment, when inside li's sandbox. */
   sandboxEnv?: Record<string, string>;
   sessionTotals?: Provider["sessionTotals"];
@@ -50,8 +52,8 @@ export function cliAgent(def: CliAgentDef): Provider {
     },
     launch(model, _promptFile, options): LaunchSpec {
       const sandboxed = options.sandbox === "workspace";
-      const env = sandboxed ? def.sandboxEnv : undefined;
-      return { argv: [def.bin, ...def.args(model, options.run ?? {}, sandboxed)], stdin: "prompt", stream: def.stream, ...(env ? { env } : {}) };
+      const env = { ...def.env?.(), ...(sandboxed ? def.sandboxEnv : undefined) };
+      return { argv: [def.bin, ...def.args(model, options.run ?? {}, sandboxed)], stdin: "prompt", stream: def.stream, ...(Object.keys(env).length ? { env } : {}) };
     },
     ...(def.sessionTotals ? { sessionTotals: def.sessionTotals } : {}),
   };
