@@ -150,8 +150,7 @@ function lazyExports(text) {
     .map((section) => {
       const def = EXPORTS_DEF.exec(section);
       if (!def || section.split("__esm({").length !== 2 || section.split(`${def[1]} = {}`).length !== 2) return section;
-      const body = ESM_BODY.exec(section);
-      if (!body) return section;
+      if (!ESM_BODY.test(section)) return section;
       const without = section.replace(def[0], `var ${def[1]} = {};\n`);
       return without.replace(ESM_BODY, (head) => `${head}${def[2]}\n`);
     })

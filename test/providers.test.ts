@@ -55,6 +55,7 @@ describe("CLI agent providers run the real binary found on PATH", () => {
     expect(oneProcess("--no-warnings", 4 * GB, 2.1 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
     // A limit the user set wins.
     expect(oneProcess("--max-old-space-size=1024", 64 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
+    expect(oneProcess("--max_old_space_size=1024", 64 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
   });
 
   test("a missing binary is unavailable and says what to install", async () => {

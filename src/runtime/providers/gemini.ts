@@ -44,11 +44,12 @@ const MB = 1024 * 1024;
  * gemini starts a second node of itself, only to raise its heap limit to half the machine's memory,
  * and so loads its JavaScript twice: about 1.4 s of CPU of a 2.8 s start here. li tells it not to
  * (GEMINI_CLI_NO_RELAUNCH, its own switch) and gives the one node the limit gemini would have asked
- * for, through NODE_OPTIONS, unless NODE_OPTIONS already sets one or the default is higher.
+ * for, through NODE_OPTIONS, unless NODE_OPTIONS already sets one (Node reads `-` and `_` alike in
+ * its options' names) or the default is higher.
  */
 export function oneProcess(nodeOptions: string | undefined, totalBytes: number, heapLimitBytes: number): Record<string, string> {
   const env: Record<string, string> = { GEMINI_CLI_NO_RELAUNCH: "true" };
   const target = Math.floor((totalBytes / MB) * 0.5);
-  if (target > Math.floor(heapLimitBytes / MB) && !/--max-old-space-size\b/.test(nodeOptions ?? "")) env.NODE_OPTIONS = [nodeOptions, `--max-old-space-size=${target}`].filter(Boolean).join(" ");
+  if (target > Math.floor(heapLimitBytes / MB) && !/--max[-_]old[-_]space[-_]size\b/.test(nodeOptions ?? "")) env.NODE_OPTIONS = [nodeOptions, `--max-old-space-size=${target}`].filter(Boolean).join(" ");
   return env;
 }
