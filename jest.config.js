@@ -30,6 +30,13 @@ const havePostgres = !!pgBinDir();
 if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
   console.warn("li: skipping the PostgreSQL store's run of the lifecycle suites: apt-get install postgresql (or set LI_TEST_PG_BIN)");
 
+// The stress tier (npm run test:stress sets LI_TEST_STRESS=1): only these suites, whose repeated
+// proofs then run at their full count (test/helpers/stress.ts); npm test runs every suite, those
+// proofs at a reduced count. test/stress-tier.test.ts checks this list.
+export const STRESS_SUITES = ["host-daemons", "lifecycle-concurrency", "kill-race"];
+const stress = process.env.LI_TEST_STRESS === "1";
+const suites = (names) => names.filter((n) => !stress || STRESS_SUITES.includes(n)).map((name) => `<rootDir>/test/${name}.test.ts`);
+
 export default {
   testTimeout: 60000,
   // The run's folder where each worker records its PostgreSQL cluster, and their stop at the end.
@@ -42,7 +49,7 @@ export default {
     {
       ...project,
       displayName: "sqlite",
-      testMatch: ["<rootDir>/test/**/*.test.ts"],
+      testMatch: stress ? suites(STRESS_SUITES) : ["<rootDir>/test/**/*.test.ts"],
       // A test never touches the repository it runs from: a run that adds li/* branches to it fails.
       globalSetup: "<rootDir>/test/helpers/repo-guard-setup.mjs",
       globalTeardown: "<rootDir>/test/helpers/repo-guard-teardown.mjs",
@@ -52,7 +59,7 @@ export default {
           {
             ...project,
             displayName: "postgres",
-            testMatch: ON_BOTH_STORES.map((name) => `<rootDir>/test/${name}.test.ts`),
+            testMatch: suites(ON_BOTH_STORES),
             setupFiles: ["reflect-metadata", "<rootDir>/test/helpers/pg-mode.ts"],
           },
         ]

@@ -13,6 +13,7 @@ import { openStore, READY_BYTES, rows, untilAgentReady, untilStatus } from "./he
 import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { type Home, liData, liveMembers, sleep, until } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
+import { stressCount } from "./helpers/stress.js";
 import { submitAgent } from "../src/runtime/submit.js";
 
 interface Daemon {
@@ -97,16 +98,21 @@ describePostgres("host daemons on one store", () => {
     }
   });
 
-  test("5 daemons racing for 200 runs: each run claimed and started exactly once, never more than 4 at once on a host", async () => {
-    const N = 200;
+  // The stress tier's count (test/helpers/stress.ts); npm test's 3 daemons for 30 runs still race:
+  // with every daemon beating every 0.1 s, a claim that is not one compare-and-set, or a cap
+  // checked outside the claim's transaction, shows within the first beats.
+  const DAEMONS = stressCount(3, 5);
+  const RUNS = stressCount(30, 200);
+  test(`${DAEMONS} daemons racing for ${RUNS} runs: each run claimed and started exactly once, never more than 4 at once on a host`, async () => {
+    const N = RUNS;
     const CAP = 4;
     const url = database();
-    const names = ["d1", "d2", "d3", "d4", "d5"];
+    const names = Array.from({ length: DAEMONS }, (_, i) => `d${i + 1}`);
     const ds = names.map((n) => daemon(host(url, n), ["--max-parallel", String(CAP)]));
     const submitter = host(url, "submitter");
     await registered(submitter, names);
 
-    // Submitted in this process through li's own submit (what li agent --host any calls): 200
+    // Submitted in this process through li's own submit (what li agent --host any calls): as many
     // li processes would take longer than the race itself.
     const saved = { LI_HOME: process.env.LI_HOME, LI_STORE: process.env.LI_STORE, LI_HOST: process.env.LI_HOST };
     const store = await openStore(submitter);
@@ -147,11 +153,11 @@ describePostgres("host daemons on one store", () => {
     expect([...per.entries()].filter(([, p]) => p.running !== 1 || p.claims !== 1)).toEqual([]);
     // At the cap, and never past it (reaching it shows the replay counts what it should).
     expect(Math.max(...peak.values())).toBe(CAP);
-    // The work was spread: several daemons got some.
+    // The work was spread: several daemons got some (3 of 5, 2 of 3).
     const byHost = new Map<string, number>();
     for (const e of ents) byHost.set(e.host, (byHost.get(e.host) ?? 0) + 1);
     expect([...byHost.keys()].every((h) => names.includes(h))).toBe(true);
-    expect(byHost.size).toBeGreaterThanOrEqual(3);
+    expect(byHost.size).toBeGreaterThanOrEqual(Math.ceil(DAEMONS / 2));
 
     for (const d of ds) {
       const r = await d.stop();
