@@ -5,13 +5,16 @@
 // apart, from the worker's phase marks (LI_BENCH_SANDBOX_MARKS, src/runtime/sandbox/marks.ts):
 // the support probe, the proxy, the run's tree, bubblewrap's start to the provider's exec, and
 // the provider's exit to the sandbox's refusals recorded.
+// It ends with a ready row for docs/benchmarks.md's record of runs, with the load average before and
+// after: the margin under 1.2x is thin, so each result is kept with its load, and a drift shows.
 // Usage: npm run bench:sandbox [-- --runs N] [-- --compare OTHER/bin/li.js]
 // --compare adds the sandboxed run of another build of li (the one before a change), interleaved too.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchHome, li, median, numberArg, p90, printRows, runChecked as run, timeSync as time } from "./bench-lib.mjs";
+import { benchHome, li, median, numberArg, p90, printRows, root, runChecked as run, timeSync as time } from "./bench-lib.mjs";
+import { loadAverage } from "./bench-guards.mjs";
 
 /** The phases between two marks, in ms: [name, from, to]. */
 const PHASES = [
@@ -46,6 +49,7 @@ export function benchSandbox({ rounds = 9, compare = null, log = () => {} } = {}
   const t = { node: [], plain: [], sandboxed: [], other: [] };
   const phases = Object.fromEntries(PHASES.map(([n]) => [n, []]));
   const setup = [];
+  const loadBefore = loadAverage();
   try {
     agent([]);
     agent(["--sandbox", "workspace"]);
@@ -94,7 +98,18 @@ export function benchSandbox({ rounds = 9, compare = null, log = () => {} } = {}
     cost: m.sandboxed - m.plain,
     phases: PHASES.map(([name]) => [name, median(phases[name]), p90(phases[name])]),
     setup: median(setup),
+    load: [loadBefore, loadAverage()],
   };
+}
+
+/** The commit measured (with "+" when the tree has changes of its own), for the record's row. */
+function commitOf() {
+  try {
+    const head = run("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim();
+    return run("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: root }).toString().trim() ? `${head}+` : head;
+  } catch {
+    return "?";
+  }
 }
 
 export function printSandbox(r) {
@@ -106,6 +121,9 @@ export function printSandbox(r) {
   console.log(`\nthe sandbox's own phases, in the worker (median, p90):`);
   for (const [name, med, p] of r.phases) console.log(`  ${name.padEnd(46)} ${med.toFixed(1).padStart(8)} ms  p90 ${p.toFixed(1).padStart(8)} ms`);
   console.log(`  ${"the sandbox's own, in all".padEnd(46)} ${r.setup.toFixed(1).padStart(8)} ms`);
+  // The row docs/benchmarks.md's record takes (its columns are named there).
+  const row = [new Date().toISOString().slice(0, 16).replace("T", " "), commitOf(), r.rounds, `${r.load[0]} → ${r.load[1]}`, r.plain.toFixed(0), (r.plain + r.cost).toFixed(0), `${r.ratio.toFixed(2)}×`, r.cost.toFixed(0), r.setup.toFixed(0), r.ratio <= 1.2 ? "pass" : "fail"];
+  console.log(`\nfor docs/benchmarks.md's record of runs:\n| ${row.join(" | ")} |`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -4,13 +4,19 @@
 // the same with a synthetic 200 KB command added, and one bundle as before the split (with and
 // without the synthetic command), interleaved with `node -e 0` and with the floor under a read
 // (scripts/bench-floor-read.cjs) in the same run.
-// Usage: node scripts/bench-startup.mjs [--startup-runs N]   (npm run bench runs it too)
+// Run alone, it then prints the four start-up guards (bench-guards.mjs) with pass or fail: this read,
+// an MCP op and an MCP connect (bench-mcp-startup.mjs) against node -e 0, and the same read on
+// PostgreSQL against SQLite (bench-pg.mjs); it exits 1 when one fails.
+// Usage: node scripts/bench-startup.mjs [--startup-runs N] [--mcp-runs N] [--pg-runs N]   (npm run bench runs the build comparison too)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { benchHome, median, numberArg, p90, printRows, root, runChecked, timeSync } from "./bench-lib.mjs";
+import { guardLine, loadAverage, verdict } from "./bench-guards.mjs";
+import { benchMcpStartup } from "./bench-mcp-startup.mjs";
+import { benchPg, pgAvailable, printPg, pgRatio } from "./bench-pg.mjs";
 
 const VARIANTS = [
   ["split", { LI_BUNDLE_SPLIT: "1" }],
@@ -105,7 +111,23 @@ export function printStartup(r) {
   console.log(`a 200 KB command moves job list's CPU time by ${grew(median, cpus, 1, 0)}% split (target <= 2%), ${grew(median, cpus, 3, 2)}% as one bundle`);
   console.log(`and its wall time by ${grew(median, r.times, 1, 0)}% split (fastest third: ${grew(fastest, r.times, 1, 0)}%), ${grew(median, r.times, 3, 2)}% as one bundle (fastest third: ${grew(fastest, r.times, 3, 2)}%)`);
   console.log(`bytes a job list loads: split ${r.loaded[0]} -> ${r.loaded[1]} with the command, one bundle ${r.loaded[2]} -> ${r.loaded[3]}`);
-  console.log(`split job list ${(median(r.times[0]) / median(r.node)).toFixed(2)}x node -e 0 (target <= 1.15x); the floor under it ${(median(r.floorTimes) / median(r.node)).toFixed(2)}x`);
+  console.log(`split job list ${readRatio(r).toFixed(2)}x node -e 0 (guard <= 1.3x: ${verdict("read", readRatio(r))}); the floor under it ${(median(r.floorTimes) / median(r.node)).toFixed(2)}x`);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) printStartup(await benchStartup({ rounds: numberArg("--startup-runs", 31) }));
+/** The direct read's guard figure: the split build's job list against node -e 0, medians. */
+export const readRatio = (r) => median(r.times[0]) / median(r.node);
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const loadBefore = loadAverage();
+  const startup = await benchStartup({ rounds: numberArg("--startup-runs", 31) });
+  printStartup(startup);
+  const mcp = await benchMcpStartup({ rounds: numberArg("--mcp-runs", 21) });
+  console.log(`\nMCP: job.list op ${mcp.medians.op.toFixed(1)} ms, connect ${mcp.medians.connect.toFixed(1)} ms, node -e 0 ${mcp.medians.node.toFixed(1)} ms (${mcp.rounds} interleaved rounds; medians)`);
+  const pg = pgAvailable() ? await benchPg({ rounds: numberArg("--pg-runs", 21) }) : null;
+  if (pg) (console.log(""), printPg(pg));
+  const figures = [["read", readRatio(startup)], ["op", mcp.op], ["connect", mcp.connect], ...(pg ? [["pg", pgRatio(pg)]] : [])];
+  console.log(`\nstart-up guards (load average ${loadBefore} before, ${loadAverage()} after):`);
+  for (const [key, ratio] of figures) console.log(`  ${guardLine(key, ratio)}`);
+  if (!pg) console.log("  PostgreSQL read: not measured (no PostgreSQL binaries: apt-get install postgresql, or set LI_TEST_PG_BIN)  FAIL");
+  if (!pg || figures.some(([key, ratio]) => verdict(key, ratio) !== "pass")) process.exitCode = 1;
+}

@@ -69,14 +69,14 @@ test("src/config (settings, profiles, trust, policy, endpoints) is a layer below
   expect(ALL.filter((e) => under(e.from, "src/config") && !allowed(e.to))).toEqual([]);
   // Configuration modules sit in their folder, not loose at the root of src/.
   const loose = fs.readdirSync(path.join(ROOT, "src")).filter((f) => f.endsWith(".ts"));
-  expect(loose.sort()).toEqual(["bench-marks.ts", "build-id.ts", "entrypoints.ts", "errors.ts", "json.ts", "packages.ts", "version.ts"]);
+  expect(loose.sort()).toEqual(["build-id.ts", "entrypoints.ts", "errors.ts", "json.ts", "packages.ts", "version.ts"]);
 });
 
 test("src/mcp sees only itself, the CLI's parser builders and a few neutral modules: never lifecycle or runtime", () => {
   const allowed = (to: string) =>
     under(to, "src/mcp") ||
     under(to, "src/cli/builders") ||
-    ["src/cli/commander.ts", "src/cli/parsers.ts", "src/cli/server-seam.ts", "src/errors.ts", "src/packages.ts", "src/entrypoints.ts", "src/build-id.ts", "src/version.ts", "src/bench-marks.ts", "src/config/policy.ts", "verbs/index.ts"].includes(to);
+    ["src/cli/commander.ts", "src/cli/parsers.ts", "src/cli/server-seam.ts", "src/errors.ts", "src/packages.ts", "src/entrypoints.ts", "src/build-id.ts", "src/version.ts", "src/config/policy.ts", "verbs/index.ts"].includes(to);
   expect(ALL.filter((e) => under(e.from, "src/mcp") && !allowed(e.to))).toEqual([]);
 });
 
