@@ -72,7 +72,11 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
     const { registeredGitDir } = await import("../worktree/tree-git.js");
     const gitDir = await registeredGitDir(iso.repo, iso.worktree);
     const common = await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo);
-    return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
+    if (!gitDir) return { tree: iso.worktree, git: null };
+    // Its commits go to a git place of its own, brought in at capture once git has checked them.
+    const { prepareAgentGit } = await import("../worktree/agent-git.js");
+    const own = iso.branch ? await prepareAgentGit({ root: iso.repo, worktree: iso.worktree, gitDir, common, branch: iso.branch }) : null;
+    return { tree: iso.worktree, git: { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree, own } };
   }
   const known = repoOf(cwd);
   if (known === "none") return { tree: cwd, git: null };
