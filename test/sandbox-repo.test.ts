@@ -180,4 +180,23 @@ describeSandbox("--sandbox workspace: the repository is read-only from inside, w
     expect(fs.existsSync(path.join(repo, ".git", "config.worktree"))).toBe(false);
     expect(fs.existsSync(path.join(repo, ".git", "commondir"))).toBe(false);
   }, 90_000);
+
+  test("row 3, an isolated run with --check-cmd \"make test\" whose agent rewrote the Makefile: the check runs in a sandbox over the worktree, so its command writes nothing outside; a check that only reads and writes its worktree still passes", async () => {
+    const { env, repo, markers } = world();
+    fs.writeFileSync(path.join(repo, "Makefile"), "test:\n\t@echo ok\n");
+    git(repo, "add", "Makefile");
+    git(repo, "commit", "-q", "-m", "a Makefile");
+    const pwned = path.join(markers, "PWNED");
+    const evil = `sh printf 'test:\\n\\t@id > ${pwned}\\n' > Makefile`;
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "--check-cmd", "make test", "mock/hostile", evil], { env, cwd: repo });
+    await terminal(env, r.id, 60_000);
+    const diff = await liData(["job", "diff", r.id], { env });
+    expect(diff.change.check).toMatchObject({ command: "make test", exit_code: 2 });
+    expect(diff.change.check.output_tail).toMatch(/Read-only file system/);
+    expect(markersIn(markers)).toEqual([]);
+    // The same check on an honest change passes, inside its sandbox.
+    const ok = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "--check-cmd", "make test && echo done > made.txt && cat made.txt", "mock/hostile", "write x.txt x"], { env, cwd: repo });
+    await terminal(env, ok.id, 60_000);
+    expect((await liData(["job", "diff", ok.id], { env })).change.check).toMatchObject({ exit_code: 0, output_tail: "ok\ndone\n" });
+  }, 90_000);
 });
