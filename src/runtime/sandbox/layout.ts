@@ -41,6 +41,8 @@ export interface LayoutInput {
   unreadable: string;
   settings: SandboxSettings;
   git: GitLayout | null;
+  /** Files in the tree that run code when opened (sandbox/marked.ts): read-only in a checkout run. */
+  marked?: string[];
 }
 
 export interface Layout {
@@ -96,6 +98,7 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // proxy sees, and a read-only mount does not stop a connect.
   const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
   for (const [p, files] of Object.entries(PROVIDER_STATE)) if (p !== i.provider) hidden.push(...files.map((f) => path.join(home, f)));
+  readOnly.push(...(i.marked ?? []));
   const git = i.git ? gitRules(i.git, i.tree) : null;
   if (git) {
     writable.push(...git.writable);

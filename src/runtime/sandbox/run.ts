@@ -111,6 +111,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
+  // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
+  const marked = git?.worktree ? [] : await (await import("./marked.js")).markedIn(tree, !!git);
   mark("tree-known");
   const layout = sandboxLayout({
     tree,
@@ -125,6 +127,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     unreadable,
     settings,
     git,
+    marked,
   });
   const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
   const cleanup = () => {
