@@ -83,7 +83,8 @@ const real = (p: string) => {
 function gitRules(g: GitLayout, tree: string): { writable: string[]; readOnly: string[]; over: [string, string][] } {
   const readOnly = [g.common, path.join(g.worktree ?? tree, ".git")];
   if (!g.own) return { writable: [], readOnly: [...readOnly, g.gitDir], over: [] };
-  return { writable: [g.own.common], readOnly: [...readOnly, ...g.own.readOnly], over: [[g.own.gitDir, g.gitDir]] };
+  // Its submodules' git directories (under the real one's modules/) show through, read-only.
+  return { writable: [g.own.common], readOnly: [...readOnly, ...g.own.readOnly, path.join(g.gitDir, "modules")], over: [[g.own.gitDir, g.gitDir]] };
 }
 
 export function sandboxLayout(i: LayoutInput): Layout {
