@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
-import { liData } from "./helpers/li.js";
+import { liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-repo.test.ts");
@@ -199,4 +199,24 @@ describeSandbox("--sandbox workspace: the repository is read-only from inside, w
     await terminal(env, ok.id, 60_000);
     expect((await liData(["job", "diff", ok.id], { env })).change.check).toMatchObject({ exit_code: 0, output_tail: "ok\ndone\n" });
   }, 90_000);
+
+  test("kill -9 of an isolated run's worker after its agent committed: the reader that reaps it brings the commit in, checked, and the run's own git place goes with the worktree", async () => {
+    const { env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "mock/hostile", "write work.txt committed\ngit-commit before the kill\nwrite done.txt x\nsleep 60"], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.isolation?.worktree && fs.existsSync(path.join(j.isolation.worktree, "done.txt")) ? j : null;
+    }, 60_000);
+    // Not yet on the repository's branch: the commit is in the run's own place.
+    expect(git(repo, "log", "--format=%s", `li/${r.id}`)).not.toContain("before the kill");
+    process.kill(running.pid, "SIGKILL");
+    const done = await terminal(env, r.id, 60_000);
+    expect(done.status).not.toBe("running");
+    await liData(["job", "diff", r.id], { env });
+    expect(git(repo, "log", "--format=%s", `li/${r.id}`)).toContain("before the kill");
+    expect(git(repo, "show", `li/${r.id}:work.txt`)).toBe("committed");
+    expect(person(repo, "fsck", "--strict").code).toBe(0);
+    await until(() => !fs.existsSync(running.isolation.worktree), 30_000);
+    expect(fs.readdirSync(path.join(env.LI_HOME!, "worktree-notes")).filter((n) => n.endsWith(".git"))).toEqual([]);
+  }, 120_000);
 });
