@@ -104,7 +104,8 @@ export async function importAgentGit(root: string, worktree: string, branch: str
     await tryGit(["update-ref", "-d", tmp], { cwd: root });
     // An unborn branch the agent never committed to has nothing to bring.
     if (/couldn't find remote ref/.test(f.stderr) && !fs.existsSync(loose)) return done();
-    return `its git objects did not pass git's checks (${f.stderr.trim().split("\n").slice(-2).join(" | ")}); its commits were not taken, its files were`;
+    // git's checks refused an object, or git could not write (a full disk): said, never taken half.
+    return `its commits did not pass git's checked fetch (${f.stderr.trim().split("\n").slice(-4).join(" | ").slice(-600)}); its commits were not taken, its files were`;
   }
   const tip = String((await tryGit(["rev-parse", "--verify", "-q", `${tmp}^{commit}`], { cwd: root })).stdout).trim();
   if (!tip) {
