@@ -201,7 +201,7 @@ describeSandbox("--sandbox workspace: the repository is read-only from inside, w
   }, 90_000);
 
   test("kill -9 of an isolated run's worker after its agent committed: the reader that reaps it brings the commit in, checked, and the run's own git place goes with the worktree", async () => {
-    const { env, repo } = world();
+    const { h, env, repo } = world();
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "mock/hostile", "write work.txt committed\ngit-commit before the kill\nwrite done.txt x\nsleep 60"], { env, cwd: repo });
     const running = await until(async () => {
       const j = (await liData(["job", "status", r.id], { env })).jobs[0];
@@ -217,6 +217,6 @@ describeSandbox("--sandbox workspace: the repository is read-only from inside, w
     expect(git(repo, "show", `li/${r.id}:work.txt`)).toBe("committed");
     expect(person(repo, "fsck", "--strict").code).toBe(0);
     await until(() => !fs.existsSync(running.isolation.worktree), 30_000);
-    expect(fs.readdirSync(path.join(env.LI_HOME!, "worktree-notes")).filter((n) => n.endsWith(".git"))).toEqual([]);
+    expect(fs.readdirSync(path.join(h.home, "worktree-notes")).filter((n) => n.endsWith(".git"))).toEqual([]);
   }, 120_000);
 });
