@@ -11,7 +11,7 @@ import path from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
 import { li, liData, LI_BIN } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -37,17 +37,29 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
   };
   const writes = (files: string[]) => files.map((f) => `sh mkdir -p $(dirname ${f}) && printf 'touch /tmp/li-pwned\\n' > ${f}`);
 
-  test("row 10, a checkout run: the ones the tree holds are read-only, inside directories too; the rest of the tree stays writable", async () => {
-    const { env, repo } = world();
-    const attempts = [".envrc", ".vscode/tasks.json", ".vscode/launch.json", ".claude/settings.json", ".claude/commands/x.md", "pkg/.npmrc", ".gitattributes", ".husky/pre-commit", ".husky/post-checkout"];
-    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes(attempts), "write a.txt changed", "write new.txt new"].join("\n")], { env, cwd: repo });
+  test("row 10, a checkout run: the ones the tree holds are read-only, inside directories too; ones the agent created are moved out of the tree when it ends and named; the rest of the tree stays writable", async () => {
+    const { h, env, repo } = world();
+    // The person's own, untracked: kept, and read-only too.
+    fs.writeFileSync(path.join(repo, "pkg", ".yarnrc.yml"), "yarnPath: mine.cjs\n");
+    const attempts = [".envrc", ".vscode/tasks.json", ".vscode/launch.json", ".claude/settings.json", ".claude/commands/x.md", "pkg/.npmrc", "pkg/.yarnrc.yml", ".gitattributes", ".husky/pre-commit", ".husky/post-checkout"];
+    const created = [".mcp.json", ".codex/config.toml", "pkg/.vscode/tasks.json", "lib/deep/.envrc"];
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([...attempts, ...created]), "write a.txt changed", "write new.txt new"].join("\n")], { env, cwd: repo });
     const done = await terminal(env, r.id, 60_000);
     expect(done.status).toBe("completed");
     for (const [f, text] of Object.entries(TRACKED)) if (f !== "a.txt") expect(fs.readFileSync(path.join(repo, f), "utf8")).toBe(text);
+    expect(fs.readFileSync(path.join(repo, "pkg", ".yarnrc.yml"), "utf8")).toBe("yarnPath: mine.cjs\n");
     for (const f of [".vscode/launch.json", ".claude/commands", ".husky/post-checkout"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
     expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("changed\n");
     expect(fs.readFileSync(path.join(repo, "new.txt"), "utf8")).toBe("new\n");
-    expect(done.sandbox.denials.writes.map((w: any) => w.path)).toEqual(expect.arrayContaining([path.join(repo, ".envrc"), path.join(repo, "pkg/.npmrc")]));
+    expect(done.sandbox.denials.writes.map((w: any) => w.path)).toEqual(expect.arrayContaining([path.join(repo, ".envrc"), path.join(repo, "pkg/.npmrc"), path.join(repo, "pkg/.yarnrc.yml")]));
+    // What bubblewrap could not guard without a trace: gone from the tree once the run ended, kept in the run's directory, named.
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(fs.existsSync(path.join(repo, "lib", "deep"))).toBe(true);
+    const held = path.join(done.run_dir, "sandbox", "held");
+    for (const f of created) expect(fs.readFileSync(path.join(held, f), "utf8")).toBe("touch /tmp/li-pwned\n");
+    const spec = await withStore(h, async (s) => (await s.get(r.id))?.spec);
+    expect([...spec.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
+    expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
   }, 90_000);
 
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {

@@ -47,6 +47,8 @@ const LAUNCHER = [
 export interface SandboxResult {
   mode: "workspace";
   denials: SandboxDenials;
+  /** A checkout run's files that run code which its agent created, moved to `<run dir>/sandbox/held` (marked.ts). */
+  held?: string[];
 }
 
 /** What the worker needs of a provider process: its stdout, its start error and its end. */
@@ -112,7 +114,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
   // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
-  const marked = git?.worktree ? [] : await (await import("./marked.js")).markedIn(tree, !!git);
+  const marks = git?.worktree ? null : await import("./marked.js");
+  const marked = marks ? marks.markedIn(tree, !!git) : [];
   mark("tree-known");
   const layout = sandboxLayout({
     tree,
@@ -130,14 +133,17 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     marked,
   });
   const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
+  let held: string[] | undefined;
   const cleanup = () => {
+    // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
+    if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"));
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
   return {
-    result: () => ({ mode: "workspace", denials: denials.result() }),
+    result: () => ({ mode: "workspace", denials: denials.result(), ...(held?.length ? { held } : {}) }),
     close: cleanup,
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;
