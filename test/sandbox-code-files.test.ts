@@ -58,7 +58,8 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     const held = path.join(done.run_dir, "sandbox", "held");
     for (const f of created) expect(fs.readFileSync(path.join(held, f), "utf8")).toBe("touch /tmp/li-pwned\n");
     const spec = await withStore(h, async (s) => (await s.get(r.id))?.spec);
-    expect([...spec.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
+    expect([...spec!.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
+    expect([...(await liData(["job", "status", r.id], { env })).jobs[0].sandbox.held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
   }, 90_000);
 
