@@ -156,10 +156,11 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     expect(human.stdout).toContain(`hosts: 127.0.0.1:${closed}`);
   }, 90_000);
 
-  test("a run in the checkout itself: its writes there and a commit on the checked-out branch succeed; the git directory's config, hooks and other branches do not change", async () => {
+  test("a run in the checkout itself: its writes there succeed; its git directory is read-only whole, so a commit fails and the config, hooks and branches do not change", async () => {
     const { env, h, repo, sibling } = world();
     git(repo, "branch", "other");
     const other = git(repo, "rev-parse", "other");
+    const head = git(repo, "rev-parse", "HEAD");
     const prompt = [
       `write ${repo}/.git/config [core]`,
       `write ${repo}/.git/hooks/pre-commit #!/bin/sh`,
@@ -174,9 +175,10 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     expect(done).toMatchObject({ status: "completed", isolation: null, sandbox: { mode: "workspace" } });
     const out = await outputOf(env, r.id);
     expect(out).toContain("write here.txt: ok");
-    expect(out).toContain("git-commit on my branch: ok");
-    expect(git(repo, "log", "-1", "--format=%s")).toBe("on my branch");
-    expect(git(repo, "show", "HEAD:here.txt")).toBe("mine");
+    expect(fs.readFileSync(path.join(repo, "here.txt"), "utf8")).toBe("mine\n");
+    // docs/sandbox.md: commits are an isolated run's (--isolate worktree).
+    expect(out).toContain("git-commit on my branch: refused");
+    expect(git(repo, "rev-parse", "HEAD")).toBe(head);
     expect(git(repo, "rev-parse", "other")).toBe(other);
     expect(fs.existsSync(path.join(repo, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(fs.readFileSync(path.join(sibling, "s.txt"), "utf8")).toBe("sibling\n");

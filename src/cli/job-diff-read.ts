@@ -12,6 +12,7 @@ import { observeFresh, type Observed } from "../lifecycle/observe.js";
 import { checkLine, settleOwed } from "./change-view.js";
 import { readFanout } from "./job-diff-fanout.js";
 import { appliesOf } from "../lifecycle/changes/applies.js";
+import { ACCEPT_CODE_FILES_FLAG, codeFilesOf, markCodeFiles } from "../config/code-files.js";
 
 export interface DiffOptions {
   stat?: boolean;
@@ -30,7 +31,13 @@ export interface DiffRead {
 
 const fields = (c: ChangeRow) => {
   const { patch: _p, ...rest } = c;
-  return rest;
+  return { ...rest, files: markCodeFiles(c.files), code_files: codeFilesOf(c.files) };
+};
+
+/** The note a person reads above the diff when the change touches files that run code. */
+const codeNote = (files: ChangeRow["files"]) => {
+  const code = codeFilesOf(files);
+  return code.length ? `touches files that run code when a person or a tool opens the tree: ${code.join(", ")} (li job apply asks ${ACCEPT_CODE_FILES_FLAG})` : "";
 };
 
 export async function readDiff(store: Store, id: string, opts: DiffOptions): Promise<DiffRead> {
@@ -66,7 +73,7 @@ export async function readDiff(store: Store, id: string, opts: DiffOptions): Pro
   }
   const c = s.change;
   const whole = opts.stat ? null : await wholePatch(c);
-  const notes = [c.truncated && !whole ? truncatedNote(c) : "", c.source_changed?.length ? `the checkout it was made from changed meanwhile, at: ${c.source_changed.join(", ")}` : ""].filter(Boolean);
+  const notes = [codeNote(c.files), c.truncated && !whole ? truncatedNote(c) : "", c.source_changed?.length ? `the checkout it was made from changed meanwhile, at: ${c.source_changed.join(", ")}` : ""].filter(Boolean);
   const checkNote = c.check ? checkText(c.check) : holder.spec?.isolation?.check ? `check: not run yet (${holder.spec.isolation.check.command})` : "";
   // The apply ledger, as every host reads it: where this change went, and onto what.
   const applies = (await appliesOf(store, holder.id)).filter((a) => a.status === "applied").map(({ pid: _pid, status: _s, ...a }) => a);
@@ -99,12 +106,12 @@ async function readCumulative(store: Store, chain: Entity[], holder: Entity, bas
   const runs = chain.map((r) => ({ id: r.id, change: changes.get(r.id)! }));
   const last = runs[runs.length - 1].change;
   const cum = await cumulative(runs);
-  const change = { ...fields(last), base_sha: cum.base_sha, head_sha: cum.head_sha, files: cum.files, insertions: cum.insertions, deletions: cum.deletions, patch_bytes: cum.patch.length, truncated: false };
+  const change = { ...fields(last), base_sha: cum.base_sha, head_sha: cum.head_sha, files: markCodeFiles(cum.files), code_files: codeFilesOf(cum.files), insertions: cum.insertions, deletions: cum.deletions, patch_bytes: cum.patch.length, truncated: false };
   const data = { ...base, captured: true, cumulative: { runs: runs.map((r) => r.id) }, change, ...(opts.stat ? {} : { patch_from: "git" }) };
   return {
     data,
     patchBuf: opts.stat ? null : cum.patch,
     human: (page) =>
-      [changeHeader({ ...(base as any), holder: holder.id, change, cumulative: { runs: runs.map((r) => r.id) } }), opts.stat || page === null ? statLines(change.files, change.insertions, change.deletions) : colourPatch(page)].join("\n"),
+      [changeHeader({ ...(base as any), holder: holder.id, change, cumulative: { runs: runs.map((r) => r.id) } }), ...[codeNote(cum.files)].filter(Boolean).map((n) => `note: ${n}`), opts.stat || page === null ? statLines(change.files, change.insertions, change.deletions) : colourPatch(page)].join("\n"),
   };
 }

@@ -1,4 +1,5 @@
 import { LiError } from "../errors.js";
+import { codeFilesOf, markCodeFiles } from "../config/code-files.js";
 import { appliesOf } from "../lifecycle/changes/applies.js";
 import { fanoutView } from "../lifecycle/changes/fanout-view.js";
 import { noChangeYet } from "../lifecycle/changes/owed.js";
@@ -52,7 +53,7 @@ export async function changeOf(store: Store, id: string) {
   // The ledger as every host reads it: where this change went (or is going), onto what.
   const applies = (await appliesOf(store, holder.id)).map(({ pid: _pid, ...a }) => a);
   const check = holder.spec?.isolation?.check;
-  return { ...base, captured: true, change: c, applies, check_pending: !c.check && check ? check : null, note: null };
+  return { ...base, captured: true, change: { ...c, files: markCodeFiles(c.files), code_files: codeFilesOf(c.files) }, applies, check_pending: !c.check && check ? check : null, note: null };
 }
 
 /** A page of the run's stored patch (patch-pages.ts); `end` is the next page's offset. */

@@ -13,6 +13,8 @@ const strings = { type: "array", items: { type: "string" } };
   requiresFingerprint: false,
   cliPath: ["job", "apply"],
   withinRoots: CWD_IN_ROOTS,
+  // A person's yes to files that run code (docs/sandbox.md): never in the schema, never rendered.
+  terminalFlags: ["--accept-code-files"],
   summary: "apply a run's change",
   result: {
     type: "object",

@@ -10,6 +10,7 @@ interface ApplyFlags {
   commit?: boolean;
   again?: boolean;
   cwd?: string;
+  acceptCodeFiles?: boolean;
 }
 
 export function registerApply(job: Command, ctx: CliContext): void {
@@ -21,6 +22,7 @@ export function registerApply(job: Command, ctx: CliContext): void {
     .option("--3way", "when it does not apply cleanly, merge and leave conflict markers in the files that conflict")
     .option("--commit", "make one commit of the change on the checked-out branch, naming the run and its prompt's first line")
     .option("--again", "apply it even though it was applied to this repository before")
+    .option("--accept-code-files", "apply it although it touches files that run code when a person or a tool opens the tree (.envrc, .vscode/, .claude/, .gitattributes, ...: li job diff marks them); a person's flag, never an MCP client's")
     .addOption(
       forMcp(
         new Option("--cwd <dir>", "the checkout to change (default: the one holding the current directory)"),
@@ -39,6 +41,11 @@ them). Without --commit the change is left in the working tree (with --3way, the
 --commit makes one commit of exactly the change (the files it touches must be unmodified).
 Nothing in the working tree or index is lost on any path; a refusal changes nothing.
 
+A change that touches files that run code when a person or a tool opens the tree (an editor's
+tasks, .envrc, .gitattributes, .npmrc, an agent CLI's hooks: docs/sandbox.md lists them) is
+refused (conflict, reason code_files), naming each, unless --accept-code-files: review them
+with li job diff first. Over MCP (job.apply) it is always refused.
+
 Each apply is recorded (which host, repository and HEAD), and a second apply of the same run
 to the same repository is refused (conflict, reason already_applied) unless --again. An apply
 killed half way is settled by the next one, from what the checkout holds.
@@ -54,7 +61,7 @@ Examples:
         ctx,
         async (store) => {
           const [{ resolve }, { applyRun }, { applyLines }] = await Promise.all([import("../../lifecycle/resolver.js"), import("../../runtime/changes/apply-run.js"), import("../apply-view.js")]);
-          const r = await applyRun(store, await resolve(store, id), { check: flags.check, threeWay: flags["3way"], commit: flags.commit, again: flags.again, cwd: flags.cwd });
+          const r = await applyRun(store, await resolve(store, id), { check: flags.check, threeWay: flags["3way"], commit: flags.commit, again: flags.again, cwd: flags.cwd, acceptCodeFiles: flags.acceptCodeFiles });
           return {
             data: r,
             human: applyLines,

@@ -4,6 +4,7 @@
  * host will compute it. Store rows only (changes, change_pairs): li job diff and li studio both
  * read it, on any host; computing the pairs is the runtime's (runtime/changes/compare.ts).
  */
+import { codeFilesOf, markCodeFiles } from "../../config/code-files.js";
 import { thisHost } from "../locate.js";
 import type { Entity, Store } from "../store.js";
 import { pairKey, pairsOf, type PairRow } from "./pairs.js";
@@ -76,7 +77,9 @@ export const workerSummary = (e: Entity, c: ChangeRow | undefined) => ({
   status: e.status,
   outcome: e.outcome,
   captured: !!c,
-  files: c?.files ?? [],
+  files: markCodeFiles(c?.files ?? []),
+  // Files that run code when a person or a tool opens the tree (config/code-files.ts).
+  code_files: codeFilesOf(c?.files ?? []),
   insertions: c?.insertions ?? 0,
   deletions: c?.deletions ?? 0,
   truncated: c?.truncated ?? false,

@@ -17,6 +17,7 @@ import { applyPatch, hasCommit, isApplied, repoAt } from "./git.js";
 import { beyondLinks, pathsOf } from "./apply-paths.js";
 import { wholePatch } from "./patch.js";
 import { changeSubject } from "./subject.js";
+import { ACCEPT_CODE_FILES_FLAG, codeFilesOf } from "../../config/code-files.js";
 
 export interface ApplyOptions {
   check?: boolean;
@@ -24,6 +25,8 @@ export interface ApplyOptions {
   commit?: boolean;
   again?: boolean;
   cwd?: string;
+  /** A person accepts the files that run code the change touches (--accept-code-files); never over MCP. */
+  acceptCodeFiles?: boolean;
 }
 
 export interface ApplyResult {
@@ -97,6 +100,14 @@ export async function applyRun(store: Store, e: Entity, o: ApplyOptions): Promis
   const { holder, change: c } = s;
   if (!c) throw new LiError("not_found", `${holder.id} has no change captured (status ${holder.status})${holder.status === "running" ? "; it is captured when the run ends" : ""}`, { id: holder.id, status: holder.status });
   if (!c.files.length) throw invalid(`${holder.id} changed nothing: there is nothing to apply`, { id: holder.id, reason: "empty" });
+  // Files that run code when a person or a tool opens the tree go in only with a person's yes.
+  const code = codeFilesOf(c.files);
+  if (code.length && !o.acceptCodeFiles)
+    throw new LiError(
+      "conflict",
+      `${holder.id}'s change touches files that run code when a person or a tool opens the tree: ${code.join(", ")}; nothing was changed: review them (li job diff ${holder.id}) and, to apply them, run li job apply ${ACCEPT_CODE_FILES_FLAG} ${holder.id} yourself`,
+      { reason: "code_files", id: holder.id, paths: code, flag: ACCEPT_CODE_FILES_FLAG },
+    );
   const at = await target(o.cwd ?? process.cwd());
   if (!(await hasCommit(at.root, c.base_sha)))
     throw new LiError(

@@ -6,8 +6,8 @@ import type { SandboxSettings } from "../../config/sandbox-settings.js";
 /*
  * What a workspace sandbox sees (docs/sandbox.md), as bubblewrap mounts: the whole file system
  * read-only; the run's tree, its private TMPDIR, its provider's state directory and
- * sandbox.allow_write writable; inside the tree the git directory's config, hooks, refs and the
- * like read-only again, except what the agent's own `git commit` on its branch writes; li's home,
+ * sandbox.allow_write writable; the repository's git directories read-only again, whole (an
+ * isolated run commits through a git place of its own); li's home,
  * credentials and sandbox.deny_read hidden. Mounts go shallow to deep, so a deeper rule wins, and
  * at one path hidden beats read-only beats writable.
  */
@@ -21,6 +21,8 @@ export interface GitLayout {
   branch: string | null;
   /** The isolated worktree, whose `.git` file is read-only. */
   worktree: string | null;
+  /** An isolated run's own git place (worktree/agent-git.ts), where its commits go. */
+  own?: { common: string; gitDir: string; readOnly: string[] } | null;
 }
 
 export interface LayoutInput {
@@ -39,6 +41,8 @@ export interface LayoutInput {
   unreadable: string;
   settings: SandboxSettings;
   git: GitLayout | null;
+  /** Files in the tree that run code when opened (sandbox/marked.ts): read-only in a checkout run. */
+  marked?: string[];
 }
 
 export interface Layout {
@@ -70,30 +74,17 @@ const real = (p: string) => {
   }
 };
 
-/** What git writes for a commit on `branch`, and what around it must stay as it is. */
-function gitRules(g: GitLayout): { writable: string[]; readOnly: string[] } {
-  const writable = [path.join(g.common, "objects")];
-  const readOnly = ["config", "hooks", "info", "packed-refs", "HEAD", "refs", "logs", "worktrees", "modules", "shallow", "commondir"].map((f) => path.join(g.common, f));
-  if (g.worktree) {
-    // The worktree's own git directory holds its index and HEAD; what names the repository stays.
-    writable.push(g.gitDir);
-    readOnly.push(...["gitdir", "commondir", "config.worktree"].map((f) => path.join(g.gitDir, f)), path.join(g.worktree, ".git"));
-  } else {
-    // The checkout's own .git: a mount point, so it cannot be moved aside and replaced; its index and HEAD's reflog are the commit's.
-    writable.push(g.common, path.join(g.common, "logs", "HEAD"));
-  }
-  if (g.branch) {
-    for (const base of ["refs/heads", "logs/refs/heads"]) {
-      const own = path.join(g.common, base, g.branch);
-      const dir = path.dirname(own);
-      if (!exists(dir)) continue;
-      // git writes `<branch>.lock` beside the ref and renames it over: the directory is writable,
-      // every other entry in it a read-only mount point (not renamed, removed or rewritten).
-      writable.push(dir);
-      for (const name of fs.readdirSync(dir)) if (path.join(dir, name) !== own) readOnly.push(path.join(dir, name));
-    }
-  }
-  return { writable, readOnly };
+/**
+ * The repository is read-only, whole: its git directories are mounted read-only as they are, so an
+ * entry absent now (hooks/, commondir, config.worktree, packed-refs) cannot be created either, and
+ * no mount point is made on the host. An isolated run commits through its own git place
+ * (worktree/agent-git.ts), mounted over its worktree's git directory.
+ */
+function gitRules(g: GitLayout, tree: string): { writable: string[]; readOnly: string[]; over: [string, string][] } {
+  const readOnly = [g.common, path.join(g.worktree ?? tree, ".git")];
+  if (!g.own) return { writable: [], readOnly: [...readOnly, g.gitDir], over: [] };
+  // Its submodules' git directories (under the real one's modules/) show through, read-only.
+  return { writable: [g.own.common], readOnly: [...readOnly, ...g.own.readOnly, path.join(g.gitDir, "modules")], over: [[g.own.gitDir, g.gitDir]] };
 }
 
 export function sandboxLayout(i: LayoutInput): Layout {
@@ -108,10 +99,11 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // proxy sees, and a read-only mount does not stop a connect.
   const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
   for (const [p, files] of Object.entries(PROVIDER_STATE)) if (p !== i.provider) hidden.push(...files.map((f) => path.join(home, f)));
-  if (i.git) {
-    const g = gitRules(i.git);
-    writable.push(...g.writable);
-    readOnly.push(...g.readOnly);
+  readOnly.push(...(i.marked ?? []));
+  const git = i.git ? gitRules(i.git, i.tree) : null;
+  if (git) {
+    writable.push(...git.writable);
+    readOnly.push(...git.readOnly);
   }
   type Op = { at: string; rank: number; args: string[] };
   const ops: Op[] = [];
@@ -126,6 +118,7 @@ export function sandboxLayout(i: LayoutInput): Layout {
   };
   for (const p of writable) add(p, 0, (at) => ["--bind", at, at]);
   for (const p of readOnly) add(p, 1, (at) => ["--ro-bind", at, at]);
+  for (const [src, dest] of git?.over ?? []) add(dest, 1, (at) => ["--bind", real(src), at]);
   for (const p of hidden) add(p, 2, (at) => (fs.statSync(at).isDirectory() ? ["--tmpfs", at] : ["--ro-bind", i.unreadable, at]));
   // What must show through a hidden directory: the run's own files there, mounted after it.
   for (const p of i.reopened) add(p, 3, (at) => ["--bind", at, at]);

@@ -47,6 +47,8 @@ const LAUNCHER = [
 export interface SandboxResult {
   mode: "workspace";
   denials: SandboxDenials;
+  /** A checkout run's files that run code which its agent created, moved to `<run dir>/sandbox/held` (marked.ts). */
+  held?: string[];
 }
 
 /** What the worker needs of a provider process: its stdout, its start error and its end. */
@@ -72,7 +74,11 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
     const { registeredGitDir } = await import("../worktree/tree-git.js");
     const gitDir = await registeredGitDir(iso.repo, iso.worktree);
     const common = await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo);
-    return { tree: iso.worktree, git: gitDir ? { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree } : null };
+    if (!gitDir) return { tree: iso.worktree, git: null };
+    // Its commits go to a git place of its own, brought in at capture once git has checked them.
+    const { prepareAgentGit } = await import("../worktree/agent-git.js");
+    const own = iso.branch ? await prepareAgentGit({ root: iso.repo, worktree: iso.worktree, gitDir, common, branch: iso.branch }) : null;
+    return { tree: iso.worktree, git: { common, gitDir, branch: iso.branch ?? null, worktree: iso.worktree, own } };
   }
   const known = repoOf(cwd);
   if (known === "none") return { tree: cwd, git: null };
@@ -107,6 +113,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
+  // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
+  const marks = git?.worktree ? null : await import("./marked.js");
+  const marked = marks ? marks.markedIn(tree, !!git) : [];
   mark("tree-known");
   const layout = sandboxLayout({
     tree,
@@ -121,16 +130,20 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     unreadable,
     settings,
     git,
+    marked,
   });
   const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
+  let held: string[] | undefined;
   const cleanup = () => {
+    // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
+    if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"));
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
   return {
-    result: () => ({ mode: "workspace", denials: denials.result() }),
+    result: () => ({ mode: "workspace", denials: denials.result(), ...(held?.length ? { held } : {}) }),
     close: cleanup,
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;

@@ -63,10 +63,11 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
     record: () =>
       (recorded ??= (async () => {
         clearInterval(live);
-        const r = sandbox.result();
         sandbox.close();
+        const r = sandbox.result();
+        if (r.held?.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
-        await store.annotate(e.id, { spec: { sandbox_denials: r.denials } }).catch(() => false);
+        await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held?.length ? { sandbox_held: r.held } : {}) } }).catch(() => false);
         mark("recorded");
       })()),
   };

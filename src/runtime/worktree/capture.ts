@@ -3,6 +3,7 @@ import path from "node:path";
 import { LiError } from "../../errors.js";
 import { gitText, identityArgs, isLockError, PLAIN_DIFF, retryOnLock, runGit, SHARED_LIST, tryGit } from "./git.js";
 import { withFileLock } from "./lock.js";
+import { importAgentGit } from "./agent-git.js";
 import { noteFile, restoreDotGit, treeGit, type TreeGit } from "./tree-git.js";
 import type { CapturedChange, ChangedFile } from "../../lifecycle/changes/records.js";
 
@@ -39,10 +40,11 @@ export async function captureWorktree(o: CaptureWorktree): Promise<Captured> {
     const here = fs.lstatSync(o.path, { throwIfNoEntry: false })?.isDirectory();
     const tree = here ? await treeGit(o.root, o.path) : null;
     let place: Place = { cwd: o.root };
-    let tampered: string | undefined;
+    // A sandboxed run's commits are in a place of its own: checked and brought in first.
+    let tampered: string | undefined = (await importAgentGit(o.root, o.path, o.branch)) ?? undefined;
     if (tree) {
       if (tree.tampered) {
-        tampered = tree.tampered;
+        tampered = tampered ? `${tree.tampered}; ${tampered}` : tree.tampered;
         restoreDotGit(tree);
       }
       await commitAll(o, tree);

@@ -77,8 +77,12 @@ function notePgid(pgidFile: string, pid: number): void {
   } catch {}
 }
 
-/** Runs `check` with `cwd` as its directory; `consoleFile` (the run's console) gets its output; its group id is noted in `pgidFile` while it runs. */
-export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string | null, pgidFile: string): Promise<CheckResult> {
+/**
+ * Runs `check` with `cwd` as its directory; `consoleFile` (the run's console) gets its output; its
+ * group id is noted in `pgidFile` while it runs. A sandboxed run's check runs inside `box`
+ * (sandbox/check-box.ts): never bare.
+ */
+export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string | null, pgidFile: string, box?: { argv: string[]; env: NodeJS.ProcessEnv }): Promise<CheckResult> {
   const out = appendConsole(consoleFile);
   out.write(`li: check${check.name ? ` ${check.name}` : ""}: ${check.command}\n`);
   const started = Date.now();
@@ -108,11 +112,12 @@ export function runCheck(check: IsolationCheck, cwd: string, consoleFile: string
       resolve({ command: check.command, name: check.name, exit_code, signal, timed_out: timedOut, duration_ms, output_tail: tail.toString("utf8"), ran_at });
     };
     let kill: NodeJS.Timeout | undefined;
-    const child = childProcess().spawn("/bin/sh", ["-c", check.command], {
+    const argv = [...(box?.argv ?? []), "/bin/sh", "-c", check.command];
+    const child = childProcess().spawn(argv[0], argv.slice(1), {
       cwd,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, LI_CHECK: "1" },
+      env: box?.env ?? { ...process.env, LI_CHECK: "1" },
     });
     if (child.pid) notePgid(pgidFile, child.pid);
     const group = (sig: NodeJS.Signals) => {

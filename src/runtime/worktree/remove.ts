@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { LiError } from "../../errors.js";
+import { dropAgentGit } from "./agent-git.js";
 import { retryOnLock, runGit, tryGit } from "./git.js";
 
 /**
@@ -7,6 +8,7 @@ import { retryOnLock, runGit, tryGit } from "./git.js";
  * not remove (one holding submodules) is deleted by hand and then pruned; one already gone is fine.
  */
 export async function removeWorktree(root: string, path: string): Promise<void> {
+  dropAgentGit(path);
   if (fs.existsSync(path)) {
     const r = await tryGit(["worktree", "remove", "--force", "--force", path], { cwd: root });
     if (r.code === 0 && !fs.existsSync(path)) return;

@@ -203,8 +203,14 @@ async function checkOnce(store: Store, e: Entity, iso: IsolationSpec): Promise<b
         if ((await getChange(store, e.id))?.check) return;
         const pgidFile = noteFile(iso.worktree!, "check.pgid");
         killLeftover(pgidFile);
-        const result = await runCheck(iso.check!, checkDir(iso.worktree!, iso.rel), e.run_dir ? path.join(e.run_dir, "console.log") : null, pgidFile);
-        await recordCheck(store, e.id, result);
+        const dir = checkDir(iso.worktree!, iso.rel);
+        // The check runs what the agent left: a sandboxed run's runs in a sandbox built the same way.
+        const box = e.spec.sandbox === "workspace" ? await (await import("../sandbox/check-box.js")).checkBox(e, iso.worktree!, dir) : undefined;
+        try {
+          await recordCheck(store, e.id, await runCheck(iso.check!, dir, e.run_dir ? path.join(e.run_dir, "console.log") : null, pgidFile, box));
+        } finally {
+          box?.close();
+        }
       },
       0,
     );

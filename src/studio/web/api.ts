@@ -50,7 +50,7 @@ export interface GraphNode {
 export interface GraphEdge { from: string; to: string; kind: string }
 export interface GraphData { root: string; nodes: GraphNode[]; edges: GraphEdge[] }
 
-export interface ChangedFile { path: string; status: string; old_path?: string; insertions: number | null; deletions: number | null }
+export interface ChangedFile { path: string; status: string; old_path?: string; insertions: number | null; deletions: number | null; runs_code?: boolean }
 export interface CheckResult {
   command: string; name: string | null; exit_code: number | null; signal: string | null; timed_out: boolean;
   duration_ms: number; ran_at: string; output_tail?: string; passed?: boolean;

@@ -17,9 +17,12 @@ export function FileTable({ files, id }: { files: ChangedFile[]; id?: string }) 
     <table class="grid files" id={id}>
       <tbody>
         {files.map((f) => (
-          <tr key={f.path} data-path={f.path} data-status={f.status}>
+          <tr key={f.path} data-path={f.path} data-status={f.status} data-runs-code={f.runs_code ? "1" : undefined}>
             <td class="fstatus">{f.status}</td>
-            <td class="fpath mono">{f.old_path ? `${f.old_path} → ${f.path}` : f.path}</td>
+            <td class="fpath mono">
+              {f.old_path ? `${f.old_path} → ${f.path}` : f.path}
+              {f.runs_code ? <span class="badge red" title="runs code when a person or a tool opens the tree: li job apply asks --accept-code-files"> runs code</span> : null}
+            </td>
             <td class="fcounts"><Counts ins={f.insertions} del={f.deletions} /></td>
           </tr>
         ))}

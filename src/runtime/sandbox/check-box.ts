@@ -1,0 +1,56 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Entity } from "../../lifecycle/store.js";
+import { liHome } from "../../lifecycle/paths.js";
+import { childEnv } from "../../lifecycle/child-env.js";
+import { sandboxSettings } from "../../config/sandbox-settings.js";
+import { sandboxLayout } from "./layout.js";
+
+/*
+ * A sandboxed run's check (--check-cmd, --check NAME) runs what the agent left in its worktree (a
+ * Makefile, a package.json script): code the agent wrote. So it runs contained as the agent did
+ * (docs/sandbox.md): the same mounts over the same worktree (the repository read-only whole, li's
+ * home and credentials hidden, no provider's state writable), the environment an agent gets
+ * (childEnv: no store address or credentials) with a private TMPDIR, and no network at all.
+ */
+
+export interface CheckBox {
+  /** bubblewrap's argv up to the command it runs. */
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+  close(): void;
+}
+
+/** The sandbox `e`'s check runs in, over its worktree, with `cwd` its directory. */
+export async function checkBox(e: Entity, worktree: string, cwd: string): Promise<CheckBox> {
+  const iso = e.spec.isolation!;
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "li-check-"));
+  const tmpDir = path.join(scratch, "tmp");
+  fs.mkdirSync(tmpDir, { mode: 0o700 });
+  const unreadable = path.join(scratch, "unreadable");
+  fs.writeFileSync(unreadable, "", { mode: 0o000 });
+  const { gitText } = await import("../worktree/git.js");
+  const { registeredGitDir } = await import("../worktree/tree-git.js");
+  const gitDir = iso.repo ? await registeredGitDir(iso.repo, worktree) : null;
+  const common = iso.repo ? await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo) : null;
+  const env: NodeJS.ProcessEnv = { ...childEnv(process.env), LI_CHECK: "1", TMPDIR: tmpDir };
+  const layout = sandboxLayout({
+    tree: worktree,
+    tmpDir,
+    provider: "",
+    env,
+    home: env.HOME || os.homedir(),
+    liHome: liHome(),
+    readable: [],
+    reopened: [],
+    unreadable,
+    settings: sandboxSettings(e.spec.settings_dir ?? iso.repo ?? worktree),
+    git: gitDir && common ? { common, gitDir, branch: null, worktree, own: null } : null,
+  });
+  return {
+    argv: ["bwrap", ...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--"],
+    env,
+    close: () => fs.rmSync(scratch, { recursive: true, force: true }),
+  };
+}

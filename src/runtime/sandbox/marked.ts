@@ -1,0 +1,52 @@
+import fs from "node:fs";
+import path from "node:path";
+import { CODE_FILES, isCodeFile } from "../../config/code-files.js";
+import { childProcess } from "../../packages.js";
+
+/*
+ * A checkout run's files that run code when a person or a tool opens the tree
+ * (config/code-files.ts). Those the tree holds when the run begins are mounted read-only, so the
+ * agent can neither change nor replace them: at the tree's top from disk, deeper ones from git
+ * (tracked, and untracked ones git does not ignore), with one git call; a directory is mounted
+ * whole. An absent one cannot be mounted (bubblewrap would create it on the host): one the agent
+ * created is moved out of the tree once the sandbox is gone (holdCreated).
+ */
+export function markedIn(tree: string, git: boolean): string[] {
+  const out = new Set<string>();
+  try {
+    for (const n of fs.readdirSync(tree)) if (isCodeFile(n) && n !== ".git") out.add(path.join(tree, n));
+  } catch {}
+  if (!git) return [...out];
+  const specs = Object.keys(CODE_FILES).filter((n) => n !== ".git").flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
+  try {
+    const args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ...specs];
+    const listed = childProcess().execFileSync("git", args, { cwd: tree, encoding: "utf8", maxBuffer: 1 << 24, stdio: ["ignore", "pipe", "ignore"] });
+    for (const rel of listed.split("\0")) {
+      // The shallowest part of the path that is one of them.
+      const parts = rel.split("/");
+      const at = parts.findIndex((p) => isCodeFile(p));
+      if (rel && at >= 0) out.add(path.join(tree, ...parts.slice(0, at + 1)));
+    }
+  } catch {}
+  return [...out];
+}
+
+/**
+ * The ones the agent created in a checkout run (absent from `before`, found as markedIn finds
+ * them), each moved into `held` (the run's own directory) without following it (a link moves as a
+ * link), so none is left for a person or a tool to open. Their paths in the tree, for the record.
+ */
+export function holdCreated(tree: string, before: string[], git: boolean, held: string): string[] {
+  const had = new Set(before);
+  const moved: string[] = [];
+  for (const from of markedIn(tree, git).sort()) {
+    if (had.has(from) || before.some((h) => from.startsWith(h + path.sep))) continue;
+    const rel = path.relative(tree, from);
+    try {
+      fs.mkdirSync(path.dirname(path.join(held, rel)), { recursive: true, mode: 0o700 });
+      fs.renameSync(from, path.join(held, rel));
+      moved.push(rel);
+    } catch {}
+  }
+  return moved;
+}

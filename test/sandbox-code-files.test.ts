@@ -1,0 +1,117 @@
+/**
+ * Files that run code when a person or a tool opens a tree (issue 45, row 10; src/config/code-files.ts),
+ * black-box: in a checkout run under --sandbox workspace they stay as they were; an isolated run may
+ * change them, but li job diff and the fan-out comparison mark them, li job apply refuses them
+ * naming each and the flag a person accepts them with, and job.apply over MCP cannot accept them.
+ * Judged on disk in the person's checkout, never by what the agent said.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { git, makeRepo } from "./helpers/git-repos.js";
+import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
+import { li, liData, LI_BIN } from "./helpers/li.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
+
+const describeSandbox = sandboxSuite("sandbox-code-files.test.ts");
+
+const TRACKED: Record<string, string> = {
+  ".envrc": "export A=1\n",
+  ".vscode/tasks.json": "{}\n",
+  ".claude/settings.json": "{}\n",
+  "pkg/.npmrc": "registry=https://registry.example/\n",
+  ".gitattributes": "*.txt text\n",
+  ".husky/pre-commit": "#!/bin/sh\n",
+  "a.txt": "a\n",
+};
+
+describeSandbox("--sandbox workspace: files that run code when the tree is opened", () => {
+  const homes = useHomes({ stopRuns: true });
+  const world = () => {
+    const h = homes();
+    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-sbc-")));
+    const repo = makeRepo(scratch, TRACKED, "repo");
+    return { h, env: { ...h.env, LI_TEST_HOSTILE_MOCK: "1" }, repo };
+  };
+  const writes = (files: string[]) => files.map((f) => `sh mkdir -p $(dirname ${f}) && printf 'touch /tmp/li-pwned\\n' > ${f}`);
+
+  test("row 10, a checkout run: the ones the tree holds are read-only, inside directories too; ones the agent created are moved out of the tree when it ends and named; the rest of the tree stays writable", async () => {
+    const { h, env, repo } = world();
+    // The person's own, untracked: kept, and read-only too.
+    fs.writeFileSync(path.join(repo, "pkg", ".yarnrc.yml"), "yarnPath: mine.cjs\n");
+    const attempts = [".envrc", ".vscode/tasks.json", ".vscode/launch.json", ".claude/settings.json", ".claude/commands/x.md", "pkg/.npmrc", "pkg/.yarnrc.yml", ".gitattributes", ".husky/pre-commit", ".husky/post-checkout"];
+    const created = [".mcp.json", ".codex/config.toml", "pkg/.vscode/tasks.json", "lib/deep/.envrc"];
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([...attempts, ...created]), "write a.txt changed", "write new.txt new"].join("\n")], { env, cwd: repo });
+    const done = await terminal(env, r.id, 60_000);
+    expect(done.status).toBe("completed");
+    for (const [f, text] of Object.entries(TRACKED)) if (f !== "a.txt") expect(fs.readFileSync(path.join(repo, f), "utf8")).toBe(text);
+    expect(fs.readFileSync(path.join(repo, "pkg", ".yarnrc.yml"), "utf8")).toBe("yarnPath: mine.cjs\n");
+    for (const f of [".vscode/launch.json", ".claude/commands", ".husky/post-checkout"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("changed\n");
+    expect(fs.readFileSync(path.join(repo, "new.txt"), "utf8")).toBe("new\n");
+    expect(done.sandbox.denials.writes.map((w: any) => w.path)).toEqual(expect.arrayContaining([path.join(repo, ".envrc"), path.join(repo, "pkg/.npmrc"), path.join(repo, "pkg/.yarnrc.yml")]));
+    // What bubblewrap could not guard without a trace: gone from the tree once the run ended, kept in the run's directory, named.
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(fs.existsSync(path.join(repo, "lib", "deep"))).toBe(true);
+    const held = path.join(done.run_dir, "sandbox", "held");
+    for (const f of created) expect(fs.readFileSync(path.join(held, f), "utf8")).toBe("touch /tmp/li-pwned\n");
+    const spec = await withStore(h, async (s) => (await s.get(r.id))?.spec);
+    expect([...spec!.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
+    expect([...(await liData(["job", "status", r.id], { env })).jobs[0].sandbox.held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
+    expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
+  }, 90_000);
+
+  test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {
+    const { h, env, repo } = world();
+    const code = [".envrc", ".mcp.json", ".gitmodules", ".vscode/tasks.json", ".claude/settings.json", ".claude/commands/x.md", ".husky/pre-commit", "pkg/.npmrc"];
+    const plain = ["ok.txt", ".gitignore", ".github/workflows/ci.yml"];
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "mock/hostile", writes([...code, ...plain]).join("\n")], { env, cwd: repo });
+    await terminal(env, r.id, 60_000);
+    const diff = await liData(["job", "diff", r.id], { env });
+    expect([...diff.change.code_files].sort()).toEqual([...code].sort());
+    expect(diff.change.files.filter((f: any) => f.runs_code).map((f: any) => f.path).sort()).toEqual([...code].sort());
+    const human = await li(["job", "diff", "--stat", r.id], { env });
+    expect(human.stdout).toContain("touches files that run code");
+
+    const target = makeRepo(path.dirname(repo), TRACKED, "target");
+    git(target, "fetch", "-q", repo, `li/${r.id}`);
+    const refused = await li(["--machine", "job", "apply", r.id, "--cwd", target], { env });
+    expect(refused.json).toMatchObject({ ok: false, error: { kind: "conflict", detail: { reason: "code_files", flag: "--accept-code-files" } } });
+    expect([...refused.json.error.detail.paths].sort()).toEqual([...code].sort());
+    for (const f of code) expect(refused.json.error.message).toContain(f);
+    for (const f of [...code, ...plain]) if (!(f in TRACKED)) expect(fs.existsSync(path.join(target, f))).toBe(false);
+
+    // Over MCP: refused as it is, and the flag is no argument a client can send.
+    const transport = new StdioClientTransport({ command: process.execPath, args: [LI_BIN, "mcp"], env: { ...h.env, NODE_OPTIONS: "" } as Record<string, string>, cwd: target, stderr: "pipe" });
+    const client = new Client({ name: "code-files-test", version: "0.0.0" });
+    await client.connect(transport);
+    try {
+      const op = async (args: Record<string, unknown>) =>
+        ((await client.callTool({ name: "request", arguments: { ops: [{ op: "job.apply", args }] } }, undefined, { timeout: 120000 })) as any).structuredContent.results[0];
+      const plainApply = await op({ id: r.id, cwd: target });
+      expect(plainApply.ok).toBe(false);
+      expect(JSON.stringify(plainApply.error)).toContain("code_files");
+      for (const name of ["accept_code_files", "accept-code-files", "acceptCodeFiles"]) expect((await op({ id: r.id, cwd: target, [name]: true })).ok).toBe(false);
+    } finally {
+      await client.close();
+    }
+    for (const f of code) if (!(f in TRACKED)) expect(fs.existsSync(path.join(target, f))).toBe(false);
+
+    const accepted = await liData(["job", "apply", r.id, "--cwd", target, "--accept-code-files"], { env });
+    expect(accepted).toMatchObject({ applied: true });
+    expect(fs.readFileSync(path.join(target, ".envrc"), "utf8")).toBe("touch /tmp/li-pwned\n");
+  }, 120_000);
+
+  test("the fan-out comparison marks a worker's files that run code", async () => {
+    const { env, repo } = world();
+    const sub = await liData(["o", "fanout", "-n", "2", "--model", "mock/edit", "--isolate", "worktree", "--detach", "worker 1: write .envrc x\nworker 2: write ok.txt y"], { env, cwd: repo });
+    await liData(["wait", sub.id, "--max-wait-seconds", "50"], { env, cwd: repo });
+    const listing = await liData(["job", "diff", sub.id], { env, cwd: repo });
+    const byLabel = Object.fromEntries(listing.runs.map((r: any) => [r.label, r]));
+    expect(byLabel.w1.code_files).toEqual([".envrc"]);
+    expect(byLabel.w1.files).toEqual([expect.objectContaining({ path: ".envrc", runs_code: true })]);
+    expect(byLabel.w2.code_files).toEqual([]);
+  }, 90_000);
+});
