@@ -23,6 +23,7 @@ import { startAsking } from "./approvals/worker-asks.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, dropUnstarted, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
+import { gatewayWanted, meteredResult, openGateway, recordGateway, type RunGateway } from "./gateway/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -112,11 +113,17 @@ export async function run(store: Store, id: string): Promise<void> {
     end.log(`could not open the approval channel: ${err?.message ?? err}`);
   }
   if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
+  // The model gateway (docs/gateway.md): usage from the API's answers, the key held here, not inside.
+  const gw = gatewayWanted(e) ? await openGateway(e, provider.name, env) : null;
+  const metered: RunGateway | null = gw && "meter" in gw ? gw : null;
+  if (gw && "unmetered" in gw) await store.annotate(id, { spec: { gateway: { usage_source: "stream", unmetered: gw.unmetered } } }).catch(() => false);
   // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
-  const started = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  const started = gw && "error" in gw ? false : e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out, metered?.socket ?? null) : null;
   if (started === false) {
     void asking?.close();
-    await finish("failed", "sandbox_failed", null);
+    metered?.close();
+    if (gw && "error" in gw) fs.writeSync(out, `li: ${id} did not start: ${gw.error}\n`);
+    await finish("failed", gw && "error" in gw ? "gateway_failed" : "sandbox_failed", null, gw && "error" in gw ? { error: gw.error } : undefined);
     if (isolated) await dropUnstarted(store, id, end);
     return;
   }
@@ -141,7 +148,10 @@ export async function run(store: Store, id: string): Promise<void> {
       // end.json keeps the end), with the usage the stream had reported by then.
       const usage = liveOf();
       void sandbox?.record();
-      finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined).catch(reject);
+      const stream = parser?.live ?? null;
+      void (metered ? recordGateway(store, e, metered, stream) : Promise.resolve())
+        .then(() => finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined))
+        .catch(reject);
       try {
         process.kill(-pgid, "SIGTERM");
       } catch {}
@@ -157,16 +167,18 @@ export async function run(store: Store, id: string): Promise<void> {
     // What the provider reported beside its stream (a log it keeps) counts too, read as live is.
     const liveOf = () => {
       parser?.poll?.();
-      return parser?.live ?? null;
+      return metered ? metered.meter.total() : (parser?.live ?? null);
     };
     let timer: { clear(): void } | undefined;
     if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.
-    const sink: SpendSink = new SpendSink(store, e, end.log, (f) =>
+    const sink: SpendSink = new SpendSink(store, e, end.log, (f) => {
+      // The gateway refuses every call from now on, in the API's own error shape.
+      if (metered) metered.refuse.reason = `li: budget ${f.name} is spent (${f.spent} of ${f.limit} ${f.unit}); this run is stopped`;
       void sink.end(liveOf()).then(() =>
         stop("failed", "budget_exceeded", { budget: f.name, unit: f.unit, spent: f.spent, limit: f.limit, period_start: f.period_start, error: `budget ${f.name} was crossed: spent ${f.spent} of ${f.limit} ${f.unit}` }),
-      ),
-    );
+      );
+    });
     void sink.start(liveOf);
     child.on("error", (err) => {
       timer?.clear();
@@ -189,7 +201,10 @@ export async function run(store: Store, id: string): Promise<void> {
           clearTimeout(drain);
           await sandbox?.record();
           if (isolated) await captureChange(store, id, out, end);
-          const result = parser ? parser.end({ code, signal }) : undefined;
+          const own = parser ? parser.end({ code, signal }) : undefined;
+          metered?.close();
+          if (metered) await recordGateway(store, e, metered, own?.usage ?? null);
+          const result: StreamEnd | undefined = metered ? { error: null, ...own, ...meteredResult(metered, own) } : own;
           await sink.end(result?.usage ?? liveOf());
           if (result) {
             try {

@@ -1,0 +1,92 @@
+/**
+ * Issue 47: li's model gateway with li's own openai provider against a loopback chat-completions
+ * fake. The run's usage is what the fake's answers reported, read by the gateway (usage_source:
+ * gateway), the stream's own figures beside it; the key the fake receives is the real one, though
+ * the provider was given a placeholder; unsandboxed runs are metered only with `gateway: on`; a
+ * `gateway` setting that is not on or off is refused before any record.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { startChat } from "./fixtures/fake-apis/openai-chat.js";
+import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
+import { entityRows, terminal, useHomes } from "./helpers/fixtures.js";
+import { li, liData } from "./helpers/li.js";
+import { sandboxSuite } from "./helpers/sandbox.js";
+import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
+
+const KEY = "sk-real-key-held-by-li";
+const T = 60_000;
+
+describe("the model gateway with li's openai provider", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => {
+    fake = await startChat();
+    fake.distinct = true;
+  });
+  afterAll(() => fake.close());
+
+  function world(gateway: string | null) {
+    const h = homes();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  fake: {base_url: "${fake.url}/v1", api_key_env: FAKE_KEY}\n${gateway === null ? "" : `gateway: ${gateway}\n`}`);
+    const env = { ...h.env, FAKE_KEY: KEY };
+    return { h, env };
+  }
+
+  async function runOnce(env: NodeJS.ProcessEnv, extra: string[] = []) {
+    const from = fake.reported.length;
+    const seen = fake.requests.length;
+    const run = await liData(["agent", "--detach", "--endpoint", "fake", ...extra, "openai/gpt-4o-mini", "hello"], { env });
+    const job = await terminal(env, run.id);
+    return { job, reported: fake.reported.slice(from), requests: fake.requests.slice(seen) };
+  }
+
+  test("gateway: on: usage is the sum the API reported, source gateway; the fake gets the real key and the provider a placeholder", async () => {
+    const { env } = world("on");
+    const a = await runOnce(env);
+    expect(a.reported.length).toBe(1);
+    expect(a.job).toMatchObject({ status: "completed", usage_source: "gateway", gateway_calls: 1, usage_mismatch: false, usage: recorded(a.reported) });
+    expect(a.job.usage.cost_usd).toBeGreaterThan(0);
+    // The stream's own word is kept beside it, and here agrees.
+    expect(a.job.stream_usage).toMatchObject(recorded(a.reported));
+    expect(a.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${KEY}`]);
+    // Forwarded to the configured endpoint's path, not the gateway's.
+    expect(a.requests[0].path).toBe("/v1/chat/completions");
+    expect(PLACEHOLDER).not.toBe(KEY);
+  }, T);
+
+  test("without the setting an unsandboxed run is read from its stream (usage_source: stream)", async () => {
+    const { env } = world(null);
+    const a = await runOnce(env);
+    expect(a.job).toMatchObject({ status: "completed", usage_source: "stream", gateway_calls: null, usage: recorded(a.reported) });
+  }, T);
+
+  test("a gateway setting that is not on or off is refused before any record, naming the key", async () => {
+    const { h, env } = world("maybe");
+    const r = await li(["agent", "--detach", "--endpoint", "fake", "openai/gpt-4o-mini", "hello"], { env });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/gateway.*expected on or off, got "maybe"/);
+    expect(await entityRows(h)).toEqual([]);
+  }, T);
+});
+
+sandboxSuite("gateway.test.ts")("the model gateway inside the workspace sandbox (openai provider)", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => {
+    fake = await startChat();
+  });
+  afterAll(() => fake.close());
+
+  test("a sandboxed run is metered through the gateway; a direct call to the model's host is not on the allow-list", async () => {
+    const h = homes();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  fake: {base_url: "${fake.url}/v1", api_key_env: FAKE_KEY}\n`);
+    const env = { ...h.env, FAKE_KEY: KEY };
+    const from = fake.reported.length;
+    const seen = fake.requests.length;
+    const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--endpoint", "fake", "openai/gpt-4o-mini", "hello"], { env });
+    const job = await terminal(env, run.id);
+    expect(job).toMatchObject({ status: "completed", usage_source: "gateway", gateway_calls: 1, usage: recorded(fake.reported.slice(from)) });
+    expect(fake.requests.slice(seen).map((r) => r.headers.authorization)).toEqual([`Bearer ${KEY}`]);
+  }, T);
+});
