@@ -9,7 +9,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { startChat } from "./fixtures/fake-apis/openai-chat.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
-import { entityRows, terminal, useHomes } from "./helpers/fixtures.js";
+import { entityRows, rows, terminal, useHomes } from "./helpers/fixtures.js";
+import { oneStore } from "./helpers/stores.js";
 import { li, liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
@@ -42,7 +43,7 @@ describe("the model gateway with li's openai provider", () => {
   }
 
   test("gateway: on: usage is the sum the API reported, source gateway; the fake gets the real key and the provider a placeholder", async () => {
-    const { env } = world("on");
+    const { h, env } = world("on");
     const a = await runOnce(env);
     expect(a.reported.length).toBe(1);
     expect(a.job).toMatchObject({ status: "completed", usage_source: "gateway", gateway_calls: 1, usage_mismatch: false, usage: recorded(a.reported) });
@@ -53,6 +54,9 @@ describe("the model gateway with li's openai provider", () => {
     // Forwarded to the configured endpoint's path, not the gateway's.
     expect(a.requests[0].path).toBe("/v1/chat/completions");
     expect(PLACEHOLDER).not.toBe(KEY);
+    // One store row per call: what it reported, priced, with its status.
+    const calls = await rows(h, "SELECT entity_id, seq, model, input_tokens, output_tokens, cached_tokens, cost_usd, status, http_status FROM gateway_calls");
+    expect(calls).toEqual([{ entity_id: a.job.id, seq: 1, model: "gpt-4o-mini", ...recorded(a.reported), cost_usd: a.job.usage.cost_usd, status: "ok", http_status: 200 }]);
   }, T);
 
   test("without the setting an unsandboxed run is read from its stream (usage_source: stream)", async () => {
@@ -61,7 +65,7 @@ describe("the model gateway with li's openai provider", () => {
     expect(a.job).toMatchObject({ status: "completed", usage_source: "stream", gateway_calls: null, usage: recorded(a.reported) });
   }, T);
 
-  test("a gateway setting that is not on or off is refused before any record, naming the key", async () => {
+  oneStore("a gateway setting that is not on or off is refused before any record, naming the key", async () => {
     const { h, env } = world("maybe");
     const r = await li(["agent", "--detach", "--endpoint", "fake", "openai/gpt-4o-mini", "hello"], { env });
     expect(r.code).not.toBe(0);

@@ -114,8 +114,9 @@ export async function run(store: Store, id: string): Promise<void> {
   }
   if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
   // The model gateway (docs/gateway.md): usage from the API's answers, the key held here, not inside.
-  const gw = gatewayWanted(e) ? await openGateway(e, provider.name, env) : null;
+  const gw = gatewayWanted(e) ? await openGateway(store, e, provider.name, env, end.log) : null;
   const metered: RunGateway | null = gw && "meter" in gw ? gw : null;
+  if (metered?.args.length) launch = { ...launch, argv: [launch.argv[0], launch.argv[1], ...metered.args, ...launch.argv.slice(2)] };
   if (gw && "unmetered" in gw) await store.annotate(id, { spec: { gateway: { usage_source: "stream", unmetered: gw.unmetered } } }).catch(() => false);
   // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
   const started = gw && "error" in gw ? false : e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out, metered?.socket ?? null) : null;
@@ -142,6 +143,8 @@ export async function run(store: Store, id: string): Promise<void> {
           });
         })
       : Promise.resolve();
+    /** A budget's stop under way: the provider's exit (a refused call) waits for its end to be recorded first. */
+    let stopping: Promise<unknown> | null = null;
     /** Records an end li decided (a deadline, a budget), then kills the whole group, this worker included. */
     const stop = (to: "timed_out" | "failed", cause: string, detail: Record<string, unknown>) => {
       // Record first (its first attempt is synchronous; retries may be cut short by the kill,
@@ -149,9 +152,10 @@ export async function run(store: Store, id: string): Promise<void> {
       const usage = liveOf();
       void sandbox?.record();
       const stream = parser?.live ?? null;
-      void (metered ? recordGateway(store, e, metered, stream) : Promise.resolve())
-        .then(() => finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined))
-        .catch(reject);
+      const ending = (metered ? recordGateway(store, e, metered, stream) : Promise.resolve()).then(() =>
+        finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined),
+      );
+      ending.catch(reject);
       try {
         process.kill(-pgid, "SIGTERM");
       } catch {}
@@ -163,6 +167,7 @@ export async function run(store: Store, id: string): Promise<void> {
             process.kill(-pgid, "SIGKILL");
           } catch {}
       }, TIMEOUT_GRACE_MS);
+      return ending;
     };
     // What the provider reported beside its stream (a log it keeps) counts too, read as live is.
     const liveOf = () => {
@@ -175,11 +180,19 @@ export async function run(store: Store, id: string): Promise<void> {
     const sink: SpendSink = new SpendSink(store, e, end.log, (f) => {
       // The gateway refuses every call from now on, in the API's own error shape.
       if (metered) metered.refuse.reason = `li: budget ${f.name} is spent (${f.spent} of ${f.limit} ${f.unit}); this run is stopped`;
-      void sink.end(liveOf()).then(() =>
+      stopping = sink.end(liveOf()).then(() =>
         stop("failed", "budget_exceeded", { budget: f.name, unit: f.unit, spent: f.spent, limit: f.limit, period_start: f.period_start, error: `budget ${f.name} was crossed: spent ${f.spent} of ${f.limit} ${f.unit}` }),
       );
     });
     void sink.start(liveOf);
+    // Each model call is checked against the budgets as last looked at, plus what the run spent since.
+    if (metered)
+      metered.refuse.check = () => {
+        const f = sink.spentBudget(metered.meter.total());
+        if (!f) return null;
+        sink.cross(f);
+        return (metered.refuse.reason = `li: budget ${f.name} is spent (${f.limit} ${f.unit}); this run is stopped`);
+      };
     child.on("error", (err) => {
       timer?.clear();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.
@@ -194,6 +207,7 @@ export async function run(store: Store, id: string): Promise<void> {
       void asking?.close();
       void settle(
         (async () => {
+          if (stopping) await stopping;
           // A pending drain timer would keep this worker alive after its end is written, and a
           // reader would then see a finished run with a live process (possibly_orphaned).
           let drain: NodeJS.Timeout | undefined;

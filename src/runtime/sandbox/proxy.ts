@@ -31,7 +31,7 @@ function splitAuthority(auth: string, defaultPort: number): { host: string; port
 
 /**
  * `local`: `host:port` inside the sandbox that is the worker's own server on a Unix socket (the
- * model gateway, docs/gateway.md), reached by plain HTTP through this proxy as any host is.
+ * model gateway, docs/gateway.md), reached through this proxy as any host is.
  */
 export function startProxy(socketPath: string, allowed: string[], refused: (host: string) => void, local: Record<string, string> = {}): Promise<Proxy> {
   const server = net.createServer((client) => {
@@ -67,7 +67,8 @@ export function startProxy(socketPath: string, allowed: string[], refused: (host
         return;
       }
       const label = `${dest.host}:${dest.port}`;
-      const localSocket = method !== "CONNECT" ? local[label] : undefined;
+      // A client that tunnels even plain HTTP (undici's ProxyAgent) reaches it by CONNECT.
+      const localSocket = local[label];
       if (!localSocket && !hostAllowed(dest.host, dest.port, allowed)) {
         refused(label);
         client.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nli sandbox: ${label} is not an allowed host (sandbox.allow_hosts)\n`);
