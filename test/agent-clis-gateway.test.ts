@@ -105,6 +105,27 @@ describeBoth("the real agent CLIs through li's model gateway", () => {
     expect(rowsOf.slice(1).map((r: any) => r.status)).toContain("refused");
   }, T);
 
+  test("a call the stream does not report (the agent's own script calls the model API): metered all the same, the usage unchanged by the stream's word and flagged usage_mismatch", async () => {
+    // node's fetch ignores the proxy: this call reaches the gateway through the sandbox's own bridge.
+    const side = `node -e 'fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", { method: "POST", headers: { "x-api-key": process.env.ANTHROPIC_API_KEY, "content-type": "application/json" }, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 5, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text()).then((t) => console.log(t.length))'`;
+    const fake = await startAnthropic({ toolUse: { name: "Bash", input: { command: side, description: "call" } } });
+    fakes.push(fake);
+    fake.distinct = true;
+    const h = homes();
+    const dir = path.join(SCRATCH, "claude-side");
+    const work = path.join(dir, "work");
+    fs.mkdirSync(work, { recursive: true });
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "profiles:\n  free:\n    model: claude/claude-sonnet-4-5\n    permission_mode: bypassPermissions\n");
+    const env = { ...h.env, ...claudeEnv(dir, fake.url) };
+    const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--cwd", work, "--profile", "free", "call", "it"], { env });
+    const job = await terminal(env, run.id, 90_000);
+    // claude's two turns and the script's call, each with the real key.
+    expect(fake.reported.length).toBe(3);
+    for (const r of fake.requests.filter((q) => q.method === "POST")) expect(r.headers["x-api-key"]).toBe(env.ANTHROPIC_API_KEY);
+    expect(job).toMatchObject({ status: "completed", usage_source: "gateway", gateway_calls: 3, usage: recorded(fake.reported), usage_mismatch: true });
+    expect(job.stream_usage.input_tokens).toBeLessThan(job.usage.input_tokens);
+  }, T);
+
   test("codex (its config.toml's provider, given the gateway as base_url by li): metered, the real key upstream, none inside", async () => {
     const a = await looked("codex", "codex/gpt-5", "workspace-write", codex, (d) => codexEnv(d, codex.url));
     expectMetered(a, a.env.OPENAI_API_KEY!, (r) => r.headers.authorization?.replace(/^Bearer /, ""));
