@@ -6,6 +6,7 @@
  * `gateway` setting that is not on or off is refused before any record.
  */
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { startChat } from "./fixtures/fake-apis/openai-chat.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
@@ -71,6 +72,62 @@ describe("the model gateway with li's openai provider", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/gateway.*expected on or off, got "maybe"/);
     expect(await entityRows(h)).toEqual([]);
+  }, T);
+});
+
+describe("an upstream that fails reaches the provider as an API error, and the call's record says so", () => {
+  const homes = useHomes({ stopRuns: true });
+  const servers: net.Server[] = [];
+  const sockets = new Set<net.Socket>();
+  afterAll(() => {
+    for (const s of sockets) s.destroy();
+    return Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  });
+  /** A loopback TCP server doing `onConn` with each connection; its URL. */
+  async function tcp(onConn: (s: net.Socket) => void): Promise<string> {
+    const s = net.createServer((c) => {
+      sockets.add(c);
+      onConn(c);
+    });
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    return `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`;
+  }
+
+  async function failedCall(base: string, extraEnv: Record<string, string> = {}) {
+    const h = homes();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  up: {base_url: "${base}/v1", api_key_env: FAKE_KEY}\ngateway: on\n`);
+    const env = { ...h.env, FAKE_KEY: KEY, ...extraEnv };
+    const run = await liData(["agent", "--detach", "--endpoint", "up", "openai/gpt-4o-mini", "hello"], { env });
+    const job = await terminal(env, run.id);
+    const calls = await rows(h, "SELECT status, http_status, error FROM gateway_calls WHERE entity_id = ?", [run.id]);
+    const output = fs.readFileSync(job.console_log, "utf8");
+    return { job, calls, output };
+  }
+
+  test("down (connection refused): a 502 in OpenAI's error shape; the call is recorded upstream_error", async () => {
+    const closed = await tcp(() => {});
+    const port = new URL(closed).port;
+    await new Promise((r) => servers.pop()!.close(r));
+    const a = await failedCall(`http://127.0.0.1:${port}`);
+    expect(a.job).toMatchObject({ status: "failed", usage_source: "gateway", gateway_calls: 1 });
+    expect(a.calls).toEqual([{ status: "upstream_error", http_status: null, error: expect.stringContaining("ECONNREFUSED") }]);
+    expect(a.output).toMatch(/502/);
+  }, T);
+
+  test("garbage (not HTTP): a 502; the call is recorded upstream_error", async () => {
+    const url = await tcp((s) => s.end("this is not http\r\n\r\n"));
+    const a = await failedCall(url);
+    expect(a.job).toMatchObject({ status: "failed", gateway_calls: 1 });
+    expect(a.calls).toEqual([{ status: "upstream_error", http_status: null, error: expect.any(String) }]);
+  }, T);
+
+  test("slow (silent past the gateway's idle limit): a 504; the call is recorded upstream_timeout", async () => {
+    const url = await tcp((s) => s.on("data", () => {}));
+    const a = await failedCall(url, { LI_GATEWAY_IDLE_MS: "300" });
+    expect(a.job).toMatchObject({ status: "failed", gateway_calls: 1 });
+    expect(a.calls).toEqual([{ status: "upstream_timeout", http_status: null, error: expect.stringContaining("sent nothing") }]);
+    expect(a.output).toMatch(/504/);
   }, T);
 });
 
