@@ -12,7 +12,7 @@ import { startChat } from "./fixtures/fake-apis/openai-chat.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
 import { entityRows, rows, terminal, useHomes } from "./helpers/fixtures.js";
 import { oneStore } from "./helpers/stores.js";
-import { li, liData } from "./helpers/li.js";
+import { li, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
 
@@ -64,6 +64,25 @@ describe("the model gateway with li's openai provider", () => {
     const { env } = world(null);
     const a = await runOnce(env);
     expect(a.job).toMatchObject({ status: "completed", usage_source: "stream", gateway_calls: null, usage: recorded(a.reported) });
+  }, T);
+
+  test("a kill -9 of the worker mid-call leaves no listener: the gateway's port refuses connections", async () => {
+    const { env } = world("on");
+    const stalled = fake.stall();
+    const run = await liData(["agent", "--detach", "--endpoint", "fake", "openai/gpt-4o-mini", "hello"], { env });
+    await stalled;
+    fake.mode = "ok";
+    const worker: number = (await liData(["job", "status", run.id], { env })).jobs[0].pid;
+    // The provider (the worker's child) was given the gateway's address.
+    const child = Number(fs.readFileSync(`/proc/${worker}/task/${worker}/children`, "utf8").trim().split(/\s+/)[0]);
+    const base = fs.readFileSync(`/proc/${child}/environ`, "utf8").split("\0").find((v) => v.startsWith("LI_OPENAI_BASE_URL="))!.split("=")[1];
+    const port = Number(new URL(base).port);
+    const connects = () => new Promise<boolean>((r) => net.connect(port, "127.0.0.1").on("connect", function (this: net.Socket) { this.destroy(); r(true); }).on("error", () => r(false)));
+    expect(await connects()).toBe(true);
+    process.kill(worker, "SIGKILL");
+    // The listener goes with the process: connections are refused once its files are closed (a
+    // listener that outlived it would keep this wait to its deadline, and fail the test).
+    expect(await until(async () => !(await connects()))).toBe(true);
   }, T);
 
   oneStore("a gateway setting that is not on or off is refused before any record, naming the key", async () => {
