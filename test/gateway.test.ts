@@ -94,6 +94,43 @@ describe("the model gateway with li's openai provider", () => {
   }, T);
 });
 
+describe("a provider CLI below the gateway's supported range is refused when li starts it", () => {
+  const homes = useHomes({ stopRuns: true });
+
+  /** A home whose PATH has a `claude` of npm package version `version`, which leaves a mark when it runs. */
+  function withClaude(version: string) {
+    const h = homes();
+    const pkg = path.join(h.home, "cli", "node_modules", "@anthropic-ai", "claude-code");
+    fs.mkdirSync(pkg, { recursive: true });
+    fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "@anthropic-ai/claude-code", version }));
+    const mark = path.join(h.home, "ran");
+    fs.writeFileSync(path.join(pkg, "cli.js"), `#!/bin/sh\necho ran > ${mark}\n`, { mode: 0o755 });
+    const bin = path.join(h.home, "cli", "bin");
+    fs.mkdirSync(bin);
+    fs.symlinkSync(path.join(pkg, "cli.js"), path.join(bin, "claude"));
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "gateway: on\n");
+    return { h, mark, env: { ...h.env, PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_API_KEY: KEY } };
+  }
+
+  test("claude 0.2.9 (older than the floor): the run fails gateway_failed naming the version, and claude never starts", async () => {
+    const { mark, env } = withClaude("0.2.9");
+    const run = await liData(["agent", "--detach", "claude/claude-sonnet-4-5", "hi"], { env });
+    const job = await terminal(env, run.id);
+    expect(job).toMatchObject({ status: "failed", reason_code: "invocation.failed.gateway_failed" });
+    expect(fs.readFileSync(job.console_log, "utf8")).toMatch(/claude 0\.2\.9 .* is older than 1\.0\.0/);
+    expect(fs.existsSync(mark)).toBe(false);
+  }, T);
+
+  test("any release since the floor starts (a range, not one version)", async () => {
+    for (const v of ["1.0.0", "2.0.14"]) {
+      const { mark, env } = withClaude(v);
+      const run = await liData(["agent", "--detach", "claude/claude-sonnet-4-5", "hi"], { env });
+      await terminal(env, run.id);
+      expect(fs.readFileSync(mark, "utf8")).toBe("ran\n");
+    }
+  }, T);
+});
+
 describe("an upstream that fails reaches the provider as an API error, and the call's record says so", () => {
   const homes = useHomes({ stopRuns: true });
   const servers: net.Server[] = [];

@@ -10,6 +10,7 @@ import { crypto } from "../../packages.js";
 import { errorText, type WorkerLog } from "../worker-log.js";
 import { GatewayMeter, underReported } from "./meter.js";
 import { GATEWAY_PORT, gatewayPlan } from "./plan.js";
+import { belowFloor } from "./versions.js";
 import { startGateway, type Gateway, type GatewayCall } from "./server.js";
 
 /*
@@ -95,6 +96,8 @@ export async function openGateway(store: Store, e: Entity, provider: string, env
   if ("invalid" in planned) return { error: planned.invalid };
   if ("unmetered" in planned) return planned;
   const { plan } = planned;
+  const old = belowFloor(provider, env.PATH);
+  if (old) return { error: old };
   const sandboxed = e.spec.sandbox === "workspace";
   const secret = crypto().randomBytes(24).toString("hex");
   const meter = new GatewayMeter(provider, String(e.spec.model), userPrices);
