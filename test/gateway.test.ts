@@ -60,6 +60,20 @@ describe("the model gateway with li's openai provider", () => {
     expect(calls).toEqual([{ entity_id: a.job.id, seq: 1, model: "gpt-4o-mini", ...recorded(a.reported), cost_usd: a.job.usage.cost_usd, status: "ok", http_status: 200 }]);
   }, T);
 
+  test("a provider whose stream reports too little: the recorded usage is still the calls', and the run is flagged usage_mismatch", async () => {
+    const liar = await startChat({ underReport: true });
+    try {
+      const h = homes();
+      fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  liar: {base_url: "${liar.url}/v1", api_key_env: FAKE_KEY}\ngateway: on\n`);
+      const env = { ...h.env, FAKE_KEY: KEY };
+      const run = await liData(["agent", "--detach", "--endpoint", "liar", "openai/gpt-4o-mini", "hello"], { env });
+      const job = await terminal(env, run.id);
+      expect(job).toMatchObject({ status: "completed", usage_source: "gateway", usage: recorded(liar.reported), usage_mismatch: true, stream_usage: { input_tokens: 0, output_tokens: 0 } });
+    } finally {
+      await liar.close();
+    }
+  }, T);
+
   test("without the setting an unsandboxed run is read from its stream (usage_source: stream)", async () => {
     const { env } = world(null);
     const a = await runOnce(env);

@@ -30,7 +30,7 @@ export async function writeCalls(store: Store, rows: CallRow[]): Promise<void> {
   });
 }
 
-/** A run's calls in order. */
-export function callsOf(store: Store, entityId: string): Promise<CallRow[]> {
-  return dbOf(store).all<CallRow>(`SELECT ${COLUMNS} FROM gateway_calls WHERE entity_id = ? ORDER BY seq`, [entityId]);
+/** A run's first `limit` calls in order. */
+export function callsOf(store: Store, entityId: string, limit = 1000): Promise<CallRow[]> {
+  return dbOf(store).all<CallRow>(`SELECT ${COLUMNS} FROM gateway_calls WHERE entity_id = ? ORDER BY seq LIMIT ?`, [entityId, limit]);
 }
