@@ -10,7 +10,7 @@ import net from "node:net";
 import path from "node:path";
 import { startChat } from "./fixtures/fake-apis/openai-chat.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
-import { entityRows, rows, terminal, useHomes } from "./helpers/fixtures.js";
+import { entityRows, refuseWrites, rows, terminal, useHomes, withStore } from "./helpers/fixtures.js";
 import { oneStore } from "./helpers/stores.js";
 import { li, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
@@ -72,6 +72,15 @@ describe("the model gateway with li's openai provider", () => {
     } finally {
       await liar.close();
     }
+  }, T);
+
+  test("a store that refuses the call rows (a full disk): the run still ends with the calls' usage on its record, and its worker log says what was not recorded", async () => {
+    const { h, env } = world("on");
+    await withStore(h, (st) => refuseWrites(st, { name: "no_calls", table: "gateway_calls", event: "INSERT", action: "abort", message: "disk full" }));
+    const a = await runOnce(env);
+    expect(a.job).toMatchObject({ status: "completed", usage_source: "gateway", gateway_calls: 1, usage: recorded(a.reported) });
+    expect(await rows(h, "SELECT seq FROM gateway_calls")).toEqual([]);
+    expect(fs.readFileSync(path.join(a.job.run_dir, "worker.log"), "utf8")).toMatch(/could not record 1 model call\(s\) \(.*disk full/);
   }, T);
 
   test("without the setting an unsandboxed run is read from its stream (usage_source: stream)", async () => {
