@@ -29,7 +29,8 @@ describeBoth("the real agent CLIs through li's model gateway", () => {
   const fakes: FakeApi[] = [];
   let claude: FakeApi, codex: FakeApi, gemini: FakeApi;
   beforeAll(async () => {
-    claude = await startAnthropic({ toolUse: { name: "Bash", input: { command: LOOK, description: "look" } } });
+    // claude's Bash also tries its model's host directly, through the proxy (curl reads HTTPS_PROXY).
+    claude = await startAnthropic({ toolUse: { name: "Bash", input: () => ({ command: `${LOOK}; curl -s -m 5 -o /dev/null -w '%{http_code}' -x "$HTTPS_PROXY" -p ${claude.url}/v1/models > direct.txt; true`, description: "look" }) } });
     codex = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: LOOK } } });
     gemini = await startGemini({ call: { name: (t) => t === "run_shell_command", args: { command: LOOK } } });
     fakes.push(claude, codex, gemini);
@@ -76,8 +77,12 @@ describeBoth("the real agent CLIs through li's model gateway", () => {
     expect(a.procs).toBeGreaterThan(1);
   }
 
-  test("claude: usage is the sum the API reported (source gateway); the fake got the real key; env and /proc inside hold only the placeholder", async () => {
+  test("claude: usage is the sum the API reported (source gateway); the fake got the real key; env and /proc inside hold only the placeholder; a direct CONNECT to the model's host is refused and recorded", async () => {
     const a = await looked("claude", "claude/claude-sonnet-4-5", "bypassPermissions", claude, (d) => claudeEnv(d, claude.url));
+    const host = new URL(claude.url).host;
+    expect(a.job.sandbox.denials.hosts).toEqual([{ host, count: 1 }]);
+    // Only the gateway's calls reached the fake: the direct one never did.
+    expect(a.requests.every((r) => r.path.startsWith("/v1/messages"))).toBe(true);
     expectMetered(a, a.env.ANTHROPIC_API_KEY!, (r) => r.headers["x-api-key"]);
     expect(a.envText).toContain(`ANTHROPIC_API_KEY=${PLACEHOLDER}`);
   }, T);

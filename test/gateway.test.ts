@@ -218,7 +218,7 @@ sandboxSuite("gateway.test.ts")("the model gateway inside the workspace sandbox 
   });
   afterAll(() => fake.close());
 
-  test("a sandboxed run is metered through the gateway; a direct call to the model's host is not on the allow-list", async () => {
+  test("a sandboxed run is metered through the gateway, the real key put on upstream", async () => {
     const h = homes();
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  fake: {base_url: "${fake.url}/v1", api_key_env: FAKE_KEY}\n`);
     const env = { ...h.env, FAKE_KEY: KEY };

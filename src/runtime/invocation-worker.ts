@@ -175,7 +175,7 @@ export async function run(store: Store, id: string): Promise<void> {
       return metered ? metered.meter.total() : (parser?.live ?? null);
     };
     let timer: { clear(): void } | undefined;
-    if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
+    if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => void stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.
     const sink: SpendSink = new SpendSink(store, e, end.log, (f) => {
       // The gateway refuses every call from now on, in the API's own error shape.
