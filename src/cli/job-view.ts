@@ -56,6 +56,8 @@ export function jobView(o: Observed) {
     usage: usageOf(e),
     // Why usage is null though the provider reported some: li could not tell this run's part (li stats counts these runs apart).
     usage_unknown: usageUnknown(e),
+    // Where usage came from (docs/gateway.md): gateway (the API's answers), else stream (the provider's own word).
+    ...usageSource(e),
     provider_session_id: e.provider_session_id,
     num_turns: e.num_turns,
     has_result: e.result_text !== null,
@@ -65,6 +67,18 @@ export function jobView(o: Observed) {
     isolation: isolationView(e),
     // --sandbox workspace: what it refused (null: it ran without a sandbox).
     sandbox: sandboxView(e),
+  };
+}
+
+/** gateway: metered from its calls, the stream's figures beside; stream: the provider's word (unmetered says why). */
+function usageSource(e: Entity) {
+  const g = e.spec.gateway as Record<string, any> | undefined;
+  return {
+    usage_source: (g?.usage_source as string | undefined) ?? (e.usage ? "stream" : null),
+    stream_usage: g?.stream_usage ?? null,
+    usage_mismatch: g?.usage_mismatch === true,
+    gateway_calls: typeof g?.calls === "number" ? g.calls : null,
+    unmetered: (g?.unmetered as string | undefined) ?? null,
   };
 }
 

@@ -72,6 +72,8 @@ export interface ParsedSettings {
   prices?: PriceEntry[];
   /** approvals.rules (a project file's only after trust, and deny rules only). */
   approvals?: ReturnType<typeof parseApprovalSettings>;
+  /** gateway: on meters unsandboxed runs through li's model gateway too (docs/gateway.md). */
+  gateway?: "on" | "off";
 }
 
 export interface SettingsFile {
@@ -106,6 +108,8 @@ export interface Settings {
   checks: CheckSettings;
   /** The approval rules of the files in force. */
   approval_rules: ApprovalRule[];
+  /** Whether unsandboxed runs go through the model gateway (a later file in force wins). */
+  gateway: "on" | "off";
   warnings: string[];
 }
 
@@ -196,7 +200,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "gateway"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -220,7 +224,9 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   const prices = parsePriceSettings(file, top.prices, source);
   const approvals = parseApprovalSettings(file, top.approvals, source);
+  if (top.gateway !== undefined && top.gateway !== "on" && top.gateway !== "off") fail(file, "gateway", `expected on or off, got ${JSON.stringify(top.gateway)}`);
   return {
+    ...(top.gateway !== undefined ? { gateway: top.gateway as "on" | "off" } : {}),
     mcp_policy,
     handlers,
     endpoints: parseEndpoints(file, top.endpoints, source),
@@ -317,5 +323,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const sandbox = mergeSandboxSettings(inForce.map((f) => f.parsed!.sandbox));
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
   const approval_rules = mergeApprovalRules(inForce.map((f) => f.parsed!.approvals));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, warnings };
+  const gateway = inForce.reduce<"on" | "off">((g, f) => f.parsed!.gateway ?? g, "off");
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, gateway, warnings };
 }

@@ -2,6 +2,7 @@ import { LiError } from "../errors.js";
 import { PG_MIGRATIONS } from "./db/pg-schema.js";
 import { BUDGETS_STEP } from "./budgets/schema-step.js";
 import { APPROVALS_STEP } from "./approvals/schema-step.js";
+import { GATEWAY_CALLS_STEP } from "./gateway-calls/schema-step.js";
 import type { Dialect } from "./db/types.js";
 /**
  * Forward-only migrations. Index i upgrades user_version i to i+1.
@@ -291,6 +292,8 @@ export const MIGRATIONS: readonly string[] = [
   BUDGETS_STEP.sqlite,
   // 13: approvals (issue 39); see approvals/schema-step.ts.
   APPROVALS_STEP.sqlite,
+  // 14: the model gateway's calls (issue 47); see gateway-calls/schema-step.ts.
+  GATEWAY_CALLS_STEP.sqlite,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -23,6 +23,7 @@ import { startAsking } from "./approvals/worker-asks.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, dropUnstarted, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
+import { gatewayWanted, meteredResult, openGateway, recordGateway, type RunGateway } from "./gateway/worker-side.js";
 
 /** Seconds between SIGTERM and SIGKILL when a run passes its --timeout. */
 const TIMEOUT_GRACE_MS = 2000;
@@ -112,11 +113,18 @@ export async function run(store: Store, id: string): Promise<void> {
     end.log(`could not open the approval channel: ${err?.message ?? err}`);
   }
   if (asking) env[APPROVAL_SOCKET_ENV] = asking.path;
+  // The model gateway (docs/gateway.md): usage from the API's answers, the key held here, not inside.
+  const gw = gatewayWanted(e) ? await openGateway(store, e, provider.name, env, end.log) : null;
+  const metered: RunGateway | null = gw && "meter" in gw ? gw : null;
+  if (metered?.args.length) launch = { ...launch, argv: [launch.argv[0], launch.argv[1], ...metered.args, ...launch.argv.slice(2)] };
+  if (gw && "unmetered" in gw) await store.annotate(id, { spec: { gateway: { usage_source: "stream", unmetered: gw.unmetered } } }).catch(() => false);
   // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
-  const started = e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out) : null;
+  const started = gw && "error" in gw ? false : e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out, metered?.socket ?? null) : null;
   if (started === false) {
     void asking?.close();
-    await finish("failed", "sandbox_failed", null);
+    metered?.close();
+    if (gw && "error" in gw) fs.writeSync(out, `li: ${id} did not start: ${gw.error}\n`);
+    await finish("failed", gw && "error" in gw ? "gateway_failed" : "sandbox_failed", null, gw && "error" in gw ? { error: gw.error } : undefined);
     if (isolated) await dropUnstarted(store, id, end);
     return;
   }
@@ -135,13 +143,19 @@ export async function run(store: Store, id: string): Promise<void> {
           });
         })
       : Promise.resolve();
+    /** A budget's stop under way: the provider's exit (a refused call) waits for its end to be recorded first. */
+    let stopping: Promise<unknown> | null = null;
     /** Records an end li decided (a deadline, a budget), then kills the whole group, this worker included. */
     const stop = (to: "timed_out" | "failed", cause: string, detail: Record<string, unknown>) => {
       // Record first (its first attempt is synchronous; retries may be cut short by the kill,
       // end.json keeps the end), with the usage the stream had reported by then.
       const usage = liveOf();
       void sandbox?.record();
-      finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined).catch(reject);
+      const stream = parser?.live ?? null;
+      const ending = (metered ? recordGateway(store, e, metered, stream) : Promise.resolve()).then(() =>
+        finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined),
+      );
+      ending.catch(reject);
       try {
         process.kill(-pgid, "SIGTERM");
       } catch {}
@@ -153,21 +167,32 @@ export async function run(store: Store, id: string): Promise<void> {
             process.kill(-pgid, "SIGKILL");
           } catch {}
       }, TIMEOUT_GRACE_MS);
+      return ending;
     };
     // What the provider reported beside its stream (a log it keeps) counts too, read as live is.
     const liveOf = () => {
       parser?.poll?.();
-      return parser?.live ?? null;
+      return metered ? metered.meter.total() : (parser?.live ?? null);
     };
     let timer: { clear(): void } | undefined;
-    if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
+    if (e.spec.timeout_seconds) timer = deadline(e.spec.timeout_seconds * 1000, () => void stop("timed_out", "deadline", { timeout_seconds: e.spec.timeout_seconds }));
     // Over budget: the spend so far is written final first, since the kill may take this worker too.
-    const sink: SpendSink = new SpendSink(store, e, end.log, (f) =>
-      void sink.end(liveOf()).then(() =>
+    const sink: SpendSink = new SpendSink(store, e, end.log, (f) => {
+      // The gateway refuses every call from now on, in the API's own error shape.
+      if (metered) metered.refuse.reason = `li: budget ${f.name} is spent (${f.spent} of ${f.limit} ${f.unit}); this run is stopped`;
+      stopping = sink.end(liveOf()).then(() =>
         stop("failed", "budget_exceeded", { budget: f.name, unit: f.unit, spent: f.spent, limit: f.limit, period_start: f.period_start, error: `budget ${f.name} was crossed: spent ${f.spent} of ${f.limit} ${f.unit}` }),
-      ),
-    );
+      );
+    });
     void sink.start(liveOf);
+    // Each model call is checked against the budgets as last looked at, plus what the run spent since.
+    if (metered)
+      metered.refuse.check = () => {
+        const f = sink.spentBudget(metered.meter.total());
+        if (!f) return null;
+        sink.cross(f);
+        return (metered.refuse.reason = `li: budget ${f.name} is spent (${f.limit} ${f.unit}); this run is stopped`);
+      };
     child.on("error", (err) => {
       timer?.clear();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.
@@ -182,6 +207,7 @@ export async function run(store: Store, id: string): Promise<void> {
       void asking?.close();
       void settle(
         (async () => {
+          if (stopping) await stopping;
           // A pending drain timer would keep this worker alive after its end is written, and a
           // reader would then see a finished run with a live process (possibly_orphaned).
           let drain: NodeJS.Timeout | undefined;
@@ -189,7 +215,10 @@ export async function run(store: Store, id: string): Promise<void> {
           clearTimeout(drain);
           await sandbox?.record();
           if (isolated) await captureChange(store, id, out, end);
-          const result = parser ? parser.end({ code, signal }) : undefined;
+          const own = parser ? parser.end({ code, signal }) : undefined;
+          metered?.close();
+          if (metered) await recordGateway(store, e, metered, own?.usage ?? null);
+          const result: StreamEnd | undefined = metered ? { error: null, ...own, ...meteredResult(metered, own) } : own;
           await sink.end(result?.usage ?? liveOf());
           if (result) {
             try {

@@ -1,5 +1,5 @@
 import { userPrices } from "../config/user-prices.js";
-import { priceOf, usdOf } from "../lifecycle/budgets/prices.js";
+import { priceOf, tokensOf, usdOf } from "../lifecycle/budgets/prices.js";
 import { chargedFigures, crossed, recordSpend, rootOf } from "../lifecycle/budgets/spend.js";
 import type { Figures } from "../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../lifecycle/store.js";
@@ -28,6 +28,8 @@ export class SpendSink {
   private stopped = false;
   private ended = false;
   private busy: Promise<void> = Promise.resolve();
+  /** The budgets' figures at the last look: the allowance a gateway call is checked against. */
+  private figures: Figures[] = [];
 
   constructor(
     private readonly store: Store,
@@ -58,6 +60,7 @@ export class SpendSink {
       const figures = await chargedFigures(this.store, root);
       if (!figures.length) return false;
       this.root = root;
+      this.figures = figures;
       // A budget another run already crossed stops this one before its provider spends anything.
       this.check(figures);
       return true;
@@ -92,6 +95,7 @@ export class SpendSink {
               ? await recordSpend(this.store, report)
               : await chargedFigures(this.store, this.root);
         if (usage) this.written = usage;
+        this.figures = figures;
         if (!final) this.check(figures);
       } catch (err) {
         // Read again at the next flush; a final figure that never lands leaves the last flushed one counted.
@@ -103,9 +107,24 @@ export class SpendSink {
 
   private check(figures: Figures[]): void {
     const over = crossed(figures);
-    if (!over || this.stopped) return;
+    if (over) this.cross(over);
+  }
+
+  /** Stops the run for `f`, once. */
+  cross(f: Figures): void {
+    if (this.stopped) return;
     this.stopped = true;
-    this.onCrossed(over);
+    this.onCrossed(f);
+  }
+
+  /**
+   * The budget known spent once the run has spent `usage` (ahead of what was last written), from
+   * the figures of the last look, refreshed by each flush: no store round trip (the gateway asks
+   * before each call). Another run's spend since that look is seen at the next one.
+   */
+  spentBudget(usage: Usage | null): Figures | undefined {
+    const amount = (f: Figures, u: Usage | null) => (!u ? 0 : f.unit === "tokens" ? tokensOf(u) : (this.usd(u) ?? 0));
+    return this.figures.find((f) => f.spent + Math.max(0, amount(f, usage) - amount(f, this.written)) >= f.limit);
   }
 
   /** The run's last figure, written final; the flushes stop. */

@@ -10,6 +10,10 @@ import { HttpError } from "./http-answer.js";
 import { completeUtf8, readFileCapped, readSlice } from "./home-files.js";
 import { storedConsole } from "../lifecycle/console-read.js";
 import { runBudgets } from "./budgets.js";
+import { callsOf } from "../lifecycle/gateway-calls/records.js";
+
+/** The model calls a run's page lists (its gateway's records, docs/gateway.md). */
+const CALLS_CAP = 500;
 
 /*
  * The runs pages' reads. Records are observed without reaping (this connection cannot write):
@@ -77,6 +81,8 @@ export async function runDetail(store: Store, id: string) {
     result_text: e.result_text === null ? null : e.result_text.slice(0, RESULT_CAP),
     console_bytes: (await consoleSlice(store, e, 0, 0)).total,
     has_graph: e.kind !== "invocation",
+    // A store older than the gateway's table has none to show.
+    calls: await callsOf(store, id, CALLS_CAP).catch(() => []),
   };
 }
 

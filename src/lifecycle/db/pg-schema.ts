@@ -13,6 +13,7 @@
 
 import { BUDGETS_STEP } from "../budgets/schema-step.js";
 import { APPROVALS_STEP } from "../approvals/schema-step.js";
+import { GATEWAY_CALLS_STEP } from "../gateway-calls/schema-step.js";
 
 export const PG_BASE_VERSION = 7;
 
@@ -103,6 +104,8 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
   11: BUDGETS_STEP.postgres,
   // 13: approvals (see SQLite's step 13).
   12: APPROVALS_STEP.postgres,
+  // 14: the model gateway's calls (see SQLite's step 14).
+  13: GATEWAY_CALLS_STEP.postgres,
 };
 
 const T = 'TEXT COLLATE "C"';

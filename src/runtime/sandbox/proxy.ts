@@ -29,7 +29,11 @@ function splitAuthority(auth: string, defaultPort: number): { host: string; port
   return { host: m[1], port: m[2] ? Number(m[2]) : defaultPort };
 }
 
-export function startProxy(socketPath: string, allowed: string[], refused: (host: string) => void): Promise<Proxy> {
+/**
+ * `local`: `host:port` inside the sandbox that is the worker's own server on a Unix socket (the
+ * model gateway, docs/gateway.md), reached through this proxy as any host is.
+ */
+export function startProxy(socketPath: string, allowed: string[], refused: (host: string) => void, local: Record<string, string> = {}): Promise<Proxy> {
   const server = net.createServer((client) => {
     client.on("error", () => {});
     let head = Buffer.alloc(0);
@@ -63,12 +67,14 @@ export function startProxy(socketPath: string, allowed: string[], refused: (host
         return;
       }
       const label = `${dest.host}:${dest.port}`;
-      if (!hostAllowed(dest.host, dest.port, allowed)) {
+      // A client that tunnels even plain HTTP (undici's ProxyAgent) reaches it by CONNECT.
+      const localSocket = local[label];
+      if (!localSocket && !hostAllowed(dest.host, dest.port, allowed)) {
         refused(label);
         client.end(`HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nli sandbox: ${label} is not an allowed host (sandbox.allow_hosts)\n`);
         return;
       }
-      const upstream = net.connect(dest.port, dest.host.replace(/^\[(.*)\]$/, "$1"), () => {
+      const connected = () => {
         if (method === "CONNECT") client.write("HTTP/1.1 200 Connection established\r\n\r\n");
         else {
           // One request per connection: a later one on it could name another host.
@@ -77,7 +83,8 @@ export function startProxy(socketPath: string, allowed: string[], refused: (host
         }
         if (rest.length) upstream.write(rest);
         client.pipe(upstream).pipe(client);
-      });
+      };
+      const upstream = localSocket ? net.connect(localSocket, connected) : net.connect(dest.port, dest.host.replace(/^\[(.*)\]$/, "$1"), connected);
       upstream.on("error", () => {
         if (!client.destroyed) client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
       });

@@ -17,6 +17,7 @@ import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
+import { GATEWAY_PORT } from "../gateway/plan.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -32,8 +33,10 @@ const PROXY_PORT = 3128;
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
 const LAUNCHER = [
-  'sock=$1; port=$2; shift 2',
+  'sock=$1; port=$2; gw=$3; shift 3',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
+  // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
+  `[ -n "$gw" ] && socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" 3>&- 2>/dev/null &`,
   // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
   // fewer); the provider gets its own stderr back (fd 4) before it starts.
   'exec 4>&2 2>&3',
@@ -92,7 +95,8 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
   }
 }
 
-export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+/** `gateway`: the run's model gateway socket, when its calls are metered (its model host is then not allowed directly). */
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, gateway: string | null = null): Promise<Sandbox> {
   mark("sandbox-start");
   const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
   const scratch = path.join(e.run_dir!, "sandbox");
@@ -106,11 +110,12 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const sock = path.join(sockDir, "proxy.sock");
   fs.rmSync(sock, { force: true });
   const denials = new DenialLog();
-  const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
+  // A metered run's model host is reached through the gateway only: a direct CONNECT is refused and recorded.
+  const hosts = [...(gateway ? [] : providerHosts(provider, env)), ...settings.allow_hosts];
   // git runs while the proxy starts listening.
   const treeKnown = treeOf(e, cwd);
   treeKnown.catch(() => {});
-  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
+  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), gateway ? { [`127.0.0.1:${GATEWAY_PORT}`]: gateway } : {});
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
   // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
@@ -125,7 +130,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     home: env.HOME || os.homedir(),
     liHome: liHome(),
     // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too.
-    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : [])],
+    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(gateway ? [gateway] : []), ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : [])],
     reopened: [],
     unreadable,
     settings,
@@ -155,7 +160,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
+        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), gateway ?? "", ...argv],
         { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
       );
       const child = new EventEmitter() as EventEmitter & ProviderChild;

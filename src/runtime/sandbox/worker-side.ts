@@ -35,12 +35,12 @@ const LIVE_MS = 1000;
 export type RunSandbox = Sandbox & { record(): Promise<void> };
 
 /** The sandbox for `e`'s provider, or false when it could not be built (said on the console). */
-export async function startSandbox(store: Store, e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, out: number): Promise<RunSandbox | false> {
+export async function startSandbox(store: Store, e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, out: number, gateway: string | null = null): Promise<RunSandbox | false> {
   let sandbox: Sandbox;
   try {
     const { prepareSandbox } = await import("./run.js");
     // As recorded now: an isolated run's worktree and branch were written after the worker began.
-    sandbox = await prepareSandbox((await store.get(e.id)) ?? e, cwd, provider, env);
+    sandbox = await prepareSandbox((await store.get(e.id)) ?? e, cwd, provider, env, gateway);
   } catch (err: any) {
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
     return false;

@@ -16,6 +16,14 @@ export interface Job {
   budgets?: RunCharge[]; budget_root?: string | null; waiting_for?: string | null;
   /** --sandbox workspace: its mode and what it refused (denials null until its worker wrote them); null without one. */
   sandbox?: { mode: "workspace"; denials: SandboxDenials | null } | null;
+  /** Where usage came from (docs/gateway.md): gateway, stream, or null; the stream's own figures beside, and whether it under-reported. */
+  usage_source?: string | null; stream_usage?: Usage | null; usage_mismatch?: boolean; gateway_calls?: number | null; unmetered?: string | null;
+}
+
+/** One model call a metered run made (src/lifecycle/gateway-calls/records.ts). */
+export interface GatewayCall {
+  seq: number; at: string; model: string | null; input_tokens: number; output_tokens: number; cached_tokens: number;
+  cost_usd: number | null; status: string; http_status: number | null; error: string | null;
 }
 
 /** What a sandboxed run was refused (src/runtime/sandbox/denials.ts). */
@@ -41,6 +49,8 @@ export interface RunDetail {
   result_text: string | null; console_bytes: number | null; has_graph: boolean;
   /** Which change view the page adds: an isolated run's change, or a fan-out's comparison. */
   change_view: "run" | "fanout" | null;
+  /** A metered run's model calls, in order (the first 500). */
+  calls?: GatewayCall[];
 }
 
 export interface GraphNode {

@@ -8,6 +8,7 @@ import { Console } from "./console";
 import { FanoutCompare } from "./fanout-compare";
 import { RunApprovals } from "./inbox-page";
 import { RunSandbox } from "./sandbox-parts";
+import { RunCalls } from "./gateway-parts";
 import { Graph } from "./graph";
 import { useLive } from "./live";
 import { runHref } from "./router";
@@ -72,6 +73,7 @@ export function RunPage({ id }: { id: string }) {
       <RunBudgets run={r} />
       <RunApprovals runId={r.id} terminal={terminal} />
       <RunSandbox run={r} />
+      <RunCalls run={r} calls={d.calls ?? []} />
       {d.has_graph && <Graph runId={r.id} />}
       {d.change_view === "fanout" && <FanoutCompare runId={r.id} />}
       {d.change_view === "run" && <ChangeCard runId={r.id} />}

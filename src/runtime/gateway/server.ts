@@ -1,0 +1,183 @@
+import http from "node:http";
+import https from "node:https";
+import { crypto } from "../../packages.js";
+import type { Usage } from "../../lifecycle/usage.js";
+import { apiError } from "./errors.js";
+import { AnswerTap } from "./tap.js";
+import { isModelCall, readerFor, type Api } from "./usage-readers.js";
+
+/*
+ * The model gateway (docs/gateway.md): an HTTP server in the run's worker that forwards the
+ * provider's API calls to the one upstream the run was configured with, never to a host a request
+ * names. A request must begin its path with the run's secret (in the base URL li gave the
+ * provider), so no other process or local user can spend through it. The real key, when li holds
+ * one, is put on the upstream request in place of the placeholder the provider was given. Bodies
+ * stream both ways as they arrive; the answer's usage is read on the way (tap.ts) and each model
+ * call is reported to `onCall`. It lives in the worker and dies with it, kill -9 included.
+ */
+
+export interface GatewayKey {
+  /** Where the provider sends its key: a header (`x-api-key`, `authorization` as Bearer, `x-goog-api-key`). */
+  header: "x-api-key" | "authorization" | "x-goog-api-key";
+  real: string;
+  placeholder: string;
+}
+
+export interface GatewayCall {
+  at: string;
+  model: string | null;
+  path: string;
+  /** `ok`, `http_<status>` (an upstream error answer), `refused` (a budget), `upstream_error`, `upstream_timeout`, `aborted`, `unread`. */
+  status: string;
+  http_status: number | null;
+  usage: Usage | null;
+  error: string | null;
+}
+
+export interface GatewayOptions {
+  api: Api;
+  upstream: URL;
+  secret: string;
+  key: GatewayKey | null;
+  /** Before each model call: null to let it go, else the message of its refusal (a spent budget). */
+  admit?: () => string | null;
+  onCall(call: GatewayCall): void;
+  /** Milliseconds an upstream may stay silent before the call fails (LI_GATEWAY_IDLE_MS overrides). */
+  idleMs?: number;
+}
+
+export interface Gateway {
+  /** The path prefix the provider's base URL carries. */
+  prefix: string;
+  /** The TCP port when listening on loopback (an unsandboxed run), else null. */
+  port: number | null;
+  close(): void;
+}
+
+const HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host", "accept-encoding"]);
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a), y = Buffer.from(b);
+  return x.length === y.length && crypto().timingSafeEqual(x, y);
+}
+
+function idleOf(o: GatewayOptions): number {
+  const env = Number(process.env.LI_GATEWAY_IDLE_MS);
+  return Number.isFinite(env) && env > 0 ? env : (o.idleMs ?? 10 * 60_000);
+}
+
+export function startGateway(listen: { socket: string } | { port: 0 }, o: GatewayOptions): Promise<Gateway> {
+  const prefix = `/li-gw/${o.secret}`;
+  const secure = o.upstream.protocol === "https:";
+  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const base = o.upstream.pathname.replace(/\/+$/, "");
+  const idle = idleOf(o);
+
+  const server = http.createServer({ noDelay: true }, (req, res) => {
+    const url = req.url ?? "";
+    const given = url.slice(0, prefix.length);
+    const after = url.slice(prefix.length);
+    if (!sameSecret(given, prefix) || (after !== "" && !/^[/?]/.test(after))) {
+      res.writeHead(403, { "content-type": "text/plain" }).end("li gateway: not this run's gateway\n");
+      req.resume();
+      return;
+    }
+    const rest = after || "/";
+    const pathname = rest.split("?")[0];
+    const metered = isModelCall(o.api, req.method ?? "", pathname);
+    const at = new Date().toISOString();
+    const reply = (status: number, message: string) => {
+      const e = apiError(o.api, status, message);
+      if (!res.headersSent) res.writeHead(e.status, { "content-type": "application/json" });
+      res.end(e.body);
+    };
+    const record = (c: Omit<GatewayCall, "at" | "path">) => {
+      if (metered) o.onCall({ at, path: pathname, ...c });
+    };
+    const refusal = metered ? (o.admit?.() ?? null) : null;
+    if (refusal) {
+      req.resume();
+      reply(400, refusal);
+      record({ model: modelInPath(pathname), status: "refused", http_status: 400, usage: null, error: refusal });
+      return;
+    }
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
+    headers.host = o.upstream.host;
+    // The answer is read on its way through: a compressed one could not be.
+    headers["accept-encoding"] = "identity";
+    let target = base + rest;
+    if (o.key) {
+      const k = o.key;
+      const v = headers[k.header];
+      if (typeof v === "string" && v.includes(k.placeholder)) headers[k.header] = v.split(k.placeholder).join(k.real);
+      // gemini may send its key as ?key=
+      if (target.includes(`key=${k.placeholder}`)) target = target.split(`key=${k.placeholder}`).join(`key=${encodeURIComponent(k.real)}`);
+    }
+    const reader = readerFor(o.api);
+    let done = false;
+    const fail = (status: number, label: string, message: string) => {
+      if (done) return;
+      done = true;
+      if (res.headersSent) res.destroy();
+      else reply(status, message);
+      record({ model: reader.model() ?? modelInPath(pathname), status: label, http_status: null, usage: reader.usage(), error: message });
+    };
+    const up = (secure ? https : http).request(
+      { protocol: o.upstream.protocol, hostname: o.upstream.hostname, port: o.upstream.port || (secure ? 443 : 80), method: req.method, path: target, headers, agent, servername: o.upstream.hostname },
+      (ur) => {
+        const out: http.OutgoingHttpHeaders = {};
+        for (const [k, v] of Object.entries(ur.headers)) if (!HOP.has(k) && k !== "content-length" && v !== undefined) out[k] = v;
+        if (ur.headers["content-length"] !== undefined) out["content-length"] = ur.headers["content-length"];
+        res.writeHead(ur.statusCode ?? 502, out);
+        const tap = metered ? new AnswerTap(reader, /text\/event-stream/i.test(String(ur.headers["content-type"] ?? ""))) : null;
+        ur.on("data", (d: Buffer) => tap?.push(d));
+        ur.on("end", () => {
+          if (done) return;
+          done = true;
+          tap?.end();
+          const st = ur.statusCode ?? 0;
+          const u = reader.usage();
+          const status = st >= 400 ? `http_${st}` : tap?.unread ? "unread" : u ? "ok" : "no_usage";
+          record({ model: reader.model() ?? modelInPath(pathname), status, http_status: st, usage: u, error: tap?.unread ?? null });
+        });
+        ur.on("aborted", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
+        ur.on("error", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
+        ur.pipe(res);
+      },
+    );
+    up.setTimeout(idle, () => {
+      fail(504, "upstream_timeout", `li gateway: the upstream ${o.upstream.host} sent nothing for ${idle} ms`);
+      up.destroy();
+    });
+    up.on("error", (err: any) => fail(502, "upstream_error", `li gateway: the upstream ${o.upstream.host} failed: ${err?.code ?? err?.message ?? err}`));
+    res.on("close", () => {
+      if (!res.writableFinished) {
+        up.destroy();
+        fail(499, "aborted", "the provider closed the call before its end");
+      }
+    });
+    req.pipe(up);
+  });
+  server.on("clientError", (_e, sock) => sock.destroy());
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    const ready = () =>
+      resolve({
+        prefix,
+        port: "port" in listen ? (server.address() as { port: number }).port : null,
+        close: () => {
+          server.close();
+          server.closeAllConnections();
+          agent.destroy();
+        },
+      });
+    if ("socket" in listen) server.listen(listen.socket, ready);
+    else server.listen(0, "127.0.0.1", ready);
+  });
+}
+
+/** gemini names its model in the path (`models/NAME:generateContent`). */
+function modelInPath(p: string): string | null {
+  return /\/models\/([^/:]+):/.exec(p)?.[1] ?? null;
+}
