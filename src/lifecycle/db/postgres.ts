@@ -28,6 +28,21 @@ interface Frame {
 
 const frames = new AsyncLocalStorage<Frame>();
 
+/**
+ * How each transaction begins, in one simple query (one round trip, no prepared statement, so a
+ * pooler with or without protocol-level prepared statements passes it as it is).
+ *
+ * A write transaction asks for synchronous_commit = on for itself: a commit li was told of must
+ * survive a server crash (a run's end once recorded stays), and a database set to
+ * synchronous_commit = off may forget the last commits it acknowledged. SET LOCAL lasts until
+ * this transaction's end, so it holds behind a transaction-mode pooler and leaves nothing on the
+ * server connection for its next borrower. An immediate one takes the write lock too.
+ */
+export const BEGIN_WRITE = "BEGIN; SET LOCAL synchronous_commit = on";
+const BEGIN_IMMEDIATE = `${BEGIN_WRITE}; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`;
+/** A reader's transaction (li studio's): the server refuses any write in it, DDL included. */
+export const BEGIN_READ_ONLY = "BEGIN READ ONLY";
+
 /** Where a failure to use the store comes from, the detail's stable reason, and what to do about it. */
 const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }> = {
   unreachable: { what: "cannot be reached", reason: "store_unreachable", todo: "check that the server is up and that LI_STORE (or store: in settings.yaml) names it" },
@@ -95,10 +110,10 @@ export class PostgresDb implements SqlDb {
       idleTimeoutMillis: 10_000,
       keepAlive: true,
       application_name: "li",
-      // A commit li was told of must survive a server crash: a run's end once recorded stays.
-      // A server set to synchronous_commit = off may forget the last commits it acknowledged,
-      // so li's connections ask for the durable default whatever the server's own setting.
-      options: opts.readOnly ? "-c default_transaction_read_only=on" : "-c synchronous_commit=on",
+      // No startup `options` (issue 49): a transaction-mode pooler (PgBouncer, Supavisor, Neon's)
+      // refuses them or drops them without a word, and a setting on the connection would not
+      // follow li's next transaction to whichever server connection the pooler lends it. What li
+      // relies on is set inside each transaction instead (BEGIN_WRITE, BEGIN_READ_ONLY).
       types,
     } as any);
     // A pooled connection the server drops while idle (a restart) is not this process's crash.
@@ -152,6 +167,9 @@ export class PostgresDb implements SqlDb {
   private async query(sql: string, params: Params): Promise<{ result: QueryResult; returns?: string }> {
     const stmt = toPostgres(sql);
     const f = this.frame();
+    // A reader's every statement is in a read-only transaction of its own: nothing on the
+    // connection says so, as a pooler may lend the next statement another server connection.
+    if (!f && this.readOnly) return this.tx(() => this.query(sql, params), "deferred");
     try {
       const result = f ? await f.client.query(stmt.text, params as unknown[]) : await this.pool.query(stmt.text, params as unknown[]);
       return { result, returns: stmt.returns };
@@ -178,6 +196,7 @@ export class PostgresDb implements SqlDb {
 
   async exec(sql: string): Promise<void> {
     const f = this.frame();
+    if (!f && this.readOnly) return this.tx(() => this.exec(sql), "deferred");
     try {
       // A simple query: several statements at once, as SQLite's exec.
       if (f) await f.client.query(sql);
@@ -204,8 +223,7 @@ export class PostgresDb implements SqlDb {
     const lost = (err: Error) => (broken ??= err);
     client.on("error", lost);
     try {
-      await client.query("BEGIN");
-      if (mode === "immediate") await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+      await client.query(this.readOnly ? BEGIN_READ_ONLY : mode === "immediate" ? BEGIN_IMMEDIATE : BEGIN_WRITE);
       const result = await frames.run(frame, () => fn(this));
       frame.active = false;
       await client.query("COMMIT");

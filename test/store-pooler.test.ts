@@ -1,0 +1,121 @@
+/**
+ * li behind a transaction-mode pooler (issue 49): Debian's PgBouncer in pool_mode = transaction,
+ * with its default ignore_startup_parameters (none), in front of this jest worker's cluster, with
+ * ONE server connection per database, so every li process's transactions take turns on it and a
+ * later borrower sees whatever an earlier one left on it. Nothing li relies on may ride on
+ * connection state: per-transaction settings are set inside each transaction, and no wake-up is
+ * lost without li saying so.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { rows } from "./helpers/fixtures.js";
+import { li, liData, tempHome, type Home } from "./helpers/li.js";
+import { workerCluster } from "./helpers/pg-worker.mjs";
+import { describePooler } from "./helpers/pooler.js";
+
+/** A query straight to `url` on a connection of its own (the test's, not li's). */
+async function sql<T = any>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const { default: pg } = await import("pg");
+  const c = new pg.Client({ connectionString: url });
+  c.on("error", () => {});
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+describePooler("li through PgBouncer in transaction mode, one server connection", (pooler) => {
+  let direct = "";
+  let pooled = "";
+  const homes: Home[] = [];
+  /** A home whose store is the pooled URL. */
+  const home = (extra: NodeJS.ProcessEnv = {}): Home => {
+    const h = tempHome();
+    Object.assign(h.env, { LI_STORE: pooled, ...extra });
+    homes.push(h);
+    return h;
+  };
+
+  beforeAll(async () => {
+    direct = workerCluster().createDatabase({ migrated: true });
+    pooled = pooler().url(direct);
+    // The database's own default is the weaker one: li's writes must not inherit it.
+    await sql(direct, `ALTER DATABASE "${new URL(direct).pathname.slice(1)}" SET synchronous_commit = off`);
+    // Records, from inside each writing transaction, the synchronous_commit it runs with.
+    await sql(
+      direct,
+      `CREATE TABLE li_test_commit_modes (at_table text, mode text);
+       CREATE FUNCTION li_test_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN INSERT INTO li_test_commit_modes VALUES (TG_TABLE_NAME, current_setting('synchronous_commit')); RETURN NULL; END $$;
+       CREATE TRIGGER li_test_commit_mode AFTER INSERT OR UPDATE ON entities FOR EACH ROW EXECUTE FUNCTION li_test_commit_mode();
+       CREATE TRIGGER li_test_commit_mode AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION li_test_commit_mode();`,
+    );
+  });
+  afterAll(() => {
+    for (const h of homes) h.cleanup();
+  });
+
+  test("li connects through it (no startup parameter for it to refuse), and its writes run with synchronous_commit on though the database's default is off", async () => {
+    // What a connection to this database gets by default: off (so the rows below prove li's own SET LOCAL).
+    expect(await sql(pooled, "SELECT current_setting('synchronous_commit') AS mode")).toEqual([{ mode: "off" }]);
+    const h = home();
+    const run = await liData(["agent", "mock/echo", "through the pooler"], { env: h.env });
+    expect(run).toMatchObject({ status: "completed" });
+    const modes = await sql(direct, "SELECT at_table, mode, count(*)::int AS n FROM li_test_commit_modes GROUP BY 1, 2 ORDER BY 1, 2");
+    expect(modes.map((m) => [m.at_table, m.mode])).toEqual([
+      ["entities", "on"],
+      ["events", "on"],
+    ]);
+  });
+
+  test("the studio's store connection cannot write, DDL included, though nothing on the connection says read-only", async () => {
+    const h = home();
+    const { openReaderStore } = await import("../src/lifecycle/open.js");
+    const { dbOf } = await import("../src/lifecycle/db/handle.js");
+    process.env.LI_HOME = h.home;
+    process.env.LI_STORE = pooled;
+    const store = await openReaderStore();
+    try {
+      const db = dbOf(store);
+      // It reads.
+      expect(await db.get("SELECT count(*) AS n FROM entities")).toEqual({ n: expect.any(Number) });
+      // Every write is refused by the server, in a transaction of the reader's own or outside one.
+      await expect(db.exec("CREATE TABLE li_test_studio_wrote (x int)")).rejects.toMatchObject({ code: "25006" });
+      await expect(db.run("DELETE FROM entities")).rejects.toMatchObject({ code: "25006" });
+      await expect(db.get("INSERT INTO meta (key, value) VALUES ('li_test', 'x') RETURNING key")).rejects.toMatchObject({ code: "25006" });
+      await expect(db.tx(() => db.exec("CREATE TABLE li_test_studio_wrote (x int)"))).rejects.toMatchObject({ code: "25006" });
+    } finally {
+      await store.close();
+      delete process.env.LI_STORE;
+    }
+    expect(await sql(direct, "SELECT to_regclass('li_test_studio_wrote') AS t")).toEqual([{ t: null }]);
+    expect(await sql(direct, "SELECT count(*)::int AS n FROM meta WHERE key = 'li_test'")).toEqual([{ n: 0 }]);
+  });
+
+  test("20 concurrent submits through the one server connection stay exact: the cap holds, each has its own place in line, all complete", async () => {
+    const h = home();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "max_parallel: 2\n");
+    const subs = await Promise.all(Array.from({ length: 20 }, (_, i) => li(["--machine", "agent", "--detach", "mock/sleep:0.3", `run-${i}`], { env: h.env, timeoutMs: 90000 })));
+    for (const r of subs) expect([r.code, r.json?.ok, r.stderr]).toEqual([0, true, ""]);
+    const ids: string[] = subs.map((r) => r.json.data.id);
+    expect(new Set(ids).size).toBe(20);
+    const w = await liData(["wait", ...ids, "--max-wait-seconds", "50", "--poll-interval-seconds", "0.5"], { env: h.env });
+    expect(w).toMatchObject({ all_terminal: true, timed_out: false });
+    expect(w.entries.map((e: any) => e.status)).toEqual(ids.map(() => "completed"));
+    // The audit, in commit order: never more than the cap started (preparing or running) at once.
+    const started = new Set<string>();
+    let most = 0;
+    for (const e of await rows(h, "SELECT entity_id, to_status FROM events ORDER BY id")) {
+      if (e.to_status === "preparing" || e.to_status === "running") started.add(e.entity_id);
+      else started.delete(e.entity_id);
+      most = Math.max(most, started.size);
+    }
+    expect(most).toBe(2);
+    // Those that waited each had a place in line of their own.
+    const seqs = await rows(h, "SELECT queue_seq FROM entities WHERE queue_seq IS NOT NULL");
+    expect(seqs.length).toBeGreaterThan(2);
+    expect(new Set(seqs.map((r) => r.queue_seq)).size).toBe(seqs.length);
+  }, 120000);
+});
