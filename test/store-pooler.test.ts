@@ -11,6 +11,7 @@ import path from "node:path";
 import { rows } from "./helpers/fixtures.js";
 import { li, liData, tempHome, type Home } from "./helpers/li.js";
 import { workerCluster } from "./helpers/pg-worker.mjs";
+import { startPgbouncer } from "./helpers/pgbouncer.mjs";
 import { describePooler } from "./helpers/pooler.js";
 
 /** A query straight to `url` on a connection of its own (the test's, not li's). */
@@ -118,4 +119,38 @@ describePooler("li through PgBouncer in transaction mode, one server connection"
     expect(seqs.length).toBeGreaterThan(2);
     expect(new Set(seqs.map((r) => r.queue_seq)).size).toBe(seqs.length);
   }, 120000);
+
+  test("a startup parameter the pooler refuses (options in the URL) is an error naming the pooler and the fix, never 'check that the server is up', before any record", async () => {
+    const h = home({ LI_STORE: `${pooled}?options=-c%20statement_timeout%3D0` });
+    const before = await sql(direct, "SELECT count(*)::int AS n FROM entities");
+    for (const args of [["job", "list"], ["agent", "--detach", "mock/echo", "x"]]) {
+      const r = await li(["--machine", ...args], { env: h.env });
+      expect(r.json?.error).toMatchObject({ kind: "unavailable", detail: { reason: "store_pooler_refused" } });
+      expect(r.json.error.message).toMatch(/connection pooler that refused a startup parameter/);
+      expect(r.json.error.message).toMatch(/ignore_startup_parameters/);
+      expect(r.json.error.message).not.toMatch(/server is up/);
+    }
+    expect(await sql(direct, "SELECT count(*)::int AS n FROM entities")).toEqual(before);
+  });
+
+  test("an exhausted pool is an error naming the pool and what to raise, never 'check that the server is up'", async () => {
+    // A pooler of its own that tells a waiting client within a second, its one connection held.
+    const own = await startPgbouncer(workerCluster().port, { poolSize: 1, queryWaitTimeout: 1 });
+    const { default: pg } = await import("pg");
+    const holder = new pg.Client({ connectionString: own.url(direct) });
+    holder.on("error", () => {});
+    try {
+      await holder.connect();
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1");
+      const r = await li(["--machine", "job", "list"], { env: home({ LI_STORE: own.url(direct) }).env });
+      expect(r.json?.error).toMatchObject({ kind: "unavailable", detail: { reason: "store_pool_exhausted" } });
+      expect(r.json.error.message).toMatch(/pool.*exhausted/);
+      expect(r.json.error.message).toMatch(/default_pool_size/);
+      expect(r.json.error.message).not.toMatch(/server is up/);
+    } finally {
+      await holder.end().catch(() => {});
+      own.stop();
+    }
+  });
 });

@@ -48,6 +48,16 @@ const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }
   unreachable: { what: "cannot be reached", reason: "store_unreachable", todo: "check that the server is up and that LI_STORE (or store: in settings.yaml) names it" },
   credentials: { what: "refused li's credentials", reason: "store_credentials", todo: `check the user and password in LI_STORE (or store: in settings.yaml), with special characters in the password percent-encoded (${URL_SPECIALS}), and the server's pg_hba.conf` },
   no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
+  pooler_refused: {
+    what: "is a connection pooler that refused a startup parameter li's URL carries",
+    reason: "store_pooler_refused",
+    todo: "li sends none of its own (docs/hosts.md, Behind a connection pooler): take options (and any other startup setting) out of LI_STORE (or store: in settings.yaml), or let the pooler pass it (PgBouncer: ignore_startup_parameters)",
+  },
+  pool_exhausted: {
+    what: "has no connection free for li: its pooler's pool (or the server's max_connections) is exhausted",
+    reason: "store_pool_exhausted",
+    todo: "give the pool more server connections (PgBouncer: default_pool_size, max_client_conn, query_wait_timeout; Supavisor or Neon: the pool size in the project's settings) or the server more max_connections, or run fewer li processes at once; a run's worker retries its writes meanwhile",
+  },
 };
 
 declare const __liBundle: ((name: string) => unknown) | undefined;
