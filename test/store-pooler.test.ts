@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { rows } from "./helpers/fixtures.js";
-import { li, liData, tempHome, type Home } from "./helpers/li.js";
+import { endedBefore, li, liData, tempHome, type Home } from "./helpers/li.js";
 import { workerCluster } from "./helpers/pg-worker.mjs";
 import { startPgbouncer } from "./helpers/pgbouncer.mjs";
 import { describePooler } from "./helpers/pooler.js";
@@ -152,5 +152,67 @@ describePooler("li through PgBouncer in transaction mode, one server connection"
       await holder.end().catch(() => {});
       own.stop();
     }
+  });
+
+  /** li doctor's store_wakeups check, for a home's environment (doctor fails, exit 1, on other checks' account too: the check is what is read). */
+  const wakeups = async (env: NodeJS.ProcessEnv) => {
+    const r = await li(["--machine", "doctor"], { env });
+    const checks = r.json?.ok ? r.json.data.checks : r.json?.error?.detail?.checks;
+    return (checks ?? []).find((c: any) => c.check === "store_wakeups");
+  };
+
+  test("li wait with a 10 s poll interval returns within 2 s of the run's end when the listen URL is set; without it li doctor warns that waits poll, naming the setting", async () => {
+    const h = home();
+    expect(await wakeups(h.env)).toMatchObject({ ok: true, warning: true, detail: expect.stringMatching(/connection pooler.*poll/), fix: expect.stringMatching(/LI_STORE_LISTEN.*store_listen/) });
+    h.env.LI_STORE_LISTEN = direct;
+    expect(await wakeups(h.env)).toMatchObject({ ok: true, fix: null, detail: expect.stringMatching(/LISTEN on the listen URL/) });
+    expect((await wakeups(h.env)).warning).toBeUndefined();
+    const run = await liData(["agent", "--detach", "mock/sleep:1", "x"], { env: h.env });
+    const w = await liData(["wait", run.id, "--poll-interval-seconds", "10", "--max-wait-seconds", "30"], { env: h.env });
+    const returned = Date.now();
+    expect(w).toMatchObject({ all_terminal: true, timed_out: false, poll_interval_seconds: 10 });
+    const [{ ended_at }] = await rows(h, "SELECT ended_at FROM entities WHERE id = ?", [run.id]);
+    // Its next poll would have come 10 s after its first look, some 9 s after the end.
+    endedBefore((returned - Date.parse(ended_at)) / 1000, 2, "li wait's return after the run's end, woken through the listen URL");
+  });
+
+  test("no LISTEN stays on the pooled server connection after li's waits, follows and doctor: the next borrower of the one connection listens on nothing", async () => {
+    const h = home();
+    const run = await liData(["agent", "--detach", "mock/sleep:0.3", "x"], { env: h.env });
+    await liData(["wait", run.id, "--poll-interval-seconds", "0.2", "--max-wait-seconds", "30"], { env: h.env });
+    const followed = await liData(["agent", "--detach", "mock/sleep:0.3", "y"], { env: h.env });
+    const f = await li(["job", "output", "--follow", followed.id], { env: h.env });
+    expect([f.code, f.stdout]).toEqual([0, "y"]);
+    await wakeups(h.env);
+    // One server connection: whoever borrows it now sees what every li above left on it.
+    expect(await sql(pooled, "SELECT pg_listening_channels() AS channel")).toEqual([]);
+  });
+
+  test("a listen URL that is not a PostgreSQL URL, or names the pooler itself, is refused before any record; one that reaches the pooler under another name fails li doctor", async () => {
+    const h = home();
+    const count = async () => (await sql(direct, "SELECT count(*)::int AS n FROM entities"))[0].n;
+    const before = await count();
+    for (const [listen, says] of [
+      ["mysql://li@127.0.0.1/d", /LI_STORE_LISTEN: expected a PostgreSQL URL/],
+      [pooled, /names the store's own address; it must be a direct connection to PostgreSQL/],
+    ] as const) {
+      const r = await li(["--machine", "agent", "--detach", "mock/echo", "x"], { env: { ...h.env, LI_STORE_LISTEN: listen } });
+      expect(r.json?.error).toMatchObject({ kind: "invalid_input", message: expect.stringMatching(says), detail: { field: "LI_STORE_LISTEN" } });
+    }
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `store_listen: ${pooled}
+`);
+    const r = await li(["--machine", "job", "list"], { env: h.env });
+    expect(r.json?.error).toMatchObject({ kind: "invalid_input", message: expect.stringMatching(/store_listen: in settings.yaml .* names the store's own address/) });
+    fs.rmSync(path.join(h.home, "settings.yaml"));
+    expect(await count()).toBe(before);
+    const elsewhere = pooled.replace("127.0.0.1", "localhost");
+    expect(await wakeups({ ...h.env, LI_STORE_LISTEN: elsewhere })).toMatchObject({ ok: false, detail: expect.stringMatching(/reaches a connection pooler or proxy, not PostgreSQL itself/) });
+    expect(await sql(pooled, "SELECT pg_listening_channels() AS channel")).toEqual([]);
+  });
+
+  test("store_pooled: true in settings.yaml is taken at its word: li doctor says waits poll and why, without asking the server", async () => {
+    const h = home();
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "store_pooled: true\n");
+    expect(await wakeups(h.env)).toMatchObject({ ok: true, warning: true, detail: expect.stringMatching(/store_pooled: true/), fix: expect.stringMatching(/LI_STORE_LISTEN/) });
   });
 });

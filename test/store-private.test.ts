@@ -157,6 +157,18 @@ describe("the rule (childEnv)", () => {
     expect(childEnv({ ...base }, { LI_STORE: "postgres://x@h/d", MINE: "1" })).toEqual({ ...base, MINE: "1" });
   });
 
+  oneStore("LI_STORE_LISTEN (the direct connection beside a pooled store) is kept from every child as LI_STORE is, a granted one too, and handed to li's own processes over the pipe", async () => {
+    const { childEnv } = await import("../src/lifecycle/child-env.js");
+    const { storeSecrets } = await import("../src/lifecycle/store-handoff.js");
+    inHome();
+    const listen = "postgres://li:pw@direct/d";
+    const kept = { PATH: "/bin", PGHOST: "db", PGUSER: "me" };
+    // Its credential variables go too: the listen URL alone says a PostgreSQL store is in use.
+    expect(childEnv({ ...base, LI_STORE_LISTEN: listen })).toEqual(kept);
+    expect(childEnv({ ...base, LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen }, { LI_STORE_LISTEN: listen, MINE: "1" })).toEqual({ ...kept, MINE: "1" });
+    expect(storeSecrets({ PATH: "/bin", LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen, PGPASSWORD: "pw" })).toEqual({ LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen, PGPASSWORD: "pw" });
+  });
+
   oneStore("with LI_STORE, or store: in settings.yaml, the credential variables go and the ones naming a server stay", async () => {
     const { childEnv } = await import("../src/lifecycle/child-env.js");
     const kept = { PATH: "/bin", PGHOST: "db", PGUSER: "me" };

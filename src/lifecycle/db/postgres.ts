@@ -3,6 +3,7 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import { LiError } from "../../errors.js";
 import { importModule } from "../../packages.js";
 import { isUnreachable, pgFailure, type PgFailure } from "./pg-errors.js";
+import { PgListener, type ListenRoute } from "./pg-listen.js";
 import { redactUrl, scrubSecret, toPostgres, URL_SPECIALS } from "./pg-sql.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
@@ -63,6 +64,8 @@ const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }
 declare const __liBundle: ((name: string) => unknown) | undefined;
 
 let pgModule: Promise<typeof import("pg").default> | undefined;
+/** node-postgres once loaded (a store is connected only after it is). */
+let loadedPg: typeof import("pg").default | undefined;
 /**
  * node-postgres asks as it loads whether it runs in a Cloudflare Worker: with no global
  * navigator (Node 20 has none) it builds a fetch Response to find out, which loads undici, about
@@ -74,8 +77,8 @@ function loadPg(): Promise<typeof import("pg").default> {
     if (lend) Object.defineProperty(globalThis, "navigator", { value: { userAgent: `Node.js/${process.versions.node}` }, configurable: true, writable: true });
     try {
       // Under the CLI's launcher, node-postgres is one bundle run from its code cache (scripts/bundle-pg.mjs).
-      if (typeof __liBundle === "function") return __liBundle("pg") as typeof import("pg").default;
-      return (await importModule<typeof import("pg")>("pg")).default;
+      if (typeof __liBundle === "function") return (loadedPg = __liBundle("pg") as typeof import("pg").default);
+      return (loadedPg = (await importModule<typeof import("pg")>("pg")).default);
     } finally {
       if (lend) delete (globalThis as { navigator?: unknown }).navigator;
     }
@@ -86,8 +89,8 @@ export class PostgresDb implements SqlDb {
   readonly dialect = "postgres" as const;
   private savepoints = 0;
   private closed = false;
-  /** Connections held open by listen, ended with the pool. */
-  private readonly listeners = new Set<{ end(): Promise<void> }>();
+  /** The process's one LISTEN connection, made at the first listen (pg-listen.ts). */
+  private listener: PgListener | null = null;
 
   private constructor(
     private readonly pool: Pool,
@@ -102,10 +105,12 @@ export class PostgresDb implements SqlDb {
      * meta table yet, someone else's): then openPostgresStore checks the long way.
      */
     readonly probedVersion: number | null = null,
+    /** Where this store's LISTEN goes: LI_STORE_LISTEN's direct connection, or the store's own URL. */
+    readonly listenRoute: ListenRoute = { via: "store", url },
   ) {}
 
   /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
-  static async connect(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
+  static async connect(url: string, opts: { readOnly?: boolean; listen?: { url: string; source: string }; pooled?: boolean } = {}): Promise<PostgresDb> {
     const pg = await loadPg();
     const where = redactUrl(url);
     // int8 and numeric as numbers, as SQLite's integers and reals arrive: li's counts and sums fit.
@@ -142,7 +147,8 @@ export class PostgresDb implements SqlDb {
         throw new PostgresDb(pool, url, where, !!opts.readOnly).unavailable(err);
       }
     }
-    return new PostgresDb(pool, url, where, !!opts.readOnly, probed);
+    const route: ListenRoute = opts.listen ? { via: "store_listen", ...opts.listen } : { via: "store", url, pooled: opts.pooled };
+    return new PostgresDb(pool, url, where, !!opts.readOnly, probed, route);
   }
 
   /** The contract's error for a server li cannot use, naming it without its password. */
@@ -288,39 +294,43 @@ export class PostgresDb implements SqlDb {
 
   /**
    * Calls `onPayload` with each NOTIFY on `channel` (a fixed identifier, never user input) until
-   * the returned function is called. A connection of its own, outside the pool: it is held for as
-   * long as the listener lives. A notification sent while this connection was down is lost, and
+   * the returned function is called, on the process's one LISTEN connection (pg-listen.ts): the
+   * listen URL's beside a pooled store, else the store's own when it reaches PostgreSQL itself; a
+   * pooler is refused (li polls). A notification sent while that connection was down is lost, and
    * `onLost` says it went: a listener is only a wake-up, and its user polls besides.
    */
   async listen(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
-    const pg = await loadPg();
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
-    client.on("error", () => onLost());
-    client.on("end", () => onLost());
-    client.on("notification", (m) => {
-      if (m.channel === channel) onPayload(m.payload ?? "");
-    });
     try {
-      await client.connect();
-      await client.query(`LISTEN ${channel}`);
+      return await this.listenerOf().subscribe(channel, onPayload, onLost);
     } catch (err) {
-      await client.end().catch(() => {});
       throw this.unavailable(err);
     }
-    const entry = { end: () => client.end().catch(() => {}) };
-    this.listeners.add(entry);
-    return async () => {
-      this.listeners.delete(entry);
-      client.removeAllListeners("end");
-      await entry.end();
-    };
+  }
+
+  /** Whether this store's wake-ups can LISTEN, and by which route: a connection opened, checked and closed (li doctor). */
+  async wakeups(): Promise<{ listening: boolean; via: ListenRoute["via"]; error: unknown }> {
+    const l = new PgListener(this.listenRoute, (u) => this.newListenClient(u));
+    try {
+      await (await l.open()).end();
+      return { listening: true, via: this.listenRoute.via, error: null };
+    } catch (err) {
+      return { listening: false, via: this.listenRoute.via, error: this.unavailable(err) };
+    }
+  }
+
+  private listenerOf(): PgListener {
+    return (this.listener ??= new PgListener(this.listenRoute, (u) => this.newListenClient(u)));
+  }
+
+  private newListenClient(url: string) {
+    const pg = loadedPg!;
+    return new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const l of this.listeners) await l.end();
-    this.listeners.clear();
+    await this.listener?.end();
     await this.pool.end().catch(() => {});
   }
 }
