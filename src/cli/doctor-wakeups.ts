@@ -1,5 +1,6 @@
 import { LiError } from "../errors.js";
 import type { Store } from "../lifecycle/store.js";
+import { storeLocation } from "../lifecycle/locate.js";
 import { storeWakeups } from "../lifecycle/wakeups.js";
 import type { Check } from "./doctor-checks.js";
 
@@ -14,6 +15,8 @@ const CHECK = "store_wakeups";
 const SETTING = "set LI_STORE_LISTEN (or store_listen: in settings.yaml) to a direct connection to the same database, used only for LISTEN (docs/hosts.md, Behind a connection pooler)";
 
 export async function wakeupsCheck(open: () => Promise<Store>): Promise<Check | null> {
+  // state.db needs no LISTEN (and opening it here would create it).
+  if (storeLocation().kind !== "postgres") return null;
   let w;
   const s = await open();
   try {
