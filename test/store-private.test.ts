@@ -111,6 +111,8 @@ test("an agent and a notify handler see neither LI_STORE nor li's store credenti
     expect(agents).toHaveLength(2);
     for (const env of [...agents, ...handled.map((d: any) => d.env)]) {
       expect(env.LI_STORE).toBeUndefined();
+      // The listen URL beside a pooled store (the postgres project's homes have one) likewise.
+      expect(env.LI_STORE_LISTEN).toBeUndefined();
       expect(env.PGDATABASE).toBe("users_own_db");
       expect(env.LI_HOME).toBe(t.h.home);
     }
@@ -125,7 +127,7 @@ test("an agent and a notify handler see neither LI_STORE nor li's store credenti
 
     // Nothing li wrote holds the URL, its database's name or the password: not a record's spec or
     // request, an audit detail, a delivery's payload, a console, a prompt, a log.
-    const secrets = onPostgres ? [url!, new URL(url!).pathname.slice(1), t.password] : [t.password];
+    const secrets = onPostgres ? [url!, new URL(url!).pathname.slice(1), t.password, ...(t.h.env.LI_STORE_LISTEN ? [t.h.env.LI_STORE_LISTEN] : [])] : [t.password];
     const written = filesUnder(t.h.home).filter((f) => f.file !== path.join(t.h.home, "settings.yaml"));
     expect(written.map((f) => f.file)).toEqual(expect.arrayContaining([expect.stringMatching(/console\.log$/), expect.stringMatching(/prompt\.txt$/)]));
     for (const secret of secrets) {

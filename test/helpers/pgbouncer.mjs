@@ -38,14 +38,12 @@ async function untilListening(port, ms, log) {
 }
 
 /**
- * A PgBouncer on a free loopback port in front of the server on `serverPort`, every database
- * passed through, `poolSize` server connections per database and user. Returns
- * { port, url(db), stop() }; `url` swaps a direct URL's port for the pooler's.
+ * Writes a PgBouncer's configuration for the server on `serverPort` and starts it (daemonized) on
+ * `port`; {port, dir, log, pidfile}. It listens a moment later: wait for it before use.
  */
-export async function startPgbouncer(serverPort, opts = {}) {
+export function launchPgbouncer(serverPort, port, opts = {}) {
   const bin = pgbouncerBin();
   if (!bin) throw new Error(PGBOUNCER_HINT);
-  const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-pgbouncer-"));
   const conf = path.join(dir, "pgbouncer.ini");
   const log = path.join(dir, "log");
@@ -64,7 +62,7 @@ export async function startPgbouncer(serverPort, opts = {}) {
       `auth_file = ${path.join(dir, "users.txt")}`,
       "pool_mode = transaction",
       `default_pool_size = ${opts.poolSize ?? 5}`,
-      "max_client_conn = 500",
+      "max_client_conn = 1000",
       // A client waiting for a server connection longer than this is told so (an exhausted pool).
       `query_wait_timeout = ${opts.queryWaitTimeout ?? 120}`,
       `logfile = ${log}`,
@@ -75,19 +73,28 @@ export async function startPgbouncer(serverPort, opts = {}) {
   if (asRoot()) for (const f of [dir, ...fs.readdirSync(dir).map((n) => path.join(dir, n))]) fs.chownSync(f, 65534, 65534);
   const [cmd, argv] = asRoot() ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "-d", conf]] : [bin, ["-d", conf]];
   execFileSync(cmd, argv, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  await untilListening(port, 10_000, log);
-  return {
-    port,
-    dir,
-    log,
-    /** The pooler's URL for `direct` (a URL of the cluster behind it), or for database `db`. */
-    url: (direct) => (direct.includes("://") ? direct.replace(`:${serverPort}/`, `:${port}/`) : `postgres://li@127.0.0.1:${port}/${direct}`),
-    stop() {
-      try {
-        const pid = Number(fs.readFileSync(pidfile, "utf8").trim());
-        if (pid > 0) process.kill(pid, "SIGTERM");
-      } catch {}
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { port, dir, log, pidfile };
+}
+
+/** Stops the PgBouncer launched at `at` ({dir, pidfile}) and removes its folder. */
+export function stopPgbouncerAt(at) {
+  try {
+    const pid = Number(fs.readFileSync(at.pidfile, "utf8").trim());
+    if (pid > 0) process.kill(pid, "SIGTERM");
+  } catch {}
+  fs.rmSync(at.dir, { recursive: true, force: true });
+}
+
+/** The pooler's URL for `direct` (a URL of the cluster on `serverPort`), or for database `db`. */
+export const pooledUrl = (serverPort, port, direct) => (direct.includes("://") ? direct.replace(`:${serverPort}/`, `:${port}/`) : `postgres://li@127.0.0.1:${port}/${direct}`);
+
+/**
+ * A PgBouncer on a free loopback port in front of the server on `serverPort`, every database
+ * passed through, `poolSize` server connections per database and user. Returns
+ * { port, url(db), stop() }; `url` swaps a direct URL's port for the pooler's.
+ */
+export async function startPgbouncer(serverPort, opts = {}) {
+  const at = launchPgbouncer(serverPort, await freePort(), opts);
+  await untilListening(at.port, 10_000, at.log);
+  return { ...at, url: (direct) => pooledUrl(serverPort, at.port, direct), stop: () => stopPgbouncerAt(at) };
 }
