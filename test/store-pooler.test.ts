@@ -216,3 +216,19 @@ describePooler("li through PgBouncer in transaction mode, one server connection"
     expect(await wakeups(h.env)).toMatchObject({ ok: true, warning: true, detail: expect.stringMatching(/store_pooled: true/), fix: expect.stringMatching(/LI_STORE_LISTEN/) });
   });
 });
+
+test("the failures told apart by their words: a refused startup parameter, an exhausted pool (PgBouncer's, PostgreSQL's, Supavisor's and Neon's), and a server gone; a full pool passes like a restart, a refused parameter does not", async () => {
+  const { pgFailure, isUnreachable } = await import("../src/lifecycle/db/pg-errors.js");
+  const err = (code: string, message: string) => Object.assign(new Error(message), { code });
+  const cases: [Error, string, boolean][] = [
+    [err("08P01", "unsupported startup parameter: options"), "pooler_refused", false],
+    [err("08P01", "query_wait_timeout"), "pool_exhausted", true],
+    [err("08P01", "no more connections allowed (max_client_conn)"), "pool_exhausted", true],
+    [err("53300", "sorry, too many clients already"), "pool_exhausted", true],
+    [err("XX000", "Max client connections reached"), "pool_exhausted", true],
+    [err("08006", "server closed the connection unexpectedly"), "unreachable", true],
+    [err("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"), "unreachable", true],
+    [err("28P01", "password authentication failed"), "credentials", false],
+  ];
+  expect(cases.map(([e]) => [pgFailure(e), isUnreachable(e)])).toEqual(cases.map(([, f, passes]) => [f, passes]));
+});
