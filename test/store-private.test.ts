@@ -111,6 +111,8 @@ test("an agent and a notify handler see neither LI_STORE nor li's store credenti
     expect(agents).toHaveLength(2);
     for (const env of [...agents, ...handled.map((d: any) => d.env)]) {
       expect(env.LI_STORE).toBeUndefined();
+      // The listen URL beside a pooled store (the postgres project's homes have one) likewise.
+      expect(env.LI_STORE_LISTEN).toBeUndefined();
       expect(env.PGDATABASE).toBe("users_own_db");
       expect(env.LI_HOME).toBe(t.h.home);
     }
@@ -125,7 +127,7 @@ test("an agent and a notify handler see neither LI_STORE nor li's store credenti
 
     // Nothing li wrote holds the URL, its database's name or the password: not a record's spec or
     // request, an audit detail, a delivery's payload, a console, a prompt, a log.
-    const secrets = onPostgres ? [url!, new URL(url!).pathname.slice(1), t.password] : [t.password];
+    const secrets = onPostgres ? [url!, new URL(url!).pathname.slice(1), t.password, ...(t.h.env.LI_STORE_LISTEN ? [t.h.env.LI_STORE_LISTEN] : [])] : [t.password];
     const written = filesUnder(t.h.home).filter((f) => f.file !== path.join(t.h.home, "settings.yaml"));
     expect(written.map((f) => f.file)).toEqual(expect.arrayContaining([expect.stringMatching(/console\.log$/), expect.stringMatching(/prompt\.txt$/)]));
     for (const secret of secrets) {
@@ -155,6 +157,18 @@ describe("the rule (childEnv)", () => {
     const { childEnv } = await import("../src/lifecycle/child-env.js");
     inHome();
     expect(childEnv({ ...base }, { LI_STORE: "postgres://x@h/d", MINE: "1" })).toEqual({ ...base, MINE: "1" });
+  });
+
+  oneStore("LI_STORE_LISTEN (the direct connection beside a pooled store) is kept from every child as LI_STORE is, a granted one too, and handed to li's own processes over the pipe", async () => {
+    const { childEnv } = await import("../src/lifecycle/child-env.js");
+    const { storeSecrets } = await import("../src/lifecycle/store-handoff.js");
+    inHome();
+    const listen = "postgres://li:pw@direct/d";
+    const kept = { PATH: "/bin", PGHOST: "db", PGUSER: "me" };
+    // Its credential variables go too: the listen URL alone says a PostgreSQL store is in use.
+    expect(childEnv({ ...base, LI_STORE_LISTEN: listen })).toEqual(kept);
+    expect(childEnv({ ...base, LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen }, { LI_STORE_LISTEN: listen, MINE: "1" })).toEqual({ ...kept, MINE: "1" });
+    expect(storeSecrets({ PATH: "/bin", LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen, PGPASSWORD: "pw" })).toEqual({ LI_STORE: "postgres://li@pooler/d", LI_STORE_LISTEN: listen, PGPASSWORD: "pw" });
   });
 
   oneStore("with LI_STORE, or store: in settings.yaml, the credential variables go and the ones naming a server stay", async () => {

@@ -14,15 +14,16 @@ import type { Check } from "./doctor-checks.js";
 
 /** Whether `store:` in the user settings file holds a password (in the URL, or as a password parameter). */
 function storePassword(text: string): boolean {
-  if (!/^store\s*:/m.test(text)) return false;
+  if (!/^store(_listen)?\s*:/m.test(text)) return false;
   let doc: unknown;
   try {
     doc = yaml().parse(text);
   } catch {
     return false; // the settings check reports a file that does not parse
   }
-  const url = isObject(doc) ? doc.store : undefined;
-  return typeof url === "string" && holdsPassword(url);
+  // The listen connection beside a pooled store (store_listen:) carries a password as the store's does.
+  const urls = isObject(doc) ? [doc.store, doc.store_listen] : [];
+  return urls.some((url) => typeof url === "string" && holdsPassword(url));
 }
 
 /** Null when settings.yaml names no store password; else whether only its owner can read the file. */

@@ -200,11 +200,18 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "gateway"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "store_listen", "store_pooled", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "gateway"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
     checkStoreUrl(top.store, `${file}: store`);
+  }
+  // The listen connection beside a pooled store, and whether the store is one (issue 49): the user's too.
+  for (const key of ["store_listen", "store_pooled"] as const) {
+    if (top[key] === undefined || top[key] === null) continue;
+    if (source === "project") fail(file, key, "only the user settings file ($LI_HOME/settings.yaml) may say how the store is reached");
+    if (key === "store_listen") checkStoreUrl(top[key], `${file}: store_listen`);
+    else if (typeof top[key] !== "boolean") fail(file, key, "expected true (the store's URL is a transaction-mode pooler) or false (it keeps sessions); leave it unset for li to find out");
   }
   if (source === "project" && top.profiles !== undefined)
     fail(file, "profiles", "a project defines each profile in its own file, .li/profiles/NAME.yaml (trusted with li hooks trust); profiles: here is read from the user settings file only");

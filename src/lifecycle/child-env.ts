@@ -1,4 +1,4 @@
-import { storeLocation } from "./locate.js";
+import { LISTEN_ENV, storeLocation } from "./locate.js";
 
 /*
  * The environment of a program li runs that is not li: an agent (provider CLI), a foreground
@@ -8,7 +8,8 @@ import { storeLocation } from "./locate.js";
  * of li mcp and the studio, which are li and get process.env as it is).
  *
  * The rule:
- * - LI_STORE is always removed. An agent that calls `li` itself (li mcp in its MCP config) then
+ * - LI_STORE is always removed, and LI_STORE_LISTEN (the direct connection beside a pooled store,
+ *   a second address of the same database, with its own credentials) with it. An agent that calls `li` itself (li mcp in its MCP config) then
  *   finds its store as any li does without it: `store:` in settings.yaml, else $LI_HOME/state.db.
  *   So a shared store its agents' own li calls should reach belongs in settings.yaml.
  * - While a PostgreSQL store is in use (LI_STORE, or `store:` in settings.yaml; a settings file
@@ -39,7 +40,7 @@ export const PG_CREDENTIAL_ENV = ["PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSE
 
 /** True when li's store is a PostgreSQL one here; a settings file that cannot be read says yes (fail closed). */
 export function postgresInUse(base: NodeJS.ProcessEnv): boolean {
-  if (base[STORE_ENV]) return true;
+  if (base[STORE_ENV] || base[LISTEN_ENV]) return true;
   try {
     return storeLocation().kind === "postgres";
   } catch {
@@ -55,9 +56,11 @@ export function postgresInUse(base: NodeJS.ProcessEnv): boolean {
 export function childEnv(base: NodeJS.ProcessEnv = process.env, ...granted: (Record<string, string> | undefined)[]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   delete env[STORE_ENV];
+  delete env[LISTEN_ENV];
   delete env[HANDOFF_ENV];
   if (postgresInUse(base)) for (const name of PG_CREDENTIAL_ENV) delete env[name];
   for (const extra of granted) Object.assign(env, extra);
   delete env[STORE_ENV];
+  delete env[LISTEN_ENV];
   return env;
 }

@@ -13,7 +13,22 @@ import { redactUrl, URL_SPECIALS, userInfo } from "./db/pg-sql.js";
  * $LI_HOME/state.db. Run directories stay under each host's LI_HOME either way.
  */
 
-export type StoreLocation = { kind: "sqlite" } | { kind: "postgres"; url: string; source: "LI_STORE" | "settings" };
+export type StoreLocation =
+  | { kind: "sqlite" }
+  | {
+      kind: "postgres";
+      url: string;
+      source: "LI_STORE" | "settings";
+      /** LI_STORE_LISTEN (else store_listen: in settings.yaml): a direct connection used only for LISTEN, beside a pooled store. */
+      listen?: { url: string; source: string };
+      /** LI_STORE_POOLED (else store_pooled: in settings.yaml): whether the store's URL is a pooler; absent, li finds out itself. */
+      pooled?: boolean;
+    };
+
+/** The listen connection's variable: a credential, kept from every child process as LI_STORE is. */
+export const LISTEN_ENV = "LI_STORE_LISTEN";
+/** Says whether LI_STORE is a transaction-mode pooler, where li must never LISTEN. */
+export const POOLED_ENV = "LI_STORE_POOLED";
 
 const POSTGRES = /^postgres(ql)?:\/\//i;
 
@@ -40,31 +55,74 @@ export function checkStoreUrl(value: unknown, source: string): string {
   return value;
 }
 
-/** The `store:` of the user settings file, read only when the file has such a line (parsing YAML costs start-up time). */
-function settingsStore(): string | undefined {
+interface StoreSettings {
+  store?: string;
+  store_listen?: string;
+  store_pooled?: boolean;
+}
+
+/** The `store:`, `store_listen:` and `store_pooled:` of the user settings file, read only when the file has such a line (parsing YAML costs start-up time). */
+function settingsStore(): StoreSettings {
   const file = path.join(liHome(), "settings.yaml");
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
   } catch {
-    return undefined;
+    return {};
   }
-  if (!/^store\s*:/m.test(text)) return undefined;
+  if (!/^store(_listen|_pooled)?\s*:/m.test(text)) return {};
   let doc: unknown;
   try {
     doc = yaml().parse(text);
   } catch (err: any) {
     throw new LiError("invalid_input", `${file}: not valid YAML: ${String(err?.message ?? err).split("\n")[0]}`, { file });
   }
-  const value = isObject(doc) ? doc.store : undefined;
-  return value === undefined || value === null ? undefined : checkStoreUrl(value, `${file}: store`);
+  const given = (key: string) => (isObject(doc) && doc[key] !== undefined && doc[key] !== null ? doc[key] : undefined);
+  const store = given("store");
+  const listen = given("store_listen");
+  const pooled = given("store_pooled");
+  return {
+    store: store === undefined ? undefined : checkStoreUrl(store, `${file}: store`),
+    store_listen: listen === undefined ? undefined : checkStoreUrl(listen, `${file}: store_listen`),
+    store_pooled: pooled === undefined ? undefined : checkPooled(pooled, `${file}: store_pooled`),
+  };
+}
+
+function checkPooled(value: unknown, source: string): boolean {
+  if (typeof value === "boolean") return value;
+  if (typeof value === "string" && /^(1|true|yes)$/i.test(value)) return true;
+  if (typeof value === "string" && /^(0|false|no)$/i.test(value)) return false;
+  throw new LiError("invalid_input", `${source}: expected true (the store's URL is a transaction-mode pooler: li never LISTENs on it) or false (it keeps sessions: li may), got ${JSON.stringify(value)}; leave it unset for li to find out`, { field: source });
+}
+
+/** Host, port and database of a PostgreSQL URL: what tells two URLs of one server apart. */
+function address(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname.toLowerCase()}:${u.port || "5432"}${u.pathname}`;
 }
 
 export function storeLocation(): StoreLocation {
   const env = process.env.LI_STORE;
-  if (env) return { kind: "postgres", url: checkStoreUrl(env, "LI_STORE"), source: "LI_STORE" };
   const fromSettings = settingsStore();
-  return fromSettings ? { kind: "postgres", url: fromSettings, source: "settings" } : { kind: "sqlite" };
+  const url = env ? checkStoreUrl(env, "LI_STORE") : fromSettings.store;
+  const listenEnv = process.env[LISTEN_ENV];
+  const listen = listenEnv ? { url: checkStoreUrl(listenEnv, LISTEN_ENV), source: LISTEN_ENV } : fromSettings.store_listen ? { url: fromSettings.store_listen, source: "store_listen: in settings.yaml" } : undefined;
+  const pooledEnv = process.env[POOLED_ENV];
+  const pooled = pooledEnv ? checkPooled(pooledEnv, POOLED_ENV) : fromSettings.store_pooled;
+  if (!url) {
+    // A listen connection beside state.db would be a second store address with nothing to wake.
+    if (listen) throw new LiError("invalid_input", `${listen.source} is set, but the store is the local state.db (no LI_STORE, no store: in settings.yaml): set the PostgreSQL store too, or unset it`, { field: listen.source });
+    return { kind: "sqlite" };
+  }
+  // The listen connection must reach PostgreSQL itself: the store's own address is the pooler
+  // (or, for a direct store, needs no second connection).
+  if (listen && address(listen.url) === address(url))
+    throw new LiError(
+      "invalid_input",
+      `${listen.source} (${redactUrl(listen.url)}) names the store's own address; it must be a direct connection to PostgreSQL (its own host and port, not the pooler's), used only for LISTEN; unset it when the store is not pooled`,
+      { field: listen.source, url: redactUrl(listen.url), remedy: "name the database's direct host and port (docs/hosts.md, Behind a connection pooler)" },
+    );
+  return { kind: "postgres", url, source: env ? "LI_STORE" : "settings", ...(listen ? { listen } : {}), ...(pooled !== undefined ? { pooled } : {}) };
 }
 
 /** Host names: what `--host` and LI_HOST take (`any` is placement, never a host). */

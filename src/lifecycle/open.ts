@@ -9,7 +9,7 @@ import { openSqliteStore } from "./sqlite-file.js";
 import { asStorageError, isDiskFull } from "./storage-faults.js";
 import { dbOf as dbOfStore } from "./db/handle.js";
 import { Store } from "./store.js";
-import { storeLocation } from "./locate.js";
+import { storeLocation, type StoreLocation } from "./locate.js";
 
 /*
  * The composition root of the lifecycle store: opens it and hands it its terminal hook, so the
@@ -47,7 +47,7 @@ export function placeholderStore(): Store {
 export async function openStoreForRead(opts: OpenOptions = {}): Promise<Store> {
   checkHome();
   const where = storeLocation();
-  if (where.kind === "postgres") return withHook(await openSharedStore(where.url, { ...opts, create: false }));
+  if (where.kind === "postgres") return withHook(await openSharedStore(where, { ...opts, create: false }));
   if (!fs.existsSync(statePath())) return placeholderStore();
   return openStore(opts);
 }
@@ -56,9 +56,9 @@ export async function openStoreForRead(opts: OpenOptions = {}): Promise<Store> {
  * The shared PostgreSQL store; an empty database reads as the placeholder until a write creates
  * the schema (reading never creates anything, as with state.db).
  */
-async function openSharedStore(url: string, opts: OpenOptions & { create?: boolean; readOnly?: boolean }): Promise<Store> {
+async function openSharedStore(where: Extract<StoreLocation, { kind: "postgres" }>, opts: OpenOptions & { create?: boolean; readOnly?: boolean }): Promise<Store> {
   const { openPostgresStore } = await import("./pg-open.js");
-  const store = await openPostgresStore(url, opts);
+  const store = await openPostgresStore(where.url, { ...opts, listen: where.listen, pooled: where.pooled });
   if (opts.create === false && (await store.schemaVersion()) === 0) {
     await store.close();
     return placeholderStore();
@@ -73,7 +73,7 @@ function withHook(store: Store): Store {
 
 export async function openStore(opts: OpenOptions = {}): Promise<Store> {
   const where = storeLocation();
-  if (where.kind === "postgres") return withHook(await openSharedStore(where.url, opts));
+  if (where.kind === "postgres") return withHook(await openSharedStore(where, opts));
   let store: Store;
   try {
     store = await openSqliteStore(opts);
@@ -109,7 +109,7 @@ async function readOnlyStore(cause: unknown, opts: OpenOptions): Promise<Store> 
 export async function openReaderStore(): Promise<Store> {
   checkHome();
   const where = storeLocation();
-  if (where.kind === "postgres") return openSharedStore(where.url, { create: false, readOnly: true });
+  if (where.kind === "postgres") return openSharedStore(where, { create: false, readOnly: true });
   const file = statePath();
   if (!fs.existsSync(file)) return placeholderStore();
   const db = openReadOnly(file);

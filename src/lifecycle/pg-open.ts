@@ -9,14 +9,22 @@ import { Store } from "./store.js";
  * on first use, as a fresh state.db gets it. Loaded only when the store location names one.
  */
 
+export interface ConnectOptions {
+  readOnly?: boolean;
+  /** The direct connection for LISTEN beside a pooled store (LI_STORE_LISTEN). */
+  listen?: { url: string; source: string };
+  /** Whether the store's URL is a pooler, as the user said (store_pooled); absent, li finds out. */
+  pooled?: boolean;
+}
+
 /** A connection to `url`; unreachable, refusing or unknown is a clear `unavailable` naming it without its password. */
-export async function connectPostgres(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
+export async function connectPostgres(url: string, opts: ConnectOptions = {}): Promise<PostgresDb> {
   const { PostgresDb } = await import("./db/postgres.js");
   return PostgresDb.connect(url, opts);
 }
 
 /** The store at `url`, its schema created when the database has none; refuses another schema version unless migrating. */
-export async function openPostgresStore(url: string, opts: { migrating?: boolean; create?: boolean; readOnly?: boolean } = {}): Promise<Store> {
+export async function openPostgresStore(url: string, opts: ConnectOptions & { migrating?: boolean; create?: boolean } = {}): Promise<Store> {
   const db = await connectPostgres(url, opts);
   const store = new Store(db);
   // The connection's probe found this li's version: nothing to create or refuse.

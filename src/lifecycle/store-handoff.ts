@@ -3,13 +3,14 @@ import { childProcess } from "../packages.js";
 import fs from "node:fs";
 import { LiError } from "../errors.js";
 import { HANDOFF_ENV, PG_CREDENTIAL_ENV, postgresInUse, STORE_ENV } from "./child-env.js";
+import { LISTEN_ENV } from "./locate.js";
 
 /*
  * How a li process li starts (a worker, a session's or a flow's worker, a notify drainer) learns
  * the store's address and credentials without them ever being in its environment (issue 25). A
  * process's exec-time environment stays readable in /proc/<pid>/environ for its whole life, to
  * every process of the same user: an agent could read it from its worker, its parent. So the
- * variables that reach the store (LI_STORE, and libpq's credential variables while the store is
+ * variables that reach the store (LI_STORE, LI_STORE_LISTEN, and libpq's credential variables while the store is
  * PostgreSQL: child-env.ts) are left out of the child's environment and written instead to a pipe
  * it inherits as descriptor 3 (named by LI_STORE_FD). The child reads it to its end, closes it and
  * puts them in its own process.env, which changes nothing /proc shows, before it opens the store;
@@ -21,7 +22,7 @@ const FD = 3;
 
 /** The variables of `base` that reach the store, which a li process receives by handoff instead. */
 export function storeSecrets(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const names = [STORE_ENV, ...(postgresInUse(base) ? PG_CREDENTIAL_ENV : [])];
+  const names = [STORE_ENV, LISTEN_ENV, ...(postgresInUse(base) ? PG_CREDENTIAL_ENV : [])];
   const out: Record<string, string> = {};
   for (const name of names) if (base[name] !== undefined) out[name] = base[name]!;
   return out;

@@ -84,11 +84,13 @@ export async function untilAgentReady(run: { pid: number; pgid: number }): Promi
   return agent;
 }
 
-/** A Store on `h`'s store (state.db, or its LI_STORE), with its terminal hook; sets process.env.LI_HOME and LI_STORE, which opening reads. The caller closes it. */
+/** A Store on `h`'s store (state.db, or its LI_STORE), with its terminal hook; sets process.env.LI_HOME, LI_STORE and LI_STORE_LISTEN, which opening reads. The caller closes it. */
 export function openStore(h: Home): Promise<Store> {
   process.env.LI_HOME = h.home;
-  if (h.env.LI_STORE) process.env.LI_STORE = h.env.LI_STORE;
-  else delete process.env.LI_STORE;
+  for (const name of ["LI_STORE", "LI_STORE_LISTEN"]) {
+    if (h.env[name]) process.env[name] = h.env[name];
+    else delete process.env[name];
+  }
   return openLifecycleStore();
 }
 

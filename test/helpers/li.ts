@@ -5,11 +5,28 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { readProcStat } from "../../src/lifecycle/procfs.js";
 import { workerCluster } from "./postgres.js";
+import { workerPooler } from "./pg-worker.mjs";
+import { PGBOUNCER_HINT, pgbouncerBin } from "./pgbouncer.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const LI_BIN = path.join(ROOT, "bin", "li.js");
 
 export type Home = ReturnType<typeof tempHome>;
+
+let saidDirect = false;
+/**
+ * Whether the postgres project's homes reach their stores through PgBouncer: where it is installed
+ * (LI_TEST_PG_DIRECT=1 says no); without it they go direct with a hint, unless
+ * LI_TEST_REQUIRE_PGBOUNCER makes its absence a failure.
+ */
+function pooledProject(): boolean {
+  if (process.env.LI_TEST_PG_DIRECT === "1") return false;
+  if (pgbouncerBin()) return true;
+  if (process.env.LI_TEST_REQUIRE_PGBOUNCER) throw new Error(PGBOUNCER_HINT);
+  if (!saidDirect) console.warn(`the postgres project's stores are reached directly: ${PGBOUNCER_HINT}`);
+  saidDirect = true;
+  return false;
+}
 
 /**
  * A fresh LI_HOME, removed by the caller's cleanup (see tempHome().cleanup). In the postgres
@@ -21,7 +38,13 @@ export function tempHome(opts: { emptyStore?: boolean } = {}): { home: string; e
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-test-"));
   const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
   delete env.LI_STORE;
-  if (process.env.LI_TEST_STORE === "postgres") env.LI_STORE = workerCluster().createDatabase({ migrated: !opts.emptyStore });
+  if (process.env.LI_TEST_STORE === "postgres") {
+    const direct = workerCluster().createDatabase({ migrated: !opts.emptyStore });
+    // Through the worker's PgBouncer in transaction mode, LISTEN on the direct URL (issue 49), as
+    // a team reaches hosted PostgreSQL; the suites with shared stores (useSharedStore) go direct.
+    if (pooledProject()) Object.assign(env, { LI_STORE: workerPooler().url(direct), LI_STORE_LISTEN: direct });
+    else env.LI_STORE = direct;
+  }
   // Retried: a detached run's worker may still be writing its last files as a test ends (ENOTEMPTY).
   return { home, env, cleanup: () => fs.rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }

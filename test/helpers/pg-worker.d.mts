@@ -3,3 +3,4 @@ export const TEMPLATE: string;
 export function workerCluster(): PgCluster;
 export function beginRun(): void;
 export function endRun(run?: string): void;
+export function workerPooler(): { port: number; url(direct: string): string };

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { clusterAt, createDatabase, launchCluster, PG_HINT, pgBinDir, stopClusterAt } from "./pg-cluster.mjs";
+import { launchPgbouncer, PGBOUNCER_HINT, pgbouncerBin, pooledUrl, stopPgbouncerAt } from "./pgbouncer.mjs";
 
 const LI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "li.js");
 /** The database in each worker's cluster that li has migrated: test homes' stores are copies of it. */
@@ -56,6 +57,26 @@ export function workerCluster() {
   };
 }
 
+/**
+ * This jest worker's PgBouncer (transaction mode) in front of its cluster, started on first use
+ * like the cluster, stopped by global teardown: {port, url(direct)}. The postgres project reaches
+ * its test homes' stores through it (tempHome), as a team reaches hosted PostgreSQL (issue 49).
+ */
+export function workerPooler() {
+  const cluster = workerCluster();
+  if (!pgbouncerBin()) throw new Error(PGBOUNCER_HINT);
+  const file = path.join(process.env.LI_TEST_PG_RUN_DIR, `pooler-${process.env.JEST_WORKER_ID ?? "1"}.json`);
+  let at = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : undefined;
+  if (!at || at.serverPort !== cluster.port || !fs.existsSync(at.pidfile)) {
+    at = { ...launchPgbouncer(cluster.port, freePortSync(), { poolSize: 5 }), serverPort: cluster.port };
+    fs.writeFileSync(file, JSON.stringify(at));
+    // It listens a moment after it daemonizes: wait here, synchronously as tempHome is.
+    const script = `const net = require("node:net"); const end = Date.now() + 10000; (function look() { const s = net.connect(${at.port}, "127.0.0.1"); s.once("connect", () => { s.destroy(); process.exit(0); }); s.once("error", () => (Date.now() > end ? process.exit(1) : setTimeout(look, 50))); })();`;
+    execFileSync(process.execPath, ["-e", script]);
+  }
+  return { port: at.port, url: (direct) => pooledUrl(cluster.port, at.port, direct) };
+}
+
 /** Makes TEMPLATE and has li create its schema there (`li state migrate`), as a first write would. */
 function migrateTemplate(port) {
   execFileSync(path.join(pgBinDir(), "createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "li", TEMPLATE]);
@@ -80,6 +101,12 @@ export function beginRun() {
 export function endRun(run = process.env.LI_TEST_PG_RUN_DIR) {
   if (!run || !fs.existsSync(run)) return;
   for (const name of fs.readdirSync(run)) {
+    if (/^pooler-.*\.json$/.test(name)) {
+      try {
+        stopPgbouncerAt(JSON.parse(fs.readFileSync(path.join(run, name), "utf8")));
+      } catch {}
+      continue;
+    }
     if (!/^worker-.*\.json$/.test(name)) continue;
     try {
       stopClusterAt(JSON.parse(fs.readFileSync(path.join(run, name), "utf8")).dir);

@@ -6,6 +6,7 @@ import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck
 import { worktreesCheck } from "../doctor-worktrees.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
 import { credentialsCheck } from "../doctor-credentials.js";
+import { wakeupsCheck } from "../doctor-wakeups.js";
 import { permissionWarnings, sandboxCheck } from "../doctor-sandbox.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
@@ -48,7 +49,10 @@ that has never run one and has no unfinished runs of its own and none placed on 
 only submits, a normal role, shown as info),
 store_credentials (on a PostgreSQL store: this host's daemon has neither LI_STORE with a
 password nor a libpq credential variable in its environment, which every process of its
-user, agents included, can read).
+user, agents included, can read), store_wakeups (on a PostgreSQL store: li wait, --follow and
+approval waits are woken by LISTEN on a connection that reaches PostgreSQL itself; behind a
+transaction-mode pooler without LI_STORE_LISTEN, or store_listen: in settings.yaml, they poll:
+a warning naming the setting; a listen URL that reaches a pooler fails).
 li doctor fails (exit 1; with --machine an error whose detail holds every check) when any
 check fails. Providers and endpoints are listed, not judged.
 
@@ -85,6 +89,7 @@ Examples:
           ...permissionWarnings(settings),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
+          ...(healthy && storeResult!.ok ? [await wakeupsCheck(() => openStore())].filter((c) => c !== null) : []),
         ];
         const problems = checks.filter((c) => !c.ok);
         let liHomePath: string | null = null;

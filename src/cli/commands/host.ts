@@ -114,10 +114,13 @@ export function register(root: Command, ctx: CliContext): void {
       "after",
       `
 This host is LI_HOST (default: the machine's hostname); the store is LI_STORE (or store: in
-settings.yaml), shared by every host, or the local state.db. Each beat renews the lease
-(times from the store's clock), reaps this host's runs whose processes are gone, carries out
-li kill requests other hosts made for runs here, claims placed runs oldest first while fewer
-than --max-parallel top-level runs are active here, and starts them as detached workers.
+settings.yaml), shared by every host, or the local state.db. Behind a transaction-mode pooler
+(PgBouncer, Supavisor, Neon), LI_STORE_LISTEN (or store_listen:) names a direct connection used
+only for LISTEN, so waits wake at once rather than at their poll (li doctor: store_wakeups).
+Each beat renews the lease (times from the store's clock), reaps this host's runs whose
+processes are gone, carries out li kill requests other hosts made for runs here, claims placed
+runs oldest first while fewer than --max-parallel top-level runs are active here, and starts
+them as detached workers.
 Every 5 s it also ticks schedules and starts a notify drainer when a delivery is due: several
 daemons fire each schedule once per due time and deliver each notification once.
 

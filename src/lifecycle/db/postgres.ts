@@ -3,6 +3,7 @@ import type { Pool, PoolClient, QueryResult } from "pg";
 import { LiError } from "../../errors.js";
 import { importModule } from "../../packages.js";
 import { isUnreachable, pgFailure, type PgFailure } from "./pg-errors.js";
+import { PgListener, type ListenRoute } from "./pg-listen.js";
 import { redactUrl, scrubSecret, toPostgres, URL_SPECIALS } from "./pg-sql.js";
 import type { Params, RunInfo, SqlDb, SqlRunner, TxMode } from "./types.js";
 
@@ -28,16 +29,43 @@ interface Frame {
 
 const frames = new AsyncLocalStorage<Frame>();
 
+/**
+ * How each transaction begins, in one simple query (one round trip, no prepared statement, so a
+ * pooler with or without protocol-level prepared statements passes it as it is).
+ *
+ * A write transaction asks for synchronous_commit = on for itself: a commit li was told of must
+ * survive a server crash (a run's end once recorded stays), and a database set to
+ * synchronous_commit = off may forget the last commits it acknowledged. SET LOCAL lasts until
+ * this transaction's end, so it holds behind a transaction-mode pooler and leaves nothing on the
+ * server connection for its next borrower. An immediate one takes the write lock too.
+ */
+export const BEGIN_WRITE = "BEGIN; SET LOCAL synchronous_commit = on";
+const BEGIN_IMMEDIATE = `${BEGIN_WRITE}; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`;
+/** A reader's transaction (li studio's): the server refuses any write in it, DDL included. */
+export const BEGIN_READ_ONLY = "BEGIN READ ONLY";
+
 /** Where a failure to use the store comes from, the detail's stable reason, and what to do about it. */
 const FAILURES: Record<PgFailure, { what: string; reason: string; todo: string }> = {
   unreachable: { what: "cannot be reached", reason: "store_unreachable", todo: "check that the server is up and that LI_STORE (or store: in settings.yaml) names it" },
   credentials: { what: "refused li's credentials", reason: "store_credentials", todo: `check the user and password in LI_STORE (or store: in settings.yaml), with special characters in the password percent-encoded (${URL_SPECIALS}), and the server's pg_hba.conf` },
   no_database: { what: "has no such database", reason: "store_no_database", todo: "create it (createdb), or name an existing one in LI_STORE (or store: in settings.yaml)" },
+  pooler_refused: {
+    what: "is a connection pooler that refused a startup parameter li's URL carries",
+    reason: "store_pooler_refused",
+    todo: "li sends none of its own (docs/hosts.md, Behind a connection pooler): take options (and any other startup setting) out of LI_STORE (or store: in settings.yaml), or let the pooler pass it (PgBouncer: ignore_startup_parameters)",
+  },
+  pool_exhausted: {
+    what: "has no connection free for li: its pooler's pool (or the server's max_connections) is exhausted",
+    reason: "store_pool_exhausted",
+    todo: "give the pool more server connections (PgBouncer: default_pool_size, max_client_conn, query_wait_timeout; Supavisor or Neon: the pool size in the project's settings) or the server more max_connections, or run fewer li processes at once; a run's worker retries its writes meanwhile",
+  },
 };
 
 declare const __liBundle: ((name: string) => unknown) | undefined;
 
 let pgModule: Promise<typeof import("pg").default> | undefined;
+/** node-postgres once loaded (a store is connected only after it is). */
+let loadedPg: typeof import("pg").default | undefined;
 /**
  * node-postgres asks as it loads whether it runs in a Cloudflare Worker: with no global
  * navigator (Node 20 has none) it builds a fetch Response to find out, which loads undici, about
@@ -49,8 +77,8 @@ function loadPg(): Promise<typeof import("pg").default> {
     if (lend) Object.defineProperty(globalThis, "navigator", { value: { userAgent: `Node.js/${process.versions.node}` }, configurable: true, writable: true });
     try {
       // Under the CLI's launcher, node-postgres is one bundle run from its code cache (scripts/bundle-pg.mjs).
-      if (typeof __liBundle === "function") return __liBundle("pg") as typeof import("pg").default;
-      return (await importModule<typeof import("pg")>("pg")).default;
+      if (typeof __liBundle === "function") return (loadedPg = __liBundle("pg") as typeof import("pg").default);
+      return (loadedPg = (await importModule<typeof import("pg")>("pg")).default);
     } finally {
       if (lend) delete (globalThis as { navigator?: unknown }).navigator;
     }
@@ -61,8 +89,8 @@ export class PostgresDb implements SqlDb {
   readonly dialect = "postgres" as const;
   private savepoints = 0;
   private closed = false;
-  /** Connections held open by listen, ended with the pool. */
-  private readonly listeners = new Set<{ end(): Promise<void> }>();
+  /** The process's one LISTEN connection, made at the first listen (pg-listen.ts). */
+  private listener: PgListener | null = null;
 
   private constructor(
     private readonly pool: Pool,
@@ -77,10 +105,12 @@ export class PostgresDb implements SqlDb {
      * meta table yet, someone else's): then openPostgresStore checks the long way.
      */
     readonly probedVersion: number | null = null,
+    /** Where this store's LISTEN goes: LI_STORE_LISTEN's direct connection, or the store's own URL. */
+    readonly listenRoute: ListenRoute = { via: "store", url },
   ) {}
 
   /** A pool on `url`, connected once so that an unreachable server is said now, not at the first write. */
-  static async connect(url: string, opts: { readOnly?: boolean } = {}): Promise<PostgresDb> {
+  static async connect(url: string, opts: { readOnly?: boolean; listen?: { url: string; source: string }; pooled?: boolean } = {}): Promise<PostgresDb> {
     const pg = await loadPg();
     const where = redactUrl(url);
     // int8 and numeric as numbers, as SQLite's integers and reals arrive: li's counts and sums fit.
@@ -95,10 +125,10 @@ export class PostgresDb implements SqlDb {
       idleTimeoutMillis: 10_000,
       keepAlive: true,
       application_name: "li",
-      // A commit li was told of must survive a server crash: a run's end once recorded stays.
-      // A server set to synchronous_commit = off may forget the last commits it acknowledged,
-      // so li's connections ask for the durable default whatever the server's own setting.
-      options: opts.readOnly ? "-c default_transaction_read_only=on" : "-c synchronous_commit=on",
+      // No startup `options` (issue 49): a transaction-mode pooler (PgBouncer, Supavisor, Neon's)
+      // refuses them or drops them without a word, and a setting on the connection would not
+      // follow li's next transaction to whichever server connection the pooler lends it. What li
+      // relies on is set inside each transaction instead (BEGIN_WRITE, BEGIN_READ_ONLY).
       types,
     } as any);
     // A pooled connection the server drops while idle (a restart) is not this process's crash.
@@ -117,7 +147,8 @@ export class PostgresDb implements SqlDb {
         throw new PostgresDb(pool, url, where, !!opts.readOnly).unavailable(err);
       }
     }
-    return new PostgresDb(pool, url, where, !!opts.readOnly, probed);
+    const route: ListenRoute = opts.listen ? { via: "store_listen", ...opts.listen } : { via: "store", url, pooled: opts.pooled };
+    return new PostgresDb(pool, url, where, !!opts.readOnly, probed, route);
   }
 
   /** The contract's error for a server li cannot use, naming it without its password. */
@@ -152,6 +183,9 @@ export class PostgresDb implements SqlDb {
   private async query(sql: string, params: Params): Promise<{ result: QueryResult; returns?: string }> {
     const stmt = toPostgres(sql);
     const f = this.frame();
+    // A reader's every statement is in a read-only transaction of its own: nothing on the
+    // connection says so, as a pooler may lend the next statement another server connection.
+    if (!f && this.readOnly) return this.tx(() => this.query(sql, params), "deferred");
     try {
       const result = f ? await f.client.query(stmt.text, params as unknown[]) : await this.pool.query(stmt.text, params as unknown[]);
       return { result, returns: stmt.returns };
@@ -178,6 +212,7 @@ export class PostgresDb implements SqlDb {
 
   async exec(sql: string): Promise<void> {
     const f = this.frame();
+    if (!f && this.readOnly) return this.tx(() => this.exec(sql), "deferred");
     try {
       // A simple query: several statements at once, as SQLite's exec.
       if (f) await f.client.query(sql);
@@ -204,8 +239,7 @@ export class PostgresDb implements SqlDb {
     const lost = (err: Error) => (broken ??= err);
     client.on("error", lost);
     try {
-      await client.query("BEGIN");
-      if (mode === "immediate") await client.query("SELECT pg_advisory_xact_lock($1)", [WRITE_LOCK]);
+      await client.query(this.readOnly ? BEGIN_READ_ONLY : mode === "immediate" ? BEGIN_IMMEDIATE : BEGIN_WRITE);
       const result = await frames.run(frame, () => fn(this));
       frame.active = false;
       await client.query("COMMIT");
@@ -260,39 +294,43 @@ export class PostgresDb implements SqlDb {
 
   /**
    * Calls `onPayload` with each NOTIFY on `channel` (a fixed identifier, never user input) until
-   * the returned function is called. A connection of its own, outside the pool: it is held for as
-   * long as the listener lives. A notification sent while this connection was down is lost, and
+   * the returned function is called, on the process's one LISTEN connection (pg-listen.ts): the
+   * listen URL's beside a pooled store, else the store's own when it reaches PostgreSQL itself; a
+   * pooler is refused (li polls). A notification sent while that connection was down is lost, and
    * `onLost` says it went: a listener is only a wake-up, and its user polls besides.
    */
   async listen(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
-    const pg = await loadPg();
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
-    client.on("error", () => onLost());
-    client.on("end", () => onLost());
-    client.on("notification", (m) => {
-      if (m.channel === channel) onPayload(m.payload ?? "");
-    });
     try {
-      await client.connect();
-      await client.query(`LISTEN ${channel}`);
+      return await this.listenerOf().subscribe(channel, onPayload, onLost);
     } catch (err) {
-      await client.end().catch(() => {});
       throw this.unavailable(err);
     }
-    const entry = { end: () => client.end().catch(() => {}) };
-    this.listeners.add(entry);
-    return async () => {
-      this.listeners.delete(entry);
-      client.removeAllListeners("end");
-      await entry.end();
-    };
+  }
+
+  /** Whether this store's wake-ups can LISTEN, and by which route: a connection opened, checked and closed (li doctor). */
+  async wakeups(): Promise<{ listening: boolean; via: ListenRoute["via"]; error: unknown }> {
+    const l = new PgListener(this.listenRoute, (u) => this.newListenClient(u));
+    try {
+      await (await l.open()).end();
+      return { listening: true, via: this.listenRoute.via, error: null };
+    } catch (err) {
+      return { listening: false, via: this.listenRoute.via, error: this.unavailable(err) };
+    }
+  }
+
+  private listenerOf(): PgListener {
+    return (this.listener ??= new PgListener(this.listenRoute, (u) => this.newListenClient(u)));
+  }
+
+  private newListenClient(url: string) {
+    const pg = loadedPg!;
+    return new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: "li listen" } as any);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const l of this.listeners) await l.end();
-    this.listeners.clear();
+    await this.listener?.end();
     await this.pool.end().catch(() => {});
   }
 }

@@ -61,6 +61,11 @@ export interface SqlDb extends SqlRunner {
    */
   listen?(channel: string, onPayload: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
   /**
+   * PostgreSQL only: whether wake-ups can LISTEN and by which route (the listen URL beside a
+   * pooled store, or the store's own URL), found by opening a listen connection and closing it.
+   */
+  wakeups?(): Promise<{ listening: boolean; via: "store_listen" | "store"; error: unknown }>;
+  /**
    * SQLite only: wakes `onCommit` whenever the database's file or its WAL is written (by any
    * process) until the returned function is called; null where the file cannot be watched.
    */
