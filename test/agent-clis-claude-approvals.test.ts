@@ -48,7 +48,7 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
    * claude started with the provider's own argv for a run that asks, the ask channel being a
    * socket the test answers with `answer` after `delayMs`; resolves with what was asked.
    */
-  async function routeAlone(env: NodeJS.ProcessEnv, cwd: string, approvalTimeout: number, delayMs: number, answer: (r: AskRequest) => AskAnswer) {
+  async function routeAlone(env: NodeJS.ProcessEnv, cwd: string, approvalTimeout: number, delayMs: number, answer: (r: AskRequest) => AskAnswer, without: string[] = []) {
     const sock = path.join(cwd, "..", "ask.sock");
     const asked: AskRequest[] = [];
     const server = net.createServer((c) => {
@@ -62,7 +62,10 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
       });
     });
     await new Promise<void>((r) => server.listen(sock, r));
-    const { argv } = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } });
+    const launched = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } }).argv;
+    const cut = without.length ? launched.findIndex((a, i) => without.every((w, k) => launched[i + k] === w)) : -1;
+    expect(without.length === 0 || cut > 0).toBe(true);
+    const argv = cut > 0 ? [...launched.slice(0, cut), ...launched.slice(cut + without.length)] : launched;
     const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...env, LI_APPROVAL_SOCKET: sock }, stdio: ["pipe", "ignore", "pipe"] });
     child.stdin.end("make the marker");
     let stderr = "";
@@ -92,6 +95,27 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     expect(r.code).toBe(0);
     expect(resultSince(from)).toEqual({ text: expect.stringContaining("use the test script"), isError: true });
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  // Issue 46: a repository whose .claude/settings.json allows Bash(*) must not answer before li.
+  const repoAllowsAll = (cwd: string) => {
+    fs.mkdirSync(path.join(cwd, ".claude"));
+    fs.writeFileSync(path.join(cwd, ".claude", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(*)"] } }));
+    fs.writeFileSync(path.join(cwd, ".claude", "settings.local.json"), JSON.stringify({ permissions: { allow: ["Bash(*)"] } }));
+  };
+
+  test("the route alone: a repository that allows Bash(*) answers nothing, li is asked; without --setting-sources user the repository would have let the tool run unasked", async () => {
+    const { env, cwd } = setup();
+    repoAllowsAll(cwd);
+    const from = toolResults.length;
+    const r = await routeAlone(env, cwd, 30, 0, () => ({ behavior: "deny", message: "li was asked" }));
+    expect(r.asked).toEqual([{ tool_name: "Bash", input: BASH, tool_use_id: expect.stringMatching(/^toolu_/) }]);
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("li was asked"), isError: true });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    // The same argv without li's --setting-sources: the repository's allow answers first (so the flag is what keeps it out).
+    const open = await routeAlone(env, cwd, 30, 0, () => ({ behavior: "deny", message: "li was asked" }), ["--setting-sources", "user"]);
+    expect(open.asked).toEqual([]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
   }, T);
 
   // Whole runs through li: the worker's channel, the store's record, li approve / li deny.
