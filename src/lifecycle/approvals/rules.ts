@@ -166,25 +166,34 @@ export async function opaqueParts(tool: string, input: Record<string, unknown>):
   return parts.length ? parts : null;
 }
 
-/**
- * Refuses, before any record, the rules a run that asks would use but li will not: an allow rule
- * on a shell tool without `command:`, or a `command:` that is not one simple command of literal
- * words. Loads the parser, so only for a run with approvals: ask.
- */
-export async function checkRulesForRun(rules: readonly ApprovalRule[]): Promise<void> {
+/** A rule li will not use, and why (an allow rule on a shell tool without command:, a command: that is not one simple command of literal words). */
+export interface RuleProblem {
+  rule: number;
+  file: string;
+  problem: string;
+}
+
+/** Every rule of `rules` li will not use; loads the parser when any rule has a command:. */
+export async function ruleProblems(rules: readonly ApprovalRule[]): Promise<RuleProblem[]> {
+  const out: RuleProblem[] = [];
   for (const r of rules) {
     const problem = shellAllowProblem(r);
-    if (problem) throw invalid(`approvals: ask cannot use ${problem}`, { code: "approval_rule_refused", rule: r.index, file: r.file, field: "approvals.rules" });
-    if (r.command === null) continue;
-    const f = await ruleForm(r.command);
-    if (typeof f === "string")
-      throw invalid(`rule ${r.index} of ${r.file}: command: ${JSON.stringify(r.command)} does not name one simple command: ${f}; give its first words, e.g. "npm test"`, {
-        code: "approval_rule_refused",
-        rule: r.index,
-        file: r.file,
-        field: "approvals.rules",
-      });
+    if (problem) out.push({ rule: r.index, file: r.file, problem });
+    else if (r.command !== null) {
+      const f = await ruleForm(r.command);
+      if (typeof f === "string") out.push({ rule: r.index, file: r.file, problem: `rule ${r.index} of ${r.file}: command: ${JSON.stringify(r.command)} does not name one simple command: ${f}; give its first words, e.g. "npm test"` });
+    }
   }
+  return out;
+}
+
+/**
+ * Refuses, before any record, the first rule a run that asks would use but li will not (see
+ * ruleProblems), naming its number and file. Only for a run with approvals: ask.
+ */
+export async function checkRulesForRun(rules: readonly ApprovalRule[]): Promise<void> {
+  const [p] = await ruleProblems(rules);
+  if (p) throw invalid(`approvals: ask cannot use ${p.problem}`, { code: "approval_rule_refused", rule: p.rule, file: p.file, field: "approvals.rules" });
 }
 
 /**
