@@ -17,6 +17,7 @@ import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
 import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
+import { SHELL_TABLE, TABLE_RULES_YAML } from "./helpers/shell-rule-table.js";
 
 const T = 120_000;
 const MARK = "made-by-bash";
@@ -198,4 +199,33 @@ describePostgres("on PostgreSQL, li approve from a second host", () => {
       expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
     }, T);
   });
+});
+
+// Issue 46's table through the real claude: one run makes each tool use of the table in turn
+// (the fake asks for the next after each result), under the table's two rules.
+describeReal("issue 46's table through the real claude", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => (fake = await startAnthropic({ toolUses: { name: "Bash", inputs: SHELL_TABLE.map(([command], i) => ({ command, description: `row ${i}` })) } })));
+  afterAll(() => fake?.close());
+
+  test("every command claude asks li about gets the table's answer; the rows claude answers itself never reach li", async () => {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...claudeEnv(h.home, fake.url) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `${TABLE_RULES_YAML}profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n    approval_timeout: 1\n`);
+    const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "run", "the", "table"], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 600_000)).toMatchObject({ status: "completed" });
+    const recorded = (await liData(["approvals", "--all", "--run", run.id, "--limit", "100"], { env })).approvals.reverse();
+    const answered = new Map<string, string>(recorded.map((r: any) => [JSON.parse(r.input).command, r.state === "expired" ? "ask" : /^rule:/.test(r.answered_by) ? (r.state === "allowed" ? "allow" : "deny") : `${r.state} by ${r.answered_by}`]));
+    const got = SHELL_TABLE.filter(([command]) => answered.has(command)).map(([command, , why]) => [command, answered.get(command), why]);
+    expect(got).toEqual(SHELL_TABLE.filter(([command]) => answered.has(command)));
+    // Which rows claude decided alone (its own read-only allow-list, or its own refusals), for the record.
+    const alone = SHELL_TABLE.filter(([command]) => !answered.has(command)).map(([command, expected]) => `${expected}: ${command}`);
+    process.stdout.write(`claude asked li about ${answered.size} of ${SHELL_TABLE.length} rows; decided alone: ${JSON.stringify(alone)}\n`);
+    expect(answered.size).toBeGreaterThanOrEqual(40);
+    // None that the rules deny ran unasked: claude decided alone only what li would not have allowed either way or it allows itself.
+    expect(SHELL_TABLE.filter(([command, expected]) => expected === "allow" && !answered.has(command))).toEqual([]);
+  }, 700_000);
 });
