@@ -46,6 +46,8 @@ export const SHELL_TABLE: [string, Expected, string][] = [
   ["npm test >/dev/null 2>&1", "allow", "to /dev/null"],
   ["npm test &>/dev/null", "allow", "&> /dev/null"],
   ["npm test 3>&-", "allow", "closing a descriptor"],
+  ["npm test >/dev/null $HOME", "ask", "words after a redirection"],
+  ["{PATH}>/dev/null npm test", "ask", "a descriptor assigned to a variable"],
   // Here-documents.
   ["npm test <<EOF\n$(id)\nEOF", "ask", "a here-document with a substitution"],
   ["npm test <<EOF\n$HOME\nEOF", "ask", "a here-document with a variable"],

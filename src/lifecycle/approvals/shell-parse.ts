@@ -184,7 +184,12 @@ function simple(node: TreeSitter.Node, out: Walk): Omit<SimpleCommand, "nested">
 function redirect(node: TreeSitter.Node, out: Walk, depth: number): void {
   if (node.type === "file_redirect") {
     const op = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-    const dest = node.childForFieldName("destination");
+    const dests = node.children.filter((_, i) => node.fieldNameForChild(i) === "destination");
+    const fd = node.childForFieldName("descriptor");
+    // The grammar hangs words after `>/dev/null` on the redirection (bash passes them as arguments),
+    // and `{name}>` assigns a variable: neither is read here, so neither is seen through.
+    if (dests.length > 1 || (fd && !/^\d+$/.test(fd.text))) return void out.opaque.push("a redirection li cannot read");
+    const dest = dests[0] ?? null;
     const to = dest ? literal(dest) : null;
     const fdToFd = /^[<>]&-?$/.test(op) && (dest === null ? op.endsWith("-") : to !== null && /^(\d+|-)$/.test(to));
     if (!fdToFd && to !== "/dev/null") out.opaque.push("a redirection to a file");
