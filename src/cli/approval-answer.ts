@@ -29,7 +29,12 @@ export function registerAnswer(root: Command, ctx: CliContext, answer: "allow" |
     .description(`${answer} a pending approval request (li approvals lists them): the waiting agent's tool ${answer === "allow" ? "runs" : "is refused"}`)
     .argument("<id>", "the request: its id (apr_…) or an unambiguous prefix")
     .option("--message <text>", `a note recorded with the answer${answer === "deny" ? " and given to the agent as the reason" : ""} (at most 4 KiB)`)
-    .option("--for-run", `also answer that run's later requests whose commands this one's cover, ${past} without asking: for a shell tool, each of their simple commands word for word one of this request's, with nothing li cannot see through (a request for another tool: the same input)`)
+    .option(
+      "--for-run",
+      answer === "allow"
+        ? "also answer that run's later requests whose commands this one's cover, allowed without asking: for a shell tool, each of their simple commands word for word one of this request's, with nothing li cannot see through (a request for another tool: the same input)"
+        : "also answer that run's later requests that contain one of this request's commands (word for word), denied without asking (a request for another tool: the same input)",
+    )
     .option("--for-run-tool", `also answer every later request of that run for the same tool, whatever it asks: ${past} without asking`)
     .addHelpText(
       "after",
@@ -39,8 +44,13 @@ waiting run's worker reads it within about a second and answers its agent. It is
 as given by you (user@host). A request already answered, expired or cancelled (its run
 ended) is refused, naming its state: of two answers given at once, exactly one wins.
 
---for-run on "npm test" answers a later "npm test", not "npm test && rm -rf ~",
-"npm test $(…)" or "curl …": those ask again. --for-run-tool answers them all.
+${
+  answer === "allow"
+    ? `--for-run on "npm test" answers a later "npm test", not "npm test && rm -rf ~",
+"npm test $(…)" or "curl …": those ask again. --for-run-tool answers them all.`
+    : `--for-run on "curl http://x" also denies a later "npm test && curl http://x";
+--for-run-tool denies every later request for the tool.`
+}
 
 Examples:
   li ${verb} apr_01k3f
