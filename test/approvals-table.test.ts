@@ -29,6 +29,8 @@ test(`issue 46's table through mock/ask: ${SHELL_TABLE.length} commands, each an
   // What the agent heard agrees with the records, line for line.
   const heard = ((await output(h.env, run)).output as string).split("\n").filter(Boolean).map((l) => l.split(" ")[0]);
   expect(heard).toEqual(SHELL_TABLE.map(([, e]) => (e === "allow" ? "allowed" : "denied")));
+  // The worker's log says why a request went to a person.
+  expect(fs.readFileSync(path.join(h.home, "runs", run, "worker.log"), "utf8")).toContain("Bash goes to a person: no rule sees through a command substitution");
   // A rule's record says which rule, and the command it matched.
   const rm = recorded[SHELL_TABLE.findIndex(([c]) => c === "npm test && rm -rf ~")];
   expect([rm.answered_by, rm.message]).toEqual(["rule:1", expect.stringMatching(/^denied by rule 1 of .*settings\.yaml \(command rm\): rm -rf ~$/)]);

@@ -90,8 +90,9 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       const message = `${state} for the run by ${prior.answered_by} (${prior.id}: ${scope})${prior.message ? `: ${prior.message}` : ""}`;
       return answerOf(await retrying("recording a for-run answer", () => recordAnswered(store, base, { state, by: prior.answered_by!, message }), log), req.input);
     }
-    const why = await opaqueParts(req.tool_name, req.input).catch(() => null);
-    if (why && rules.length) log(`${req.tool_name} goes to a person: no rule sees through ${why.join(", ")}`);
+    // Why no rule answered, for the log: only where a command: rule had something to see.
+    const why = rules.some((r) => r.command !== null) ? await opaqueParts(req.tool_name, req.input).catch(() => null) : null;
+    if (why) log(`${req.tool_name} goes to a person: no rule sees through ${why.join(", ")}`);
     const deadline = Date.now() + timeoutSeconds * 1000;
     let asked: Approval;
     try {
