@@ -5,6 +5,7 @@ import type * as V8 from "node:v8";
 import { createRequire } from "node:module";
 import type * as AjvModule from "ajv";
 import type * as Tsyringe from "tsyringe";
+import type * as TreeSitter from "web-tree-sitter";
 import type * as Yaml from "yaml";
 
 /*
@@ -21,6 +22,9 @@ export const tsyringe = (): typeof Tsyringe => load("tsyringe");
 export const crypto = (): typeof Crypto => load("node:crypto");
 export const childProcess = (): typeof ChildProcess => load("node:child_process");
 export const v8 = (): typeof V8 => load("node:v8");
+/** The shell parser approval rules use (lifecycle/approvals/shell-parse.ts), and its bash grammar's file. */
+export const treeSitter = (): typeof TreeSitter => load("web-tree-sitter");
+export const shellGrammarPath = (): string => load.resolve("tree-sitter-bash/tree-sitter-bash.wasm");
 /** node:tty brings node:net and node:stream with it; only a human view asks it anything. */
 export const tty = (): typeof Tty => load("node:tty");
 

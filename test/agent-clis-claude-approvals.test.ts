@@ -17,6 +17,7 @@ import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
 import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
+import { SHELL_TABLE, TABLE_RULES_YAML } from "./helpers/shell-rule-table.js";
 
 const T = 120_000;
 const MARK = "made-by-bash";
@@ -48,7 +49,7 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
    * claude started with the provider's own argv for a run that asks, the ask channel being a
    * socket the test answers with `answer` after `delayMs`; resolves with what was asked.
    */
-  async function routeAlone(env: NodeJS.ProcessEnv, cwd: string, approvalTimeout: number, delayMs: number, answer: (r: AskRequest) => AskAnswer) {
+  async function routeAlone(env: NodeJS.ProcessEnv, cwd: string, approvalTimeout: number, delayMs: number, answer: (r: AskRequest) => AskAnswer, without: string[] = []) {
     const sock = path.join(cwd, "..", "ask.sock");
     const asked: AskRequest[] = [];
     const server = net.createServer((c) => {
@@ -62,7 +63,10 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
       });
     });
     await new Promise<void>((r) => server.listen(sock, r));
-    const { argv } = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } });
+    const launched = claudeProvider.launch("claude-sonnet-4-5", "", { run: { permission_mode: "default", approvals: "ask", approval_timeout_seconds: approvalTimeout } }).argv;
+    const cut = without.length ? launched.findIndex((a, i) => without.every((w, k) => launched[i + k] === w)) : -1;
+    expect(without.length === 0 || cut > 0).toBe(true);
+    const argv = cut > 0 ? [...launched.slice(0, cut), ...launched.slice(cut + without.length)] : launched;
     const child = spawn(argv[0], argv.slice(1), { cwd, env: { ...env, LI_APPROVAL_SOCKET: sock }, stdio: ["pipe", "ignore", "pipe"] });
     child.stdin.end("make the marker");
     let stderr = "";
@@ -92,6 +96,27 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     expect(r.code).toBe(0);
     expect(resultSince(from)).toEqual({ text: expect.stringContaining("use the test script"), isError: true });
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  // Issue 46: a repository whose .claude/settings.json allows Bash(*) must not answer before li.
+  const repoAllowsAll = (cwd: string) => {
+    fs.mkdirSync(path.join(cwd, ".claude"));
+    fs.writeFileSync(path.join(cwd, ".claude", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(*)"] } }));
+    fs.writeFileSync(path.join(cwd, ".claude", "settings.local.json"), JSON.stringify({ permissions: { allow: ["Bash(*)"] } }));
+  };
+
+  test("the route alone: a repository that allows Bash(*) answers nothing, li is asked; without --setting-sources user the repository would have let the tool run unasked", async () => {
+    const { env, cwd } = setup();
+    repoAllowsAll(cwd);
+    const from = toolResults.length;
+    const r = await routeAlone(env, cwd, 30, 0, () => ({ behavior: "deny", message: "li was asked" }));
+    expect(r.asked).toEqual([{ tool_name: "Bash", input: BASH, tool_use_id: expect.stringMatching(/^toolu_/) }]);
+    expect(resultSince(from)).toEqual({ text: expect.stringContaining("li was asked"), isError: true });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    // The same argv without li's --setting-sources: the repository's allow answers first (so the flag is what keeps it out).
+    const open = await routeAlone(env, cwd, 30, 0, () => ({ behavior: "deny", message: "li was asked" }), ["--setting-sources", "user"]);
+    expect(open.asked).toEqual([]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
   }, T);
 
   // Whole runs through li: the worker's channel, the store's record, li approve / li deny.
@@ -174,4 +199,33 @@ describePostgres("on PostgreSQL, li approve from a second host", () => {
       expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
     }, T);
   });
+});
+
+// Issue 46's table through the real claude: one run makes each tool use of the table in turn
+// (the fake asks for the next after each result), under the table's two rules.
+describeReal("issue 46's table through the real claude", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => (fake = await startAnthropic({ toolUses: { name: "Bash", inputs: SHELL_TABLE.map(([command], i) => ({ command, description: `row ${i}` })) } })));
+  afterAll(() => fake?.close());
+
+  test("every command claude asks li about gets the table's answer; the rows claude answers itself never reach li", async () => {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...claudeEnv(h.home, fake.url) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `${TABLE_RULES_YAML}profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n    approval_timeout: 1\n`);
+    const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "run", "the", "table"], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 600_000)).toMatchObject({ status: "completed" });
+    const recorded = (await liData(["approvals", "--all", "--run", run.id, "--limit", "100"], { env })).approvals.reverse();
+    const answered = new Map<string, string>(recorded.map((r: any) => [JSON.parse(r.input).command, r.state === "expired" ? "ask" : /^rule:/.test(r.answered_by) ? (r.state === "allowed" ? "allow" : "deny") : `${r.state} by ${r.answered_by}`]));
+    const got = SHELL_TABLE.filter(([command]) => answered.has(command)).map(([command, , why]) => [command, answered.get(command), why]);
+    expect(got).toEqual(SHELL_TABLE.filter(([command]) => answered.has(command)));
+    // Which rows claude decided alone (its own read-only allow-list, or its own refusals), for the record.
+    const alone = SHELL_TABLE.filter(([command]) => !answered.has(command)).map(([command, expected]) => `${expected}: ${command}`);
+    process.stdout.write(`claude asked li about ${answered.size} of ${SHELL_TABLE.length} rows; decided alone: ${JSON.stringify(alone)}\n`);
+    expect(answered.size).toBeGreaterThanOrEqual(40);
+    // None that the rules deny ran unasked: claude decided alone only what li would not have allowed either way or it allows itself.
+    expect(SHELL_TABLE.filter(([command, expected]) => expected === "allow" && !answered.has(command))).toEqual([]);
+  }, 700_000);
 });

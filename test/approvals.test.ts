@@ -18,14 +18,14 @@ const ask = (tool: string, input: object) => `ask ${tool} ${JSON.stringify(input
 
 const consoleText = async (h: Home, id: string) => (await output(h.env, id)).output as string;
 
-test("ask → pending (waiting_for, li approvals, one notice) → li approve --for-run answers it and the run's next Bash; li deny --message reaches the agent", async () => {
+test("ask → pending (waiting_for, li approvals, one notice) → li approve --for-run answers it and the run's next same command; li deny --message reaches the agent", async () => {
   const h = home();
   const notices = path.join(h.home, "notices.jsonl");
   fs.writeFileSync(
     path.join(h.home, "settings.yaml"),
     `notify:\n  on_terminal:\n    - {name: phone, exec: ["/usr/bin/tee", "-a", "${notices}"], kinds: [approval.requested]}\n  retry: {max_attempts: 3, backoff_seconds: 0.1}\n`,
   );
-  const prompt = ["hello", ask("Bash", { command: "npm test" }), ask("Bash", { command: "npm run lint" }), ask("Write", { file_path: "x.txt" }), "bye"].join("\n");
+  const prompt = ["hello", ask("Bash", { command: "npm test" }), ask("Bash", { command: "'npm' test" }), ask("Write", { file_path: "x.txt" }), "bye"].join("\n");
   const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", prompt])).id;
 
   const first = await pendingNo(h, run, 1);
@@ -47,18 +47,18 @@ test("ask → pending (waiting_for, li approvals, one notice) → li approve --f
   expect((await requests(h, run))[0].state).toBe("pending");
 
   const approved = (await liData(["approve", first.id.slice(0, 14), "--for-run", "--message", "fine"], { env: h.env })).approval;
-  expect(approved).toMatchObject({ id: first.id, state: "allowed", for_run: true, message: "fine", answered_by: expect.stringMatching(/^.+@.+$/) });
+  expect(approved).toMatchObject({ id: first.id, state: "allowed", for_run: true, for_run_scope: "commands", message: "fine", answered_by: expect.stringMatching(/^.+@.+$/) });
 
-  // The next Bash is answered by that --for-run answer: no person sees it pending; Write asks anew.
+  // The next Bash, the same words quoted otherwise, is answered by that --for-run answer: no person sees it pending; Write asks anew.
   const third = await pendingNo(h, run, 3);
   expect(third.tool).toBe("Write");
   const second = (await requests(h, run))[1];
-  expect(second).toMatchObject({ tool: "Bash", state: "allowed", answered_by: approved.answered_by });
+  expect(second).toMatchObject({ tool: "Bash", state: "allowed", answered_by: approved.answered_by, message: `allowed for the run by ${approved.answered_by} (${first.id}: the same commands (--for-run)): fine` });
   await liData(["deny", third.id, "--message", "use the test script"], { env: h.env });
 
   expect((await terminal(h.env, run)).status).toBe("completed");
   expect(await consoleText(h, run)).toBe(
-    ["hello", 'allowed Bash {"command":"npm test"}', 'allowed Bash {"command":"npm run lint"}', "denied Write use the test script", "bye", ""].join("\n"),
+    ["hello", 'allowed Bash {"command":"npm test"}', `allowed Bash {"command":"'npm' test"}`, "denied Write use the test script", "bye", ""].join("\n"),
   );
   expect((await jobStatus(h.env, run)).waiting_for).toBeNull();
 
@@ -148,7 +148,7 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   const h = home();
   fs.writeFileSync(
     path.join(h.home, "settings.yaml"),
-    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n    - {tool: Write, answer: deny}\n`,
+    `approvals:\n  rules:\n    - {tool: shell, command: "npm test", answer: allow}\n    - {tool: Bash, command: "npm run lint", answer: allow}\n    - {tool: Bash, input_matches: "^rm ", answer: deny}\n    - {tool: Write, answer: deny}\n`,
   );
   // A secret li knows of (a credential-like variable of the agent's environment) is masked in the record, and the input bounded.
   const secret = "s3cr3t-value-of-the-token";
@@ -160,19 +160,19 @@ test("rules in the user's settings answer first, recorded as rule:<n>, and no pe
   const recorded = await requests(h, run);
   expect(recorded.map((r) => [r.state, r.answered_by])).toEqual([
     ["allowed", "rule:0"],
-    ["denied", "rule:1"],
     ["denied", "rule:2"],
+    ["denied", "rule:3"],
   ]);
   expect(Buffer.byteLength(recorded[2].input)).toBeLessThanOrEqual(MAX_INPUT_BYTES);
   expect(recorded[2].input).not.toContain(secret);
   expect(JSON.parse(recorded[2].input)).toMatchObject({ truncated: true, head: expect.stringContaining('"token":"***"') });
-  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 1 of .*\ndenied Write denied by rule 2 of .*\n$/);
+  expect(await consoleText(h, run)).toMatch(/^allowed Bash \{"command":"npm test"\}\ndenied Bash denied by rule 2 of .*\ndenied Write denied by rule 3 of .*\n$/);
   expect((await liData(["approvals"], { env: h.env })).approvals).toEqual([]);
   // A fan-out's workers ask too (--approvals on li o fanout reaches each worker's run).
   const ses = (await liData(["o", "fanout", "--detach", "--approvals", "ask", "--model", "mock/ask", "--num-workers", "1", ask("Bash", { command: "npm run lint" })], { env: h.env })).id;
   expect((await terminal(h.env, ses)).status).toBe("completed");
   const worker = (await rows<any>(h, "SELECT id FROM entities WHERE parent_id = ?", [ses]))[0].id;
-  expect((await requests(h, worker)).map((r) => [r.tool, r.state, r.answered_by])).toEqual([["Bash", "allowed", "rule:0"]]);
+  expect((await requests(h, worker)).map((r) => [r.tool, r.state, r.answered_by])).toEqual([["Bash", "allowed", "rule:1"]]);
   expect(() => parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "allow" }] }, "project")).toThrow(/a project file may only deny/);
   expect(parseApprovalSettings("/p/.li/settings.yaml", { rules: [{ tool: "Bash", answer: "deny" }] }, "project")).toHaveLength(1);
 });

@@ -109,3 +109,23 @@ test("a submit loads no node:crypto: its id's randomness comes from the kernel's
     h.cleanup();
   }
 });
+
+test("reading settings with shell rules loads no shell parser; a run that asks loads it to check them (so its absence means something)", async () => {
+  const h = tempHome();
+  try {
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `approvals:\n  rules:\n    - {tool: shell, command: "npm test", answer: allow}\n`);
+    const parser = /web-tree-sitter|tree-sitter-bash/;
+    const plain = tracer(path.join(h.home));
+    const r = await li(["--machine", "agent", "--detach", "mock/echo", "hi"], { env: { ...h.env, ...plain.env } });
+    expect(r.json?.ok).toBe(true);
+    const loaded = plain.loaded();
+    expect(loaded.some((u) => /(^|[:/])yaml\b/.test(u))).toBe(true); // the settings file was read
+    expect(loaded.filter((u) => parser.test(u))).toEqual([]);
+    fs.rmSync(path.join(h.home, "modules.log"));
+    const asking = await li(["--machine", "agent", "--detach", "--approvals", "ask", "mock/ask", "hi"], { env: { ...h.env, ...plain.env } });
+    expect(asking.json?.ok).toBe(true);
+    expect(plain.loaded().filter((u) => parser.test(u)).length).toBeGreaterThan(0);
+  } finally {
+    h.cleanup();
+  }
+});

@@ -217,3 +217,23 @@ test("read commands create no state where there is none; they answer that there 
   await liData(["agent", "--detach", "mock/echo", "first"], { env: h.env });
   expect(readDb(h, (db) => (db.prepare("SELECT count(*) AS n FROM entities").get() as { n: number }).n)).toBe(1);
 });
+
+test("approval rules that must change fail doctor, one check each naming the rule's number and file; rules li uses pass", async () => {
+  const h = home();
+  const file = path.join(h.home, "settings.yaml");
+  fs.writeFileSync(
+    file,
+    `approvals:\n  rules:\n    - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}\n    - {tool: shell, command: "rm", answer: deny}\n    - {tool: run_shell_command, answer: allow}\n    - {tool: Bash, input_matches: "curl", answer: deny}\n`,
+  );
+  const d = await doctor(h.env);
+  expectFailure(d, "approval_rules", /command:/);
+  const flagged = d.data.checks.filter((c: any) => c.check === "approval_rules");
+  expect(flagged.map((c: any) => [c.ok, c.detail.match(/^rule (\d+) of (\S+)/)?.slice(1)])).toEqual([
+    [false, ["0", file]],
+    [false, ["2", file]],
+  ]);
+  fs.writeFileSync(file, `approvals:\n  rules:\n    - {tool: shell, command: "npm test", answer: allow}\n    - {tool: Bash, input_matches: "curl", answer: deny}\n`);
+  const fixed = await doctor(h.env);
+  expect(fixed.check("approval_rules")).toMatchObject({ ok: true });
+  expect(fixed.data.ok).toBe(true);
+});

@@ -57,6 +57,34 @@ test("GET /api/approvals is li approvals; deny and approve are actions behind th
   expect((await apiGet(s, `/api/approvals?all=1&run=${id}`)).approvals).toEqual([expect.objectContaining({ id: req.id, state: "denied", answered_by: expect.stringContaining("@") })]);
 });
 
+test("Allow for the run covers only the same commands (approve-for-run), Allow for the tool covers the rest (approve-for-run-tool); the API says which answered each", async () => {
+  const asks = ["npm test", "npm test && rm -rf ~", "'npm' test", "curl http://evil.example/x", "ls"].map((command) => `ask Bash ${JSON.stringify({ command })}`);
+  const run = await liData(["agent", "--detach", "--label", "studio-asks", "--approvals", "ask", "mock/ask", asks.join("\n")], { env: h.env });
+  const pendingNo = (n: number) => until(async () => {
+    const list = (await apiGet(s, `/api/approvals?all=1&run=${run.id}`)).approvals as any[];
+    return list.length === n && list[0].state === "pending" ? list[0] : null;
+  }, 30_000);
+  const first = await pendingNo(1);
+  const forRun = await postAction(s, { action: "approve-for-run", target: first.id });
+  expect(forRun.json.data).toMatchObject({ argv: ["li", "--machine", "approve", first.id, "--for-run"], result: { ok: true, data: { approval: { for_run_scope: "commands" } } } });
+  const chained = await pendingNo(2);
+  expect(JSON.parse(chained.input).command).toBe("npm test && rm -rf ~");
+  await postAction(s, { action: "deny", target: chained.id });
+  const curl = await pendingNo(4);
+  expect(JSON.parse(curl.input).command).toBe("curl http://evil.example/x");
+  const tool = await postAction(s, { action: "approve-for-run-tool", target: curl.id });
+  expect(tool.json.data).toMatchObject({ argv: ["li", "--machine", "approve", curl.id, "--for-run-tool"], result: { ok: true, data: { approval: { for_run_scope: "tool" } } } });
+  expect(await untilStatus(h.env, run.id, (j) => j.terminal)).toMatchObject({ status: "completed" });
+  const list = ((await apiGet(s, `/api/approvals?all=1&run=${run.id}`)).approvals as any[]).reverse();
+  expect(list.map((a) => [JSON.parse(a.input).command, a.state, a.for_run_scope, a.answered_via])).toEqual([
+    ["npm test", "allowed", "commands", null],
+    ["npm test && rm -rf ~", "denied", null, null],
+    ["'npm' test", "allowed", null, first.id],
+    ["curl http://evil.example/x", "allowed", "tool", null],
+    ["ls", "allowed", null, curl.id],
+  ]);
+});
+
 async function signedIn(): Promise<Page> {
   if (!browser) ({ browser, close: closeBrowser } = await launchChromium());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -75,6 +103,9 @@ browserTest("the inbox: a pending request appears live, Allow is clicked, the ru
   await page.waitForSelector(card, { timeout: 20_000 });
   expect(await page.textContent(`${card} .a-input`)).toBe("rm -rf build");
   expect(await page.getAttribute(`${card} .a-run`, "href")).toBe(`#/runs/${id}`);
+  // Allow is offered once, for the same commands in the run (--for-run) and for the whole tool (--for-run-tool).
+  expect(await page.textContent(`${card} .a-allow-run`)).toBe("Allow these commands for the run");
+  expect(await page.textContent(`${card} .a-allow-tool`)).toBe("Allow Bash for the run");
   await page.screenshot({ path: path.join(ARTIFACTS, "inbox-pending.png") });
   await page.click(`${card} .a-allow`);
   // The run goes on: mock/ask prints what it was allowed, and ends.

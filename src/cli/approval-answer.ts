@@ -29,7 +29,13 @@ export function registerAnswer(root: Command, ctx: CliContext, answer: "allow" |
     .description(`${answer} a pending approval request (li approvals lists them): the waiting agent's tool ${answer === "allow" ? "runs" : "is refused"}`)
     .argument("<id>", "the request: its id (apr_…) or an unambiguous prefix")
     .option("--message <text>", `a note recorded with the answer${answer === "deny" ? " and given to the agent as the reason" : ""} (at most 4 KiB)`)
-    .option("--for-run", `also answer that run's later requests for the same tool: ${past} without asking`)
+    .option(
+      "--for-run",
+      answer === "allow"
+        ? "also answer that run's later requests whose commands this one's cover, allowed without asking: for a shell tool, each of their simple commands word for word one of this request's, with nothing li cannot see through (a request for another tool: the same input)"
+        : "also answer that run's later requests that contain one of this request's commands (word for word), denied without asking (a request for another tool: the same input)",
+    )
+    .option("--for-run-tool", `also answer every later request of that run for the same tool, whatever it asks: ${past} without asking`)
     .addHelpText(
       "after",
       `
@@ -38,23 +44,37 @@ waiting run's worker reads it within about a second and answers its agent. It is
 as given by you (user@host). A request already answered, expired or cancelled (its run
 ended) is refused, naming its state: of two answers given at once, exactly one wins.
 
+${
+  answer === "allow"
+    ? `--for-run on "npm test" answers a later "npm test", not "npm test && rm -rf ~",
+"npm test $(…)" or "curl …": those ask again. --for-run-tool answers them all.`
+    : `--for-run on "curl http://x" also denies a later "npm test && curl http://x";
+--for-run-tool denies every later request for the tool.`
+}
+
 Examples:
   li ${verb} apr_01k3f
   li ${verb} apr_01k3f --message "${answer === "allow" ? "ok, once" : "use the test script"}"
-  li ${verb} apr_01k3f --for-run`,
+  li ${verb} apr_01k3f --for-run
+  li ${verb} apr_01k3f --for-run-tool`,
     )
-    .action((id: string, opts: { message?: string; forRun?: boolean }) =>
+    .action((id: string, opts: { message?: string; forRun?: boolean; forRunTool?: boolean }) =>
       renderWithStore(
         ctx,
         async (store) => {
-          const r = await answerApproval(store, id, { answer, by: answerer(), message: opts.message ?? null, forRun: !!opts.forRun });
+          if (opts.forRun && opts.forRunTool) throw new LiError("invalid_input", "give --for-run (later requests with the same commands) or --for-run-tool (every later request for the tool), not both", { field: "for_run" });
+          const forRun = opts.forRunTool ? "tool" : opts.forRun ? "commands" : null;
+          const r = await answerApproval(store, id, { answer, by: answerer(), message: opts.message ?? null, forRun });
           if (!r.ok) throw refusal(r.approval);
-          return { data: { approval: r.approval }, human: (d: { approval: Approval }) => `${d.approval.id}: ${past}${d.approval.for_run ? " (and the run's later requests for " + d.approval.tool + ")" : ""}\n${keyValues(summary(d.approval))}` };
+          return { data: { approval: r.approval }, human: (d: { approval: Approval }) => `${d.approval.id}: ${past}${forRunNote(d.approval)}\n${keyValues(summary(d.approval))}` };
         },
         { write: true },
       ),
     );
 }
+
+const forRunNote = (a: Approval) =>
+  a.for_run_scope === "tool" ? ` (and every later ${a.tool} request of the run)` : a.for_run_scope === "commands" ? " (and the run's later requests for the same commands)" : "";
 
 const summary = (a: Approval) => ({ run: a.run, host: a.host, tool: a.tool, input: a.input.length > 200 ? a.input.slice(0, 200) + "…" : a.input, answered_by: a.answered_by, message: a.message });
 

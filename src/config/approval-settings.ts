@@ -1,19 +1,32 @@
 import { closed, fail } from "./settings-fields.js";
 
 /*
- * Approval rules (issue 39), settings.yaml:
+ * Approval rules (issues 39 and 46), settings.yaml:
  *   approvals:
  *     rules:
- *       - {tool: Bash, input_matches: "^npm (test|run lint)", answer: allow}
- * A rule answers a request before any person sees it; the first that matches wins. `tool` is the
- * tool's name exactly; `input_matches` a regular expression tried on the input as the agent asks
- * it: the command of a Bash-like input (`command`), else the input's JSON. A project file counts
- * only once trusted (li hooks trust), and even then may only deny: a repository that could allow
- * its own agent's commands would be a permission it grants itself.
+ *       - {tool: shell, command: "npm test", answer: allow}
+ *       - {tool: shell, command: "rm", answer: deny}
+ * A rule answers a request before any person sees it. `tool: shell` is every provider's shell
+ * tool (SHELL_TOOLS); `command` names a simple command by its first words, and is matched
+ * against the parsed command (lifecycle/approvals/rules.ts), never as text. `input_matches`, a
+ * regular expression on the input (its `command`, else its JSON), stays for deny rules and for
+ * other tools: an allow rule with it on a shell tool is refused for any run that would use it
+ * (shellAllowProblem), not here, so that commands using no rules still read these settings.
+ * Reading settings never loads the shell parser: whether a `command` parses is checked when a
+ * run that asks starts. A project file counts only once trusted (li hooks trust), and even then
+ * may only deny: a repository that could allow its own agent's commands would be a permission it
+ * grants itself.
  */
+
+/** The tool names `tool: shell` stands for: claude's, codex's (app-server), gemini's, and an ACP tool call of kind execute. */
+export const SHELL_TOOLS: readonly string[] = ["Bash", "commandExecution", "run_shell_command", "execute"];
+/** True for `shell` and every provider's shell tool name. */
+export const isShellTool = (tool: string): boolean => tool === "shell" || SHELL_TOOLS.includes(tool);
 
 export interface ApprovalRule {
   tool: string;
+  /** A simple command's first words (shell tools only). */
+  command: string | null;
   input_matches: string | null;
   answer: "allow" | "deny";
   /** Its place among the rules in force (what `rule:<n>` names), and where it came from. */
@@ -25,15 +38,22 @@ export function parseApprovalSettings(file: string, v: unknown, source: "user" |
   if (v === undefined || v === null) return undefined;
   const a = closed(file, "approvals", v, ["rules"]);
   if (a.rules === undefined || a.rules === null) return [];
-  if (!Array.isArray(a.rules)) fail(file, "approvals.rules", 'expected a list of rules, e.g. [{tool: Bash, input_matches: "^npm test", answer: allow}]');
+  if (!Array.isArray(a.rules)) fail(file, "approvals.rules", 'expected a list of rules, e.g. [{tool: shell, command: "npm test", answer: allow}]');
   return a.rules.map((r, i) => {
     const key = `approvals.rules[${i}]`;
-    const d = closed(file, key, r, ["tool", "input_matches", "answer"]);
-    if (typeof d.tool !== "string" || !d.tool) fail(file, `${key}.tool`, "expected the tool's name, e.g. Bash");
+    const d = closed(file, key, r, ["tool", "command", "input_matches", "answer"]);
+    if (typeof d.tool !== "string" || !d.tool) fail(file, `${key}.tool`, "expected the tool's name, e.g. shell (every provider's shell tool), Write or Edit");
     if (d.answer !== "allow" && d.answer !== "deny") fail(file, `${key}.answer`, "expected allow or deny");
     if (d.answer === "allow" && source === "project") fail(file, `${key}.answer`, "a project file may only deny: allow rules belong in the user settings file ($LI_HOME/settings.yaml)");
+    let command: string | null = null;
+    if (d.command !== undefined && d.command !== null) {
+      if (typeof d.command !== "string" || !d.command.trim()) fail(file, `${key}.command`, 'expected the command\'s first words, e.g. "npm test"');
+      if (!isShellTool(d.tool)) fail(file, `${key}.command`, `command: names a shell command; give tool: shell (or ${SHELL_TOOLS.join(", ")}), not ${d.tool}`);
+      command = d.command.trim();
+    }
     let pattern: string | null = null;
     if (d.input_matches !== undefined && d.input_matches !== null) {
+      if (command !== null) fail(file, key, "give command: or input_matches:, not both (command: for what a shell rule allows or denies, input_matches: for a deny rule's pattern)");
       if (typeof d.input_matches !== "string") fail(file, `${key}.input_matches`, "expected a regular expression as a string");
       try {
         new RegExp(d.input_matches);
@@ -42,7 +62,7 @@ export function parseApprovalSettings(file: string, v: unknown, source: "user" |
       }
       pattern = d.input_matches;
     }
-    return { tool: d.tool, input_matches: pattern, answer: d.answer, file };
+    return { tool: d.tool, command, input_matches: pattern, answer: d.answer, file };
   });
 }
 
@@ -51,15 +71,20 @@ export function mergeApprovalRules(parts: (Omit<ApprovalRule, "index">[] | undef
   return parts.flatMap((p) => p ?? []).map((r, index) => ({ ...r, index }));
 }
 
-/** The text a rule's pattern is tried on: a shell command when the input is one, else its JSON. */
-export function ruleSubject(input: Record<string, unknown>): string {
-  return typeof input.command === "string" ? input.command : JSON.stringify(input);
+/**
+ * What is wrong with an allow rule on a shell tool that does not name its command (a pattern, or
+ * nothing: the whole tool), or null: such a rule would allow whatever starts the right way, and
+ * is refused for any run that would use it, and named by li doctor.
+ */
+export function shellAllowProblem(r: ApprovalRule): string | null {
+  if (r.answer !== "allow" || !isShellTool(r.tool) || r.command !== null) return null;
+  const what = r.input_matches !== null ? `input_matches: ${JSON.stringify(r.input_matches)}` : "no command:";
+  return `rule ${r.index} of ${r.file} allows the shell tool ${r.tool} with ${what}: a pattern over a command's text also allows every command chained, substituted or redirected after a matching start. Name the command instead, e.g. {tool: shell, command: "npm test", answer: allow} (docs/approvals.md#upgrading)`;
 }
 
-/** The first rule that answers `tool` with `input`, if any. */
-export function matchRule(rules: readonly ApprovalRule[], tool: string, input: Record<string, unknown>): ApprovalRule | undefined {
-  const subject = ruleSubject(input);
-  return rules.find((r) => r.tool === tool && (r.input_matches === null || new RegExp(r.input_matches).test(subject)));
+/** The text a deny rule's pattern, or a non-shell rule's, is tried on: a shell command when the input is one, else its JSON. */
+export function ruleSubject(input: Record<string, unknown>): string {
+  return typeof input.command === "string" ? input.command : JSON.stringify(input);
 }
 
 /** approval_timeout's default: a person's time to notice and answer, not an MCP client's default. */

@@ -11,7 +11,7 @@ import { admission, consoleLogOf, launch, placement } from "./queue.js";
 import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "./sandbox/choice.js";
-import { approvalSpec, type ApprovalSpec } from "./approvals/support.js";
+import { approvalSpec, checkApprovalRules, type ApprovalSpec } from "./approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
@@ -110,6 +110,7 @@ export async function submitAgent(
   extraSpec: Record<string, unknown> = {},
 ): Promise<{ entity: Entity; pid: number | null; console_log: string | null; note: string | null }> {
   const v = validateAgentRequest(req);
+  await checkApprovalRules(v.approvals, process.cwd());
   const queue = req.parent_id ? undefined : admission(req.queue);
   if (!req.parent_id) await checkPlace(store, req.host, req.allow_new_host);
   // A placed run is sandboxed by the host that claims it; that host's worker refuses it there.

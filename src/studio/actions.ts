@@ -26,6 +26,9 @@ export const ACTIONS: Record<string, ActionDef> = {
   "dispatch-retry": { target: fullIdPattern("delivery"), what: "a delivery id (dlv_…)", argv: (t) => ["dispatch", "retry", t] },
   // A person's answer to an agent's permission request, recorded as the studio user's (user@host).
   approve: { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["approve", t] },
+  // Allow, and don't ask again: for the run's later requests with the same commands, or for the whole tool.
+  "approve-for-run": { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["approve", t, "--for-run"] },
+  "approve-for-run-tool": { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["approve", t, "--for-run-tool"] },
   deny: { target: fullIdPattern("approval"), what: "an approval id (apr_…)", argv: (t) => ["deny", t] },
 };
 

@@ -32,6 +32,9 @@ import { nullable } from "../schemas.js";
             answered_by: nullable("string"),
             answered_at: nullable("string"),
             message: nullable("string"),
+            // What a --for-run answer covers (commands: the same commands; tool: --for-run-tool), and the earlier answer that answered this one.
+            for_run_scope: { enum: ["commands", "tool", null] },
+            answered_via: nullable("string"),
           },
         },
       },

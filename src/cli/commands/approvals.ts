@@ -8,6 +8,11 @@ import { intIn } from "../parsers.js";
 import { renderWithStore } from "../views.js";
 
 const COLUMNS = ["id", "state", "run", "host", "tool", "input", "asked"];
+/** With answered requests: who or what answered each (a person, rule:<n>, or an earlier answer via its id) and what it covers. */
+const ANSWERED_COLUMNS = [...COLUMNS, "by"];
+
+const answeredBy = (a: Approval): string =>
+  !a.answered_by ? "" : `${a.answered_by}${a.answered_via ? ` via ${a.answered_via}` : ""}${a.for_run_scope === "tool" ? " (--for-run-tool)" : a.for_run_scope === "commands" ? " (--for-run)" : ""}`;
 /** The input column's width: enough to recognise a command; --machine has all of it. */
 const INPUT_CHARS = 60;
 
@@ -33,10 +38,13 @@ export function register(root: Command, ctx: CliContext): void {
       "after",
       `
 A run started with --approvals ask (or a profile's approvals: ask) asks before a tool its
-provider would not run unasked. Rules in settings (approvals.rules) answer first; else the
+provider would not run unasked. Rules in settings (approvals.rules) answer first, then an
+earlier li approve/deny --for-run (the same commands) or --for-run-tool of the run; else the
 request waits here, on every host sharing the store, for li approve ID or li deny ID, until
 approval_timeout (default 30m), when it expires and the agent is told it was denied.
---machine gives every field, the whole (bounded, secrets masked) input included.
+--machine gives every field, the whole (bounded, secrets masked) input included. With --all,
+"by" says who or what answered: user@host, rule:<n> (the message names each command's
+rule), or "via apr_…" (the earlier --for-run or --for-run-tool answer that covered it).
 
 Examples:
   li approvals
@@ -54,8 +62,8 @@ Examples:
             d.approvals.length === 0 && state === "pending"
               ? "no pending approval requests (li approvals --all shows answered ones)"
               : table(
-                  d.approvals.map((a) => ({ ...a, input: inputSummary(a.input), asked: ago(a.asked_at) })),
-                  COLUMNS,
+                  d.approvals.map((a) => ({ ...a, input: inputSummary(a.input), asked: ago(a.asked_at), by: answeredBy(a) })),
+                  state === "pending" ? COLUMNS : ANSWERED_COLUMNS,
                 ),
         };
       }),

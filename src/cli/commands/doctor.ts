@@ -2,6 +2,7 @@ import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { liHome } from "../../lifecycle/paths.js";
 import { openStore } from "../../lifecycle/open.js";
+import { approvalRuleChecks } from "../doctor-approvals.js";
 import { diskCheck, homeCheck, hostsCheck, settingsCheck, storeCheck, ticksCheck } from "../doctor-checks.js";
 import { worktreesCheck } from "../doctor-worktrees.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
@@ -43,7 +44,9 @@ sandbox_permissions (a warning, not a failure, for each profile that turns its p
 permission checks off, bypassPermissions, danger-full-access or yolo, while its runs are not
 sandboxed), settings_secret (shown only when $LI_HOME/settings.yaml
 holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
-li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
+li hooks trust), approval_rules (each rule of approvals.rules in force is one li uses: an
+allow rule on a shell tool names its command with command:, not input_matches, and each
+command: parses; a run with approvals: ask is refused while one does not), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
 (on a store shared with other hosts, this host runs li host run: its lease is alive; a host
 that has never run one and has no unfinished runs of its own and none placed on it by name
 only submits, a normal role, shown as info),
@@ -87,6 +90,7 @@ Examples:
           ...settingsCheck(settings, settingsError),
           await sandboxCheck(settings),
           ...permissionWarnings(settings),
+          ...(await approvalRuleChecks(settings)),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
           ...(healthy && storeResult!.ok ? [await wakeupsCheck(() => openStore())].filter((c) => c !== null) : []),

@@ -34,15 +34,28 @@ export interface Approval {
   answered_by: string | null;
   answered_at: string | null;
   message: string | null;
+  /** Given with --for-run or --for-run-tool: it answers the run's later requests it covers too. */
   for_run: boolean;
+  /** What it covers: `commands` (--for-run: the same commands), `tool` (--for-run-tool: every later request for the tool), or null. */
+  for_run_scope: ForRunScope | null;
+  /** The earlier --for-run or --for-run-tool answer that answered this request, when one did (from the message the worker wrote). */
+  answered_via: string | null;
 }
 
-interface Row extends Omit<Approval, "run" | "for_run"> {
+export type ForRunScope = "commands" | "tool";
+/** The for_run column: 0 none, 1 --for-run (the same commands), 2 --for-run-tool. */
+const SCOPE_OF: Record<number, ForRunScope> = { 1: "commands", 2: "tool" };
+
+interface Row extends Omit<Approval, "run" | "for_run" | "for_run_scope" | "answered_via"> {
   entity_id: string;
   for_run: number | boolean;
 }
 
-const fromRow = ({ entity_id, for_run, ...r }: Row): Approval => ({ ...r, run: entity_id, for_run: !!for_run && Number(for_run) !== 0 });
+const fromRow = ({ entity_id, for_run, ...r }: Row): Approval => {
+  const scope = SCOPE_OF[Number(for_run)] ?? null;
+  const via = r.message ? /^(?:allowed|denied) for the run by .+? \((apr_[0-9a-z]+): /.exec(r.message) : null;
+  return { ...r, run: entity_id, for_run: scope !== null, for_run_scope: scope, answered_via: via?.[1] ?? null };
+};
 
 /** `text` with every secret replaced by ***; the secrets a worker knows of are its environment's credentials. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
@@ -130,7 +143,8 @@ export interface Answer {
   /** user@host */
   by: string;
   message?: string | null;
-  forRun?: boolean;
+  /** --for-run (the same commands) or --for-run-tool. */
+  forRun?: ForRunScope | null;
 }
 
 export type AnswerResult = { ok: true; approval: Approval } | { ok: false; approval: Approval };
@@ -161,13 +175,14 @@ export function watchAnswers(store: HasSql, onAnswered: (id: string) => void, on
 export async function answerApproval(store: HasSql, id: string, a: Answer): Promise<AnswerResult> {
   // A caller other than li approve / li deny (the studio, a script) may send anything: one answer, exactly.
   if (a.answer !== "allow" && a.answer !== "deny") throw invalid(`an answer is allow or deny, got ${JSON.stringify(a.answer)}`, { field: "answer" });
+  if (a.forRun != null && a.forRun !== "commands" && a.forRun !== "tool") throw invalid(`for_run is commands or tool, got ${JSON.stringify(a.forRun)}`, { field: "for_run" });
   checkMessage(a.message);
   const found = await getApproval(store, id);
   if (!found) throw new LiError("not_found", `no approval request has an id starting ${id}; see li approvals --all`, { id });
   const db = dbOf(store);
   const { changes } = await db.run(
     `UPDATE approvals SET state = ?, answered_by = ?, answered_at = ${dbNow(db.dialect)}, message = ?, for_run = ? WHERE id = ? AND state = 'pending'`,
-    [a.answer === "allow" ? "allowed" : "denied", a.by, a.message ?? null, a.forRun ? 1 : 0, found.id],
+    [a.answer === "allow" ? "allowed" : "denied", a.by, a.message ?? null, a.forRun === "tool" ? 2 : a.forRun === "commands" ? 1 : 0, found.id],
   );
   // Wakes the waiting worker now rather than at its next poll; a lost notification costs one poll.
   if (changes === 1 && db.dialect === "postgres") await db.get("SELECT pg_notify(?, ?)", [ANSWER_CHANNEL, found.id]).catch(() => null);
@@ -189,10 +204,10 @@ export async function cancelPendingApprovals(store: HasSql, run: string, by: str
   return changes;
 }
 
-/** The newest --for-run answer given earlier in `run` for `tool`: it answers this request too. */
-export async function forRunAnswer(store: HasSql, run: string, tool: string): Promise<Approval | undefined> {
-  const row = await dbOf(store).get<Row>("SELECT * FROM approvals WHERE entity_id = ? AND tool = ? AND for_run = 1 AND state IN ('allowed', 'denied') ORDER BY answered_at DESC, id DESC LIMIT 1", [run, tool]);
-  return row ? fromRow(row) : undefined;
+/** The --for-run and --for-run-tool answers given earlier in `run` for `tool`, newest first: each may answer this request too (rules.ts coversRequest). */
+export async function forRunAnswers(store: HasSql, run: string, tool: string): Promise<Approval[]> {
+  const rows = await dbOf(store).all<Row>("SELECT * FROM approvals WHERE entity_id = ? AND tool = ? AND for_run <> 0 AND state IN ('allowed', 'denied') ORDER BY answered_at DESC, id DESC LIMIT 100", [run, tool]);
+  return rows.map(fromRow);
 }
 
 /** The pending request each of `runs` waits on (its oldest), by run: what `waiting_for` shows. */

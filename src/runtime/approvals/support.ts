@@ -1,5 +1,7 @@
 import { LiError } from "../../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings.js";
+import { loadSettings } from "../../config/settings.js";
+import { checkRulesForRun } from "../../lifecycle/approvals/rules.js";
 import type { ModelSpec } from "../providers/index.js";
 
 /*
@@ -46,4 +48,14 @@ export function approvalSpec(model: ModelSpec, asked: { mode?: "ask" | "off"; ti
       needs: lacking,
     });
   return { approvals: "ask", approval_timeout_seconds: asked?.timeout_seconds ?? profile?.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS };
+}
+
+/**
+ * For a run that asks: refuses, before any record, a rule of the settings in force that li will
+ * not use (an allow rule on a shell tool without command:, a command: that does not parse);
+ * loads the shell parser. Runs that do not ask never get here.
+ */
+export async function checkApprovalRules(spec: ApprovalSpec | null, settingsDir: string): Promise<void> {
+  if (spec?.approvals !== "ask") return;
+  await checkRulesForRun(loadSettings(settingsDir).approval_rules);
 }

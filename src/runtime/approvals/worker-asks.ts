@@ -2,9 +2,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadSettings } from "../../config/settings.js";
-import { matchRule, type ApprovalRule } from "../../config/approval-settings.js";
+import type { ApprovalRule } from "../../config/approval-settings.js";
 import type { Handler } from "../../config/settings.js";
-import { boundedInput, envSecrets, expireApproval, forRunAnswer, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
+import { coversRequest, decideByRules, opaqueParts } from "../../lifecycle/approvals/rules.js";
+import { boundedInput, envSecrets, expireApproval, forRunAnswers, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
 import { hostName } from "../../lifecycle/locate.js";
 import { AnswerWaker } from "./answer-waker.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
@@ -14,8 +15,9 @@ import { APPROVAL_SOCKET_FILE, type AskAnswer, type AskRequest } from "./protoco
 
 /*
  * The worker's side of approvals: ask (issue 39). Each request of the agent is answered by, in
- * order: a rule of the trusted settings, an earlier --for-run answer in this run for the same
- * tool, or a person (a pending record any host can answer, polled until answered or expired).
+ * order: the rules of the trusted settings (lifecycle/approvals/rules.ts, the same for every
+ * provider's route), an earlier --for-run answer in this run that covers it (the same commands;
+ * --for-run-tool: the same tool), or a person (a pending record any host can answer, polled until answered or expired).
  * The answer the agent gets is always the one the record holds: while the store is unreachable
  * the worker keeps retrying, and never answers from anything but a record it read back.
  */
@@ -75,18 +77,22 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
   const waker = new AnswerWaker(store);
   const decide = async (req: AskRequest): Promise<AskAnswer> => {
     const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
-    const rule = matchRule(rules, req.tool_name, req.input);
+    const rule = await decideByRules(rules, req.tool_name, req.input);
     if (rule) {
       const state = rule.answer === "allow" ? "allowed" : "denied";
-      const message = `${state} by rule ${rule.index} of ${rule.file} (tool ${rule.tool}${rule.input_matches ? `, input matching ${rule.input_matches}` : ""})`;
-      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: `rule:${rule.index}`, message }), log), req.input);
+      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: rule.by, message: rule.message }), log), req.input);
     }
-    const prior = await retrying("reading the run's earlier answers", () => forRunAnswer(store, e.id, req.tool_name), log);
-    if (prior) {
+    const earlier = await retrying("reading the run's earlier answers", () => forRunAnswers(store, e.id, req.tool_name), log);
+    for (const prior of earlier) {
       const state = prior.state as "allowed" | "denied";
-      const message = `${state} for the run by ${prior.answered_by} (${prior.id})${prior.message ? `: ${prior.message}` : ""}`;
+      if (!(await coversRequest({ tool: prior.tool, input: prior.input, scope: prior.for_run_scope!, state }, req.tool_name, base.input))) continue;
+      const scope = prior.for_run_scope === "tool" ? `every ${prior.tool} request (--for-run-tool)` : "the same commands (--for-run)";
+      const message = `${state} for the run by ${prior.answered_by} (${prior.id}: ${scope})${prior.message ? `: ${prior.message}` : ""}`;
       return answerOf(await retrying("recording a for-run answer", () => recordAnswered(store, base, { state, by: prior.answered_by!, message }), log), req.input);
     }
+    // Why no rule answered, for the log: only where a command: rule had something to see.
+    const why = rules.some((r) => r.command !== null) ? await opaqueParts(req.tool_name, req.input).catch(() => null) : null;
+    if (why) log(`${req.tool_name} goes to a person: no rule sees through ${why.join(", ")}`);
     const deadline = Date.now() + timeoutSeconds * 1000;
     let asked: Approval;
     try {

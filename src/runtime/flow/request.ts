@@ -20,7 +20,7 @@ import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./
 import { modelWithProfile } from "../run-settings.js";
 import type { Profile } from "../../config/profiles.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "../sandbox/choice.js";
-import { approvalSpec, type ApprovalSpec } from "../approvals/support.js";
+import { approvalSpec, checkApprovalRules, type ApprovalSpec } from "../approvals/support.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "../worktree/isolation.js";
 
 export const MAX_CONCURRENT_LIMIT = PLAN_LIMITS.max_concurrent;
@@ -215,6 +215,7 @@ export async function prepareSession(req: SessionRequest): Promise<PreparedSessi
   const stepModels = plan ? plan.steps.map((s) => s.model!) : plannerPool({ model, workers });
   let approvals: ApprovalSpec | null = null;
   for (const m of stepModels.filter((m) => profileRef(m) === null)) approvals = approvalSpec(parseModelSpec(m), req.approvals, fallbackProfile) ?? approvals;
+  await checkApprovalRules(approvals, req.settings_dir ?? process.cwd());
   const wanted = isolationWanted(req.isolation ?? {}, fallbackProfile?.isolate, req.settings_dir ?? process.cwd());
   const isolated = wanted ? await prepareIsolation(wanted, cwd, req.place !== undefined) : null;
   const settingsDir = req.settings_dir ?? process.cwd();

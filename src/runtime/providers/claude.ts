@@ -73,6 +73,10 @@ export const claudeProvider = cliAgent({
     // Strict: the run gets exactly the profile's servers (and li's prompt tool), not those of whoever's settings are around.
     ...(run.mcp_config || run.approvals === "ask" ? ["--mcp-config", ...mcpConfigs(run), "--strict-mcp-config"] : []),
     ...(run.approvals === "ask" ? ["--permission-prompt-tool", `mcp__${PROMPT_SERVER}__approve`] : []),
+    // The repository must not answer first: without this, the project's .claude/settings.json and
+    // settings.local.json (permissions.allow, hooks) would allow a tool before li is asked.
+    // claude always adds its flag and policy settings; the person's own user settings stay.
+    ...(run.approvals === "ask" ? ["--setting-sources", "user"] : []),
     ...opt("--effort", run.effort),
     ...opt("--max-turns", run.max_turns),
     ...opt("--max-budget-usd", run.max_budget_usd),

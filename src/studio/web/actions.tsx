@@ -37,6 +37,8 @@ export function summarize(a: ActionAnswer): string {
       return `${a.action}: ${s?.name ?? "schedule"} ${s ? (s.enabled ? "enabled" : "disabled") : "done"}${d.changed === false ? " (no change)" : ""}`;
     }
     case "approve":
+    case "approve-for-run":
+    case "approve-for-run-tool":
     case "deny": {
       const p = d.approval;
       return `${a.action}: ${p?.id ?? "request"} ${p?.state ?? "answered"}${p?.answered_by ? ` by ${p.answered_by}` : ""}`;

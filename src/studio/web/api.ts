@@ -109,6 +109,7 @@ export interface Outbox { deliveries: Delivery[]; counts: Record<string, number>
 export interface Approval {
   id: string; run: string; host: string; tool: string; input: string; asked_at: string; expires_at: string;
   state: "pending" | "allowed" | "denied" | "expired" | "cancelled"; answered_by: string | null; answered_at: string | null; message: string | null; for_run: boolean;
+  for_run_scope: "commands" | "tool" | null; answered_via: string | null;
 }
 
 export interface Session { version: string; li_home: string; now: string }

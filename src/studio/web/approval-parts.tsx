@@ -16,7 +16,12 @@ export function inputText(input: string): string {
   }
 }
 
-export function ApprovalCard({ a, busy, answer, showRun = true }: { a: Approval; busy: boolean; answer: (action: "approve" | "deny", a: Approval) => void; showRun?: boolean }) {
+/** The answers a card offers: Allow once, Allow for the run's same commands (--for-run) or for the tool (--for-run-tool), Deny. */
+export type Answer = "approve" | "approve-for-run" | "approve-for-run-tool" | "deny";
+
+const SCOPE: Record<string, string> = { commands: "and the run's later requests with the same commands", tool: "and every later request of the tool in the run" };
+
+export function ApprovalCard({ a, busy, answer, showRun = true }: { a: Approval; busy: boolean; answer: (action: Answer, a: Approval) => void; showRun?: boolean }) {
   return (
     <article class="card approval" data-approval={a.id} data-state={a.state}>
       <div class="approval-head">
@@ -32,11 +37,15 @@ export function ApprovalCard({ a, busy, answer, showRun = true }: { a: Approval;
       {a.state === "pending" ? (
         <div class="actions">
           <button type="button" class="btn a-allow" disabled={busy} onClick={() => answer("approve", a)}>Allow</button>
+          <button type="button" class="btn a-allow-run" disabled={busy} title="li approve --for-run: the run's later requests with exactly these commands are allowed too" onClick={() => answer("approve-for-run", a)}>Allow these commands for the run</button>
+          <button type="button" class="btn a-allow-tool" disabled={busy} title={`li approve --for-run-tool: every later ${a.tool} request of the run is allowed, whatever it asks`} onClick={() => answer("approve-for-run-tool", a)}>Allow {a.tool} for the run</button>
           <button type="button" class="btn danger a-deny" disabled={busy} onClick={() => answer("deny", a)}>Deny</button>
         </div>
       ) : (
         <p class="small a-answer">
-          {a.state} by <span class="a-by">{a.answered_by ?? "—"}</span> <Age at={a.answered_at} />
+          {a.state} by <span class="a-by">{a.answered_by ?? "—"}</span>
+          {a.answered_via && <> via <code class="mono a-via">{a.answered_via}</code></>}
+          {a.for_run_scope && <> <span class="a-scope" data-scope={a.for_run_scope}>({SCOPE[a.for_run_scope]})</span></>} <Age at={a.answered_at} />
           {a.message && <> · <span class="a-message">{a.message}</span></>}
         </p>
       )}

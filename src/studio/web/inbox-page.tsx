@@ -1,7 +1,7 @@
 // #/inbox : agents' permission requests waiting for a person, live, with Allow and Deny; then the latest answered.
 import { get, type Approval } from "./api";
 import { ActionResult, useAction } from "./actions";
-import { ApprovalCard } from "./approval-parts";
+import { ApprovalCard, type Answer } from "./approval-parts";
 import { useLive } from "./live";
 import { Loading } from "./ui";
 
@@ -15,7 +15,7 @@ const ANSWERED_SHOWN = 20;
 export function InboxPage() {
   const live = useLive(() => get<{ approvals: Approval[] }>("/api/approvals?all=1"), [], { pollMs: POLL_MS });
   const [act, run] = useAction();
-  const answer = async (action: "approve" | "deny", a: Approval) => {
+  const answer = async (action: Answer, a: Approval) => {
     await run(action, a.id);
     live.reload();
   };
@@ -47,7 +47,7 @@ export function InboxPage() {
 export function RunApprovals({ runId, terminal }: { runId: string; terminal: boolean }) {
   const live = useLive(() => get<{ approvals: Approval[] }>(`/api/approvals?all=1&run=${encodeURIComponent(runId)}`), [runId], { pollMs: POLL_MS, pollWhile: () => !terminal });
   const [act, run] = useAction();
-  const answer = async (action: "approve" | "deny", a: Approval) => {
+  const answer = async (action: Answer, a: Approval) => {
     await run(action, a.id);
     live.reload();
   };
