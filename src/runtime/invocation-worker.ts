@@ -170,6 +170,7 @@ export async function run(store: Store, id: string): Promise<void> {
     void sink.start(liveOf);
     child.on("error", (err) => {
       timer?.clear();
+      void asking?.close();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.
       const gone = isDirectory(e.spec.cwd) ? null : { error: cwdMissingMessage(e.spec.cwd, thisHost()), cwd: e.spec.cwd, host: thisHost() };
       try {
