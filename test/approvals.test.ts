@@ -208,7 +208,7 @@ oneStore("approvals: ask on a provider without a route is refused approvals_unsu
   const h = home();
   const fanout = await li(["--machine", "o", "fanout", "--approvals", "ask", "--model", "mock/echo", "hi"], { env: h.env });
   expect([fanout.json.ok, fanout.json.error.detail.code]).toEqual([false, "approvals_unsupported"]);
-  for (const model of ["gemini/gemini-2.5-pro", "mock/echo"]) {
+  for (const model of ["openai/gpt-4o", "mock/echo"]) {
     const r = await li(["--machine", "agent", "--detach", "--approvals", "ask", model, "hi"], { env: h.env });
     expect([r.json.ok, r.json.error.kind, r.json.error.detail.code, r.json.error.detail.provider]).toEqual([false, "invalid_input", "approvals_unsupported", model.split("/")[0]]);
     expect(r.json.error.message).toContain(model);

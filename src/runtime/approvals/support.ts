@@ -14,7 +14,8 @@ const ROUTES: Record<string, (model: string) => string | null> = {
   // --permission-prompt-tool served by li's prompt server (providers/claude.ts, docs/approvals.md#claude).
   claude: () => null,
   codex: () => "codex exec never asks; a route needs codex app-server's approval requests (item/commandExecution/requestApproval) driven by li",
-  gemini: () => "headless Gemini CLI denies anything that would ask, and has no hook that hands the decision to another process",
+  // gemini --acp driven by li's ACP client: session/request_permission (providers/acp/).
+  gemini: () => null,
   openai: () => "li's own openai agent has no permission prompts to route",
 };
 

@@ -40,7 +40,7 @@ export interface ProviderOptions {
 }
 
 /** How a provider's stdout is read: plain text, or the machine-readable stream of one CLI. */
-export type StreamFormat = "text" | "claude" | "codex" | "gemini" | "li";
+export type StreamFormat = "text" | "claude" | "codex" | "gemini" | "li" | "acp";
 
 /** How the worker starts the provider's process. */
 export interface LaunchSpec {
