@@ -8,6 +8,7 @@ import { checkStoreUrl } from "../lifecycle/locate.js";
 import { ENTITY_KINDS, EVENT_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
+import { mergeAcpAgents, parseAcpAgents, type AcpAgent } from "./acp-agents.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
 import { mergeApprovalRules, parseApprovalSettings, type ApprovalRule } from "./approval-settings.js";
@@ -72,6 +73,8 @@ export interface ParsedSettings {
   prices?: PriceEntry[];
   /** approvals.rules (a project file's only after trust, and deny rules only). */
   approvals?: ReturnType<typeof parseApprovalSettings>;
+  /** acp_agents (a project file's only after trust). */
+  acp_agents?: AcpAgent[];
 }
 
 export interface SettingsFile {
@@ -106,6 +109,8 @@ export interface Settings {
   checks: CheckSettings;
   /** The approval rules of the files in force. */
   approval_rules: ApprovalRule[];
+  /** The ACP agents of the files in force (acp/NAME). */
+  acp_agents: AcpAgent[];
   warnings: string[];
 }
 
@@ -196,7 +201,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "acp_agents"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -220,6 +225,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const checks = parseCheckSettings(file, top.checks, top.check_timeout_seconds);
   const prices = parsePriceSettings(file, top.prices, source);
   const approvals = parseApprovalSettings(file, top.approvals, source);
+  const acp_agents = parseAcpAgents(file, top.acp_agents, source);
   return {
     mcp_policy,
     handlers,
@@ -233,6 +239,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(checks ? { checks } : {}),
     ...(prices ? { prices } : {}),
     ...(approvals ? { approvals } : {}),
+    ...(acp_agents.length ? { acp_agents } : {}),
   };
 }
 
@@ -298,6 +305,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.sandbox ? "sandbox" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
         p?.approvals?.length ? "approvals.rules" : "",
+        p?.acp_agents?.length ? `acp_agents ${p.acp_agents.map((a) => a.name).join(", ")}` : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -317,5 +325,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const sandbox = mergeSandboxSettings(inForce.map((f) => f.parsed!.sandbox));
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
   const approval_rules = mergeApprovalRules(inForce.map((f) => f.parsed!.approvals));
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, warnings };
+  const acp_agents = mergeAcpAgents(inForce.map((f) => f.parsed!.acp_agents));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, acp_agents, warnings };
 }

@@ -20,6 +20,8 @@ import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
 import { startAsking } from "./approvals/worker-asks.js";
+import { acpAgentOf } from "./acp-agents.js";
+import { splitAcpModel } from "./providers/acp/provider.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, dropUnstarted, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
@@ -74,7 +76,8 @@ export async function run(store: Store, id: string): Promise<void> {
     const { run, env } = runSettingsFor(e.spec, e.spec.settings_dir);
     profileEnv = env;
     const endpoint = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
-    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
+    const acp = spec.provider.name === "acp" ? { acp_agent: acpAgentOf(splitAcpModel(spec.model).name, e.spec.settings_dir) } : {};
+    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, ...acp, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);

@@ -1,6 +1,7 @@
 import { LiError } from "../../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings.js";
 import type { ModelSpec } from "../providers/index.js";
+import { acpRouteLacking } from "../acp-agents.js";
 
 /*
  * Which providers can route a permission prompt to li (approvals: ask), and what the others
@@ -17,6 +18,8 @@ const ROUTES: Record<string, (model: string) => string | null> = {
   // gemini --acp driven by li's ACP client: session/request_permission (providers/acp/).
   gemini: () => null,
   openai: () => "li's own openai agent has no permission prompts to route",
+  // li's ACP client: session/request_permission, when the entry says how its agent is made to ask.
+  acp: (model) => acpRouteLacking(model),
 };
 
 /** What `model` (provider/model) would need for a route; null when it has one. */
