@@ -142,13 +142,15 @@ function usageOf(r: any): { input_tokens: number; output_tokens: number; cached_
   return null;
 }
 
+const tooLarge = (c: any) => c instanceof acp.MessageTooLargeError || c?.name === "MessageTooLargeError";
+
 async function main(): Promise<void> {
   conn = app.connect(stream);
   const agent = conn.agent;
   // The connection closing before the turn stopped (the agent exited, an oversized message).
   const closed = conn.closed.then(async () => {
     await Promise.race([childGone, new Promise((r) => setTimeout(r, 200))]);
-    return finish(1, failure("the agent closed the connection before its turn ended"));
+    return finish(1, failure(tooLarge(conn!.signal.reason) ? `the agent sent a message over ${MAX_MESSAGE_BYTES} bytes` : "the agent closed the connection before its turn ended"));
   });
   const turn = async () => {
     const init: any = await agent.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "li", version: "1" } } as any);
@@ -181,9 +183,13 @@ async function main(): Promise<void> {
     return finish(stop === "cancelled" ? 1 : 0, stop === "cancelled" ? "the turn was cancelled" : undefined);
   };
   await Promise.race([
-    turn().catch((err: any) => {
-      const tooLarge = err instanceof acp.MessageTooLargeError || /too large|exceeds/i.test(String(err?.message));
-      return finish(1, failure(tooLarge ? `the agent sent a message over ${MAX_MESSAGE_BYTES} bytes` : `ACP: ${err?.message ?? err}`));
+    turn().catch(async (err: any) => {
+      // The SDK rejects the pending request with "connection closed"; the cause is the connection's.
+      const large = [err, err?.cause, conn?.signal.aborted ? conn.signal.reason : null].some(tooLarge);
+      // A closed connection is most often the agent exiting: its exit status says more than the SDK's error.
+      await Promise.race([childGone, new Promise((r) => setTimeout(r, 500))]);
+      const why = large ? `the agent sent a message over ${MAX_MESSAGE_BYTES} bytes` : exited ? "the agent closed the connection before its turn ended" : `ACP: ${err?.message ?? err}`;
+      return finish(1, failure(why));
     }),
     closed,
   ]);
