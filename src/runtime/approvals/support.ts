@@ -14,7 +14,8 @@ const ROUTES: Record<string, (model: string) => string | null> = {
   mock: (model) => (model === "ask" ? null : "only mock/ask asks for approvals"),
   // --permission-prompt-tool served by li's prompt server (providers/claude.ts, docs/approvals.md#claude).
   claude: () => null,
-  codex: () => "codex exec never asks; a route needs codex app-server's approval requests (item/commandExecution/requestApproval) driven by li",
+  // codex app-server's item/*/requestApproval, driven by li's client (providers/codex-app-server/).
+  codex: () => null,
   // gemini --acp driven by li's ACP client: session/request_permission (providers/acp/).
   gemini: () => null,
   openai: () => "li's own openai agent has no permission prompts to route",
