@@ -89,4 +89,25 @@ describeReal("the real codex asks li's approvals through codex app-server", () =
     expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
   }, T);
+
+  test("li kill while a request waits: no agent process is left, and the request ends cancelled by the kill", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["kill", id], { env });
+    expect((await untilStatus(env, id, (j) => j.terminal, 60_000)).status).toBe("cancelled");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+    expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  test("--resume of an asking run continues its session (thread/resume)", async () => {
+    const { env, id } = await askingRun();
+    await liData(["approve", (await pendingOf(env, id)).id], { env });
+    const first = await untilStatus(env, id, (j) => j.terminal, 60_000);
+    expect(first.status).toBe("completed");
+    // The session already holds the tool's result: the fake answers in text, and nothing asks again.
+    const next = await liData(["agent", "--detach", "--approvals", "ask", "--resume", id, "and", "again"], { env });
+    const end = await untilStatus(env, next.id, (j) => j.terminal, 60_000);
+    expect(end).toMatchObject({ status: "completed", resumes: id, provider_session_id: first.provider_session_id });
+  }, T);
 });

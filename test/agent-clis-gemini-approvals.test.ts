@@ -92,4 +92,14 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     expect(after).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
   }, T);
+
+  test("li kill while a request waits: no agent process is left, and the request ends cancelled by the kill", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["kill", id], { env });
+    expect((await untilStatus(env, id, (j) => j.terminal, 60_000)).status).toBe("cancelled");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+    expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
 });

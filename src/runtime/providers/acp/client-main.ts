@@ -59,11 +59,14 @@ async function finish(code: number, error?: string): Promise<never> {
   if (!finished) {
     finished = true;
     if (error) emit({ type: "error", message: error });
+    // The end of its input lets an agent finish as it would (saving its session); a grace, then
+    // SIGTERM, then SIGKILL for one that does not.
     child.stdin?.end();
-    const t = setTimeout(() => child.kill("SIGKILL"), GRACE_MS);
-    if (!exited) child.kill("SIGTERM");
+    const term = setTimeout(() => child.kill("SIGTERM"), code === 0 ? GRACE_MS : 0);
+    const kill = setTimeout(() => child.kill("SIGKILL"), (code === 0 ? GRACE_MS : 0) + GRACE_MS);
     await childGone;
-    clearTimeout(t);
+    clearTimeout(term);
+    clearTimeout(kill);
     process.exit(code);
   }
   return new Promise<never>(() => {});
