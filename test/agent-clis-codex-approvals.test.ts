@@ -12,6 +12,7 @@ import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { codexEnv, describeReal, processesOf } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
+import { connectMcp } from "./helpers/mcp.js";
 
 const T = 120_000;
 const MARK = "made-by-codex";
@@ -109,5 +110,25 @@ describeReal("the real codex asks li's approvals through codex app-server", () =
     const next = await liData(["agent", "--detach", "--approvals", "ask", "--resume", id, "and", "again"], { env });
     const end = await untilStatus(env, next.id, (j) => j.terminal, 60_000);
     expect(end).toMatchObject({ status: "completed", resumes: id, provider_session_id: first.provider_session_id });
+  }, T);
+
+  test("over MCP, agent.submit with approvals: ask on codex is accepted; the request waits for a person, whose li approve lets the command run", async () => {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...codexEnv(h.home, fake.url) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `mcp:\n  file_roots: [${JSON.stringify(h.home)}]\n` + PROFILE(600).replace("    approvals: ask\n", ""));
+    const m = await connectMcp(env);
+    let id: string;
+    try {
+      id = (await m.submit("agent.submit", { model: "codex/gpt-5", profile: "asks", approvals: "ask", cwd, prompt: "make the marker" })).id;
+    } finally {
+      await m.client.close();
+    }
+    const req = await pendingOf(env, id);
+    expect(req.tool).toBe("commandExecution");
+    await liData(["approve", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
   }, T);
 });
