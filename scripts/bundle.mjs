@@ -46,7 +46,7 @@ const launcher = path.join(out, "../../bin/li.js");
 // Code caches and the ES module CLI and processes of earlier builds (a cache is only ever valid for its build).
 // Chunks of earlier builds go too: the command list may have changed.
 fs.mkdirSync(out, { recursive: true });
-for (const name of fs.readdirSync(out)) if (name.endsWith(".cache") || name.endsWith(".tmp") || ["li.js", "worker-main.js", "drain-main.js", "mock-agent.js", "openai-agent.js", "prompt-server.js"].includes(name) || /^li-.*\.cjs$/.test(name)) fs.rmSync(path.join(out, name));
+for (const name of fs.readdirSync(out)) if (name.endsWith(".cache") || name.endsWith(".tmp") || ["li.js", "worker-main.js", "drain-main.js", "mock-agent.js", "openai-agent.js", "prompt-server.js", "acp-client.js", "codex-client.js"].includes(name) || /^li-.*\.cjs$/.test(name)) fs.rmSync(path.join(out, name));
 
 /*
  * commander requires node:child_process at load, for executable subcommands li never has; that
@@ -107,6 +107,10 @@ await build({
     "openai-agent": "src/runtime/providers/openai-agent.ts",
     // The MCP tool claude asks for a permission (--permission-prompt-tool); one per run that asks.
     "prompt-server": "src/runtime/approvals/prompt-server.ts",
+    // li's one ACP client: the provider process of gemini when it asks and of any declared ACP agent.
+    "acp-client": "src/runtime/providers/acp/client-main.ts",
+    // The codex route for runs that ask: codex app-server's JSON-RPC.
+    "codex-client": "src/runtime/providers/codex-app-server/client-main.ts",
   },
 });
 // esbuild's interop copies every export of a built-in into a new object at each import site (node:fs

@@ -20,7 +20,7 @@ export function packageRoot(): string {
   }
 }
 
-export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio" | "prompt-server";
+export type Entry = "worker-main" | "mock-agent" | "openai-agent" | "drain-main" | "mcp-surface" | "studio" | "prompt-server" | "acp-client" | "codex-client";
 
 /** A file of dist/bundle; a missing one means li was not built, which is said rather than left to hang. */
 function bundled(name: string): string {
@@ -30,7 +30,7 @@ function bundled(name: string): string {
 }
 
 /** The processes li starts (scripts/bundle.mjs): CommonJS, which starts without the ES module loader. */
-const COMMONJS: ReadonlySet<Entry> = new Set(["worker-main", "drain-main", "mock-agent", "openai-agent", "prompt-server"]);
+const COMMONJS: ReadonlySet<Entry> = new Set(["worker-main", "drain-main", "mock-agent", "openai-agent", "prompt-server", "acp-client", "codex-client"]);
 
 /** A bundled entry script. */
 export function entryScript(name: Entry): string {

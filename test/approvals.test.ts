@@ -144,6 +144,33 @@ test("a worker killed -9 while waiting: after the reap its request is cancelled,
   expect(late.json.error.message).toContain("cancelled");
 });
 
+test("a run that ends with asks outstanding stops waiting at once: its worker exits, and every request still pending is cancelled by the run's end", async () => {
+  const h = home();
+  // Five asks in flight, then one the test answers; the agent then ends with the five unanswered.
+  const prompt = [...[1, 2, 3, 4, 5].map((i) => `ask& Bash ${JSON.stringify({ command: `echo ${i}` })}`), ask("Read", { file_path: "a.txt" })].join("\n");
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", prompt])).id;
+  const last = await until(async () => {
+    const r = await requests(h, run);
+    return r.length === 6 && r.every((x) => x.state === "pending") ? r.find((x) => x.tool === "Read") : null;
+  });
+  const { pid } = await jobStatus(h.env, run);
+  await liData(["approve", last.id], { env: h.env });
+  expect((await terminal(h.env, run)).status).toBe("completed");
+  // The default approval timeout is 30 minutes: a worker that kept polling would outlive this wait.
+  await until(() => {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  const ended = await requests(h, run);
+  expect(ended.filter((r) => r.tool === "Bash").map((r) => r.state)).toEqual(["cancelled", "cancelled", "cancelled", "cancelled", "cancelled"]);
+  expect(ended.find((r) => r.tool === "Read").state).toBe("allowed");
+  expect(fs.readFileSync(path.join(h.home, "runs", run, "worker.log"), "utf8")).not.toMatch(/failed, retrying/);
+});
+
 test("rules in the user's settings answer first, recorded as rule:<n>, and no person sees them pending (a fan-out's workers too); a project file may not allow", async () => {
   const h = home();
   fs.writeFileSync(
@@ -181,7 +208,7 @@ oneStore("approvals: ask on a provider without a route is refused approvals_unsu
   const h = home();
   const fanout = await li(["--machine", "o", "fanout", "--approvals", "ask", "--model", "mock/echo", "hi"], { env: h.env });
   expect([fanout.json.ok, fanout.json.error.detail.code]).toEqual([false, "approvals_unsupported"]);
-  for (const model of ["gemini/gemini-2.5-pro", "mock/echo"]) {
+  for (const model of ["openai/gpt-4o", "mock/echo"]) {
     const r = await li(["--machine", "agent", "--detach", "--approvals", "ask", model, "hi"], { env: h.env });
     expect([r.json.ok, r.json.error.kind, r.json.error.detail.code, r.json.error.detail.provider]).toEqual([false, "invalid_input", "approvals_unsupported", model.split("/")[0]]);
     expect(r.json.error.message).toContain(model);

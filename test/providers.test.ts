@@ -172,7 +172,7 @@ test("li doctor lists every provider, the endpoints, the store's health and sche
   // doctor creates no state; a run does, so the store has something to check.
   await liData(["agent", "mock/echo", "state"], { env: h.env });
   const d = await liData(["doctor"], { env: { ...h.env, LI_TEST_LOCAL_KEY: "sk-never-shown", OPENAI_API_KEY: "" } });
-  expect(d.providers.map((p: any) => p.name)).toEqual(["mock", "claude", "codex", "gemini", "openai"]);
+  expect(d.providers.map((p: any) => p.name)).toEqual(["mock", "claude", "codex", "gemini", "openai", "acp"]);
   expect(d.endpoints).toEqual([
     expect.objectContaining({ name: "openai", default: true, api_key_env: "OPENAI_API_KEY", key_set: false, source: "builtin" }),
     expect.objectContaining({ name: "local", default: false, base_url: "http://127.0.0.1:9/v1", api_key_env: "LI_TEST_LOCAL_KEY", key_set: true, source: "user" }),

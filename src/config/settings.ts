@@ -8,6 +8,7 @@ import { checkStoreUrl } from "../lifecycle/locate.js";
 import { ENTITY_KINDS, EVENT_KINDS } from "../lifecycle/vocab.js";
 import { isObject } from "../json.js";
 import { NAME_PATTERN } from "../lifecycle/names.js";
+import { mergeAcpAgents, parseAcpAgents, type AcpAgent } from "./acp-agents.js";
 import { mergeEndpoints, parseDefaultEndpoint, parseEndpoints, type Endpoint } from "./endpoints.js";
 import { mergeCheckSettings, parseCheckSettings, type CheckSettings } from "./check-settings.js";
 import { mergeApprovalRules, parseApprovalSettings, type ApprovalRule } from "./approval-settings.js";
@@ -74,6 +75,8 @@ export interface ParsedSettings {
   approvals?: ReturnType<typeof parseApprovalSettings>;
   /** gateway: on meters unsandboxed runs through li's model gateway too (docs/gateway.md). */
   gateway?: "on" | "off";
+  /** acp_agents (a project file's only after trust). */
+  acp_agents?: AcpAgent[];
 }
 
 export interface SettingsFile {
@@ -110,6 +113,8 @@ export interface Settings {
   approval_rules: ApprovalRule[];
   /** Whether unsandboxed runs go through the model gateway (a later file in force wins). */
   gateway: "on" | "off";
+  /** The ACP agents of the files in force (acp/NAME). */
+  acp_agents: AcpAgent[];
   warnings: string[];
 }
 
@@ -200,7 +205,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   if (doc === null || doc === undefined) return { handlers: [], endpoints: [], default_endpoint: null, mcp_policy: {}, profiles: [] };
   if (isObject(doc) && doc.providers !== undefined)
     fail(file, "providers", "li no longer reads providers.openai: define the endpoint as endpoints.NAME {base_url, api_key_env} and set default_endpoint: NAME (li doctor lists the endpoints in force)");
-  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "store_listen", "store_pooled", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "gateway"]);
+  const top = closed(file, "", doc, ["notify", "endpoints", "default_endpoint", "mcp", "profiles", "max_parallel", "queues", "store", "store_listen", "store_pooled", "worktree", "sandbox", "checks", "check_timeout_seconds", "prices", "approvals", "gateway", "acp_agents"]);
   // Where the records live is the user's choice alone (read by lifecycle/locate.ts, before any store opens).
   if (top.store !== undefined && top.store !== null) {
     if (source === "project") fail(file, "store", "only the user settings file ($LI_HOME/settings.yaml) may name the store");
@@ -232,6 +237,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
   const prices = parsePriceSettings(file, top.prices, source);
   const approvals = parseApprovalSettings(file, top.approvals, source);
   if (top.gateway !== undefined && top.gateway !== "on" && top.gateway !== "off") fail(file, "gateway", `expected on or off, got ${JSON.stringify(top.gateway)}`);
+  const acp_agents = parseAcpAgents(file, top.acp_agents, source);
   return {
     ...(top.gateway !== undefined ? { gateway: top.gateway as "on" | "off" } : {}),
     mcp_policy,
@@ -246,6 +252,7 @@ export function parseSettings(bytes: Buffer, file: string, source: Handler["sour
     ...(checks ? { checks } : {}),
     ...(prices ? { prices } : {}),
     ...(approvals ? { approvals } : {}),
+    ...(acp_agents.length ? { acp_agents } : {}),
   };
 }
 
@@ -311,6 +318,7 @@ export function loadSettings(cwd = process.cwd()): Settings {
         p?.sandbox ? "sandbox" : "",
         p?.checks && Object.keys(p.checks.commands).length ? "checks" : "",
         p?.approvals?.length ? "approvals.rules" : "",
+        p?.acp_agents?.length ? `acp_agents ${p.acp_agents.map((a) => a.name).join(", ")}` : "",
       ].filter(Boolean);
       warnings.push(ignoredWarning(f.path, f.trust, unused));
       continue;
@@ -331,5 +339,6 @@ export function loadSettings(cwd = process.cwd()): Settings {
   const checks = mergeCheckSettings(inForce.map((f) => f.parsed!.checks));
   const approval_rules = mergeApprovalRules(inForce.map((f) => f.parsed!.approvals));
   const gateway = inForce.reduce<"on" | "off">((g, f) => f.parsed!.gateway ?? g, "off");
-  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, gateway, warnings };
+  const acp_agents = mergeAcpAgents(inForce.map((f) => f.parsed!.acp_agents));
+  return { files, handlers, ...endpoints, mcp_policy, profiles, profileFiles, worktree, sandbox, checks, approval_rules, gateway, acp_agents, warnings };
 }

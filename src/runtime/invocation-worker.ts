@@ -20,6 +20,8 @@ import { resolveEndpoint } from "./settings-bridge.js";
 import { publishRunning } from "./spawn.js";
 import { SpendSink } from "./spend-sink.js";
 import { startAsking } from "./approvals/worker-asks.js";
+import { acpAgentOf } from "./acp-agents.js";
+import { splitAcpModel } from "./providers/acp/provider.js";
 import { APPROVAL_SOCKET_ENV } from "./approvals/protocol.js";
 import { captureChange, dropUnstarted, enterIsolation, killGroupButSelf } from "./worktree/worker-side.js";
 import { sandboxUnavailable, startSandbox, type RunSandbox } from "./sandbox/worker-side.js";
@@ -75,7 +77,8 @@ export async function run(store: Store, id: string): Promise<void> {
     const { run, env } = runSettingsFor(e.spec, e.spec.settings_dir);
     profileEnv = env;
     const endpoint = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
-    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
+    const acp = spec.provider.name === "acp" ? { acp_agent: acpAgentOf(splitAcpModel(spec.model).name, e.spec.settings_dir) } : {};
+    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, ...acp, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);
@@ -195,6 +198,7 @@ export async function run(store: Store, id: string): Promise<void> {
       };
     child.on("error", (err) => {
       timer?.clear();
+      void asking?.close();
       // spawn says ENOENT of the program when the directory is what is missing: name the directory.
       const gone = isDirectory(e.spec.cwd) ? null : { error: cwdMissingMessage(e.spec.cwd, thisHost()), cwd: e.spec.cwd, host: thisHost() };
       try {

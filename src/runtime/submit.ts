@@ -12,6 +12,7 @@ import { createRecord } from "./spawn.js";
 import { checkPlace } from "./host-check.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "./sandbox/choice.js";
 import { approvalSpec, checkApprovalRules, type ApprovalSpec } from "./approvals/support.js";
+import { checkAcpModel } from "./acp-agents.js";
 import { isolationWanted, prepareIsolation, type IsolationChoice, type IsolationSpec } from "./worktree/isolation.js";
 
 export interface AgentRequest {
@@ -72,6 +73,7 @@ export function validateAgentRequest(req: AgentRequest, settingsDir = process.cw
   checkRunSettings(spec.provider, { max_turns: req.max_turns, max_budget_usd: req.max_budget_usd }, "this run");
   const approvals = approvalSpec(spec, req.approvals, profile);
   requireAvailable(spec, req.endpoint ? { endpoint: req.endpoint } : {});
+  if (spec.provider.name === "acp") checkAcpModel(spec.model, settingsDir);
   const sandbox = sandboxWanted({ explicit: req.sandbox, kept: req.sandbox_kept ?? resume?.sandbox, profile }, settingsDir);
   return { spec, prompt, cwd, limits, sandbox, approvals };
 }

@@ -26,6 +26,11 @@ export class AnswerWaker {
     });
   }
 
+  /** Ends every sleep now (the run ended). */
+  wakeAll(): void {
+    for (const done of [...this.waiting.values()]) done();
+  }
+
   async close(): Promise<void> {
     const stop = await this.listening;
     this.listening = null;

@@ -3,6 +3,7 @@ import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings
 import { loadSettings } from "../../config/settings.js";
 import { checkRulesForRun } from "../../lifecycle/approvals/rules.js";
 import type { ModelSpec } from "../providers/index.js";
+import { acpRouteLacking } from "../acp-agents.js";
 
 /*
  * Which providers can route a permission prompt to li (approvals: ask), and what the others
@@ -15,9 +16,13 @@ const ROUTES: Record<string, (model: string) => string | null> = {
   mock: (model) => (model === "ask" ? null : "only mock/ask asks for approvals"),
   // --permission-prompt-tool served by li's prompt server (providers/claude.ts, docs/approvals.md#claude).
   claude: () => null,
-  codex: () => "codex exec never asks; a route needs codex app-server's approval requests (item/commandExecution/requestApproval) driven by li",
-  gemini: () => "headless Gemini CLI denies anything that would ask, and has no hook that hands the decision to another process",
+  // codex app-server's item/*/requestApproval, driven by li's client (providers/codex-app-server/).
+  codex: () => null,
+  // gemini --acp driven by li's ACP client: session/request_permission (providers/acp/).
+  gemini: () => null,
   openai: () => "li's own openai agent has no permission prompts to route",
+  // li's ACP client: session/request_permission, when the entry says how its agent is made to ask.
+  acp: (model) => acpRouteLacking(model),
 };
 
 /** What `model` (provider/model) would need for a route; null when it has one. */

@@ -30,17 +30,29 @@ const MAX_RETRY_MS = 2000;
 /** Unix socket paths are bounded (108 bytes on Linux, with the NUL). */
 const MAX_SOCKET_PATH = 100;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Thrown into a waiting request once the run has ended: nobody can receive its answer any more. */
+class RunEnded extends Error {}
 
-/** `fn`, retried while it throws (the store unreachable), logging the first failure; gives up at `until` (ms) with the last error. */
-async function retrying<T>(what: string, fn: () => Promise<T>, log: (text: string) => void, until = Infinity): Promise<T> {
+/** Sleeps `ms`, or less when `ended` aborts (the timer never outlives the run). */
+const sleep = (ms: number, ended: AbortSignal) =>
+  new Promise<void>((r) => {
+    const done = () => (clearTimeout(t), ended.removeEventListener("abort", done), r());
+    const t = setTimeout(done, ms);
+    ended.addEventListener("abort", done);
+  });
+
+/** `fn`, retried while it throws (the store unreachable), logging the first failure; gives up at `until` (ms) with the last error, or when the run has ended. */
+async function retrying<T>(what: string, fn: () => Promise<T>, log: (text: string) => void, ended: AbortSignal, until = Infinity): Promise<T> {
   for (let wait = POLL_MS, logged = false; ; wait = Math.min(wait * 2, MAX_RETRY_MS)) {
+    if (ended.aborted) throw new RunEnded("the run ended");
     try {
       return await fn();
     } catch (err: any) {
+      // A failure after the run's end is the closed store, not a store away: no retry, no log.
+      if (ended.aborted) throw new RunEnded("the run ended");
       if (!logged) (logged = true), log(`${what} failed, retrying: ${err?.message ?? err}`);
       if (Date.now() >= until) throw err;
-      await sleep(wait);
+      await sleep(wait, ended);
     }
   }
 }
@@ -75,20 +87,29 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
   const host = hostName();
 
   const waker = new AnswerWaker(store);
-  const decide = async (req: AskRequest): Promise<AskAnswer> => {
+  // The run's end stops every wait at once: the store closes after it, and the record's state is
+  // the run end's to write (it cancels what is still pending), so a waiter only has to go away.
+  const ending = new AbortController();
+  const ended = ending.signal;
+  const decide = (req: AskRequest): Promise<AskAnswer> =>
+    decideOnce(req).catch((err) => {
+      if (err instanceof RunEnded) return { behavior: "deny", message: "li: the run ended while this request waited; denied" };
+      throw err;
+    });
+  const decideOnce = async (req: AskRequest): Promise<AskAnswer> => {
     const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
     const rule = await decideByRules(rules, req.tool_name, req.input);
     if (rule) {
       const state = rule.answer === "allow" ? "allowed" : "denied";
-      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: rule.by, message: rule.message }), log), req.input);
+      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: rule.by, message: rule.message }), log, ended), req.input);
     }
-    const earlier = await retrying("reading the run's earlier answers", () => forRunAnswers(store, e.id, req.tool_name), log);
+    const earlier = await retrying("reading the run's earlier answers", () => forRunAnswers(store, e.id, req.tool_name), log, ended);
     for (const prior of earlier) {
       const state = prior.state as "allowed" | "denied";
       if (!(await coversRequest({ tool: prior.tool, input: prior.input, scope: prior.for_run_scope!, state }, req.tool_name, base.input))) continue;
       const scope = prior.for_run_scope === "tool" ? `every ${prior.tool} request (--for-run-tool)` : "the same commands (--for-run)";
       const message = `${state} for the run by ${prior.answered_by} (${prior.id}: ${scope})${prior.message ? `: ${prior.message}` : ""}`;
-      return answerOf(await retrying("recording a for-run answer", () => recordAnswered(store, base, { state, by: prior.answered_by!, message }), log), req.input);
+      return answerOf(await retrying("recording a for-run answer", () => recordAnswered(store, base, { state, by: prior.answered_by!, message }), log, ended), req.input);
     }
     // Why no rule answered, for the log: only where a command: rule had something to see.
     const why = rules.some((r) => r.command !== null) ? await opaqueParts(req.tool_name, req.input).catch(() => null) : null;
@@ -96,28 +117,34 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
     const deadline = Date.now() + timeoutSeconds * 1000;
     let asked: Approval;
     try {
-      asked = await retrying("recording the approval request", () => withApprovalNotices(store, handlers, () => requestApproval(store, base)), log, deadline);
+      asked = await retrying("recording the approval request", () => withApprovalNotices(store, handlers, () => requestApproval(store, base)), log, ended, deadline);
     } catch (err: any) {
+      if (err instanceof RunEnded) throw err;
       // Never recorded, so nobody could have answered it: the agent is told so.
       return { behavior: "deny", message: `li could not record this request for a person to answer (${err?.message ?? err}); denied` };
     }
     log(`approval ${asked.id}: ${req.tool_name} waits for an answer (li approve ${asked.id} / li deny ${asked.id})`);
     const expired = `nobody answered within ${timeoutSeconds}s (approval_timeout); denied as expired`;
     for (;;) {
-      const now = await retrying(`reading approval ${asked.id}`, () => getApproval(store, asked.id), log);
+      const now = await retrying(`reading approval ${asked.id}`, () => getApproval(store, asked.id), log, ended);
       if (now && now.state !== "pending") {
         log(`approval ${now.id}: ${now.state}${now.answered_by ? ` by ${now.answered_by}` : ""}`);
         return answerOf(now, req.input);
       }
       if (!now) return { behavior: "deny", message: `the request ${asked.id} is gone from the store; denied` };
       // The expiry is recorded before the agent hears of it; an answer that got there first wins.
-      if (Date.now() >= deadline) await retrying(`expiring approval ${asked.id}`, () => expireApproval(store, asked.id, expired), log);
+      if (Date.now() >= deadline) await retrying(`expiring approval ${asked.id}`, () => expireApproval(store, asked.id, expired), log, ended);
+      else if (ended.aborted) throw new RunEnded("the run ended");
       else await waker.sleep(asked.id, Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
     }
   };
   const dir = socketDir(e.run_dir!);
   const channel = await openChannel(dir, decide, log);
-  const close = () => channel.close().finally(() => waker.close());
+  const close = () => {
+    ending.abort();
+    waker.wakeAll();
+    return channel.close().finally(() => waker.close());
+  };
   if (dir === e.run_dir) return { path: channel.path, close };
   // A private directory of its own goes with the socket.
   return { path: channel.path, close: () => close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };

@@ -1,5 +1,7 @@
 import { cliAgent, opt } from "./cli-agents.js";
 import { codexThreadTotals } from "./codex-rollout.js";
+import { codexAppServerLaunch } from "./codex-app-server/launch.js";
+import type { Provider } from "./types.js";
 
 /** `-c key=value` takes TOML; a JSON string is also a valid TOML basic string. */
 const config = (key: string, value: string | undefined) => (value === undefined ? [] : ["-c", `${key}=${JSON.stringify(value)}`]);
@@ -21,7 +23,7 @@ function insideLis(mode: string | undefined): string {
  * --skip-git-repo-check: outside a git repository codex exits 1 before doing anything ("Not
  * inside a trusted directory"), and li runs wherever it was asked to; the sandbox still applies.
  */
-export const codexProvider = cliAgent({
+const exec = cliAgent({
   name: "codex",
   bin: "codex",
   install: "npm install -g @openai/codex",
@@ -52,3 +54,18 @@ export const codexProvider = cliAgent({
   ],
   sessionTotals: codexThreadTotals,
 });
+
+/**
+ * A run that asks (approvals: ask) goes through `codex app-server` instead, whose approval
+ * requests li answers (issue 50; docs/decisions.md says why only asking runs). Its sandbox is
+ * chosen as exec's is, workspace-write when the profile names none.
+ */
+export const codexProvider: Provider = {
+  ...exec,
+  launch(model, promptFile, options) {
+    const run = options.run ?? {};
+    if (run.approvals !== "ask") return exec.launch(model, promptFile, options);
+    const sandbox = options.sandbox === "workspace" ? insideLis(run.permission_mode) : (run.permission_mode ?? "workspace-write");
+    return codexAppServerLaunch(model, run, sandbox, exec.launch(model, promptFile, options).env);
+  },
+};

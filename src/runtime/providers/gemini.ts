@@ -1,6 +1,8 @@
 import os from "node:os";
 import { v8 } from "../../packages.js";
 import { cliAgent, opt } from "./cli-agents.js";
+import { acpLaunch } from "./acp/launch.js";
+import type { Provider } from "./types.js";
 
 /*
  * Gemini CLI headless, in its streaming JSON output mode (init, message, tool_use, tool_result,
@@ -9,7 +11,7 @@ import { cliAgent, opt } from "./cli-agents.js";
  * --skip-trust: a headless gemini in a folder it was never told to trust exits 55 before doing
  * anything, and nobody is at a background run to trust it; claude -p does the same by default.
  */
-export const geminiProvider = cliAgent({
+const headless = cliAgent({
   name: "gemini",
   bin: "gemini",
   install: "npm install -g @google/gemini-cli",
@@ -37,6 +39,23 @@ export const geminiProvider = cliAgent({
     ...(run.allowed_tools?.length ? ["--allowed-tools", run.allowed_tools.join(",")] : []),
   ],
 });
+
+/**
+ * A run that asks (approvals: ask) drives `gemini --acp` through li's ACP client instead: headless
+ * gemini denies whatever would ask, while over ACP it sends session/request_permission (issue 50,
+ * docs/approvals.md#gemini). Same model, environment and approval mode; the session is resumed by
+ * session/load rather than --resume.
+ */
+export const geminiProvider: Provider = {
+  ...headless,
+  launch(model, promptFile, options) {
+    const run = options.run ?? {};
+    if (run.approvals !== "ask") return headless.launch(model, promptFile, options);
+    const { env } = headless.launch(model, promptFile, options);
+    const argv = ["gemini", "--acp", "--model", model, "--skip-trust", ...opt("--approval-mode", run.permission_mode), ...(run.allowed_tools?.length ? ["--allowed-tools", run.allowed_tools.join(",")] : [])];
+    return acpLaunch({ argv, shell_tool: "run_shell_command" }, run, env);
+  },
+};
 
 const MB = 1024 * 1024;
 

@@ -4,9 +4,10 @@ import { codexProvider } from "./codex.js";
 import { geminiProvider } from "./gemini.js";
 import { mockProvider } from "./mock.js";
 import { openaiProvider } from "./openai.js";
+import { acpProvider } from "./acp/provider.js";
 import type { Provider, ProviderOptions } from "./types.js";
 
-export const PROVIDERS: readonly Provider[] = [mockProvider, claudeProvider, codexProvider, geminiProvider, openaiProvider];
+export const PROVIDERS: readonly Provider[] = [mockProvider, claudeProvider, codexProvider, geminiProvider, openaiProvider, acpProvider];
 
 export interface ModelSpec {
   provider: Provider;

@@ -1,3 +1,4 @@
+import type { AcpAgent } from "../../config/acp-agents.js";
 import type { Endpoint } from "../../config/endpoints.js";
 import type { Usage } from "../../lifecycle/usage.js";
 
@@ -37,10 +38,12 @@ export interface ProviderOptions {
    * turned off or told so, li's covering its whole process tree (docs/sandbox.md#nesting).
    */
   sandbox?: "workspace";
+  /** An acp/NAME run's entry, resolved from the run's settings (runtime/acp-agents.ts). */
+  acp_agent?: AcpAgent;
 }
 
 /** How a provider's stdout is read: plain text, or the machine-readable stream of one CLI. */
-export type StreamFormat = "text" | "claude" | "codex" | "gemini" | "li";
+export type StreamFormat = "text" | "claude" | "codex" | "gemini" | "li" | "acp";
 
 /** How the worker starts the provider's process. */
 export interface LaunchSpec {

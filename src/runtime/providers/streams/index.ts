@@ -3,6 +3,7 @@ import { claudeParser } from "./claude.js";
 import { codexParser } from "./codex.js";
 import { geminiParser } from "./gemini.js";
 import { liParser } from "./li.js";
+import { acpParser } from "./acp.js";
 import type { ParserOptions, StreamParser } from "./parser.js";
 
 /** The reader of a structured stream; "text" has none (the console is the stream itself). */
@@ -16,5 +17,7 @@ export function parserFor(format: Exclude<StreamFormat, "text">, options: Parser
       return geminiParser();
     case "li":
       return liParser();
+    case "acp":
+      return acpParser();
   }
 }

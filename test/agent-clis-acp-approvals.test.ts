@@ -1,0 +1,97 @@
+/**
+ * Issue 50, any ACP agent as a provider: an agent declared only in settings (acp_agents.NAME) and
+ * run as acp/NAME/MODEL by li's one ACP client. The real Qwen Code (npm run agent-clis), offline
+ * against a loopback Chat Completions fake, asks before a shell command: approved, the command
+ * runs (on disk, and the fake receives its output); denied, nothing ran. No code in li names it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
+import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { baseEnv, CLI_BIN, describeReal, processesOf } from "./helpers/agent-clis.js";
+import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { li, liData, until } from "./helpers/li.js";
+
+const T = 120_000;
+const MARK = "made-by-qwen";
+const COMMAND = `touch ${MARK} && echo hello-from-qwen`;
+
+describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } })));
+  afterAll(() => fake?.close());
+
+  const settings = (url: string) =>
+    [
+      "acp_agents:",
+      "  qwen:",
+      `    command: ${path.join(CLI_BIN, "qwen")}`,
+      '    args: ["--acp", "--auth-type=openai"]',
+      `    env: {OPENAI_BASE_URL: "${url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
+      '    ask: {args: ["--approval-mode", "default"]}',
+      "    base_url_env: OPENAI_BASE_URL",
+      "",
+    ].join("\n");
+
+  async function askingRun(extra: string[] = []) {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...baseEnv(h.home) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(fake.url));
+    const from = fake.requests.length;
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, ...extra, "acp/qwen/fake-model", "make the marker"], { env });
+    return { h, cwd, env, from, id: run.id as string };
+  }
+
+  const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
+    until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
+  const toolSaid = (from: number) =>
+    fake.requests
+      .slice(from)
+      .map(chatToolResult)
+      .filter((x): x is string => x !== null)
+      .join("\n");
+
+  test("approved: recorded as execute with the command, the command runs, and the fake receives its output", async () => {
+    const { env, cwd, from, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    expect(req.tool).toBe("execute");
+    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    await liData(["approve", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+    expect(toolSaid(from)).toContain("hello-from-qwen");
+    expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toHaveLength(1);
+  }, T);
+
+  test("denied: nothing ran", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["deny", req.id, "--message", "not now"], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    await until(() => processesOf(h.home).length === 0, 30_000);
+  }, T);
+
+  test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    process.kill((await jobStatus(env, id)).pid, "SIGKILL");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+    expect((await untilStatus(env, id, (j) => j.terminal, 60_000)).status).toBe("lost");
+    expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  test("an entry without ask is refused for an asking run, naming the setting, before any record", async () => {
+    const h = homes();
+    const env = { ...h.env, ...baseEnv(h.home) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(fake.url).replace(/ {4}ask:.*\n/, ""));
+    const r = await li(["--machine", "agent", "--detach", "--approvals", "ask", "acp/qwen", "hi"], { env });
+    expect([r.json.ok, r.json.error.detail.code]).toEqual([false, "approvals_unsupported"]);
+    expect(r.json.error.message).toContain("acp_agents.qwen");
+    expect(r.json.error.message).toContain("ask");
+  }, T);
+});

@@ -1,0 +1,106 @@
+/**
+ * Issue 50, the gemini route: the real gemini (npm run agent-clis), offline against the loopback
+ * Gemini fake, driven as `gemini --acp` by li's ACP client when its run asks. The fake asks for a
+ * run_shell_command; the request is li's (recorded pending, answered by li approve / li deny, or
+ * expired), and what happened is judged on disk and by what the fake received back.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { functionResponse, startGemini } from "./fixtures/fake-apis/gemini.js";
+import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { describeReal, geminiEnv, processesOf } from "./helpers/agent-clis.js";
+import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { li, liData, until } from "./helpers/li.js";
+
+const T = 120_000;
+const MARK = "made-by-shell";
+const COMMAND = `touch ${MARK} && echo hello-from-shell`;
+
+describeReal("the real gemini asks li's approvals over ACP", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  beforeAll(async () => (fake = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } })));
+  afterAll(() => fake?.close());
+
+  const PROFILE = (timeout: number) => `profiles:\n  asks:\n    model: gemini/gemini-2.5-flash\n    approvals: ask\n    approval_timeout: ${timeout}\n`;
+
+  async function askingRun(timeout = 600, extra: string[] = []) {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...geminiEnv(h.home, fake.url) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), PROFILE(timeout));
+    const from = fake.requests.length;
+    const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, ...extra, "make", "the", "marker"], { env });
+    return { h, cwd, env, from, id: run.id as string };
+  }
+
+  async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
+    return until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
+  }
+
+  /** What the fake was told the tool said, in the requests since `from`. */
+  const toolSaid = (from: number) =>
+    fake.requests
+      .slice(from)
+      .map(functionResponse)
+      .filter((x): x is string => x !== null)
+      .join("\n");
+
+  test("the request is recorded pending as run_shell_command with the call's title (gemini sends no raw command, so no command rule can answer it); li approve lets it run and the fake receives its real output", async () => {
+    const { env, cwd, from, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    expect(req).toMatchObject({ tool: "run_shell_command", state: "pending" });
+    expect(JSON.parse(req.input)).toMatchObject({ title: expect.stringContaining(COMMAND) });
+    expect(JSON.parse(req.input).command).toBeUndefined();
+    expect((await jobStatus(env, id)).waiting_for).toBe(`approval ${req.id}`);
+    await liData(["approve", req.id], { env });
+    const end = await untilStatus(env, id, (j) => j.terminal, 60_000);
+    expect(end).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+    expect(toolSaid(from)).toContain("hello-from-shell");
+    // Usage from the prompt response's _meta, and the session recorded for --resume.
+    expect(end.usage.input_tokens).toBeGreaterThan(0);
+    expect(end.provider_session_id).toEqual(expect.any(String));
+  }, T);
+
+  test("li deny --message keeps the command from running", async () => {
+    const { env, cwd, from, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["deny", req.id, "--message", "use the test script"], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    expect(toolSaid(from)).not.toContain("hello-from-shell");
+  }, T);
+
+  test("a request nobody answers expires at approval_timeout, and the command never runs", async () => {
+    const { env, cwd, id } = await askingRun(3);
+    const req = await pendingOf(env, id);
+    expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+    const late = await li(["--machine", "approve", req.id], { env });
+    expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
+  }, T);
+
+  test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    const { pid } = await jobStatus(env, id);
+    process.kill(pid, "SIGKILL");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+    expect((await untilStatus(env, id, (j) => j.terminal, 60_000)).status).toBe("lost");
+    const after = (await liData(["approvals", "--all", "--run", id], { env })).approvals;
+    expect(after).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  test("li kill while a request waits: no agent process is left, and the request ends cancelled by the kill", async () => {
+    const { h, env, cwd, id } = await askingRun();
+    const req = await pendingOf(env, id);
+    await liData(["kill", id], { env });
+    expect((await untilStatus(env, id, (j) => j.terminal, 60_000)).status).toBe("cancelled");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+    expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+});
