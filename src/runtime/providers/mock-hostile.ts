@@ -3,7 +3,7 @@
  * line, each answered by one result line (`<action> <target>: ok` or `: refused (<why>)`):
  *   write PATH TEXT     read PATH (prints it)     connect HOST PORT (through HTTPS_PROXY as CLIs do)
  *   spawn-bg PATH       (a detached process appending to PATH every 100 ms)     git-commit MSG
- *   sleep SECONDS
+ *   sleep SECONDS       sh COMMAND (the rest of the line, through /bin/sh -c, as a Bash tool runs it)
  * It runs commands, so li accepts it only where LI_TEST_HOSTILE_MOCK=1 (the tests' switch, which
  * li never sets): no MCP client can name it on a real host.
  */
@@ -79,6 +79,16 @@ function gitCommit(msg: string): void {
   }
 }
 
+/** One shell step: its exit status and its output, on one line. */
+function shell(command: string): void {
+  try {
+    const out = execFileSync("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], timeout: 30_000 });
+    say(`sh: ok ${JSON.stringify(out.toString())}`);
+  } catch (err: any) {
+    say(`sh: failed (${err?.status ?? why(err)}) ${JSON.stringify(String(err?.stdout ?? "") + String(err?.stderr ?? ""))}`);
+  }
+}
+
 export async function runHostile(prompt: string): Promise<number> {
   for (const raw of prompt.split("\n")) {
     const line = raw.trim();
@@ -90,6 +100,7 @@ export async function runHostile(prompt: string): Promise<number> {
     else if (verb === "spawn-bg") await spawnBackground(a);
     else if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(a) * 1000));
     else if (verb === "git-commit") gitCommit([a, ...rest].join(" "));
+    else if (verb === "sh") shell(line.slice(2).trim());
     else say(`${verb}: unknown action`);
   }
   return 0;
