@@ -9,6 +9,7 @@ import path from "node:path";
  *     plugins, MCP server lists, memory files);
  *   - `state`: its session state, the person's, writable, so result, usage and resume keep working
  *     and a refreshed OAuth token is kept (a run never logs the person out);
+ *   - `credentials`: tokens the CLI refreshes, copied in and written back when they changed;
  *   - `copies`: files that mix the two (`.claude.json`), copied in per run and never written back.
  * Anything else the CLI writes there lands in the private directory and goes with the run. Each
  * list is an allow-list: a name not on it is neither the person's to read nor theirs to keep.
@@ -22,6 +23,8 @@ export interface ProviderStateRule {
   config: string[];
   /** Names in `dir`; one ending in `/` is a directory li makes in the person's state directory before the run, so that sessions started inside are kept. */
   state: string[];
+  /** Names in `dir` of tokens the CLI refreshes: a private copy, written back when it changed (still JSON), so a run never logs the person out. */
+  credentials: string[];
   /** Absolute paths of mixed files, copied privately (their own place, which may be outside `dir`). */
   copies: string[];
 }
@@ -30,6 +33,7 @@ interface Spec {
   home: (env: NodeJS.ProcessEnv, home: string) => { dir: string; movedBy: string | null };
   config: string[];
   state: string[];
+  credentials: string[];
   /** Mixed files, relative to the home unless the state directory was moved (claude reads `.claude.json` beside CLAUDE_CONFIG_DIR's contents then). */
   copies: (dir: string, home: string, moved: boolean) => string[];
 }
@@ -43,7 +47,8 @@ const SPECS: Record<string, Spec> = {
   claude: {
     home: movable("CLAUDE_CONFIG_DIR", ".claude", (v) => v),
     config: ["settings.json", "settings.local.json", "CLAUDE.md", "commands", "agents", "skills", "plugins", "hooks", "output-styles", "rules", "keybindings.json", "managed-settings.json", ".mcp.json"],
-    state: ["projects/", "todos/", "shell-snapshots/", "session-env/", "file-history/", "plans/", "tasks/", "history.jsonl", ".credentials.json", "statsig/", "ide/", "paste-cache/", "stats-cache.json"],
+    state: ["projects/", "todos/", "shell-snapshots/", "session-env/", "file-history/", "plans/", "tasks/", "history.jsonl", "statsig/", "ide/", "paste-cache/", "stats-cache.json"],
+    credentials: [".credentials.json"],
     copies: (dir, home, moved) => [path.join(moved ? dir : home, ".claude.json")],
   },
   codex: {
@@ -51,14 +56,16 @@ const SPECS: Record<string, Spec> = {
     config: ["config.toml", "managed_config.toml", "requirements.toml", "AGENTS.md", "AGENTS.override.md", "instructions.md", "prompts", "skills", "rules", "hooks", "hooks.json", "plugins", "agents"],
     // codex's SQLite files (thread index, history) are private per run: their WAL beside them must
     // be the same file for every writer, so half of a database cannot be bound in.
-    state: ["sessions/", "archived_sessions/", "history.jsonl", "auth.json", "log/", "installation_id"],
+    state: ["sessions/", "archived_sessions/", "history.jsonl", "log/", "installation_id"],
+    credentials: ["auth.json"],
     copies: () => [],
   },
   gemini: {
     // GEMINI_CLI_HOME stands for the home: gemini keeps `.gemini` under it.
     home: movable("GEMINI_CLI_HOME", ".gemini", (v) => path.join(v, ".gemini")),
     config: ["settings.json", "GEMINI.md", "AGENTS.md", "commands", "extensions", "agents", "skills", "policies", "hooks", "system-settings.json", ".env", "trustedFolders.json"],
-    state: ["tmp/", "history/", "projects.json", "oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json", "installation_id", "user_id"],
+    state: ["tmp/", "history/", "projects.json", "installation_id", "user_id"],
+    credentials: ["oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json"],
     copies: () => [],
   },
 };
@@ -70,7 +77,7 @@ export function providerStateRule(provider: string, env: NodeJS.ProcessEnv, home
   const spec = SPECS[provider];
   if (!spec) return null;
   const { dir, movedBy } = spec.home(env, home);
-  return { dir, movedBy, config: spec.config, state: spec.state, copies: spec.copies(dir, home, movedBy !== null) };
+  return { dir, movedBy, config: spec.config, state: spec.state, credentials: spec.credentials, copies: spec.copies(dir, home, movedBy !== null) };
 }
 
 /** Where each other provider keeps its state, for this home: hidden from a run of `provider`. */

@@ -20,6 +20,8 @@ export interface PrivateState {
   dir: string;
   /** Where each private copy shows → the copy in the scratch. */
   copies: Record<string, string>;
+  /** The person's credential files copied in, with their bytes then: writeBack compares. */
+  credentials: { person: string; copy: string; before: Buffer }[];
 }
 
 export function prepareState(view: SandboxHomePolicy, scratch: string): PrivateState | null {
@@ -46,7 +48,45 @@ export function prepareState(view: SandboxHomePolicy, scratch: string): PrivateS
     fs.writeFileSync(to, text, { mode: 0o600 });
     if (to.startsWith(root + "/") && !to.startsWith(dir + "/")) copies[from] = to;
   }
-  return { root, dir, copies };
+  const credentials: PrivateState["credentials"] = [];
+  for (const name of st.credentials) {
+    const person = path.join(st.dir, name);
+    try {
+      if (!fs.lstatSync(person).isFile()) continue;
+      const before = fs.readFileSync(person);
+      const copy = path.join(dir, name);
+      fs.writeFileSync(copy, before, { mode: 0o600 });
+      credentials.push({ person, copy, before });
+    } catch {
+      continue;
+    }
+  }
+  return { root, dir, copies, credentials };
+}
+
+/**
+ * A refreshed token goes back to the person's file (OAuth refresh tokens rotate: the old one is
+ * dead once the CLI used it). Only JSON, only over the bytes the run started from (a newer refresh
+ * by another run is kept), by a rename in the person's directory. What could not be written back
+ * is said on the returned list; a kill -9 of the worker writes nothing back.
+ */
+export function writeBack(st: PrivateState): string[] {
+  const failed: string[] = [];
+  for (const c of st.credentials) {
+    try {
+      const now = fs.readFileSync(c.copy);
+      if (now.equals(c.before)) continue;
+      JSON.parse(now.toString("utf8"));
+      if (!fs.readFileSync(c.person).equals(c.before)) continue;
+      const tmp = `${c.person}.li-${process.pid}`;
+      fs.writeFileSync(tmp, now, { mode: fs.statSync(c.person).mode & 0o777 });
+      fs.renameSync(tmp, c.person);
+    } catch (err) {
+      failed.push(`${c.person}: ${(err as Error).message}`);
+      fs.rmSync(`${c.person}.li-${process.pid}`, { force: true });
+    }
+  }
+  return failed;
 }
 
 /** li's own scripts (the mock providers) and the node that runs them: readable wherever li is installed. */

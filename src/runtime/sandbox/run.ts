@@ -18,7 +18,7 @@ import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
-import { homeView, ownPrograms, prepareState } from "./home-view.js";
+import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -135,7 +135,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const cleanup = () => {
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
-    if (privateState) fs.rmSync(privateState.root, { recursive: true, force: true });
+    if (privateState) {
+      for (const f of writeBack(privateState)) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
+      fs.rmSync(privateState.root, { recursive: true, force: true });
+    }
     if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
