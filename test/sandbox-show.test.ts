@@ -66,3 +66,28 @@ describe("li sandbox show", () => {
     expect(r.json).toMatchObject({ ok: false, error: { kind } });
   });
 });
+
+describe("li doctor's upgrading note", () => {
+  const homes = useHomes();
+  test("names what in the home a workspace run no longer reads (a toolchain outside PATH, a file ~/.gitconfig includes) and the allow_read line that shows it; silent once allowed", async () => {
+    const h = homes();
+    const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-doctor-home-")));
+    try {
+      fs.mkdirSync(path.join(home, ".rustup", "toolchains"), { recursive: true });
+      fs.mkdirSync(path.join(home, ".config", "git"), { recursive: true });
+      fs.writeFileSync(path.join(home, "work.gitconfig"), "[user]\n\temail = me@work.example\n");
+      fs.writeFileSync(path.join(home, ".gitconfig"), '[user]\n\tname = P\n[includeIf "gitdir:~/work/"]\n\tpath = ~/work.gitconfig\n');
+      const env = { ...h.env, HOME: home, PATH: "/usr/bin:/bin" };
+      const r = await li(["doctor"], { env });
+      const line = r.stdout.split("\n").find((l) => l.includes("sandbox_home"))!;
+      expect(line).toContain("WARN");
+      expect(line).toContain(`${home}/.rustup (rustup's toolchains`);
+      expect(line).toContain(`${home}/work.gitconfig (included by ~/.gitconfig)`);
+      expect(r.stdout).toContain(`sandbox: {allow_read: [${home}/.rustup, ${home}/work.gitconfig]}`);
+      fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_read: [${home}/.rustup, ${home}/work.gitconfig]\n`);
+      expect((await li(["doctor"], { env })).stdout).not.toContain("sandbox_home");
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { worktreesCheck } from "../doctor-worktrees.js";
 import { settingsSecretCheck } from "../doctor-secrets.js";
 import { credentialsCheck } from "../doctor-credentials.js";
 import { permissionWarnings, sandboxCheck } from "../doctor-sandbox.js";
+import { sandboxHomeWarnings } from "../doctor-sandbox-home.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -40,7 +41,9 @@ disk (free space), store (state.db's integrity and schema; none yet is fine), se
 it lacks and how to install it; a failure only when settings or a profile ask for workspace),
 sandbox_permissions (a warning, not a failure, for each profile that turns its provider's
 permission checks off, bypassPermissions, danger-full-access or yolo, while its runs are not
-sandboxed), settings_secret (shown only when $LI_HOME/settings.yaml
+sandboxed), sandbox_home (a warning naming what in your home a workspace run no longer reads,
+toolchain folders outside PATH such as ~/.rustup and files ~/.gitconfig includes, and the
+sandbox.allow_read line that shows them), settings_secret (shown only when $LI_HOME/settings.yaml
 holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
 li hooks trust), schedule_ticks (enabled schedules have been ticked within 2 minutes), hosts
 (on a store shared with other hosts, this host runs li host run: its lease is alive; a host
@@ -83,6 +86,7 @@ Examples:
           ...settingsCheck(settings, settingsError),
           await sandboxCheck(settings),
           ...permissionWarnings(settings),
+          ...sandboxHomeWarnings(settings),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
         ];
