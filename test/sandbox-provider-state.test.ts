@@ -35,7 +35,8 @@ test("the home's allow-list: PATH directories under it, nvm's prefix, a launcher
   mk(path.join(home, ".gitconfig"));
   mk(path.join(home, "data/a.txt"));
   mk(path.join(home, "notes/secret.txt"));
-  const env = { PATH: `${path.join(nvm, "bin")}:${path.join(home, ".local/bin")}:/usr/bin` };
+  // The home itself on PATH shows nothing of it.
+  const env = { PATH: `${path.join(nvm, "bin")}:${path.join(home, ".local/bin")}:${home}:/tmp:/usr/bin` };
   const p = homePolicy({ home, tree: path.join(scratch, "work"), provider: "mock", env, settings: { ...NO_SANDBOX_SETTINGS, allow_read: [path.join(home, "data")] } });
   expect(p.hideHome).toBe(true);
   const shown = p.readOnly.map((s) => path.relative(home, s.path)).sort();

@@ -72,7 +72,8 @@ function programs(env: NodeJS.ProcessEnv, home: string, roots: string[]): ShownP
   for (const entry of (env.PATH ?? "").split(":")) {
     if (!path.isAbsolute(entry) || !isDir(entry)) continue;
     const dir = realOr(entry);
-    if (!roots.some((r) => under(dir, r))) continue;
+    // A PATH entry that is the home or /tmp itself shows nothing of it: only what lies below counts.
+    if (roots.includes(dir) || !roots.some((r) => under(dir, r))) continue;
     out.push({ path: dir, why: "on PATH" });
     if (path.basename(dir) === "bin") {
       // A bin directory's prefix holds what its programs load (nvm's lib/node_modules, a go or
@@ -83,17 +84,19 @@ function programs(env: NodeJS.ProcessEnv, home: string, roots: string[]): ShownP
         if (isDir(path.join(prefix, "lib"))) out.push({ path: path.join(prefix, "lib"), why: `the libraries of ${entry}` });
       } else if (prefix !== "/" && roots.some((r) => under(prefix, r) && prefix !== r)) out.push({ path: prefix, why: `the install prefix of ${entry}` });
     }
-    let names: string[] = [];
+    let entries: fs.Dirent[] = [];
     try {
-      names = fs.readdirSync(dir);
+      // The directory's own entry types: no stat per program (a pyenv shims folder holds hundreds).
+      entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch {
       continue;
     }
-    for (const name of names) {
+    for (const ent of entries) {
+      if (!ent.isSymbolicLink()) continue;
+      const name = ent.name;
       const p = path.join(dir, name);
       let target: string;
       try {
-        if (!fs.lstatSync(p).isSymbolicLink()) continue;
         target = fs.realpathSync(p);
       } catch {
         continue;
