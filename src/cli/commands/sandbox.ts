@@ -20,8 +20,8 @@ run's tree is its own worktree.
 --cwd DIR: where the run would start (default: here).
 
 Examples:
-  li sandbox show --profile reviewer
-  li --machine sandbox show --cwd ~/src/app --model claude/sonnet`;
+  li sandbox show --model claude/sonnet
+  li --machine sandbox show --cwd . --model codex/gpt-5`;
 
 export function register(root: Command, ctx: CliContext): void {
   const sandbox = root.command("sandbox").description("the workspace sandbox: li sandbox show prints what a run would see");
