@@ -53,6 +53,8 @@ export interface Layout {
   hidden: string[];
   /** Empty and the run's own (/tmp, /run, …): what the host has there is hidden. */
   private: string[];
+  /** Hidden folders where a failed read of something the host lacks is no refusal (the home, the folders above a tree in /tmp). */
+  quiet: string[];
 }
 
 /** Credentials no agent reads, whatever its provider: hidden even inside a shown prefix. */
@@ -112,6 +114,20 @@ export function sandboxLayout(i: LayoutInput): Layout {
     writable.push(...g.writable);
     readOnly.push(...g.readOnly);
   }
+  // A path bound into a private place (a tree under /tmp) has its folders there made by bubblewrap;
+  // each is hidden instead (an empty read-only tmpfs), so a write beside the tree is refused, as it
+  // is beside a tree anywhere else, rather than landing in the run's scratch.
+  const between: string[] = [];
+  const bound = [...writable, ...readOnly, ...i.readable, ...i.reopened].filter(exists);
+  // A folder that is itself bound from the host, or lies in one that is (the tree's .git), is the host's.
+  const covered = (a: string) => bound.some((b) => a === b || a.startsWith(b + "/"));
+  for (const p of bound) {
+    const root = v.private.filter((r) => p.startsWith(r + "/")).sort((a, b) => b.length - a.length)[0];
+    if (!root) continue;
+    for (let a = path.dirname(p); a.length > root.length && a.startsWith(root + "/"); a = path.dirname(a))
+      if (!between.includes(a) && !covered(a) && !hidden.some((h) => a === h || a.startsWith(h + "/")) && exists(a)) between.push(a);
+  }
+  hidden.push(...between);
   type Op = { at: string; rank: number; args: string[] };
   const ops: Op[] = [];
   const seen = new Set<string>();
@@ -148,7 +164,8 @@ export function sandboxLayout(i: LayoutInput): Layout {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...ops.flatMap((o) => o.args), ...remount];
   // What the trace reader judges by: the private places and the state directory take writes.
   const privateW = [...(st && i.privateState ? [st.dir] : []), ...Object.keys(i.privateState?.copies ?? {})];
-  return { args, private: v.private, writable: [...writable.filter(exists).map(real), ...privateW], readOnly: readOnly.filter(exists).map(real), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
+  const quiet = [...(v.hideHome && exists(home) ? [real(home)] : []), ...between.map(real)];
+  return { args, private: v.private, quiet, writable: [...writable.filter(exists).map(real), ...privateW], readOnly: readOnly.filter(exists).map(real), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
 }
 
 export const defaultHome = () => os.homedir();

@@ -131,7 +131,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     view,
     privateState,
   });
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: view.hideHome ? [fs.realpathSync(view.home)] : [], proxyPort: PROXY_PORT }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT }, denials);
   const cleanup = () => {
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
