@@ -28,8 +28,22 @@ const T = 120_000;
 const SCRATCH = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-cli-")));
 const OUTSIDE = path.join(SCRATCH, "outside");
 fs.mkdirSync(OUTSIDE);
-/** The shell command codex and gemini run: one write in the run's tree (its cwd), one outside it. */
-const both = (name: string) => `echo in > inside.txt; echo out > ${OUTSIDE}/${name}.txt; echo done`;
+/**
+ * The shell command codex and gemini run: one write in the run's tree (its cwd), one outside it,
+ * and one to each provider's configuration in the person's home (issue 45, row 6).
+ */
+const CONFIG_WRITES = `for f in ~/.codex/config.toml ~/.gemini/settings.json ~/.claude/settings.json ~/.claude.json; do echo '[evil]' >> $f; done; mkdir -p ~/.claude/commands; echo evil > ~/.claude/commands/x.md`;
+const both = (name: string) => `echo in > inside.txt; echo out > ${OUTSIDE}/${name}.txt; ${CONFIG_WRITES}; echo done`;
+
+/** The person's configuration files of every provider in `home` (made where missing); each one's bytes, to compare after a run. */
+function personConfig(home: string): () => Record<string, string | null> {
+  const files = [".codex/config.toml", ".gemini/settings.json", ".claude/settings.json", ".claude.json", ".claude/commands/x.md"].map((f) => path.join(home, f));
+  for (const f of files.slice(0, 4)) {
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    if (!fs.existsSync(f)) fs.writeFileSync(f, `{"person": "${path.basename(f)}"}\n`);
+  }
+  return () => Object.fromEntries(files.map((f) => [f, fs.existsSync(f) ? fs.readFileSync(f, "utf8") : null]));
+}
 
 /** The paths of a run's recorded refusals. */
 const paths = (list: { path: string }[]) => list.map((d) => d.path);
@@ -90,7 +104,10 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     // claude's own sandbox on, and required: it cannot start inside li's, so li must turn it off.
     fs.writeFileSync(path.join(env.CLAUDE_CONFIG_DIR!, "settings.json"), JSON.stringify({ sandbox: { enabled: true, failIfUnavailable: true } }));
     const inside = path.join(w.work, "inside.txt");
-    const outside = path.join(OUTSIDE, "claude.txt");
+    // In the hidden home (a read-only tmpfs): a write there fails with EROFS. (/tmp is the run's own: one there lands in it.)
+    const outside = path.join(env.HOME!, "claude-outside.txt");
+    const before = personConfig(env.HOME!)();
+    const command = path.join(env.CLAUDE_CONFIG_DIR!, "commands", "x.md");
     const seen = toolResults.length;
     const a = await turn(env, claude, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "please", "write", "to", inside]);
     expect(a.job).toMatchObject({ status: "completed", sandbox: { mode: "workspace", denials: { total: 0 } }, usage: a.served });
@@ -107,14 +124,26 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
     expect(results).toEqual([{ text: expect.not.stringContaining("EROFS"), error: false }, { text: expect.stringContaining("EROFS"), error: true }]);
     // claude writes a temp file beside the target through a directory fd, then renames it.
     expect(paths(b.job.sandbox.denials.writes).some((p: string) => p.startsWith(outside))).toBe(true);
+
+    // Its Write tool adds a command (it would run as the person at their next claude): the write
+    // lands in the run's private state directory, and the person's configuration is as it was.
+    const c = await turn(env, claude, ["--resume", b.id, "please", "write", "to", command]);
+    expect(c.job).toMatchObject({ status: "completed", provider_session_id: a.job.provider_session_id, sandbox: { mode: "workspace" } });
+    expect(!!toolResults.at(-1)?.is_error).toBe(false);
+    expect(fs.existsSync(command)).toBe(false);
+    expect(personConfig(env.HOME!)()).toEqual(before);
   }, T);
 
   test("codex (profile workspace-write): its command writes in the run's tree, not outside it (recorded); usage read; resumed in the sandbox", async () => {
     const port = new URL(codex.url).port;
     const w = world("codex", "codex/gpt-5", "workspace-write", `sandbox:\n  allow_hosts: ["127.0.0.1:${port}"]\n`);
     const env = { ...w.h.env, ...codexEnv(w.dir, codex.url) };
+    const config = personConfig(env.HOME!);
+    const before = config();
     const a = await turn(env, codex, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "run", "the", "command"]);
     expectTreeOnly(a, w.work, "codex");
+    expect(config()).toEqual(before);
+    expect(before[path.join(env.HOME!, ".codex", "config.toml")]).toContain("model_providers.fake");
     expect((await liData(["job", "output", a.id], { env })).output).toMatch(/^tool said: .*done/s);
 
     const b = await turn(env, codex, ["--resume", a.id, "again"]);
@@ -125,8 +154,12 @@ describeBoth("the real agent CLIs under --sandbox workspace", () => {
   test("gemini (profile yolo, its own sandbox on in its settings): its shell tool writes in the run's tree, not outside it (recorded); usage read; resumed in the sandbox", async () => {
     const w = world("gemini", "gemini/gemini-2.5-pro", "yolo");
     const env = { ...w.h.env, ...geminiEnv(w.dir, gemini.url, { tools: { sandbox: true } }) };
+    const config = personConfig(env.HOME!);
+    const before = config();
     const a = await turn(env, gemini, ["--sandbox", "workspace", "--cwd", w.work, "--profile", "free", "run", "the", "command"]);
     expectTreeOnly(a, w.work, "gemini");
+    expect(config()).toEqual(before);
+    expect(before[path.join(env.HOME!, ".gemini", "settings.json")]).toContain("gemini-api-key");
 
     const b = await turn(env, gemini, ["--resume", a.id, "again"]);
     expect(b.job).toMatchObject({ status: "completed", resumes: a.id, provider_session_id: a.job.provider_session_id, sandbox: { mode: "workspace" }, usage: b.served });

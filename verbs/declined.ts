@@ -25,6 +25,7 @@ export const DECLINED: Declined[] = [
   { cliPath: ["schedule", "validate"], reason: "for a person" },
   { cliPath: ["schedule", "export"], reason: "for a person" },
   { cliPath: ["doctor"], reason: "for a person" },
+  { cliPath: ["sandbox", "show"], reason: "for a person: maps the home" },
   { cliPath: ["studio"], reason: "a web server" },
   { cliPath: ["mcp"], reason: "this server itself" },
   { cliPath: ["mcp", "config"], reason: "for a person" },

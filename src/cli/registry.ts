@@ -38,6 +38,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: "budget", summary: "spending limits in USD or tokens across providers and hosts: set, list, show, delete", load: () => import("./commands/budget.js") },
   { name: "hooks", summary: "terminal-notify handlers in settings.yaml; trust a project's settings", load: () => import("./commands/hooks.js") },
   { name: "state", summary: "the lifecycle store: records, audit events, migrations", load: () => import("./commands/state.js") },
+  { name: "sandbox", summary: "the workspace sandbox: li sandbox show prints what a run would see, write and reach", load: () => import("./commands/sandbox.js") },
   { name: "doctor", summary: "check providers, the state store and its schema", load: () => import("./commands/doctor.js") },
   { name: "studio", summary: "a local web dashboard of runs, flow graphs, changes, schedules, teams, budgets and the outbox (live)", load: () => import("./commands/studio.js") },
   { name: "mcp", summary: "serve the one-tool MCP surface over stdio", load: () => import("./commands/mcp.js") },

@@ -9,6 +9,7 @@ import { closed, fail } from "./settings-fields.js";
  *     allow_write: [/abs/path]      # writable inside the sandbox besides the run's tree
  *     allow_hosts: [api.example.com, "*.example.com", host:8443]   # reachable through li's proxy
  *     deny_read: [/abs/path]        # unreadable inside the sandbox, besides li's own list
+ *     allow_read: [/abs/path]       # readable (read-only) inside the hidden home or a private dir
  * or the shorthand `sandbox: workspace`. allow_write and allow_hosts widen what an agent may do, so
  * a project file counts only once it is trusted (li hooks trust), like worktree.setup.
  */
@@ -21,9 +22,11 @@ export interface SandboxSettings {
   allow_write: string[];
   allow_hosts: string[];
   deny_read: string[];
+  /** Shown read-only where the sandbox hides by default (the home, /tmp): existing, absolute, no `..`. */
+  allow_read: string[];
 }
 
-export const NO_SANDBOX_SETTINGS: SandboxSettings = { default: null, allow_write: [], allow_hosts: [], deny_read: [] };
+export const NO_SANDBOX_SETTINGS: SandboxSettings = { default: null, allow_write: [], allow_hosts: [], deny_read: [], allow_read: [] };
 
 /** A host name (optionally `*.` for its subdomains), an IPv4 address or a bracketed IPv6 one, with an optional port. */
 const HOST_PATTERN = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i;
@@ -51,11 +54,13 @@ function list(file: string, key: string, v: unknown, check: (s: string, k: strin
 export function parseSandboxSettings(file: string, v: unknown): SandboxSettings | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === "string") return { ...NO_SANDBOX_SETTINGS, default: mode(file, "sandbox", v) };
-  const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read"]);
-  const abs = (kind: "allow_write" | "deny_read") => (p: string, k: string) => {
+  const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read", "allow_read"]);
+  const abs = (kind: "allow_write" | "deny_read" | "allow_read") => (p: string, k: string) => {
     if (!path.isAbsolute(p)) fail(file, k, `expected an absolute path, got ${JSON.stringify(p)}`);
-    // A writable path that does not exist would be made by nobody: bubblewrap binds existing paths only.
-    if (kind === "allow_write" && !fs.existsSync(p)) fail(file, k, `${p} does not exist`);
+    // A `..` makes the path say one place and mean another; name the place itself.
+    if (kind !== "deny_read" && p.split("/").includes("..")) fail(file, k, `${p} contains "..": name the directory itself`);
+    // A path that does not exist would be made by nobody: bubblewrap binds existing paths only.
+    if (kind !== "deny_read" && !fs.existsSync(p)) fail(file, k, `${p} does not exist`);
     return path.normalize(p).replace(/(.)\/+$/, "$1");
   };
   return {
@@ -66,6 +71,7 @@ export function parseSandboxSettings(file: string, v: unknown): SandboxSettings 
       return h.toLowerCase();
     }),
     deny_read: list(file, "sandbox.deny_read", s.deny_read, abs("deny_read")),
+    allow_read: list(file, "sandbox.allow_read", s.allow_read, abs("allow_read")),
   };
 }
 
@@ -80,6 +86,7 @@ export function mergeSandboxSettings(parts: (SandboxSettings | undefined)[]): Sa
         allow_write: [...new Set([...out.allow_write, ...p.allow_write])],
         allow_hosts: [...new Set([...out.allow_hosts, ...p.allow_hosts])],
         deny_read: [...new Set([...out.deny_read, ...p.deny_read])],
+        allow_read: [...new Set([...out.allow_read, ...p.allow_read])],
       };
   return out;
 }

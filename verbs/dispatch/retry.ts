@@ -6,7 +6,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: ["runs_handlers", "writes_records"],
   requiresFingerprint: false,
   cliPath: ["dispatch", "retry"],
-  summary: "send a failed delivery again",
+  summary: "resend a failed delivery",
   result: { type: "object", required: ["delivery"], properties: { delivery: { type: "object", required: ["id", "status"] }, drainer_started: { type: "boolean" } } },
 })
 export class DispatchRetry implements Verb {}

@@ -5,7 +5,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["play", "show"],
-  summary: "a playbook's args and fingerprint",
+  summary: "playbook args and fingerprint",
   result: { type: "object", required: ["name", "playbook_fingerprint", "args"], properties: { name: { type: "string" }, playbook_fingerprint: { type: "string" }, args: { type: "array" } } },
 })
 export class PlayShow implements Verb {}

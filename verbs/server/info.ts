@@ -6,7 +6,7 @@ import { verb, type Verb } from "../../src/mcp/verb.js";
   effects: [],
   requiresFingerprint: false,
   cliPath: ["mcp", "info"],
-  summary: "version, LI_HOME, providers, limits",
+  summary: "version, home, providers, limits",
   result: {
     type: "object",
     required: ["version", "build_id", "li_home", "providers", "limits"],

@@ -9,6 +9,7 @@ import { settingsSecretCheck } from "../doctor-secrets.js";
 import { credentialsCheck } from "../doctor-credentials.js";
 import { wakeupsCheck } from "../doctor-wakeups.js";
 import { permissionWarnings, sandboxCheck } from "../doctor-sandbox.js";
+import { sandboxHomeWarnings } from "../doctor-sandbox-home.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -42,7 +43,9 @@ disk (free space), store (state.db's integrity and schema; none yet is fine), se
 it lacks and how to install it; a failure only when settings or a profile ask for workspace),
 sandbox_permissions (a warning, not a failure, for each profile that turns its provider's
 permission checks off, bypassPermissions, danger-full-access or yolo, while its runs are not
-sandboxed), settings_secret (shown only when $LI_HOME/settings.yaml
+sandboxed), sandbox_home (a warning naming what in your home a workspace run no longer reads,
+toolchain folders outside PATH such as ~/.rustup and files ~/.gitconfig includes, and the
+sandbox.allow_read line that shows them), settings_secret (shown only when $LI_HOME/settings.yaml
 holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
 li hooks trust), approval_rules (each rule of approvals.rules in force is one li uses: an
 allow rule on a shell tool names its command with command:, not input_matches, and each
@@ -91,6 +94,7 @@ Examples:
           await sandboxCheck(settings),
           ...permissionWarnings(settings),
           ...(await approvalRuleChecks(settings)),
+          ...sandboxHomeWarnings(settings),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
           ...(healthy && storeResult!.ok ? [await wakeupsCheck(() => openStore())].filter((c) => c !== null) : []),

@@ -81,7 +81,7 @@ function gitCommit(msg: string): void {
 
 function shell(command: string): void {
   try {
-    const out = execFileSync("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+    const out = execFileSync("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 30_000 });
     say(`sh: ok ${JSON.stringify(out.slice(-2000))}`);
   } catch (err: any) {
     say(`sh: refused (exit ${err?.status ?? "?"}: ${String(err?.stderr ?? err?.message ?? err).trim().split("\n").join(" | ").slice(-2000)})`);

@@ -6,13 +6,16 @@ import { liHome } from "../../lifecycle/paths.js";
 import { childEnv } from "../../lifecycle/child-env.js";
 import { sandboxSettings } from "../../config/sandbox-settings.js";
 import { sandboxLayout } from "./layout.js";
+import { homeView } from "./home-view.js";
+import { hostSocketVars } from "../../config/sandbox-home.js";
 
 /*
  * A sandboxed run's check (--check-cmd, --check NAME) runs what the agent left in its worktree (a
  * Makefile, a package.json script): code the agent wrote. So it runs contained as the agent did
  * (docs/sandbox.md): the same mounts over the same worktree (the repository read-only whole, li's
- * home and credentials hidden, no provider's state writable), the environment an agent gets
- * (childEnv: no store address or credentials) with a private TMPDIR, and no network at all.
+ * home and credentials hidden, the home an allow-list, no provider's state at all), the environment
+ * an agent gets (childEnv: no store address or credentials; no host socket variables) with a
+ * private TMPDIR, and no network at all.
  */
 
 export interface CheckBox {
@@ -35,18 +38,24 @@ export async function checkBox(e: Entity, worktree: string, cwd: string): Promis
   const gitDir = iso.repo ? await registeredGitDir(iso.repo, worktree) : null;
   const common = iso.repo ? await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], iso.repo) : null;
   const env: NodeJS.ProcessEnv = { ...childEnv(process.env), LI_CHECK: "1", TMPDIR: tmpDir };
+  for (const k of hostSocketVars(env)) delete env[k];
+  const home = env.HOME || os.homedir();
+  const settings = sandboxSettings(e.spec.settings_dir ?? iso.repo ?? worktree);
   const layout = sandboxLayout({
     tree: worktree,
     tmpDir,
     provider: "",
     env,
-    home: env.HOME || os.homedir(),
+    home,
     liHome: liHome(),
     readable: [],
     reopened: [],
     unreadable,
-    settings: sandboxSettings(e.spec.settings_dir ?? iso.repo ?? worktree),
+    settings,
     git: gitDir && common ? { common, gitDir, branch: null, worktree, own: null } : null,
+    // The home as an agent sees it (its allow-list), with no provider's state at all.
+    view: homeView({ home, tree: worktree, provider: "", env, settings }),
+    privateState: null,
   });
   return {
     argv: ["bwrap", ...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--"],

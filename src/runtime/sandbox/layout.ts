@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { SandboxSettings } from "../../config/sandbox-settings.js";
+import type { SandboxHomePolicy } from "../../config/sandbox-home.js";
 
 /*
  * What a workspace sandbox sees (docs/sandbox.md), as bubblewrap mounts: the whole file system
@@ -43,6 +44,10 @@ export interface LayoutInput {
   git: GitLayout | null;
   /** Files in the tree that run code when opened (sandbox/marked.ts): read-only in a checkout run. */
   marked?: string[];
+  /** The home's allow-list and the private scratch places (src/config/sandbox-home.ts). */
+  view: SandboxHomePolicy;
+  /** The run's private provider state directory (bound over view.state.dir), and its private copies of mixed files by where they show. */
+  privateState: { dir: string; copies: Record<string, string> } | null;
 }
 
 export interface Layout {
@@ -50,20 +55,14 @@ export interface Layout {
   writable: string[];
   readOnly: string[];
   hidden: string[];
+  /** Empty and the run's own (/tmp, /run, …): what the host has there is hidden. */
+  private: string[];
+  /** Hidden folders where a failed read of something the host lacks is no refusal (the home, the folders above a tree in /tmp). */
+  quiet: string[];
 }
 
-/** Each provider CLI's state (sessions, settings, its own credentials): writable to it, hidden from the others. */
-const PROVIDER_STATE: Record<string, string[]> = {
-  claude: [".claude", ".claude.json"],
-  codex: [".codex"],
-  gemini: [".gemini"],
-};
-
-/** Variables that move a provider's state directory elsewhere. */
-const STATE_VARS: Record<string, string> = { claude: "CLAUDE_CONFIG_DIR", codex: "CODEX_HOME" };
-
-/** Credentials no agent reads, whatever its provider. */
-const SECRETS = [".ssh", ".aws", ".config/gcloud", ".docker", ".netrc", ".pgpass", ".kube", ".gnupg", ".git-credentials", ".config/gh"];
+/** Credentials no agent reads, whatever its provider: hidden even inside a shown prefix. */
+const SECRETS = [".ssh", ".aws", ".config/gcloud", ".docker", ".netrc", ".pgpass", ".kube", ".gnupg", ".git-credentials", ".config/gh", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".config/git/credentials"];
 
 const exists = (p: string) => fs.existsSync(p);
 const real = (p: string) => {
@@ -89,22 +88,38 @@ function gitRules(g: GitLayout, tree: string): { writable: string[]; readOnly: s
 
 export function sandboxLayout(i: LayoutInput): Layout {
   const home = i.home;
+  const v = i.view;
   const writable = [i.tree, i.tmpDir, ...i.reopened, ...i.settings.allow_write];
-  for (const f of PROVIDER_STATE[i.provider] ?? []) writable.push(path.join(home, f));
-  const moved = i.env[STATE_VARS[i.provider] ?? ""];
-  if (moved && path.isAbsolute(moved)) writable.push(moved);
   // i.readable is mounted last of all (rank 3 below), through whatever hides its directory.
-  const readOnly: string[] = [];
-  // /run holds the host's service sockets (docker's among them): a Unix socket is no network the
-  // proxy sees, and a read-only mount does not stop a connect.
-  const hidden = [i.liHome, "/run", ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read];
-  for (const [p, files] of Object.entries(PROVIDER_STATE)) if (p !== i.provider) hidden.push(...files.map((f) => path.join(home, f)));
+  const readOnly: string[] = v.readOnly.map((s) => s.path);
+  const hidden = [i.liHome, ...(v.hideHome ? [home] : []), ...SECRETS.map((f) => path.join(home, f)), ...i.settings.deny_read, ...v.otherState];
+  // The provider's state: a private directory of the run's over where the CLI looks, with the
+  // person's configuration read-only and session state writable (src/config/provider-state.ts).
+  const st = v.state;
+  if (st) {
+    readOnly.push(...st.config.map((f) => path.join(st.dir, f)));
+    writable.push(...st.state.map((f) => path.join(st.dir, f.replace(/\/$/, ""))));
+  }
   readOnly.push(...(i.marked ?? []));
   const git = i.git ? gitRules(i.git, i.tree) : null;
   if (git) {
     writable.push(...git.writable);
     readOnly.push(...git.readOnly);
   }
+  // A path bound into a private place (a tree under /tmp) has its folders there made by bubblewrap;
+  // each is hidden instead (an empty read-only tmpfs), so a write beside the tree is refused, as it
+  // is beside a tree anywhere else, rather than landing in the run's scratch.
+  const between: string[] = [];
+  const bound = [...writable, ...readOnly, ...i.readable, ...i.reopened].filter(exists);
+  // A folder that is itself bound from the host, or lies in one that is (the tree's .git), is the host's.
+  const covered = (a: string) => bound.some((b) => a === b || a.startsWith(b + "/"));
+  for (const p of bound) {
+    const root = v.private.filter((r) => p.startsWith(r + "/")).sort((a, b) => b.length - a.length)[0];
+    if (!root) continue;
+    for (let a = path.dirname(p); a.length > root.length && a.startsWith(root + "/"); a = path.dirname(a))
+      if (!between.includes(a) && !covered(a) && !hidden.some((h) => a === h || a.startsWith(h + "/")) && exists(a)) between.push(a);
+  }
+  hidden.push(...between);
   type Op = { at: string; rank: number; args: string[] };
   const ops: Op[] = [];
   const seen = new Set<string>();
@@ -116,6 +131,17 @@ export function sandboxLayout(i: LayoutInput): Layout {
     seen.add(key);
     ops.push({ at, rank, args: args(at) });
   };
+  // Private: an empty tmpfs that stays writable (the run's /tmp, /run, …); over a path that exists.
+  const nested = (p: string) => v.private.some((q) => q !== p && p.startsWith(q + "/"));
+  for (const p of v.private) if (nested(p)) ops.push({ at: p, rank: 2, args: ["--perms", "0700", "--dir", p] });
+  else add(p, 2, (at) => ["--perms", "1777", "--tmpfs", at]);
+  // Bound from the run's scratch to where the CLI looks, which may exist only in the hidden home.
+  const over = (src: string, dest: string) => {
+    const at = exists(dest) ? real(dest) : dest;
+    ops.push({ at, rank: 0, args: ["--bind", src, at] });
+  };
+  if (st && i.privateState && (exists(st.dir) || v.hideHome && st.dir.startsWith(home + "/"))) over(i.privateState.dir, st.dir);
+  for (const [dest, src] of Object.entries(i.privateState?.copies ?? {})) over(src, dest);
   for (const p of writable) add(p, 0, (at) => ["--bind", at, at]);
   for (const p of readOnly) add(p, 1, (at) => ["--ro-bind", at, at]);
   for (const [src, dest] of git?.over ?? []) add(dest, 1, (at) => ["--bind", real(src), at]);
@@ -129,7 +155,10 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // a write there fails (and is recorded) rather than landing in a scratch copy.
   const remount = ops.filter((o) => o.args[0] === "--tmpfs").flatMap((o) => ["--remount-ro", o.at]);
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...ops.flatMap((o) => o.args), ...remount];
-  return { args, writable: writable.filter(exists).map(real), readOnly: readOnly.filter(exists).map(real), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
+  // What the trace reader judges by: the private places and the state directory take writes.
+  const privateW = [...(st && i.privateState ? [st.dir] : []), ...Object.keys(i.privateState?.copies ?? {})];
+  const quiet = [...(v.hideHome && exists(home) ? [real(home)] : []), ...between.map(real)];
+  return { args, private: v.private, quiet, writable: [...writable.filter(exists).map(real), ...privateW], readOnly: readOnly.filter(exists).map(real), hidden: hidden.map((p) => (exists(p) ? real(p) : p)) };
 }
 
 export const defaultHome = () => os.homedir();

@@ -18,6 +18,8 @@ import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
 import { GATEWAY_PORT } from "../gateway/plan.js";
+import { hostSocketVars } from "../../config/sandbox-home.js";
+import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -122,28 +124,39 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const marks = git?.worktree ? null : await import("./marked.js");
   const marked = marks ? marks.markedIn(tree, !!git) : [];
   mark("tree-known");
+  const home = env.HOME || os.homedir();
+  // The home's allow-list and the provider's private state directory (home-view.ts).
+  const view = homeView({ home, tree, provider, env, settings });
+  const privateState = prepareState(view, scratch);
   const layout = sandboxLayout({
     tree,
     tmpDir,
     provider,
     env,
-    home: env.HOME || os.homedir(),
+    home,
     liHome: liHome(),
-    // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too.
-    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(gateway ? [gateway] : []), ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : [])],
+    // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too;
+    // li's own scripts and node run the mock providers, wherever li is installed.
+    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(gateway ? [gateway] : []), ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : []), ...ownPrograms()],
     reopened: [],
     unreadable,
     settings,
     git,
     marked,
+    view,
+    privateState,
   });
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT }, denials);
   let held: string[] | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
     if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"));
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
+    if (privateState) {
+      for (const f of writeBack(privateState)) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
+      fs.rmSync(privateState.root, { recursive: true, force: true });
+    }
     if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
@@ -156,6 +169,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // Everything goes through the proxy, loopback included: the sandbox's loopback is its own.
       delete inner.NO_PROXY;
       delete inner.no_proxy;
+      // No variable names a socket of the host (SSH_AUTH_SOCK, TMUX, DBUS_…): li's own approval socket stays.
+      for (const k of hostSocketVars(inner, [APPROVAL_SOCKET_ENV])) delete inner[k];
       const stdio = opts.stdio as unknown[];
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import type { DenialLog } from "./denials.js";
 
@@ -37,6 +38,10 @@ export interface TracePolicy {
   writable: string[];
   readOnly: string[];
   hidden: string[];
+  /** Hidden roots where a failed read counts only when the host has the path (the home: tools probe it for dotfiles). */
+  quiet?: string[];
+  /** The run's private /tmp, /run, …: a failed call there counts only on a path the host has (what they hide). */
+  private?: string[];
   /** The proxy's port inside the sandbox, whose connects are li's own. */
   proxyPort: number;
 }
@@ -114,9 +119,30 @@ export class TraceReader {
       [writable, "writable"],
       [readOnly, "readOnly"],
       [hidden, "hidden"],
+      [this.policy.private ?? [], "private"],
     ]);
-    if (rule === "hidden") this.denials.add(writes ? "write" : "read", target);
+    // A failed read under the hidden home counts when something is there to hide: a tool probing
+    // for a dotfile the person never had is no refusal.
+    if (rule === "hidden") {
+      // A hidden directory itself shows, empty and read-only (a tool probing the home's access is no refusal).
+      if (hidden.includes(target)) return;
+      if (writes || !this.quiet(target) || fs.existsSync(target)) this.denials.add(writes ? "write" : "read", target);
+    } else if (rule === "private" && this.hostHas(target, writes)) this.denials.add(writes ? "write" : "read", target);
     else if (writes && rule !== "writable") this.denials.add("write", target);
+  }
+
+  /** Whether `target`'s deepest hidden root is one where a read of something absent is no refusal (the home). */
+  private quiet(target: string): boolean {
+    const root = this.policy.hidden.filter((r) => target === r || target.startsWith(r + "/")).sort((a, b) => b.length - a.length)[0];
+    return !!root && (this.policy.quiet ?? []).includes(root);
+  }
+
+  /** Whether a failed call in a private place was after the host's: the path, or for a write its folder below the private root, is the host's. */
+  private hostHas(target: string, writes: boolean): boolean {
+    if (fs.existsSync(target)) return true;
+    if (!writes) return false;
+    const dir = path.dirname(target);
+    return !(this.policy.private ?? []).includes(dir) && fs.existsSync(dir);
   }
 
   private remember(paths: string[]): void {

@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import path from "node:path";
+import { homePolicy, type HomePolicyInput, type SandboxHomePolicy } from "../../config/sandbox-home.js";
+import { packageRoot } from "../../entrypoints.js";
+
+/*
+ * The worker's side of the home's allow-list (src/config/sandbox-home.ts): the run's private
+ * provider state directory, made before bubblewrap starts. Its session directories are made in the
+ * person's state directory first (so a session started inside is kept there, and resumed by the
+ * next run), its mixed files (claude's `.claude.json`) copied into the run's scratch; nothing is
+ * ever copied back.
+ */
+
+export const homeView = (i: HomePolicyInput): SandboxHomePolicy => homePolicy(i);
+
+export interface PrivateState {
+  /** What cleanup removes. */
+  root: string;
+  /** Bound over the state rule's directory. */
+  dir: string;
+  /** Where each private copy shows → the copy in the scratch. */
+  copies: Record<string, string>;
+  /** The person's credential files copied in, with their bytes then: writeBack compares. */
+  credentials: { person: string; copy: string; before: Buffer }[];
+}
+
+export function prepareState(view: SandboxHomePolicy, scratch: string): PrivateState | null {
+  const st = view.state;
+  if (!st) return null;
+  const root = path.join(scratch, "state");
+  const dir = path.join(root, "dir");
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // The person's own state directory and its session folders: what the CLI would make on its first run.
+  if (fs.existsSync(path.dirname(st.dir)))
+    for (const f of st.state) if (f.endsWith("/")) fs.mkdirSync(path.join(st.dir, f), { recursive: true, mode: 0o700 });
+  const copies: Record<string, string> = {};
+  for (const from of st.copies) {
+    let text: Buffer;
+    try {
+      if (!fs.statSync(from).isFile()) continue;
+      text = fs.readFileSync(from);
+    } catch {
+      continue;
+    }
+    // A copy inside the state directory lands in the private one as it is; one outside it (the home's) is bound.
+    const inside = path.relative(st.dir, from);
+    const to = !inside.startsWith("..") && !path.isAbsolute(inside) ? path.join(dir, inside) : path.join(root, path.basename(from));
+    fs.writeFileSync(to, text, { mode: 0o600 });
+    if (to.startsWith(root + "/") && !to.startsWith(dir + "/")) copies[from] = to;
+  }
+  const credentials: PrivateState["credentials"] = [];
+  for (const name of st.credentials) {
+    const person = path.join(st.dir, name);
+    try {
+      if (!fs.lstatSync(person).isFile()) continue;
+      const before = fs.readFileSync(person);
+      const copy = path.join(dir, name);
+      fs.writeFileSync(copy, before, { mode: 0o600 });
+      credentials.push({ person, copy, before });
+    } catch {
+      continue;
+    }
+  }
+  return { root, dir, copies, credentials };
+}
+
+/**
+ * A refreshed token goes back to the person's file (OAuth refresh tokens rotate: the old one is
+ * dead once the CLI used it). Only JSON, only over the bytes the run started from (a newer refresh
+ * by another run is kept), by a rename in the person's directory. What could not be written back
+ * is said on the returned list; a kill -9 of the worker writes nothing back.
+ */
+export function writeBack(st: PrivateState): string[] {
+  const failed: string[] = [];
+  for (const c of st.credentials) {
+    try {
+      const now = fs.readFileSync(c.copy);
+      if (now.equals(c.before)) continue;
+      JSON.parse(now.toString("utf8"));
+      if (!fs.readFileSync(c.person).equals(c.before)) continue;
+      const tmp = `${c.person}.li-${process.pid}`;
+      fs.writeFileSync(tmp, now, { mode: fs.statSync(c.person).mode & 0o777 });
+      fs.renameSync(tmp, c.person);
+    } catch (err) {
+      failed.push(`${c.person}: ${(err as Error).message}`);
+      fs.rmSync(`${c.person}.li-${process.pid}`, { force: true });
+    }
+  }
+  return failed;
+}
+
+/** li's own scripts (the mock providers) and the node that runs them: readable wherever li is installed. */
+export function ownPrograms(): string[] {
+  return [path.join(packageRoot(), "dist", "bundle"), process.execPath];
+}

@@ -1,0 +1,93 @@
+/**
+ * `li sandbox show` (issue 45, item 10), black-box: what a workspace run would get in a person's
+ * home built here, computed by the rules the worker mounts, without making or changing anything.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { useHomes } from "./helpers/fixtures.js";
+import { li, liData } from "./helpers/li.js";
+
+describe("li sandbox show", () => {
+  const homes = useHomes();
+  const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-show-")));
+  afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+  function world() {
+    const h = homes();
+    const home = fs.mkdtempSync(path.join(scratch, "person-"));
+    const bin = path.join(home, ".nvm", "versions", "node", "v20.0.0", "bin");
+    fs.mkdirSync(bin, { recursive: true });
+    fs.mkdirSync(path.join(home, "data"));
+    fs.mkdirSync(path.join(home, "cfg"));
+    const work = path.join(home, "work");
+    fs.mkdirSync(work);
+    fs.writeFileSync(
+      path.join(h.home, "settings.yaml"),
+      `sandbox:\n  allow_read: [${path.join(home, "data")}]\n  allow_hosts: [registry.npmjs.org]\nprofiles:\n  rev:\n    model: claude/sonnet\n    env: {CLAUDE_CONFIG_DIR: ${path.join(home, "cfg")}}\n`,
+    );
+    const env = { ...h.env, HOME: home, PATH: `${bin}:${process.env.PATH}`, SSH_AUTH_SOCK: "/tmp/ssh-x/agent.1", TMUX: "/tmp/tmux-0/default,1,0" };
+    return { h, home, bin, work, env };
+  }
+
+  test("--machine: the home hidden but for PATH and allow_read, li's home hidden, /tmp private, the profile's provider state, its hosts, the socket variables removed; nothing made", async () => {
+    const w = world();
+    const before = fs.readdirSync(w.home).sort();
+    const d = await liData(["sandbox", "show", "--profile", "rev", "--cwd", w.work], { env: w.env });
+    expect(d).toMatchObject({ tree: w.work, provider: "claude", home: { path: w.home, hidden: true }, limits: {} });
+    expect(d.writable).toContain(w.work);
+    expect(d.read_only).toEqual(expect.arrayContaining([{ path: w.bin, why: "on PATH" }, { path: path.join(w.home, "data"), why: "sandbox.allow_read" }]));
+    expect(d.hidden).toEqual(expect.arrayContaining([w.home, w.h.home, path.join(w.home, ".ssh")]));
+    expect(d.private).toEqual(expect.arrayContaining(["/tmp", "/var/tmp", "/dev/shm", "/run"]));
+    expect(d.provider_state).toMatchObject({ dir: path.join(w.home, "cfg"), moved_by: "CLAUDE_CONFIG_DIR", config: expect.arrayContaining(["settings.json", "commands"]) });
+    expect(d.hosts).toEqual(["api.anthropic.com", "registry.npmjs.org"]);
+    expect(d.env_removed).toEqual(expect.arrayContaining(["SSH_AUTH_SOCK", "TMUX"]));
+    // It only reads: no session folder was made in the person's state directory.
+    expect(fs.readdirSync(w.home).sort()).toEqual(before);
+    expect(fs.readdirSync(path.join(w.home, "cfg"))).toEqual([]);
+  });
+
+  test("a person reads it: the home's rule and why each path shows", async () => {
+    const w = world();
+    const r = await li(["sandbox", "show", "--model", "codex/gpt-5", "--cwd", w.work], { env: w.env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`home: ${w.home} (hidden but for what is listed read-only)`);
+    expect(r.stdout).toContain(`${w.bin}   (on PATH)`);
+    expect(r.stdout).toContain(`provider state: ${path.join(w.home, ".codex")} is private to the run`);
+  });
+
+  test.each([
+    ["a --cwd that is no directory", ["--cwd", "/nonexistent/li-show"], "invalid_input"],
+    ["an unknown profile", ["--profile", "nope"], "not_found"],
+    ["a model without its provider", ["--model", "sonnet"], "invalid_input"],
+  ])("%s is a clear error", async (_what, args, kind) => {
+    const w = world();
+    const r = await li(["--machine", "sandbox", "show", ...args], { env: w.env, cwd: w.work });
+    expect(r.json).toMatchObject({ ok: false, error: { kind } });
+  });
+});
+
+describe("li doctor's upgrading note", () => {
+  const homes = useHomes();
+  test("names what in the home a workspace run no longer reads (a toolchain outside PATH, a file ~/.gitconfig includes) and the allow_read line that shows it; silent once allowed", async () => {
+    const h = homes();
+    const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-doctor-home-")));
+    try {
+      fs.mkdirSync(path.join(home, ".rustup", "toolchains"), { recursive: true });
+      fs.mkdirSync(path.join(home, ".config", "git"), { recursive: true });
+      fs.writeFileSync(path.join(home, "work.gitconfig"), "[user]\n\temail = me@work.example\n");
+      fs.writeFileSync(path.join(home, ".gitconfig"), '[user]\n\tname = P\n[includeIf "gitdir:~/work/"]\n\tpath = ~/work.gitconfig\n');
+      const env = { ...h.env, HOME: home, PATH: "/usr/bin:/bin" };
+      const r = await li(["doctor"], { env });
+      const line = r.stdout.split("\n").find((l) => l.includes("sandbox_home"))!;
+      expect(line).toContain("WARN");
+      expect(line).toContain(`${home}/.rustup (rustup's toolchains`);
+      expect(line).toContain(`${home}/work.gitconfig (included by ~/.gitconfig)`);
+      expect(r.stdout).toContain(`sandbox: {allow_read: [${home}/.rustup, ${home}/work.gitconfig]}`);
+      fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_read: [${home}/.rustup, ${home}/work.gitconfig]\n`);
+      expect((await li(["doctor"], { env })).stdout).not.toContain("sandbox_home");
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
