@@ -3,7 +3,8 @@
  * line, each answered by one result line (`<action> <target>: ok` or `: refused (<why>)`):
  *   write PATH TEXT     read PATH (prints it)     connect HOST PORT (through HTTPS_PROXY as CLIs do)
  *   spawn-bg PATH       (a detached process appending to PATH every 100 ms)     git-commit MSG
- *   sleep SECONDS
+ *   sleep SECONDS       http-pipelined HOST:PORT OTHER (two plain-HTTP requests in one write through
+ *   HTTP_PROXY, the second to HOST:PORT's URL with `Host: OTHER`; prints the first response line)
  * It runs commands, so li accepts it only where LI_TEST_HOSTILE_MOCK=1 (the tests' switch, which
  * li never sets): no MCP client can name it on a real host.
  */
@@ -59,6 +60,27 @@ function connect(host: string, port: number): Promise<void> {
   });
 }
 
+function pipelined(target: string, other: string): Promise<void> {
+  const u = new URL(process.env.HTTP_PROXY ?? process.env.http_proxy ?? "http://127.0.0.1:1");
+  const req = (host: string) => `GET http://${target}/ HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+  return new Promise((resolve) => {
+    let text = "";
+    const sock = net.connect(Number(u.port || 80), u.hostname, () => sock.write(req(target) + req(other)));
+    let said = false;
+    const done = () => {
+      if (said) return;
+      said = true;
+      say(`http-pipelined ${target}: ${text.split("\r\n")[0] || "no answer"}`);
+      sock.destroy();
+      resolve();
+    };
+    sock.on("data", (d) => (text += d.toString("latin1")));
+    sock.on("close", done);
+    sock.on("error", () => {});
+    sock.setTimeout(10_000, done);
+  });
+}
+
 /** Starts the background writer and returns once its first tick is written (or 10 s have passed), so the next line runs with it alive however loaded the machine. */
 async function spawnBackground(file: string): Promise<void> {
   const code = `const tick = () => require("fs").appendFileSync(${JSON.stringify(file)}, "x"); tick(); setInterval(tick, 100)`;
@@ -89,6 +111,7 @@ export async function runHostile(prompt: string): Promise<number> {
     else if (verb === "connect") await connect(a, Number(rest[0]));
     else if (verb === "spawn-bg") await spawnBackground(a);
     else if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(a) * 1000));
+    else if (verb === "http-pipelined") await pipelined(a, rest[0] ?? "");
     else if (verb === "git-commit") gitCommit([a, ...rest].join(" "));
     else say(`${verb}: unknown action`);
   }
