@@ -5,12 +5,15 @@
  *   spawn-bg PATH       (a detached process appending to PATH every 100 ms)     git-commit MSG
  *   sleep SECONDS       http-pipelined HOST:PORT OTHER (two plain-HTTP requests in one write through
  *   HTTP_PROXY, the second to HOST:PORT's URL with `Host: OTHER`; prints the first response line)
+ *   ask-socket PATH     (an approval request sent to the Unix socket PATH, however long; prints the answer)
+ *   sh COMMAND          (the rest of the line, run by /bin/sh; prints its exit status and output)
  * It runs commands, so li accepts it only where LI_TEST_HOSTILE_MOCK=1 (the tests' switch, which
  * li never sets): no MCP client can name it on a real host.
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import { askApproval } from "../approvals/ask-client.js";
 
 const say = (line: string) => fs.writeSync(1, line + "\n");
 const why = (err: any) => String(err?.code ?? err?.message ?? err).split("\n")[0];
@@ -81,6 +84,15 @@ function pipelined(target: string, other: string): Promise<void> {
   });
 }
 
+async function askSocket(file: string): Promise<void> {
+  try {
+    const a = await askApproval(file, { tool_name: "Planted", input: { by: "another run" }, tool_use_id: "" });
+    say(`ask-socket ${file}: ok ${a.behavior}`);
+  } catch (err) {
+    say(`ask-socket ${file}: refused (${why(err)})`);
+  }
+}
+
 /** Starts the background writer and returns once its first tick is written (or 10 s have passed), so the next line runs with it alive however loaded the machine. */
 async function spawnBackground(file: string): Promise<void> {
   const code = `const tick = () => require("fs").appendFileSync(${JSON.stringify(file)}, "x"); tick(); setInterval(tick, 100)`;
@@ -88,6 +100,15 @@ async function spawnBackground(file: string): Promise<void> {
   child.unref();
   for (let waited = 0; waited < 10_000 && !fs.existsSync(file); waited += 20) await new Promise((r) => setTimeout(r, 20));
   say(`spawn-bg ${file}: ${fs.existsSync(file) ? "ok" : "started, not yet written"} (pid ${child.pid})`);
+}
+
+function sh(command: string): void {
+  try {
+    const out = execFileSync("/bin/sh", ["-c", command], { stdio: ["ignore", "pipe", "pipe"], timeout: 30_000 });
+    say(`sh: exit 0 ${JSON.stringify(String(out).slice(0, 2000))}`);
+  } catch (err: any) {
+    say(`sh: exit ${err?.status ?? err?.signal ?? "?"} ${JSON.stringify(String(err?.stderr ?? err?.message ?? "").slice(0, 2000))}`);
+  }
 }
 
 function gitCommit(msg: string): void {
@@ -112,6 +133,8 @@ export async function runHostile(prompt: string): Promise<number> {
     else if (verb === "spawn-bg") await spawnBackground(a);
     else if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(a) * 1000));
     else if (verb === "http-pipelined") await pipelined(a, rest[0] ?? "");
+    else if (verb === "ask-socket") await askSocket(a);
+    else if (verb === "sh") sh(line.slice(line.indexOf(" ") + 1));
     else if (verb === "git-commit") gitCommit([a, ...rest].join(" "));
     else say(`${verb}: unknown action`);
   }

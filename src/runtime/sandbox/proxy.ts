@@ -1,4 +1,5 @@
 import net from "node:net";
+import { listenUnix } from "../unix-socket.js";
 import { BodyEnd, headerValues, parseHead, type Head } from "./http-framing.js";
 
 /*
@@ -60,7 +61,9 @@ function plainDest(h: Head): Dest | { refuse: Dest } | null {
   return byHost.host === dest.host && byHost.port === dest.port ? dest : { refuse: byHost };
 }
 
-export function startProxy(socketPath: string, allowed: string[], refused: (host: string) => void): Promise<Proxy> {
+/** `closed`: a host and port refused whatever the allow-list says (li's store: store-reach.ts). */
+export function startProxy(socketPath: string, allowed: string[], refused: (host: string) => void, closed: (host: string, port: number) => boolean = () => false): Promise<Proxy> {
+  const admits = (d: Dest) => !closed(d.host, d.port) && hostAllowed(d.host, d.port, allowed);
   const server = net.createServer((client) => {
     client.on("error", () => {});
     let head = Buffer.alloc(0);
@@ -85,23 +88,20 @@ export function startProxy(socketPath: string, allowed: string[], refused: (host
       if (parsed.method === "CONNECT") {
         const dest = splitAuthority(parsed.target, 443);
         if (!dest) return bad("a malformed CONNECT target");
-        if (!hostAllowed(dest.host, dest.port, allowed)) return forbid(dest);
+        if (!admits(dest)) return forbid(dest);
         return tunnel(client, dest, rest);
       }
       const dest = plainDest(parsed);
       if (!dest) return bad("expected an absolute http:// URL (or CONNECT) whose Host header, if any, is one");
       if ("refuse" in dest) return forbid(dest.refuse);
-      if (!hostAllowed(dest.host, dest.port, allowed)) return forbid(dest);
+      if (!admits(dest)) return forbid(dest);
       const body = BodyEnd.of(parsed);
       if (typeof body === "string") return bad(body);
       forward(client, dest, parsed, body, rest, (d) => refused(label(d)));
     };
     client.on("data", onData);
   });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socketPath, () => resolve({ close: () => server.close() }));
-  });
+  return listenUnix(server, socketPath).then(() => ({ close: () => server.close() }));
 }
 
 function upstreamTo(client: net.Socket, dest: Dest, ready: (up: net.Socket) => void): void {

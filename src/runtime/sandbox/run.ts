@@ -17,6 +17,7 @@ import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
+import { NO_REACH, type StoreReach } from "./store-reach.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -28,6 +29,9 @@ import { repoOf } from "./repo-of.js";
 
 /** The proxy's port on the sandbox's own loopback. */
 const PROXY_PORT = 3128;
+/** Where li's sockets are inside: /run is the sandbox's own, so no path of another run shows there. */
+const INNER_PROXY = "/run/li/proxy.sock";
+const INNER_APPROVALS = "/run/li/approvals.sock";
 
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
@@ -86,25 +90,24 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
   }
 }
 
-export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH): Promise<Sandbox> {
   mark("sandbox-start");
-  const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
+  const own = sandboxSettings(e.spec.settings_dir ?? cwd);
+  // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
+  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets] };
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
   const tmpDir = fs.mkdtempSync(path.join(scratch, "tmp-"));
   const unreadable = path.join(scratch, "unreadable");
   fs.writeFileSync(unreadable, "", { mode: 0o000 });
-  // A Unix socket's path is bounded (108 bytes): a deep $LI_HOME gets one in the system's tmp.
-  let sockDir = scratch;
-  if (path.join(scratch, "proxy.sock").length > 100) sockDir = fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-"));
-  const sock = path.join(sockDir, "proxy.sock");
-  fs.rmSync(sock, { force: true });
+  // In the run's own 0700 directory however deep (unix-socket.ts), shown inside at a short fixed path.
+  const sock = path.join(scratch, "proxy.sock");
   const denials = new DenialLog();
   const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
   // git runs while the proxy starts listening.
   const treeKnown = treeOf(e, cwd);
   treeKnown.catch(() => {});
-  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h));
+  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), store.closed);
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
   mark("tree-known");
@@ -115,8 +118,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     env,
     home: env.HOME || os.homedir(),
     liHome: liHome(),
-    // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too.
-    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : [])],
+    readable: [path.join(e.run_dir!, "prompt.txt")],
+    // The proxy's and the approval channel's (approvals: ask) sockets, in the run's directory.
+    channels: [[sock, INNER_PROXY], ...(env[APPROVAL_SOCKET_ENV] ? [[env[APPROVAL_SOCKET_ENV]!, INNER_APPROVALS] as [string, string]] : [])],
     reopened: [],
     unreadable,
     settings,
@@ -126,7 +130,6 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const cleanup = () => {
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
-    if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
   return {
@@ -134,7 +137,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     close: cleanup,
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;
-      const inner: NodeJS.ProcessEnv = { ...opts.env, TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
+      const inner: NodeJS.ProcessEnv = { ...opts.env, ...(opts.env[APPROVAL_SOCKET_ENV] ? { [APPROVAL_SOCKET_ENV]: INNER_APPROVALS } : {}), TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
       // Everything goes through the proxy, loopback included: the sandbox's loopback is its own.
       delete inner.NO_PROXY;
       delete inner.no_proxy;
@@ -142,7 +145,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), ...argv],
+        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), ...argv],
         { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
       );
       const child = new EventEmitter() as EventEmitter & ProviderChild;
