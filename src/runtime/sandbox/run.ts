@@ -18,6 +18,7 @@ import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
+import { protectedPlaces } from "./protected.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -47,6 +48,21 @@ const LAUNCHER = [
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
   `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+
+/** Whether a live (not zombie) process of pid `pid` inside the pid namespace `ns` exists, read from /proc outside. */
+function alive(ns: string, pid: number): boolean {
+  for (const p of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const status = fs.readFileSync(`/proc/${p}/status`, "latin1");
+      const inner = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1].trim().split(/\s+/);
+      if (!inner || Number(inner[inner.length - 1]) !== pid || inner.length < 2) continue;
+      if (/^State:\s+[ZX]/m.test(status)) continue;
+      if (fs.readlinkSync(`/proc/${p}/ns/pid`) === ns) return true;
+    } catch {}
+  }
+  return false;
+}
 
 export interface SandboxResult {
   mode: "workspace";
@@ -102,7 +118,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   fs.writeFileSync(unreadable, "", { mode: 0o000 });
   // In the run's own 0700 directory however deep (unix-socket.ts), shown inside at a short fixed path.
   const sock = path.join(scratch, "proxy.sock");
-  const denials = new DenialLog();
+  // Which refusals are always named (protected.ts): known once the layout is.
+  let guarded: (p: string) => boolean = () => false;
+  const denials = new DenialLog((p) => guarded(p));
   const hosts = [...providerHosts(provider, env), ...settings.allow_hosts];
   // git runs while the proxy starts listening.
   const treeKnown = treeOf(e, cwd);
@@ -126,7 +144,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     settings,
     git,
   });
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT }, denials);
+  guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
+  let gone: (pid: number) => boolean = () => false;
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, proxyPort: PROXY_PORT, gone: (pid) => gone(pid) }, denials);
   const cleanup = () => {
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
@@ -145,9 +165,20 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), ...argv],
-        { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
+        [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), ...argv],
+        { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
       );
+      // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
+      // pid namespace) and, when it ends by itself, its child's exit code.
+      const status: { ns: string | null; code: number | null } = { ns: null, code: null };
+      readline.createInterface({ input: bwrap.stdio[4] as Readable }).on("line", (l) => {
+        try {
+          const j = JSON.parse(l);
+          if (typeof j["child-pid"] === "number") status.ns = fs.readlinkSync(`/proc/${j["child-pid"]}/ns/pid`);
+          if (typeof j["exit-code"] === "number") status.code = j["exit-code"];
+        } catch {}
+      });
+      gone = (pid) => status.ns === null || !alive(status.ns, pid);
       const child = new EventEmitter() as EventEmitter & ProviderChild;
       child.stdout = bwrap.stdout;
       bwrap.on("error", (err) => child.emit("error", err));
@@ -172,7 +203,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         let wait: NodeJS.Timeout | undefined;
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
-          const end = reader.rootExit ?? { code, signal };
+          const end = reader.rootExit ?? (status.code !== null ? { code: status.code, signal: null } : { code, signal });
           // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again.
           if (reader.rootPid === null) forgetSupport();
           mark("exit-emitted");
