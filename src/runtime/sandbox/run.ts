@@ -49,19 +49,19 @@ const LAUNCHER = [
   `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
 
-/** Whether a live (not zombie) process of pid `pid` inside the pid namespace `ns` exists, read from /proc outside. */
-function alive(ns: string, pid: number): boolean {
-  for (const p of fs.readdirSync("/proc")) {
+/** The host pid of a live (not zombie) process of pid `pid` inside the pid namespace `ns`, read from /proc outside; `known` is checked alone first. */
+function hostPidOf(ns: string, pid: number, known: number | null = null): number | null {
+  for (const p of known !== null ? [String(known)] : fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(p)) continue;
     try {
       const status = fs.readFileSync(`/proc/${p}/status`, "latin1");
       const inner = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1].trim().split(/\s+/);
       if (!inner || Number(inner[inner.length - 1]) !== pid || inner.length < 2) continue;
       if (/^State:\s+[ZX]/m.test(status)) continue;
-      if (fs.readlinkSync(`/proc/${p}/ns/pid`) === ns) return true;
+      if (fs.readlinkSync(`/proc/${p}/ns/pid`) === ns) return Number(p);
     } catch {}
   }
-  return false;
+  return null;
 }
 
 export interface SandboxResult {
@@ -178,7 +178,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
           if (typeof j["exit-code"] === "number") status.code = j["exit-code"];
         } catch {}
       });
-      gone = (pid) => status.ns === null || !alive(status.ns, pid);
+      // The provider's host pid, looked up once it starts (off the exit's path: a /proc scan); at
+      // its exit line that one entry is read, the scan only when it was never found.
+      let host: number | null = null;
+      gone = (pid) => status.ns === null || hostPidOf(status.ns, pid, host) === null;
       const child = new EventEmitter() as EventEmitter & ProviderChild;
       child.stdout = bwrap.stdout;
       bwrap.on("error", (err) => child.emit("error", err));
@@ -191,7 +194,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         }
         const [started, ended] = [reader.rootPid, reader.rootExit];
         reader.line(l);
-        if (started === null && reader.rootPid !== null) mark("provider-exec");
+        if (started === null && reader.rootPid !== null) {
+          mark("provider-exec");
+          setImmediate(() => status.ns !== null && reader.rootPid !== null && (host = hostPidOf(status.ns, reader.rootPid)));
+        }
         if (ended === null && reader.rootExit !== null) mark("provider-exit");
         // The provider is done: whatever it left behind goes with the sandbox.
         if (reader.rootExit && bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
