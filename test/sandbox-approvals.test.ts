@@ -15,8 +15,8 @@ describeSandbox("a sandboxed run that asks", () => {
   const home = useHomes({ stopRuns: true });
 
   test("its requests reach li through the sandbox: one allowed, one denied with a message, and the sandbox refused neither", async () => {
-    // A short $LI_HOME, so the channel's socket is in the run's directory there (a long one puts it
-    // in the system's tmp, which the sandbox does not hide).
+    // A short $LI_HOME (a long one is test/sandbox-channels.test.ts's: the socket stays in the run's
+    // directory either way).
     const short = fs.mkdtempSync("/tmp/li-");
     const h = { ...home(), home: short };
     h.env = { ...h.env, LI_HOME: short };

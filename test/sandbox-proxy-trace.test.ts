@@ -11,7 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { jest } from "@jest/globals";
-import { startProxy } from "../src/runtime/sandbox/proxy.js";
+import { hostAllowed, startProxy } from "../src/runtime/sandbox/proxy.js";
+import { BodyEnd, parseHead, type Head } from "../src/runtime/sandbox/http-framing.js";
 import { TraceReader } from "../src/runtime/sandbox/trace.js";
 import { DenialLog } from "../src/runtime/sandbox/denials.js";
 
@@ -38,8 +39,11 @@ test("the proxy forwards a plain-HTTP request whose body arrives after its head,
     const answer = await new Promise<string>((resolve, reject) => {
       const c = net.connect(sock);
       let text = "";
-      c.on("data", (d) => (text += d));
-      c.on("end", () => resolve(text));
+      // The connection is kept alive (the proxy checks each request on it): the answer is whole once its body is in.
+      c.on("data", (d) => {
+        text += d;
+        if (text.includes(`ok:${body}`)) resolve(text), c.destroy();
+      });
       c.on("error", reject);
       // The head, then the body in a write of its own right after: as a client's HTTP stack sends them.
       c.write(`POST http://127.0.0.1:${port}/v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
@@ -100,4 +104,32 @@ test("strace's stderr form: `[pid N]` while it traces several processes, no pid 
   const early = new TraceReader(policy, new DenialLog());
   early.line("+++ exited with 1 +++");
   expect(early.rootExit).toBeNull();
+});
+
+test("a request's body ends where its framing says: Content-Length, chunked with extensions and trailers; an ambiguous or malformed framing is refused", () => {
+  const head = (...h: string[]) => parseHead(["POST http://a:80/ HTTP/1.1", ...h].join("\r\n")) as Head;
+  const sized = BodyEnd.of(head("Content-Length: 5")) as BodyEnd;
+  expect(sized.feed(Buffer.from("abc"))).toBe(3);
+  expect(sized.feed(Buffer.from("deGET / HTTP/1.1"))).toBe(2);
+  expect(sized.done).toBe(true);
+  const chunked = BodyEnd.of(head("Transfer-Encoding: chunked")) as BodyEnd;
+  const body = "4;x=y\r\nwiki\r\n5\r\npedia\r\n0\r\nTrailer: t\r\n\r\n";
+  // Byte by byte, as the worst split of a stream.
+  let taken = 0;
+  for (const c of Buffer.from(body + "GET http://b/ HTTP/1.1\r\n\r\n")) if (!chunked.done) taken += chunked.feed(Buffer.from([c]));
+  expect(taken).toBe(body.length);
+  expect((BodyEnd.of(head("Transfer-Encoding: chunked")) as BodyEnd).feed(Buffer.from("zz\r\n"))).toBe(-1);
+  expect(BodyEnd.of(head("Transfer-Encoding: chunked", "Content-Length: 3"))).toBe("both Transfer-Encoding and Content-Length");
+  expect(BodyEnd.of(head("Content-Length: 3", "Content-Length: 4"))).toBe("a malformed Content-Length");
+  expect(BodyEnd.of(head("Transfer-Encoding: gzip, chunked"))).toMatch(/transfer coding/);
+  expect((BodyEnd.of(head()) as BodyEnd).done).toBe(true);
+  expect(parseHead("GET http://a/ HTTP/1.1\r\nno colon here")).toBe("a malformed header");
+});
+
+test("a pattern without a port admits 443 only; one with a port admits that port only", () => {
+  expect(hostAllowed("api.anthropic.com", 443, ["api.anthropic.com"])).toBe(true);
+  expect(hostAllowed("api.anthropic.com", 22, ["api.anthropic.com"])).toBe(false);
+  expect(hostAllowed("x.example.com", 8443, ["*.example.com:8443"])).toBe(true);
+  expect(hostAllowed("x.example.com", 443, ["*.example.com:8443"])).toBe(false);
+  expect(hostAllowed("API.Example.com", 443, ["api.example.com"])).toBe(true);
 });

@@ -7,7 +7,7 @@ import { closed, fail } from "./settings-fields.js";
  *   sandbox:
  *     default: workspace            # or off; what a run that names no --sandbox gets
  *     allow_write: [/abs/path]      # writable inside the sandbox besides the run's tree
- *     allow_hosts: [api.example.com, "*.example.com", host:8443]   # reachable through li's proxy
+ *     allow_hosts: [api.example.com, "*.example.com", host:8443]   # reachable through li's proxy (443 unless a port is named)
  *     deny_read: [/abs/path]        # unreadable inside the sandbox, besides li's own list
  *     allow_read: [/abs/path]       # readable (read-only) inside the hidden home or a private dir
  * or the shorthand `sandbox: workspace`. allow_write and allow_hosts widen what an agent may do, so
@@ -67,6 +67,11 @@ export function parseSandboxSettings(file: string, v: unknown): SandboxSettings 
     default: s.default === undefined || s.default === null ? null : mode(file, "sandbox.default", s.default),
     allow_write: list(file, "sandbox.allow_write", s.allow_write, abs("allow_write")),
     allow_hosts: list(file, "sandbox.allow_hosts", s.allow_hosts, (h, k) => {
+      const hp = /^(?:[^:/[\]]+|\[[^\]]*\]):([^:/]*)$/.exec(h);
+      const port = hp?.[1];
+      // A bare name admits port 443 only: a port must then be named, and be one.
+      if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535))
+        fail(file, k, `${JSON.stringify(h)} has a bad port: expected a port from 1 to 65535, as in host:8443 (a host without a port is admitted on 443 only)`);
       if (!validHostPattern(h)) fail(file, k, `expected a host pattern such as api.example.com, *.example.com or host:8443, got ${JSON.stringify(h)}`);
       return h.toLowerCase();
     }),

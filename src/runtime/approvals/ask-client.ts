@@ -1,4 +1,4 @@
-import net from "node:net";
+import { connectUnix } from "../unix-socket.js";
 import type { AskAnswer, AskRequest } from "./protocol.js";
 
 export type { AskAnswer, AskRequest } from "./protocol.js";
@@ -11,7 +11,7 @@ export type Answer = AskAnswer;
  */
 export function askApproval(socketPath: string, req: AskRequest): Promise<AskAnswer> {
   return new Promise((resolve, reject) => {
-    const sock = net.createConnection(socketPath);
+    const sock = connectUnix(socketPath);
     let buf = "";
     let done = false;
     sock.setEncoding("utf8");

@@ -1,11 +1,13 @@
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { listenUnix } from "../unix-socket.js";
 import { APPROVAL_SOCKET_FILE, MAX_REQUEST_BYTES, parseRequest, type AskAnswer, type AskRequest } from "./protocol.js";
 
 /*
  * The worker's end of the ask channel (protocol.ts): a Unix socket in the run's directory, mode
- * 0600 (the directory is the person's own too), answering each connection's one request with
+ * 0600 (the directory is the person's own too, 0700; never a shared one, however long its path:
+ * unix-socket.ts), answering each connection's one request with
  * what `decide` resolves. A malformed request is denied with the reason, never left hanging.
  */
 
@@ -16,9 +18,6 @@ export interface Channel {
 
 export async function openChannel(runDir: string, decide: (req: AskRequest) => Promise<AskAnswer>, log: (text: string) => void): Promise<Channel> {
   const socketPath = path.join(runDir, APPROVAL_SOCKET_FILE);
-  try {
-    fs.unlinkSync(socketPath);
-  } catch {}
   const sockets = new Set<net.Socket>();
   const server = net.createServer((sock) => {
     sockets.add(sock);
@@ -54,17 +53,7 @@ export async function openChannel(runDir: string, decide: (req: AskRequest) => P
       });
     });
   });
-  // 0600 from the start: the umask covers the window between bind and chmod.
-  const umask = process.umask(0o177);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(socketPath, () => resolve());
-    });
-  } finally {
-    process.umask(umask);
-  }
-  fs.chmodSync(socketPath, 0o600);
+  await listenUnix(server, socketPath);
   server.unref();
   return {
     path: socketPath,

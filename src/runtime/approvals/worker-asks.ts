@@ -1,6 +1,3 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { loadSettings } from "../../config/settings.js";
 import type { ApprovalRule } from "../../config/approval-settings.js";
 import type { Handler } from "../../config/settings.js";
@@ -11,7 +8,7 @@ import { AnswerWaker } from "./answer-waker.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { openChannel, type Channel } from "./channel.js";
-import { APPROVAL_SOCKET_FILE, type AskAnswer, type AskRequest } from "./protocol.js";
+import { type AskAnswer, type AskRequest } from "./protocol.js";
 
 /*
  * The worker's side of approvals: ask (issue 39). Each request of the agent is answered by, in
@@ -25,10 +22,10 @@ import { APPROVAL_SOCKET_FILE, type AskAnswer, type AskRequest } from "./protoco
 /** How often a waiting request reads its record: an answer on any host reaches the agent within this. */
 /** How often a waiting worker reads its request; LI_TEST_APPROVAL_POLL_MS (tests) stretches it to show a PostgreSQL notification wakes it. */
 const POLL_MS = Number(process.env.LI_TEST_APPROVAL_POLL_MS) || 250;
+/** Requests of one run waiting for a person at once; further asks are denied at once, unrecorded (spec.approvals_refused counts them). */
+export const MAX_PENDING = 10;
 /** Retries of an unreachable store back off to this. */
 const MAX_RETRY_MS = 2000;
-/** Unix socket paths are bounded (108 bytes on Linux, with the NUL). */
-const MAX_SOCKET_PATH = 100;
 
 /** Thrown into a waiting request once the run has ended: nobody can receive its answer any more. */
 class RunEnded extends Error {}
@@ -63,11 +60,6 @@ function answerOf(a: Approval, input: Record<string, unknown>): AskAnswer {
   return { behavior: "deny", message: a.state === "denied" ? why : `${a.state}: ${why}` };
 }
 
-/** Where the socket goes: the run's directory, or a private one of its own when that path is too long for a socket. */
-function socketDir(runDir: string): string {
-  if (path.join(runDir, APPROVAL_SOCKET_FILE).length <= MAX_SOCKET_PATH) return runDir;
-  return fs.mkdtempSync(path.join(os.tmpdir(), "li-ask-"));
-}
 
 /** Starts the ask channel of a run whose spec asks for approvals; null for any other run. */
 export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEnv, log: (text: string) => void): Promise<Channel | null> {
@@ -96,6 +88,10 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       if (err instanceof RunEnded) return { behavior: "deny", message: "li: the run ended while this request waited; denied" };
       throw err;
     });
+  // Only this worker asks for its run, so what it holds in memory is the run's pending count.
+  let pending = 0;
+  let refused = 0;
+  let noted: Promise<unknown> = Promise.resolve();
   const decideOnce = async (req: AskRequest): Promise<AskAnswer> => {
     const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
     const rule = await decideByRules(rules, req.tool_name, req.input);
@@ -114,6 +110,21 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
     // Why no rule answered, for the log: only where a command: rule had something to see.
     const why = rules.some((r) => r.command !== null) ? await opaqueParts(req.tool_name, req.input).catch(() => null) : null;
     if (why) log(`${req.tool_name} goes to a person: no rule sees through ${why.join(", ")}`);
+    if (pending >= MAX_PENDING) {
+      // No record: an agent flooding the inbox fills neither the store nor a person's list.
+      const n = ++refused;
+      if (n === 1) log(`the run has ${MAX_PENDING} approval requests pending; further ones are denied unasked until one is answered`);
+      noted = noted.then(() => store.annotate(e.id, { spec: { approvals_refused: n } })).catch(() => false);
+      return { behavior: "deny", message: `li: this run already has ${MAX_PENDING} approval requests waiting for a person; denied without asking (wait for an answer before asking again)` };
+    }
+    pending++;
+    try {
+      return await askPerson(base, req);
+    } finally {
+      pending--;
+    }
+  };
+  const askPerson = async (base: NewApproval, req: AskRequest): Promise<AskAnswer> => {
     const deadline = Date.now() + timeoutSeconds * 1000;
     let asked: Approval;
     try {
@@ -138,14 +149,14 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       else await waker.sleep(asked.id, Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
     }
   };
-  const dir = socketDir(e.run_dir!);
-  const channel = await openChannel(dir, decide, log);
-  const close = () => {
-    ending.abort();
-    waker.wakeAll();
-    return channel.close().finally(() => waker.close());
+  // In the run's own directory however long its path (unix-socket.ts): never a shared one.
+  const channel = await openChannel(e.run_dir!, decide, log);
+  return {
+    path: channel.path,
+    close: () => {
+      ending.abort();
+      waker.wakeAll();
+      return channel.close().finally(() => waker.close());
+    },
   };
-  if (dir === e.run_dir) return { path: channel.path, close };
-  // A private directory of its own goes with the socket.
-  return { path: channel.path, close: () => close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };
 }

@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { crypto } from "../../packages.js";
+import { listenUnix } from "../unix-socket.js";
 import type { Usage } from "../../lifecycle/usage.js";
 import { apiError } from "./errors.js";
 import { AnswerTap } from "./tap.js";
@@ -172,7 +173,7 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
           agent.destroy();
         },
       });
-    if ("socket" in listen) server.listen(listen.socket, ready);
+    if ("socket" in listen) listenUnix(server, listen.socket).then(ready, reject);
     else server.listen(0, "127.0.0.1", ready);
   });
 }

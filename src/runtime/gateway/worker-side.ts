@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { userPrices } from "../../config/user-prices.js";
 import { loadSettings } from "../../config/settings.js";
@@ -70,11 +69,9 @@ function callWriter(store: Store, id: string, log: WorkerLog) {
   };
 }
 
-function sockPath(runDir: string): { sock: string; dir: string | null } {
-  const sock = path.join(runDir, "gateway.sock");
-  if (sock.length <= 100) return { sock, dir: null };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "li-gw-"));
-  return { sock: path.join(dir, "gateway.sock"), dir };
+/** In the run's own directory however deep (unix-socket.ts): never a shared one another run could reach. */
+function sockPath(runDir: string): { sock: string } {
+  return { sock: path.join(runDir, "gateway.sock") };
 }
 
 /** Whether `e` goes through the gateway: sandboxed runs always, others when settings say on. */
@@ -128,7 +125,6 @@ export async function openGateway(store: Store, e: Entity, provider: string, env
     flush: rows.flush,
     close: () => {
       gw.close();
-      if (at?.dir) fs.rmSync(at.dir, { recursive: true, force: true });
     },
   };
 }

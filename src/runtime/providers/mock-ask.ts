@@ -11,12 +11,20 @@ import { askApproval } from "../approvals/ask-client.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 
 const ASK = /^ask(&?)\s+(\S+)\s*(.*)$/;
+/** `ask-all N TOOL`: N asks at once, as an agent flooding the inbox; prints how each was answered. */
+const ASK_ALL = /^ask-all\s+(\d+)\s+(\S+)$/;
 
 export async function runAsk(prompt: string): Promise<number> {
   const socket = process.env[APPROVAL_SOCKET_ENV];
   let n = 0;
   let unanswered = 0;
   for (const line of prompt.split("\n")) {
+    const all = ASK_ALL.exec(line);
+    if (all && socket) {
+      const asks = Array.from({ length: Number(all[1]) }, (_, i) => askApproval(socket, { tool_name: all[2], input: { n: i }, tool_use_id: `toolu_mock_all_${i}` }));
+      for (const r of await Promise.allSettled(asks)) fs.writeSync(1, r.status === "fulfilled" ? (r.value.behavior === "allow" ? `allowed ${all[2]}\n` : `denied ${all[2]} ${r.value.message}\n`) : `denied ${all[2]} the approval channel failed\n`);
+      continue;
+    }
     const m = ASK.exec(line);
     if (!m) {
       if (line) fs.writeSync(1, line + "\n");

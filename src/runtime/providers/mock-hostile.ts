@@ -3,13 +3,17 @@
  * line, each answered by one result line (`<action> <target>: ok` or `: refused (<why>)`):
  *   write PATH TEXT     read PATH (prints it)     connect HOST PORT (through HTTPS_PROXY as CLIs do)
  *   spawn-bg PATH       (a detached process appending to PATH every 100 ms)     git-commit MSG
- *   sleep SECONDS       sh COMMAND... (the rest of the line, one shell step as a Bash tool runs it)
+ *   sleep SECONDS       http-pipelined HOST:PORT OTHER (two plain-HTTP requests in one write through
+ *   HTTP_PROXY, the second to HOST:PORT's URL with `Host: OTHER`; prints the first response line)
+ *   ask-socket PATH     (an approval request sent to the Unix socket PATH, however long; prints the answer)
+ *   sh COMMAND...       (the rest of the line, one shell step as a Bash tool runs it)
  * It runs commands, so li accepts it only where LI_TEST_HOSTILE_MOCK=1 (the tests' switch, which
  * li never sets): no MCP client can name it on a real host.
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import { askApproval } from "../approvals/ask-client.js";
 
 const say = (line: string) => fs.writeSync(1, line + "\n");
 const why = (err: any) => String(err?.code ?? err?.message ?? err).split("\n")[0];
@@ -59,6 +63,36 @@ function connect(host: string, port: number): Promise<void> {
   });
 }
 
+function pipelined(target: string, other: string): Promise<void> {
+  const u = new URL(process.env.HTTP_PROXY ?? process.env.http_proxy ?? "http://127.0.0.1:1");
+  const req = (host: string) => `GET http://${target}/ HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+  return new Promise((resolve) => {
+    let text = "";
+    const sock = net.connect(Number(u.port || 80), u.hostname, () => sock.write(req(target) + req(other)));
+    let said = false;
+    const done = () => {
+      if (said) return;
+      said = true;
+      say(`http-pipelined ${target}: ${text.split("\r\n")[0] || "no answer"}`);
+      sock.destroy();
+      resolve();
+    };
+    sock.on("data", (d) => (text += d.toString("latin1")));
+    sock.on("close", done);
+    sock.on("error", () => {});
+    sock.setTimeout(10_000, done);
+  });
+}
+
+async function askSocket(file: string): Promise<void> {
+  try {
+    const a = await askApproval(file, { tool_name: "Planted", input: { by: "another run" }, tool_use_id: "" });
+    say(`ask-socket ${file}: ok ${a.behavior}`);
+  } catch (err) {
+    say(`ask-socket ${file}: refused (${why(err)})`);
+  }
+}
+
 /** Starts the background writer and returns once its first tick is written (or 10 s have passed), so the next line runs with it alive however loaded the machine. */
 async function spawnBackground(file: string): Promise<void> {
   const code = `const tick = () => require("fs").appendFileSync(${JSON.stringify(file)}, "x"); tick(); setInterval(tick, 100)`;
@@ -67,6 +101,7 @@ async function spawnBackground(file: string): Promise<void> {
   for (let waited = 0; waited < 10_000 && !fs.existsSync(file); waited += 20) await new Promise((r) => setTimeout(r, 20));
   say(`spawn-bg ${file}: ${fs.existsSync(file) ? "ok" : "started, not yet written"} (pid ${child.pid})`);
 }
+
 
 function gitCommit(msg: string): void {
   try {
@@ -99,6 +134,8 @@ export async function runHostile(prompt: string): Promise<number> {
     else if (verb === "spawn-bg") await spawnBackground(a);
     else if (verb === "sleep") await new Promise((r) => setTimeout(r, Number(a) * 1000));
     else if (verb === "sh") shell(line.slice(2).trim());
+    else if (verb === "http-pipelined") await pipelined(a, rest[0] ?? "");
+    else if (verb === "ask-socket") await askSocket(a);
     else if (verb === "git-commit") gitCommit([a, ...rest].join(" "));
     else say(`${verb}: unknown action`);
   }

@@ -1,11 +1,15 @@
 /*
  * What a sandboxed run was refused, as its record keeps it (spec.sandbox_denials, shown by li job
  * status as `sandbox.denials`): writes and reads by path, connections by host, each with a count.
- * The first MAX_ENTRIES distinct entries are kept; later ones are only counted (`dropped`), so a
- * run that hammers a path cannot grow its record without bound.
+ * Refusals on protected places (protected.ts: credentials, git metadata, provider configuration,
+ * li's home, files that run code) are named up to MAX_PROTECTED distinct entries, never displaced
+ * by other refusals; the first MAX_ENTRIES distinct other entries are kept. Past either, a
+ * refusal is only counted (`dropped`), so a run that hammers a path cannot grow its record
+ * without bound, nor hide its real attempts behind harmless ones.
  */
 
 export const MAX_ENTRIES = 100;
+export const MAX_PROTECTED = 1000;
 
 export interface SandboxDenials {
   writes: { path: string; count: number }[];
@@ -13,7 +17,7 @@ export interface SandboxDenials {
   hosts: { host: string; count: number }[];
   /** Every refusal seen, kept or not. */
   total: number;
-  /** Refusals of entries past the first MAX_ENTRIES. */
+  /** Refusals of entries past the caps. */
   dropped: number;
 }
 
@@ -23,14 +27,20 @@ export class DenialLog {
   private hosts = new Map<string, number>();
   private total = 0;
   private dropped = 0;
+  private kept = { protected: 0, other: 0 };
+
+  constructor(private readonly isProtected: (path: string) => boolean = () => false) {}
 
   add(kind: "write" | "read" | "host", key: string): void {
     this.total++;
     const map = kind === "write" ? this.writes : kind === "read" ? this.reads : this.hosts;
     const seen = map.get(key);
-    if (seen !== undefined) map.set(key, seen + 1);
-    else if (this.writes.size + this.reads.size + this.hosts.size < MAX_ENTRIES) map.set(key, 1);
-    else this.dropped++;
+    if (seen !== undefined) return void map.set(key, seen + 1);
+    const which = kind !== "host" && this.isProtected(key) ? "protected" : "other";
+    if (this.kept[which] < (which === "protected" ? MAX_PROTECTED : MAX_ENTRIES)) {
+      this.kept[which]++;
+      map.set(key, 1);
+    } else this.dropped++;
   }
 
   get count(): number {

@@ -36,6 +36,8 @@ export interface LayoutInput {
   liHome: string;
   /** Files inside hidden directories the agent still reads (its prompt, the proxy's socket). */
   readable: string[];
+  /** li's sockets (outside path, inside path): each shown at its short fixed inside path only, under the hidden /run. */
+  channels?: [string, string][];
   /** Directories inside hidden ones the agent writes (its own worktree under $LI_HOME). */
   reopened: string[];
   /** A file nobody may read, bound over hidden files. */
@@ -149,6 +151,7 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // What must show through a hidden directory: the run's own files there, mounted after it.
   for (const p of i.reopened) add(p, 3, (at) => ["--bind", at, at]);
   for (const p of i.readable) add(p, 3, (at) => ["--ro-bind", at, at]);
+  for (const [from, to] of i.channels ?? []) ops.push({ at: to, rank: 3, args: ["--ro-bind", from, to] });
   const depth = (p: string) => p.split("/").length;
   ops.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);
   // A hidden directory is an empty tmpfs, made read-only once what shows through it is mounted:

@@ -20,6 +20,8 @@ import { repoOf } from "./repo-of.js";
 import { GATEWAY_PORT } from "../gateway/plan.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
 import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
+import { NO_REACH, type StoreReach } from "./store-reach.js";
+import { protectedPlaces } from "./protected.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -31,6 +33,10 @@ import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 
 /** The proxy's port on the sandbox's own loopback. */
 const PROXY_PORT = 3128;
+/** Where li's sockets are inside: /run is the sandbox's own, so no path of another run shows there. */
+const INNER_PROXY = "/run/li/proxy.sock";
+const INNER_APPROVALS = "/run/li/approvals.sock";
+const INNER_GATEWAY = "/run/li/gateway.sock";
 
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
@@ -48,6 +54,21 @@ const LAUNCHER = [
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
   `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+
+/** The host pid of a live (not zombie) process of pid `pid` inside the pid namespace `ns`, read from /proc outside; `known` is checked alone first. */
+function hostPidOf(ns: string, pid: number, known: number | null = null): number | null {
+  for (const p of known !== null ? [String(known)] : fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const status = fs.readFileSync(`/proc/${p}/status`, "latin1");
+      const inner = /^NSpid:\s+([\d\s]+)$/m.exec(status)?.[1].trim().split(/\s+/);
+      if (!inner || Number(inner[inner.length - 1]) !== pid || inner.length < 2) continue;
+      if (/^State:\s+[ZX]/m.test(status)) continue;
+      if (fs.readlinkSync(`/proc/${p}/ns/pid`) === ns) return Number(p);
+    } catch {}
+  }
+  return null;
+}
 
 export interface SandboxResult {
   mode: "workspace";
@@ -98,26 +119,27 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
 }
 
 /** `gateway`: the run's model gateway socket, when its calls are metered (its model host is then not allowed directly). */
-export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, gateway: string | null = null): Promise<Sandbox> {
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH, gateway: string | null = null): Promise<Sandbox> {
   mark("sandbox-start");
-  const settings = sandboxSettings(e.spec.settings_dir ?? cwd);
+  const own = sandboxSettings(e.spec.settings_dir ?? cwd);
+  // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
+  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets] };
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
   const tmpDir = fs.mkdtempSync(path.join(scratch, "tmp-"));
   const unreadable = path.join(scratch, "unreadable");
   fs.writeFileSync(unreadable, "", { mode: 0o000 });
-  // A Unix socket's path is bounded (108 bytes): a deep $LI_HOME gets one in the system's tmp.
-  let sockDir = scratch;
-  if (path.join(scratch, "proxy.sock").length > 100) sockDir = fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-"));
-  const sock = path.join(sockDir, "proxy.sock");
-  fs.rmSync(sock, { force: true });
-  const denials = new DenialLog();
+  // In the run's own 0700 directory however deep (unix-socket.ts), shown inside at a short fixed path.
+  const sock = path.join(scratch, "proxy.sock");
+  // Which refusals are always named (protected.ts): known once the layout is.
+  let guarded: (p: string) => boolean = () => false;
+  const denials = new DenialLog((p) => guarded(p));
   // A metered run's model host is reached through the gateway only: a direct CONNECT is refused and recorded.
   const hosts = [...(gateway ? [] : providerHosts(provider, env)), ...settings.allow_hosts];
   // git runs while the proxy starts listening.
   const treeKnown = treeOf(e, cwd);
   treeKnown.catch(() => {});
-  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), gateway ? { [`127.0.0.1:${GATEWAY_PORT}`]: gateway } : {});
+  const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), store.closed, gateway ? { [`127.0.0.1:${GATEWAY_PORT}`]: gateway } : {});
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
   // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
@@ -135,9 +157,14 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     env,
     home,
     liHome: liHome(),
-    // The approval channel (approvals: ask) is the worker's socket, under the hidden $LI_HOME too;
     // li's own scripts and node run the mock providers, wherever li is installed.
-    readable: [path.join(e.run_dir!, "prompt.txt"), sock, ...(gateway ? [gateway] : []), ...(env[APPROVAL_SOCKET_ENV] ? [env[APPROVAL_SOCKET_ENV]!] : []), ...ownPrograms()],
+    readable: [path.join(e.run_dir!, "prompt.txt"), ...ownPrograms()],
+    // The proxy's, the gateway's and the approval channel's (approvals: ask) sockets, in the run's directory.
+    channels: [
+      [sock, INNER_PROXY],
+      ...(gateway ? [[gateway, INNER_GATEWAY] as [string, string]] : []),
+      ...(env[APPROVAL_SOCKET_ENV] ? [[env[APPROVAL_SOCKET_ENV]!, INNER_APPROVALS] as [string, string]] : []),
+    ],
     reopened: [],
     unreadable,
     settings,
@@ -146,7 +173,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     view,
     privateState,
   });
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT }, denials);
+  guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
+  let gone: (pid: number) => boolean = () => false;
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid) }, denials);
   let held: string[] | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
@@ -157,7 +186,6 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       for (const f of writeBack(privateState)) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
       fs.rmSync(privateState.root, { recursive: true, force: true });
     }
-    if (sockDir !== scratch) fs.rmSync(sockDir, { recursive: true, force: true });
   };
 
   return {
@@ -165,7 +193,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     close: cleanup,
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;
-      const inner: NodeJS.ProcessEnv = { ...opts.env, TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
+      const inner: NodeJS.ProcessEnv = { ...opts.env, ...(opts.env[APPROVAL_SOCKET_ENV] ? { [APPROVAL_SOCKET_ENV]: INNER_APPROVALS } : {}), TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
       // Everything goes through the proxy, loopback included: the sandbox's loopback is its own.
       delete inner.NO_PROXY;
       delete inner.no_proxy;
@@ -175,9 +203,23 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", sock, String(PROXY_PORT), gateway ?? "", ...argv],
-        { stdio: [stdio[0], stdio[1], stdio[2], "pipe"], env: inner } as any,
+        [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
+        { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
       );
+      // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
+      // pid namespace) and, when it ends by itself, its child's exit code.
+      const status: { ns: string | null; code: number | null } = { ns: null, code: null };
+      readline.createInterface({ input: bwrap.stdio[4] as Readable }).on("line", (l) => {
+        try {
+          const j = JSON.parse(l);
+          if (typeof j["child-pid"] === "number") status.ns = fs.readlinkSync(`/proc/${j["child-pid"]}/ns/pid`);
+          if (typeof j["exit-code"] === "number") status.code = j["exit-code"];
+        } catch {}
+      });
+      // The provider's host pid, looked up once it starts (off the exit's path: a /proc scan); at
+      // its exit line that one entry is read, the scan only when it was never found.
+      let host: number | null = null;
+      gone = (pid) => status.ns === null || hostPidOf(status.ns, pid, host) === null;
       const child = new EventEmitter() as EventEmitter & ProviderChild;
       child.stdout = bwrap.stdout;
       bwrap.on("error", (err) => child.emit("error", err));
@@ -190,7 +232,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         }
         const [started, ended] = [reader.rootPid, reader.rootExit];
         reader.line(l);
-        if (started === null && reader.rootPid !== null) mark("provider-exec");
+        if (started === null && reader.rootPid !== null) {
+          mark("provider-exec");
+          setImmediate(() => status.ns !== null && reader.rootPid !== null && (host = hostPidOf(status.ns, reader.rootPid)));
+        }
         if (ended === null && reader.rootExit !== null) mark("provider-exit");
         // The provider is done: whatever it left behind goes with the sandbox.
         if (reader.rootExit && bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
@@ -202,7 +247,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         let wait: NodeJS.Timeout | undefined;
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
-          const end = reader.rootExit ?? { code, signal };
+          const end = reader.rootExit ?? (status.code !== null ? { code: status.code, signal: null } : { code, signal });
           // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again.
           if (reader.rootPid === null) forgetSupport();
           mark("exit-emitted");

@@ -16,7 +16,8 @@ import type { DenialLog } from "./denials.js";
  * file) is named from the last path tried whose base name starts `name` (on any thread: strace
  * names threads, not processes), else kept as written when the call failed with EROFS (which
  * only a read-only mount answers).
- * The launcher writes `li-root <pid>` before it execs the provider, so its exit is seen here too.
+ * The launcher writes `li-root <pid>` before it execs the provider (before any agent code runs, and
+ * only the first such line counts), so its exit is seen here too, once `gone` confirms it.
  */
 
 const WRITE_CALLS = new Set(["mkdir", "mkdirat", "unlink", "unlinkat", "rmdir", "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate", "chmod", "fchmodat", "chown", "lchown", "fchownat", "utime", "utimes", "utimensat", "futimesat", "mknod", "mknodat", "setxattr", "lsetxattr", "removexattr", "lremovexattr", "creat"]);
@@ -44,6 +45,12 @@ export interface TracePolicy {
   private?: string[];
   /** The proxy's port inside the sandbox, whose connects are li's own. */
   proxyPort: number;
+  /**
+   * Whether the process of pid `pid` (inside the sandbox) is really gone, seen from outside: the
+   * log is the tracer's stderr, which an agent can write to (pidfd_getfd), so an exit line is
+   * believed only once this says so.
+   */
+  gone?: (pid: number) => boolean;
 }
 
 const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r + "/"));
@@ -91,7 +98,7 @@ export class TraceReader {
       const pid = exit[1] ?? exit[2];
       // An exit with no pid is the last traced process's: the provider's, while its own is unseen.
       const root = pid === undefined ? this.rootPid !== null : Number(pid) === this.rootPid;
-      if (root && !this.rootExit) this.rootExit = { code: exit[4] !== undefined ? Number(exit[4]) : null, signal: (exit[5] as NodeJS.Signals) ?? null };
+      if (root && !this.rootExit && (this.policy.gone?.(this.rootPid!) ?? true)) this.rootExit = { code: exit[4] !== undefined ? Number(exit[4]) : null, signal: (exit[5] as NodeJS.Signals) ?? null };
       return;
     }
     const m = LINE.exec(text);

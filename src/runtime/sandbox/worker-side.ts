@@ -38,9 +38,10 @@ export type RunSandbox = Sandbox & { record(): Promise<void> };
 export async function startSandbox(store: Store, e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, out: number, gateway: string | null = null): Promise<RunSandbox | false> {
   let sandbox: Sandbox;
   try {
-    const { prepareSandbox } = await import("./run.js");
+    const [{ prepareSandbox }, { storeReach }] = await Promise.all([import("./run.js"), import("./store-reach.js")]);
     // As recorded now: an isolated run's worktree and branch were written after the worker began.
-    sandbox = await prepareSandbox((await store.get(e.id)) ?? e, cwd, provider, env, gateway);
+    const [now, reach] = await Promise.all([store.get(e.id), storeReach(store)]);
+    sandbox = await prepareSandbox(now ?? e, cwd, provider, env, reach, gateway);
   } catch (err: any) {
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
     return false;
