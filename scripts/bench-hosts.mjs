@@ -34,7 +34,7 @@ if (!pgBinDir()) {
 
 const { openStore } = await import(path.join(root, "dist/src/lifecycle/open.js"));
 const { dbOf } = await import(path.join(root, "dist/src/lifecycle/db/handle.js"));
-const { submitAgent } = await import(path.join(root, "dist/src/runtime/submit.js"));
+const { submitAgent } = await import(path.join(root, "dist/src/runtime/submit/submit.js"));
 const { STORED_BYTES } = await import(path.join(root, "dist/src/lifecycle/consoles.js"));
 
 const cluster = await startCluster();

@@ -214,8 +214,8 @@ await cachedBundle("mcp-server", "src/mcp/server.ts", { external: external.filte
 // CommonJS file whose name says what the process is (queue.ts finds workers by it) and which has
 // bin/li.js's runCached run the bundle.
 for (const [entry, name, source, what] of [
-  ["worker-main", "worker", "src/runtime/worker-main.ts", "The detached worker of one run"],
-  ["drain-main", "drain", "src/runtime/drain-main.ts", "The detached terminal-notify drainer"],
+  ["worker-main", "worker", "src/runtime/worker/worker-main.ts", "The detached worker of one run"],
+  ["drain-main", "drain", "src/runtime/host/drain-main.ts", "The detached terminal-notify drainer"],
 ]) {
   await cachedBundle(name, source);
   fs.writeFileSync(path.join(out, `${entry}.cjs`), `"use strict";\n// ${what} (${source}), run from V8's code cache by bin/li.js.\nrequire("../../bin/li.js").runCached(${JSON.stringify(name)});\n`);

@@ -4,9 +4,9 @@
  * them; and a run streaming on one host is stopped there when runs on another host cross the
  * budget that covers both.
  */
-import { END_DRAIN_MS } from "../src/runtime/run-end.js";
-import { retryWindowMs } from "../src/runtime/persist.js";
-import { flushMs } from "../src/runtime/spend-sink.js";
+import { END_DRAIN_MS } from "../src/runtime/worker/run-end.js";
+import { retryWindowMs } from "../src/runtime/worker/persist.js";
+import { flushMs } from "../src/runtime/worker/spend-sink.js";
 import { jobStatus, rows, terminal, untilStatus } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { li, liData, until, untilBefore, type Home, type LiRun } from "./helpers/li.js";

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { BODY_CAP_BYTES } from "../src/lifecycle/teams.js";
 import { PLAN_LIMITS } from "../src/runtime/flow/plan.js";
-import { PROMPT_CAP_BYTES } from "../src/runtime/prompt.js";
+import { PROMPT_CAP_BYTES } from "../src/runtime/submit/prompt.js";
 import { terminal, useHomes } from "./helpers/fixtures.js";
 import { type Home, li, liData, type LiRun } from "./helpers/li.js";
 import { refusal } from "./helpers/refusal.js";
@@ -223,7 +223,7 @@ describe("always: regular files only, bounded reads, no file text in errors", ()
     expect((await refused(f, huge, h.env)).message).toContain(`over the ${cap}-byte cap`);
     // Without reading it: the reader li uses, run here, reads no more than cap + 1 bytes of it
     // (/proc/self/io's rchar counts every byte this process reads; nothing else runs meanwhile).
-    const { readFileArg } = await import("../src/runtime/file-args.js");
+    const { readFileArg } = await import("../src/runtime/submit/file-args.js");
     const rchar = () => Number(/^rchar: (\d+)$/m.exec(fs.readFileSync("/proc/self/io", "utf8"))![1]);
     const before = rchar();
     expect(refusal(() => readFileArg(huge, f.flag, cap))).toContain(`over the ${cap}-byte cap`);
@@ -250,14 +250,14 @@ describe("the reader itself", () => {
   beforeAll(() => delete process.env.LI_MCP_FILE_ROOTS);
 
   test("a file whose size fstat understates (/proc) is still cut at cap + 1 bytes and refused", async () => {
-    const { readFileArg } = await import("../src/runtime/file-args.js");
+    const { readFileArg } = await import("../src/runtime/submit/file-args.js");
     expect(fs.statSync("/proc/self/status").size).toBe(0);
     expect(refusal(() => readFileArg("/proc/self/status", "--body-file", 16))).toContain("over the 16-byte cap");
     expect(readFileArg("/proc/self/status", "--body-file", 1024 * 1024).length).toBeGreaterThan(16);
   });
 
   test("under means by whole path segments", async () => {
-    const { isUnder } = await import("../src/runtime/file-roots.js");
+    const { isUnder } = await import("../src/runtime/submit/file-roots.js");
     expect([isUnder("/a/b", "/a/b"), isUnder("/a/b/c", "/a/b"), isUnder("/a/bc", "/a/b"), isUnder("/a", "/a/b"), isUnder("/x", "/")]).toEqual([true, true, false, false, true]);
   });
 });

@@ -14,7 +14,7 @@ import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { type Home, liData, liveMembers, sleep, until } from "./helpers/li.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { stressCount } from "./helpers/stress.js";
-import { submitAgent } from "../src/runtime/submit.js";
+import { submitAgent } from "../src/runtime/submit/submit.js";
 
 interface Daemon {
   child: ChildProcess;

@@ -13,8 +13,8 @@ import { dbClock, registerHost, holdsLease, leases, renewLease } from "../src/li
 import { hostName } from "../src/lifecycle/locate.js";
 import { getSchedule, insertSchedule, listRuns } from "../src/lifecycle/schedules/store.js";
 import type { Store } from "../src/lifecycle/store.js";
-import { reapOwn } from "../src/runtime/host-duties.js";
-import { tick } from "../src/runtime/schedule-fire.js";
+import { reapOwn } from "../src/runtime/host/host-duties.js";
+import { tick } from "../src/runtime/host/schedule-fire.js";
 import { events, openStore, rows } from "./helpers/fixtures.js";
 import { startDaemon, useSharedStore } from "./helpers/hosts.js";
 import { type Home, li, liData, liveMembers, sleep, until } from "./helpers/li.js";

@@ -1,5 +1,5 @@
 /**
- * The worker's spend sink (src/runtime/spend-sink.ts) when its run's provider ends before the
+ * The worker's spend sink (src/runtime/worker/spend-sink.ts) when its run's provider ends before the
  * sink's first look at the run's budgets has come back: a short run on a loaded machine (issue
  * 40, section 2). The worker starts the sink without waiting for it, so the end can come first;
  * the run's final spend must still be written, or the budget never counts it and a run another
@@ -7,7 +7,7 @@
  */
 import { dbOf } from "../src/lifecycle/db/handle.js";
 import type { Usage } from "../src/lifecycle/usage.js";
-import { SpendSink } from "../src/runtime/spend-sink.js";
+import { SpendSink } from "../src/runtime/worker/spend-sink.js";
 import { rows, terminal, withStore } from "./helpers/fixtures.js";
 import { liData, tempHome } from "./helpers/li.js";
 

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { openPostgresStore } from "../src/lifecycle/pg-open.js";
 import type { Store, TransitionRequest, TransitionResult } from "../src/lifecycle/store.js";
-import { persistTransition } from "../src/runtime/persist.js";
+import { persistTransition } from "../src/runtime/worker/persist.js";
 import { terminal } from "./helpers/fixtures.js";
 import { type Home, liData, sleep, tempHome, until } from "./helpers/li.js";
 import { describePostgres, startCluster, type PgCluster } from "./helpers/postgres.js";

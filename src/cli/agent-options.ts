@@ -1,6 +1,6 @@
 import type { Store } from "../lifecycle/store.js";
-import type { AgentRequest } from "../runtime/submit.js";
-import { readPrompt } from "../runtime/prompt.js";
+import type { AgentRequest } from "../runtime/submit/submit.js";
+import { readPrompt } from "../runtime/submit/prompt.js";
 import type { Command } from "./commander.js";
 import { addEndpointOption } from "./builders/endpoint-option.js";
 import { addProfileOption, addRunLimitOptions } from "./builders/profile-options.js";
@@ -52,9 +52,9 @@ export function addAgentRunOptions(cmd: Command, scope: "this run" | "each run")
  * resumed run supplies it.
  */
 export async function agentRequest(model: string | undefined, words: string[], opts: AgentRunOptions, label: string | null = null, store?: Store): Promise<AgentRequest> {
-  const { loadNotifySelection, resolveProfile, runEndpoint } = await import("../runtime/settings-bridge.js");
-  const { modelWithProfile } = await import("../runtime/run-settings.js");
-  const resumes = opts.resume !== undefined && store ? await import("../runtime/resume.js") : null;
+  const { loadNotifySelection, resolveProfile, runEndpoint } = await import("../runtime/submit/settings-bridge.js");
+  const { modelWithProfile } = await import("../runtime/submit/run-settings.js");
+  const resumes = opts.resume !== undefined && store ? await import("../runtime/submit/resume.js") : null;
   const resume = resumes ? await resumes.resumeTarget(store!, opts.resume!) : null;
   // A resumed run runs where its provider session is: placed on that host when it is another.
   const host = resume ? await resumes!.resumePlace(store!, resume, opts.host) : opts.host;
@@ -64,7 +64,7 @@ export async function agentRequest(model: string | undefined, words: string[], o
   const noPrompt = resume && opts.promptFile === undefined && words.length === 0;
   return {
     model: resolved,
-    prompt: noPrompt ? (await import("../runtime/resume.js")).RESUME_PROMPT : readPrompt(words, opts.promptFile),
+    prompt: noPrompt ? (await import("../runtime/submit/resume.js")).RESUME_PROMPT : readPrompt(words, opts.promptFile),
     cwd: opts.cwd,
     timeout_seconds: opts.timeout,
     label: opts.label ?? label,

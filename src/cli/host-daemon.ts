@@ -22,11 +22,11 @@ import { startDrainer } from "../lifecycle/notify/hook.js";
 import { openStore } from "../lifecycle/open.js";
 import { selfStat } from "../lifecycle/procfs.js";
 import type { Store } from "../lifecycle/store.js";
-import { ConsoleFinisher } from "../runtime/console-finish.js";
+import { ConsoleFinisher } from "../runtime/host/console-finish.js";
 import { ChangeFinisher } from "../runtime/worktree/change-finish.js";
-import { claimAndStart, endRebootedRuns, reapOwn, type DaemonIdentity } from "../runtime/host-duties.js";
-import { KillRequests } from "../runtime/kill-requests.js";
-import { promoteQuietly } from "../runtime/queue.js";
+import { claimAndStart, endRebootedRuns, reapOwn, type DaemonIdentity } from "../runtime/host/host-duties.js";
+import { KillRequests } from "../runtime/host/kill-requests.js";
+import { promoteQuietly } from "../runtime/host/queue.js";
 import { StopSignals } from "./stop-signals.js";
 
 export interface DaemonOptions {

@@ -6,7 +6,7 @@ import { READS_ONLY_ENV, takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
 import { lendCapturer } from "../runtime/worktree/lend.js";
-import { narrowUmask } from "../runtime/person-umask.js";
+import { narrowUmask } from "../runtime/submit/person-umask.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
 function wantsMachine(argv: string[]): boolean {

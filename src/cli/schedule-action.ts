@@ -12,7 +12,7 @@ import { CommanderError, Command } from "./commander.js";
 import { invalid, LiError } from "../errors.js";
 import type { ScheduleRow } from "../lifecycle/schedules/store.js";
 import type { SessionRequest } from "../runtime/flow/request.js";
-import type { Prepared } from "../runtime/schedule-fire.js";
+import type { Prepared } from "../runtime/host/schedule-fire.js";
 import { addAgentRunOptions, type AgentRunOptions } from "./agent-options.js";
 import type { CliContext } from "./adapter.js";
 
@@ -145,11 +145,11 @@ const placeOf = (opts: { host?: string; allowNewHost?: boolean }) => ({ host: op
 export async function parseAction(kind: ActionKind, argv: string[]): Promise<ParsedAction> {
   return fromAction(kind, async () => {
     const args = await parseWith(kind, argv);
-    const { admission } = await import("../runtime/queue.js");
+    const { admission } = await import("../runtime/host/queue.js");
     if (kind === "agent") {
       const [model, words, opts] = args as [string, string[], AgentRunOptions];
       const { agentRequest } = await import("./agent-options.js");
-      const { agentIsolation, agentSpec, validateAgentRequest } = await import("../runtime/submit.js");
+      const { agentIsolation, agentSpec, validateAgentRequest } = await import("../runtime/submit/submit.js");
       const req = await agentRequest(model, words, opts);
       const v = validateAgentRequest(req);
       admission(req.queue);
@@ -242,7 +242,7 @@ async function inDir<T>(dir: string, fn: () => Promise<T>): Promise<T> {
 
 /** Fire time: the schedule's action validated afresh, as the record it becomes. */
 export async function prepareAction(row: ScheduleRow): Promise<Prepared> {
-  const { prepareRun } = await import("../runtime/schedule-fire.js");
+  const { prepareRun } = await import("../runtime/host/schedule-fire.js");
   if (!row.action) return prepareRun(row);
   const action = JSON.parse(row.action) as StoredAction;
   const schedule = { id: row.id, name: row.name };

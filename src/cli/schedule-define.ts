@@ -98,7 +98,7 @@ export async function define(nameArg: string | undefined, wordsArg: string[], op
   const parsed = await parseAction(kind, [...inheritedTokens(opts, argv), ...argv]);
   // A fire placed on a misspelt host would wait forever: refused as the direct command refuses it.
   if (parsed.host !== null && parsed.host !== "any" && !parsed.allowNewHost) {
-    const { checkPlace } = await import("../runtime/host-check.js");
+    const { checkPlace } = await import("../runtime/host/host-check.js");
     await withStore((store) => checkPlace(store, parsed.host!, false));
   }
   return {

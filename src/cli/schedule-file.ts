@@ -6,7 +6,7 @@ import { invalid } from "../errors.js";
 import { isObject } from "../json.js";
 import { scheduleView, type ScheduleRow } from "../lifecycle/schedules/store.js";
 import { yaml } from "../packages.js";
-import { readTextFile } from "../runtime/file-args.js";
+import { readTextFile } from "../runtime/submit/file-args.js";
 import type { AgentRunOptions } from "./agent-options.js";
 import { durationIn } from "./parsers.js";
 

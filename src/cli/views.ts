@@ -16,7 +16,7 @@ export interface StoreOptions {
 /** Starts queued runs a free slot can take; loads the queue code only when something waits. */
 async function promoteIfQueued(store: Store): Promise<void> {
   if (!store.writable || !(await queueActive(store))) return;
-  await (await import("../runtime/queue.js")).promoteQuietly(store);
+  await (await import("../runtime/host/queue.js")).promoteQuietly(store);
 }
 
 /**

@@ -20,7 +20,7 @@ export interface Claimer {
   promoter: { pid: number; proc_start: number };
   /**
    * Budget admission of a run this host is about to take, in the claim's transaction
-   * (runtime/budget-gate.ts turnGate): a held run is passed over, a refused one has been ended.
+   * (runtime/submit/budget-gate.ts turnGate): a held run is passed over, a refused one has been ended.
    */
   gate: (e: Entity, host: string) => Promise<"start" | "hold" | "refused">;
 }

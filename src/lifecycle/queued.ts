@@ -11,7 +11,7 @@ import { thisHost } from "./locate.js";
 const HERE = "(host = ? OR (host IS NULL AND place IS NULL))";
 
 /*
- * The two reads of the run queue that every command may make (src/runtime/queue.ts promotes):
+ * The two reads of the run queue that every command may make (src/runtime/host/queue.ts promotes):
  * cheap enough for a read's path, and loading nothing.
  */
 

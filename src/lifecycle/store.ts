@@ -146,7 +146,7 @@ export class Store implements HasSql {
     keep_prompt?: string;
     /**
      * Budget admission of a top-level run that starts now, run under this insert's write lock
-     * before the row is written (runtime/budget-gate.ts): it reserves, or holds the run (recorded
+     * before the row is written (runtime/submit/budget-gate.ts): it reserves, or holds the run (recorded
      * `queued`, in line, for a promoter to start once its budget has room), or throws a refusal,
      * which writes nothing.
      */

@@ -22,7 +22,7 @@ export function addApprovalOptions(cmd: Command, scope: string): Command {
     .option("--approval-timeout <duration>", "with --approvals ask: how long each request waits for an answer before it is denied as expired: seconds or 90s, 30m, 2h (default 30m, or the profile's approval_timeout)", approvalTimeoutArg);
 }
 
-/** The options as the runtime takes them (runtime/submit.ts AgentRequest.approvals). */
+/** The options as the runtime takes them (runtime/submit/submit.ts AgentRequest.approvals). */
 export function approvalChoice(o: ApprovalOptions): { mode?: "ask" | "off"; timeout_seconds?: number } {
   return { ...(o.approvals !== undefined ? { mode: o.approvals } : {}), ...(o.approvalTimeout !== undefined ? { timeout_seconds: o.approvalTimeout } : {}) };
 }

@@ -1,5 +1,5 @@
 import type { Command } from "../commander.js";
-import { submitAgent } from "../../runtime/submit.js";
+import { submitAgent } from "../../runtime/submit/submit.js";
 import type { CliContext } from "../adapter.js";
 import { addAgentRunOptions, agentRequest, splitModelWord, type AgentRunOptions } from "../agent-options.js";
 import { detachOrFollow } from "../follow-run.js";

@@ -5,7 +5,7 @@ import { budgetFigures, figuresOf, type Figures } from "../../lifecycle/budgets/
 import { PERIODS } from "../../lifecycle/budgets/periods.js";
 import { PRICE_TABLE } from "../../lifecycle/budgets/prices.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
-import { promoteQuietly } from "../../runtime/queue.js";
+import { promoteQuietly } from "../../runtime/host/queue.js";
 import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { renderWithStore } from "../views.js";

@@ -147,7 +147,7 @@ Examples:
       await render(ctx, async () => {
         if (opts.pollSeconds * 2 > opts.leaseSeconds) throw (await import("../../errors.js")).invalid(`--poll-seconds ${opts.pollSeconds} must be at most half of --lease-seconds ${opts.leaseSeconds}, or the lease lapses between beats`, { field: "poll_seconds" });
         const { runHostDaemon } = await import("../host-daemon.js");
-        const { tick } = await import("../../runtime/schedule-fire.js");
+        const { tick } = await import("../../runtime/host/schedule-fire.js");
         const { prepareAction } = await import("../schedule-action.js");
         const { timestampedLog } = await import("../stop-signals.js");
         const log = timestampedLog(ctx.live);

@@ -10,7 +10,7 @@ import {
   type SessionMode,
   type SessionRequest,
 } from "../../runtime/flow/request.js";
-import { readPrompt } from "../../runtime/prompt.js";
+import { readPrompt } from "../../runtime/submit/prompt.js";
 import { render, type CliContext, type CommandResult } from "../adapter.js";
 import { table } from "../format.js";
 import { addSessionOptions, type SessionOptions } from "../builders/session-options.js";
@@ -119,7 +119,7 @@ export type SessionCommandOptions = SessionOptions & { model?: string; planFile?
 
 /** The request those options describe, files read and settings consulted (notify handlers); not yet validated. */
 export async function sessionRequest(mode: SessionMode, words: string[], opts: SessionCommandOptions): Promise<SessionRequest> {
-  const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
+  const { loadNotifySelection } = await import("../../runtime/submit/settings-bridge.js");
   const own =
     mode === "flow"
       ? {

@@ -1,11 +1,11 @@
 import { Command } from "../commander.js";
 import { LiError } from "../../errors.js";
 import { prepareSession, splitModels } from "../../runtime/flow/request.js";
-import { readPrompt } from "../../runtime/prompt.js";
+import { readPrompt } from "../../runtime/submit/prompt.js";
 import { renderPlan, renderPrompt, renderTemplate } from "../../runtime/playbooks/playbook.js";
 import { listPlaybooks, resolvePlaybook, type ResolvedPlaybook } from "../../runtime/playbooks/resolve.js";
 import { buildRun, collectPlaybookArgs, injectPlaybookArgs, scanPlaybookName } from "../builders/play-run.js";
-import { submitPlay } from "../../runtime/play-submit.js";
+import { submitPlay } from "../../runtime/submit/play-submit.js";
 import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { withStore } from "../views.js";
@@ -114,7 +114,7 @@ async function named<T>(playbook: string, fn: () => Promise<T>): Promise<T> {
 
 /** A play request, validated whole (the playbook's args, the session it will run), nothing recorded. */
 export async function preparePlay(pb: ResolvedPlaybook, words: string[], opts: PlayOptions & Record<string, unknown>) {
-  const { loadNotifySelection } = await import("../../runtime/settings-bridge.js");
+  const { loadNotifySelection } = await import("../../runtime/submit/settings-bridge.js");
   const args = collectPlaybookArgs(opts, pb);
   const input = opts.promptFile !== undefined || words.length > 0 ? readPrompt(words, opts.promptFile) : "";
   const prompt = renderPrompt(pb.spec, pb.name, input, args);

@@ -39,7 +39,7 @@ Examples:
       renderWithStore(
         ctx,
         async (store) => {
-          const { rerun } = await import("../../runtime/rerun.js");
+          const { rerun } = await import("../../runtime/submit/rerun.js");
           const old = await resolve(store, id);
           const { entity, pid, console_log } = await rerun(store, old, { queue: opts.queue, host: opts.host, allowNewHost: opts.allowNewHost });
           return detachOrFollow(ctx, store, entity, { pid, console_log }, !!opts.detach, { rerun_of: old.id });

@@ -14,7 +14,7 @@ import {
   type ScheduleView,
 } from "../../lifecycle/schedules/store.js";
 import type { Store } from "../../lifecycle/store.js";
-import type { TickFire, TickResult } from "../../runtime/schedule-fire.js";
+import type { TickFire, TickResult } from "../../runtime/host/schedule-fire.js";
 import { isTerminal } from "../../lifecycle/vocab.js";
 import { render, type CliContext } from "../adapter.js";
 import { type Column, HOST_COLUMN, keyValues, table } from "../format.js";
@@ -25,7 +25,7 @@ import { StopSignals, timestampedLog } from "../stop-signals.js";
 
 /* cron-parser (and its date library) and the spawn path load only in the commands that use them. */
 const cron = () => import("../../lifecycle/schedules/cron.js");
-const fire = () => import("../../runtime/schedule-fire.js");
+const fire = () => import("../../runtime/host/schedule-fire.js");
 const action = () => import("../schedule-action.js");
 
 const LIST_COLUMNS = ["name", "id", "enabled", "kind", "cron", "timezone", "model", "next_run_at", "last_fired_at", "disabled_reason"];

@@ -17,7 +17,7 @@ import { render, type CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { pageLimitArg } from "../parsers.js";
 import { renderWithStore, withStore } from "../views.js";
-import { readTextFile } from "../../runtime/file-args.js";
+import { readTextFile } from "../../runtime/submit/file-args.js";
 import { needsOneOf, textArgument, textFileOption } from "../builders/mcp-hints.js";
 
 const MESSAGE_COLUMNS = ["id", "from", "to", "created_at", "body"];

@@ -3,7 +3,7 @@ import { DEFAULT_APPROVAL_TIMEOUT_SECONDS } from "../../config/approval-settings
 import { loadSettings } from "../../config/settings.js";
 import { checkRulesForRun } from "../../lifecycle/approvals/rules.js";
 import type { ModelSpec } from "../providers/index.js";
-import { acpRouteLacking } from "../acp-agents.js";
+import { acpRouteLacking } from "../submit/acp-agents.js";
 
 /*
  * Which providers can route a permission prompt to li (approvals: ask), and what the others

@@ -11,7 +11,7 @@ import type { ChangeRow } from "../../lifecycle/changes/records.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import { readProcStat } from "../../lifecycle/procfs.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
-import { outsideRoots, rootPolicy, underAny } from "../file-roots.js";
+import { outsideRoots, rootPolicy, underAny } from "../submit/file-roots.js";
 import { advanceHead, applyThreeWay, buildCommit, checkApply, headOf, localChanges, touched } from "./apply-git.js";
 import { applyPatch, hasCommit, isApplied, repoAt } from "./git.js";
 import { beyondLinks, pathsOf } from "./apply-paths.js";
@@ -87,7 +87,7 @@ function message(holder: Entity, c: ChangeRow, prompt: string | null): string {
 
 async function promptOf(store: Store, e: Entity): Promise<string | null> {
   try {
-    return await (await import("../rerun.js")).storedPrompt(store, e);
+    return await (await import("../submit/rerun.js")).storedPrompt(store, e);
   } catch {
     return null;
   }

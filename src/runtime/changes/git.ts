@@ -4,7 +4,7 @@
  * a checkout.
  */
 import { LiError } from "../../errors.js";
-import { personUmask } from "../person-umask.js";
+import { personUmask } from "../submit/person-umask.js";
 import { applyPatch as libApplyPatch, type ApplyPatch } from "../worktree/apply.js";
 import { tryGit } from "../worktree/git.js";
 import { repoAt as libRepoAt, type RepoAt } from "../worktree/locate.js";

@@ -1,4 +1,4 @@
-import { PROMPT_CAP_BYTES } from "../prompt.js";
+import { PROMPT_CAP_BYTES } from "../submit/prompt.js";
 import { PLAN_LIMITS } from "./plan.js";
 
 /** The orchestrator's brief: the JSON plan contract that parsePlanText/validatePlan enforce. */

@@ -7,17 +7,17 @@
 import { yaml } from "../../packages.js";
 import { invalid } from "../../errors.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
-import { readTextFile, syntaxPosition } from "../file-args.js";
-import { checkCwd, checkPrompt } from "../prompt.js";
+import { readTextFile, syntaxPosition } from "../submit/file-args.js";
+import { checkCwd, checkPrompt } from "../submit/prompt.js";
 import { parseModelSpec, requireAvailable } from "../providers/index.js";
 import type { Endpoint } from "../../config/endpoints.js";
-import { admission, consoleLogOf, launch, placement } from "../queue.js";
-import { checkPlace } from "../host-check.js";
-import { createRecord } from "../spawn.js";
+import { admission, consoleLogOf, launch, placement } from "../host/queue.js";
+import { checkPlace } from "../host/host-check.js";
+import { createRecord } from "../submit/spawn.js";
 import { mockPlan } from "./mock-planner.js";
 import { parsePlanText, PLAN_LIMITS, validatePlan, type Plan } from "./plan.js";
 import { profileRef, PROFILE_PREFIX, resolveStepTargets, splitTargets } from "./targets.js";
-import { modelWithProfile } from "../run-settings.js";
+import { modelWithProfile } from "../submit/run-settings.js";
 import type { Profile } from "../../config/profiles.js";
 import { requireSandboxHere, sandboxWanted, type SandboxMode } from "../sandbox/choice.js";
 import { approvalSpec, checkApprovalRules, type ApprovalSpec } from "../approvals/support.js";
@@ -104,7 +104,7 @@ export function splitModels(values: string | string[] | undefined | null): strin
 }
 
 async function settingsBridge() {
-  return import("../settings-bridge.js");
+  return import("../submit/settings-bridge.js");
 }
 
 /** Parses and checks the availability of each model not in `seen` yet (openai ones against `endpoint`), adding it to `seen`. */

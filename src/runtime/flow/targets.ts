@@ -1,6 +1,6 @@
 import { invalid, LiError } from "../../errors.js";
 import type { Profile } from "../../config/profiles.js";
-import { modelWithProfile } from "../run-settings.js";
+import { modelWithProfile } from "../submit/run-settings.js";
 import type { Plan } from "./plan.js";
 
 /*

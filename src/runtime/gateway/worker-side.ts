@@ -6,7 +6,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import type { RunResult, Usage } from "../../lifecycle/usage.js";
 import { writeCalls, type CallRow } from "../../lifecycle/gateway-calls/records.js";
 import { crypto } from "../../packages.js";
-import { errorText, type WorkerLog } from "../worker-log.js";
+import { errorText, type WorkerLog } from "../worker/worker-log.js";
 import { GatewayMeter, underReported } from "./meter.js";
 import { GATEWAY_PORT, gatewayPlan } from "./plan.js";
 import { belowFloor } from "./versions.js";

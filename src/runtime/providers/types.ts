@@ -38,7 +38,7 @@ export interface ProviderOptions {
    * turned off or told so, li's covering its whole process tree (docs/sandbox.md#nesting).
    */
   sandbox?: "workspace";
-  /** An acp/NAME run's entry, resolved from the run's settings (runtime/acp-agents.ts). */
+  /** An acp/NAME run's entry, resolved from the run's settings (runtime/submit/acp-agents.ts). */
   acp_agent?: AcpAgent;
 }
 

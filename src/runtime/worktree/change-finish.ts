@@ -1,7 +1,7 @@
 import { owesChange } from "../../lifecycle/changes/owed.js";
 import { getChange, owedChanges, type ChangeRow } from "../../lifecycle/changes/records.js";
 import type { Store } from "../../lifecycle/store.js";
-import { EndedRuns } from "../ended-runs.js";
+import { EndedRuns } from "../host/ended-runs.js";
 import { captureRun } from "./run-worktree.js";
 
 /*

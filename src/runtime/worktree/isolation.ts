@@ -1,6 +1,6 @@
 import { loadSettings } from "../../config/settings.js";
 import { invalid } from "../../errors.js";
-import { FILE_ROOTS_ENV } from "../file-roots.js";
+import { FILE_ROOTS_ENV } from "../submit/file-roots.js";
 import { linkInCommit, repoAt, resolveBase, uncommitted } from "./locate.js";
 
 /*

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { ProcSnapshot } from "../../lifecycle/observe.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
-import type { RunEnd } from "../run-end.js";
+import type { RunEnd } from "../worker/run-end.js";
 import { captureRun, enterWorktree, IsolationFailure } from "./run-worktree.js";
 
 /*

@@ -8,7 +8,7 @@ import { acpLaunch } from "./launch.js";
  * ACP client: `acp/NAME` for the agent's default model, `acp/NAME/MODEL` for another. No code
  * here names an agent: the command, its arguments and how it is made to ask are the settings'.
  * The entry comes in ProviderOptions.acp_agent, resolved from the run's settings by the caller
- * (runtime/acp-agents.ts): providers sit below settings in the layers.
+ * (runtime/submit/acp-agents.ts): providers sit below settings in the layers.
  */
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -36,7 +36,7 @@ export const acpProvider: Provider = {
     if (m !== null && !MODEL.test(m)) throw invalid(`${JSON.stringify(m)} is not a valid model name for ACP agent ${name}`, { field: "model", model });
   },
   availability() {
-    // Each agent's own command is checked when a run names it (runtime/acp-agents.ts).
+    // Each agent's own command is checked when a run names it (runtime/submit/acp-agents.ts).
     return { available: true, detail: "agents declared in settings (acp_agents)" };
   },
   launch(model, _promptFile, options) {

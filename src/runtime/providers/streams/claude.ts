@@ -11,7 +11,7 @@ import { atLeast, capText, classify, jsonLine, ownPart, preview, type Baseline, 
  * Checked against claude 2.1.332: `usage` is this run's, but `total_cost_usd` is the session's
  * running total (a `--resume` run reports the earlier runs' cost again); the run's own cost is in
  * `model_usage_since_last_result` (per model, `costUSD`), else the total minus the session's
- * total before this run (its baseline: runtime/resume.ts).
+ * total before this run (its baseline: runtime/submit/resume.ts).
  * A failed call carries `api_error_status` (the HTTP status) and `terminal_reason`.
  *
  * Live usage: each `assistant` event's message.usage is that API call's as known when the event

@@ -16,7 +16,7 @@ import { atLeast, capText, classify, jsonLine, ownPart, preview, type ParserOpti
  * 0.171.0: `exec resume` reports every earlier turn of the thread again, and the stream carries no
  * per-turn figure). input_tokens already counts cached_input_tokens and cache_write_input_tokens,
  * and output_tokens reasoning_output_tokens, so a resumed run's figures are the last report minus
- * the thread's total before it started (the baseline: runtime/resume.ts), or unknown when that
+ * the thread's total before it started (the baseline: runtime/submit/resume.ts), or unknown when that
  * baseline is.
  *
  * Live usage: the stream reports none between turn.completed events, and `exec` runs one turn,

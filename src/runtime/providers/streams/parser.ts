@@ -14,7 +14,7 @@ export interface StreamEnd extends RunResult {
   /**
    * The running totals the provider reports for its whole session (codex: the thread's tokens;
    * claude: the session's cost), as reported: the baseline of the run that resumes the session
-   * after this one, when li has nothing better (runtime/resume.ts). Null where the provider
+   * after this one, when li has nothing better (runtime/submit/resume.ts). Null where the provider
    * reports per run, or reported nothing.
    */
   session_totals?: Usage | null;

@@ -1,0 +1,137 @@
+import { userPrices } from "../../config/user-prices.js";
+import { priceOf, tokensOf, usdOf } from "../../lifecycle/budgets/prices.js";
+import { chargedFigures, crossed, recordSpend, rootOf } from "../../lifecycle/budgets/spend.js";
+import type { Figures } from "../../lifecycle/budgets/figures.js";
+import type { Entity, Store } from "../../lifecycle/store.js";
+import type { Usage } from "../../lifecycle/usage.js";
+import { persist } from "./persist.js";
+import { errorText, type WorkerLog } from "./worker-log.js";
+
+/** How often a worker writes its run's live spend and looks at its budgets (LI_SPEND_FLUSH_MS overrides, for tests). */
+export function flushMs(env: NodeJS.ProcessEnv = process.env): number {
+  const ms = Number(env.LI_SPEND_FLUSH_MS);
+  return Number.isFinite(ms) && ms >= 50 ? ms : 2000;
+}
+
+const same = (a: Usage | null, b: Usage | null) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The one sink of a run's live usage (issue 31): every few seconds the worker writes what the
+ * provider's stream reported so far to the store, charged to its top-level run's budgets, and
+ * looks at those budgets; when one is crossed, by this run or by any other run on any host, it
+ * calls `onCrossed` once, and the worker stops its own run. A run no budget covers costs one read.
+ */
+export class SpendSink {
+  private root: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private written: Usage | null = null;
+  private stopped = false;
+  private ended = false;
+  private busy: Promise<void> = Promise.resolve();
+  /** The budgets' figures at the last look: the allowance a gateway call is checked against. */
+  private figures: Figures[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly e: Entity,
+    private readonly log: WorkerLog,
+    private readonly onCrossed: (f: Figures) => void,
+  ) {}
+
+  /**
+   * Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each.
+   * The worker does not await it: its provider may end first (a short run on a loaded machine),
+   * so a flush or end asked for meanwhile waits for this first look, which says what to charge.
+   */
+  start(live: () => Usage | null): Promise<void> {
+    const looked = this.firstLook();
+    this.busy = looked.then(() => {});
+    return looked.then((charged) => {
+      if (!charged || this.ended) return;
+      this.timer = setInterval(() => void this.flush(live(), false), flushMs());
+      this.timer.unref();
+    });
+  }
+
+  /** Reads the budgets the run is charged to; whether there are any. */
+  private async firstLook(): Promise<boolean> {
+    try {
+      const root = await rootOf(this.store, this.e);
+      const figures = await chargedFigures(this.store, root);
+      if (!figures.length) return false;
+      this.root = root;
+      this.figures = figures;
+      // A budget another run already crossed stops this one before its provider spends anything.
+      this.check(figures);
+      return true;
+    } catch (err) {
+      this.log(`could not read this run's budgets (${errorText(err)}); its spend is not enforced until the next look`);
+      return false;
+    }
+  }
+
+  /** The run's model's price, looked up (settings read) once: it does not change while the run goes. */
+  private price: ReturnType<typeof priceOf> | undefined;
+
+  /** The run's spend in USD: the provider's own cost when it reports one, else the price table. */
+  private usd(u: Usage): number | null {
+    if (u.cost_usd !== null) return u.cost_usd;
+    this.price ??= typeof this.e.spec.model === "string" ? priceOf(this.e.spec.model, userPrices()) : null;
+    return this.price ? usdOf(u, this.price) : null;
+  }
+
+  /** Writes `usage` (once changed) and checks the budgets; serialised, never throws. */
+  flush(usage: Usage | null, final: boolean): Promise<void> {
+    this.busy = this.busy.then(async () => {
+      if (this.root === null) return;
+      try {
+        const report = { entity_id: this.e.id, root_id: this.root, usage: usage!, usd: usage ? this.usd(usage) : null, final };
+        // The last figure outlasts a short storage fault as the run's end does; a live one is
+        // simply written again at the next flush.
+        const figures =
+          usage && final
+            ? await persist("recording the run's spend", () => recordSpend(this.store, report), this.log)
+            : usage && !same(usage, this.written)
+              ? await recordSpend(this.store, report)
+              : await chargedFigures(this.store, this.root);
+        if (usage) this.written = usage;
+        this.figures = figures;
+        if (!final) this.check(figures);
+      } catch (err) {
+        // Read again at the next flush; a final figure that never lands leaves the last flushed one counted.
+        this.log(`could not write this run's spend (${errorText(err)})${final ? "; its budgets keep the spend last written" : ""}`);
+      }
+    });
+    return this.busy;
+  }
+
+  private check(figures: Figures[]): void {
+    const over = crossed(figures);
+    if (over) this.cross(over);
+  }
+
+  /** Stops the run for `f`, once. */
+  cross(f: Figures): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.onCrossed(f);
+  }
+
+  /**
+   * The budget known spent once the run has spent `usage` (ahead of what was last written), from
+   * the figures of the last look, refreshed by each flush: no store round trip (the gateway asks
+   * before each call). Another run's spend since that look is seen at the next one.
+   */
+  spentBudget(usage: Usage | null): Figures | undefined {
+    const amount = (f: Figures, u: Usage | null) => (!u ? 0 : f.unit === "tokens" ? tokensOf(u) : (this.usd(u) ?? 0));
+    return this.figures.find((f) => f.spent + Math.max(0, amount(f, usage) - amount(f, this.written)) >= f.limit);
+  }
+
+  /** The run's last figure, written final; the flushes stop. */
+  async end(usage: Usage | null): Promise<void> {
+    this.ended = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush(usage, true);
+  }
+}
