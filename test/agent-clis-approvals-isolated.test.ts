@@ -50,7 +50,10 @@ describeBoth("each asking route under --sandbox workspace and --isolate worktree
     const e = { ...h.env, ...env(dir) };
     const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "--approvals", "ask", ...model, "make the marker"], { env: e, cwd: root });
     const req = await until(async () => (await liData(["approvals"], { env: e })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 90_000);
-    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    const input = JSON.parse(req.input);
+    // gemini sends no raw command over ACP, only the call's title, which no command rule reads.
+    if (req.tool === "run_shell_command") expect(input).toMatchObject({ title: expect.stringContaining(COMMAND) });
+    else expect(input.command).toBe(COMMAND);
     await liData(["approve", req.id], { env: e });
     const end = await untilStatus(e, run.id, (j) => j.terminal, 90_000);
     expect(end).toMatchObject({ status: "completed", sandbox: { mode: "workspace" }, isolation: { mode: "worktree" } });
