@@ -10,6 +10,8 @@ import { noteFile } from "../src/runtime/worktree/tree-git.js";
 import { applyPatch, isApplied } from "../src/runtime/worktree/apply.js";
 import { captureWorktree } from "../src/runtime/worktree/capture.js";
 import { createWorktree } from "../src/runtime/worktree/create.js";
+import { isLockError } from "../src/runtime/worktree/git.js";
+import { LiError } from "../src/errors.js";
 import { repoAt, resolveBase, uncommitted } from "../src/runtime/worktree/locate.js";
 import { deleteBranch, removeWorktree } from "../src/runtime/worktree/remove.js";
 import { BINARY, git, makeRepo, read, tree, useNoIdentity, write } from "./helpers/git-repos.js";
@@ -218,6 +220,13 @@ test("the repository's hooks never run for li's plumbing, and its signing config
 });
 
 describe("createWorktree", () => {
+  test("a worktree another git add is still making (its commondir not written yet) is waited out like a lock; other failures are not", () => {
+    const failed = (stderr: string) => new LiError("internal", "git worktree failed", { stderr });
+    expect(isLockError(failed("fatal: failed to read .git/worktrees/many5/commondir: Success"))).toBe(true);
+    expect(isLockError(failed("fatal: not a git repository"))).toBe(false);
+    expect(isLockError(failed("fatal: failed to read object 1234"))).toBe(false);
+  });
+
   test("eight at once in one repository all succeed, each on its own branch at the base", async () => {
     const root = makeRepo(scratch(), { "a.txt": "a\n" });
     const base = await resolveBase(root);

@@ -149,8 +149,12 @@ export async function identityArgs(cwd: string, env?: Record<string, string>): P
 /** Options that keep a diff in the one format `git apply` reads, whatever the user's diff config says. */
 export const PLAIN_DIFF = ["--no-ext-diff", "--no-textconv", "--no-color", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"];
 
-/** git's refusals when another git holds a lock it needs: worth another try a moment later. */
-const LOCKED = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock|cannot lock ref|unable to lock|Another git process seems to be running|could not create directory of '[^']*worktrees/i;
+/**
+ * git's refusals when another git holds a lock it needs: worth another try a moment later. The
+ * last is a worktree another `git worktree add` is still making (its directory made, its
+ * commondir not yet written), which git reads while listing worktrees.
+ */
+const LOCKED = /\.lock'?: File exists|Unable to create '[^']*\.lock'|could not lock|cannot lock ref|unable to lock|Another git process seems to be running|could not create directory of '[^']*worktrees|failed to read [^\n]*worktrees\/[^/\n]+\/(?:commondir|gitdir)/i;
 
 export const isLockError = (e: unknown): boolean => e instanceof LiError && LOCKED.test(String(e.detail.stderr ?? e.message));
 
