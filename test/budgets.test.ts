@@ -276,10 +276,13 @@ test("kill -9 of a promoter between its reservation and the worker's start: the 
   expect(second.status).toBe("queued");
   // This kill frees the slot, then promotes the second run and is held after reserving it.
   const promoter = spawn(process.execPath, [LI_BIN, "--machine", "kill", "--grace", "0", first.id], { env: { ...h.env, LI_TEST_PROMOTE_PAUSE_MS: "60000" }, cwd: ROOT, stdio: "ignore" });
+  // Listened for from the start: an exit before the SIGKILL below (another process promoted first)
+  // would otherwise never be seen, and the test would hang instead of going on to its checks.
+  const exited = new Promise((r) => promoter.once("exit", r));
   await until(async () => ((await rows(h, "SELECT status FROM entities WHERE id = ?", [second.id]))[0].status === "preparing" ? true : undefined), 20000, 20);
   expect((await list(h.env))[0]).toMatchObject({ reserved: 1, runs: 2 });
   promoter.kill("SIGKILL");
-  await new Promise((r) => promoter.once("exit", r));
+  await exited;
   await sleep(300);
   await li(["--machine", "job", "list"], { env: { ...h.env, LI_UNRESOLVED_SPAWN_AFTER_SECONDS: "0.1" } });
   expect((await terminal(h.env, second.id)).status).toBe("completed");
