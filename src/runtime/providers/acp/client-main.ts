@@ -11,20 +11,18 @@
  * worker gone (its pid no longer our parent: the agent is killed, exit 1); SIGTERM (session/cancel,
  * then the agent is killed after a grace).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { askApproval } from "../../approvals/ask-client.js";
 import { APPROVAL_SOCKET_ENV, type AskAnswer } from "../../approvals/protocol.js";
+import { startAgent } from "../agent-child.js";
 import { ACP_CLIENT_ENV, parseClientConfig, type AcpClientConfig } from "./config.js";
 import type { AcpEvent } from "./events.js";
 import { askRequestOf, outcomeOf } from "./permission.js";
 
 /** The largest message li takes from an agent: a tool's whole output fits; a runaway line does not. */
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-/** How much of the agent's stderr a failure quotes. */
-const STDERR_TAIL = 2000;
 /** After session/cancel (or the turn's end), how long the agent has to exit before SIGKILL. */
 const GRACE_MS = 2000;
 
@@ -41,17 +39,9 @@ const prompt = fs.readFileSync(0, "utf8");
 const socket = process.env[APPROVAL_SOCKET_ENV];
 const parent = process.ppid;
 
-const child = spawn(cfg.argv[0], cfg.argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, [ACP_CLIENT_ENV]: "", ...cfg.env } });
-let stderrTail = "";
-child.stderr!.on("data", (d: Buffer) => {
-  process.stderr.write(d);
-  stderrTail = (stderrTail + d.toString("utf8")).slice(-STDERR_TAIL);
-});
-let exited: string | null = null;
-const childGone = new Promise<void>((resolve) => {
-  child.on("exit", (code, signal) => ((exited = signal ? `killed by ${signal}` : `exited ${code}`), resolve()));
-  child.on("error", (err) => ((exited = `could not start: ${err.message}`), resolve()));
-});
+const proc = startAgent(cfg.argv, { ...process.env, [ACP_CLIENT_ENV]: "", ...cfg.env }, "the agent");
+const { child } = proc;
+const childGone = proc.gone;
 
 let finished = false;
 /** Ends this process with `code` once the agent is gone (SIGKILL after GRACE_MS). */
@@ -73,10 +63,7 @@ async function finish(code: number, error?: string): Promise<never> {
 }
 
 /** The failure of a turn that did not stop: what the agent did, and the tail of what it said. */
-function failure(what: string): string {
-  const tail = stderrTail.trim();
-  return `${what}${exited ? ` (the agent ${exited})` : ""}${tail ? `; its stderr ends: ${tail}` : ""}`;
-}
+const failure = proc.failure;
 
 // The worker gone (kill -9): nobody can answer or record anything; the agent goes with it.
 setInterval(() => {
@@ -191,7 +178,7 @@ async function main(): Promise<void> {
       const large = [err, err?.cause, conn?.signal.aborted ? conn.signal.reason : null].some(tooLarge);
       // A closed connection is most often the agent exiting: its exit status says more than the SDK's error.
       await Promise.race([childGone, new Promise((r) => setTimeout(r, 500))]);
-      const why = large ? `the agent sent a message over ${MAX_MESSAGE_BYTES} bytes` : exited ? "the agent closed the connection before its turn ended" : `ACP: ${err?.message ?? err}`;
+      const why = large ? `the agent sent a message over ${MAX_MESSAGE_BYTES} bytes` : proc.exited() ? "the agent closed the connection before its turn ended" : `ACP: ${err?.message ?? err}`;
       return finish(1, failure(why));
     }),
     closed,

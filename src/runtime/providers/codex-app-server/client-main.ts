@@ -13,16 +13,15 @@
  * a line that is not JSON or over MAX_LINE_BYTES; the worker gone; SIGTERM (turn/interrupt, then
  * the agent is killed after a grace).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { askApproval } from "../../approvals/ask-client.js";
 import { APPROVAL_SOCKET_ENV, type AskAnswer } from "../../approvals/protocol.js";
 import type { AcpEvent } from "../acp/events.js";
+import { startAgent } from "../agent-child.js";
 import { CODEX_CLIENT_ENV, parseCodexConfig, type CodexClientConfig } from "./config.js";
 import { requestOf } from "./requests.js";
 
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
-const STDERR_TAIL = 2000;
 const GRACE_MS = 2000;
 
 const emit = (e: AcpEvent) => fs.writeSync(1, JSON.stringify(e) + "\n");
@@ -38,18 +37,10 @@ const prompt = fs.readFileSync(0, "utf8");
 const socket = process.env[APPROVAL_SOCKET_ENV];
 const parent = process.ppid;
 
-const child = spawn(cfg.argv[0], cfg.argv.slice(1), { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, [CODEX_CLIENT_ENV]: "" } });
-let stderrTail = "";
-child.stderr!.on("data", (d: Buffer) => {
-  process.stderr.write(d);
-  stderrTail = (stderrTail + d.toString("utf8")).slice(-STDERR_TAIL);
-});
+const agent = startAgent(cfg.argv, { ...process.env, [CODEX_CLIENT_ENV]: "" }, "codex app-server");
+const { child } = agent;
+const childGone = agent.gone;
 child.stdin!.on("error", () => {});
-let exited: string | null = null;
-const childGone = new Promise<void>((resolve) => {
-  child.on("exit", (code, signal) => ((exited = signal ? `killed by ${signal}` : `exited ${code}`), resolve()));
-  child.on("error", (err) => ((exited = `could not start: ${err.message}`), resolve()));
-});
 
 let finished = false;
 async function finish(code: number, error?: string): Promise<never> {
@@ -58,17 +49,14 @@ async function finish(code: number, error?: string): Promise<never> {
     if (error) emit({ type: "error", message: error });
     child.stdin?.end();
     const t = setTimeout(() => child.kill("SIGKILL"), GRACE_MS);
-    if (!exited) child.kill("SIGTERM");
+    if (!agent.exited()) child.kill("SIGTERM");
     await childGone;
     clearTimeout(t);
     process.exit(code);
   }
   return new Promise<never>(() => {});
 }
-const failure = (what: string) => {
-  const tail = stderrTail.trim();
-  return `${what}${exited ? ` (codex app-server ${exited})` : ""}${tail ? `; its stderr ends: ${tail}` : ""}`;
-};
+const failure = agent.failure;
 
 setInterval(() => {
   if (process.ppid !== parent) void finish(1, "li's worker is gone; codex is stopped");
