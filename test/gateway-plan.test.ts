@@ -5,6 +5,10 @@
  * the file's stranger spellings are checked here.
  */
 import { codexConfigProvider, gatewayPlan, PLACEHOLDER, type GatewayPlan } from "../src/runtime/gateway/plan.js";
+import { acpPlan, apiOfVariable, keyVariables } from "../src/runtime/gateway/acp-plan.js";
+import { ACP_CLIENT_ENV } from "../src/runtime/providers/acp/config.js";
+import { belowFloor, FLOORS } from "../src/runtime/gateway/versions.js";
+import { ROOT } from "./helpers/li.js";
 import { readerFor } from "../src/runtime/gateway/usage-readers.js";
 import { AnswerTap, TAP_CAP } from "../src/runtime/gateway/tap.js";
 import fs from "node:fs";
@@ -54,6 +58,67 @@ test("codex: the built-in provider with a key gets a provider of li's own; a con
   expect(q.key?.real).toBe("sk-mine");
   expect(q.args!("http://gw/p")).toEqual(["-c", 'model_providers.mine.base_url="http://gw/p"']);
   fs.rmSync(home, { recursive: true, force: true });
+});
+
+test("a declared ACP agent: base_url_env's value (the entry's env first) is the upstream; the key beside it is held; the client's config and environment get the gateway and the placeholder", () => {
+  const config = { argv: ["qwen", "--acp"], shell_tool: "execute", env: { OPENAI_BASE_URL: "https://api.example.com/v1", OPENAI_API_KEY: "sk-entry", OTHER: "kept" }, base_url_env: "OPENAI_BASE_URL" };
+  const env: NodeJS.ProcessEnv = { [ACP_CLIENT_ENV]: JSON.stringify(config), OPENAI_BASE_URL: "https://ignored.example.com", PATH: "/bin" };
+  const r = acpPlan(env);
+  if (!("plan" in r)) throw new Error(JSON.stringify(r));
+  expect([r.plan.api, r.plan.upstream.href, r.plan.key]).toEqual(["openai", "https://api.example.com/v1", { header: "authorization", real: "sk-entry", placeholder: PLACEHOLDER }]);
+  r.plan.apply(env, "http://127.0.0.1:3129/li-gw/s");
+  const after = JSON.parse(env[ACP_CLIENT_ENV]!);
+  expect(after).toEqual({ ...config, env: { OPENAI_BASE_URL: "http://127.0.0.1:3129/li-gw/s", OPENAI_API_KEY: PLACEHOLDER, OTHER: "kept" } });
+  expect(env.OPENAI_BASE_URL).toBe("http://127.0.0.1:3129/li-gw/s");
+  expect(JSON.stringify(env)).not.toContain("sk-entry");
+
+  // The key in li's environment: held, and replaced there.
+  const e2: NodeJS.ProcessEnv = { [ACP_CLIENT_ENV]: JSON.stringify({ argv: ["a"], shell_tool: "execute", base_url_env: "DASHSCOPE_BASE_URL" }), DASHSCOPE_BASE_URL: "http://127.0.0.1:9", DASHSCOPE_API_KEY: "sk-env", OPENAI_API_KEY: "sk-other" };
+  const q = acpPlan(e2);
+  if (!("plan" in q)) throw new Error(JSON.stringify(q));
+  expect(q.plan.key?.real).toBe("sk-env");
+  q.plan.apply(e2, "http://gw/p");
+  expect([e2.DASHSCOPE_BASE_URL, e2.DASHSCOPE_API_KEY, e2.OPENAI_API_KEY]).toEqual(["http://gw/p", PLACEHOLDER, "sk-other"]);
+
+  // No base_url_env: the agent's word; named but set nowhere, or not http(s): refused, naming it.
+  expect(acpPlan({ [ACP_CLIENT_ENV]: JSON.stringify({ argv: ["a"], shell_tool: "execute" }) })).toEqual({ unmetered: expect.stringContaining("base_url_env"), source: "agent" });
+  expect(acpPlan({ [ACP_CLIENT_ENV]: JSON.stringify({ argv: ["a"], shell_tool: "execute", base_url_env: "NOPE_BASE_URL" }) })).toEqual({ invalid: expect.stringContaining("NOPE_BASE_URL") });
+  expect(acpPlan({ [ACP_CLIENT_ENV]: JSON.stringify({ argv: ["a"], shell_tool: "execute", base_url_env: "X_BASE_URL", env: { X_BASE_URL: "ftp://x" } }) })).toEqual({ invalid: expect.stringContaining("not an http(s) URL") });
+  expect(acpPlan({})).toEqual({ invalid: expect.stringContaining(ACP_CLIENT_ENV) });
+  // The API from the variable's name, and the key variables in order.
+  expect(["ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "OPENAI_BASE_URL", "LLM_URL"].map(apiOfVariable)).toEqual(["anthropic", "gemini", "openai", "openai"]);
+  expect(keyVariables("ANTHROPIC_BASE_URL", "anthropic").map((k) => k.name)).toEqual(["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]);
+  expect(keyVariables("MOONSHOT_BASE_URL", "openai")).toEqual([{ name: "MOONSHOT_API_KEY", header: "authorization" }, { name: "OPENAI_API_KEY", header: "authorization" }]);
+});
+
+/** A PATH whose `cli` is npm package `pkg` at `version` (the layout npm makes: .bin/cli -> ../pkg/bin). */
+function installed(cli: string, pkg: string, version: string): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "li-floor-"));
+  const dir = path.join(root, "node_modules", pkg);
+  fs.mkdirSync(path.join(dir, "bin"), { recursive: true });
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: pkg, version }));
+  fs.writeFileSync(path.join(dir, "bin", "cli.js"), "#!/bin/sh\n", { mode: 0o755 });
+  fs.mkdirSync(path.join(root, "node_modules", ".bin"));
+  fs.symlinkSync(path.join(dir, "bin", "cli.js"), path.join(root, "node_modules", ".bin", cli));
+  return path.join(root, "node_modules", ".bin");
+}
+
+test("version floors: below its floor each CLI is refused naming its version and the floor; the floor and every later release (pre-releases, majors) pass; a CLI li cannot read a version of is started", () => {
+  for (const [cli, f] of Object.entries(FLOORS)) {
+    const [maj, min, pat] = f.floor.split(".").map(Number);
+    const before = pat > 0 ? `${maj}.${min}.${pat - 1}` : min > 0 ? `${maj}.${min - 1}.99` : `${maj - 1}.99.0`;
+    expect(belowFloor(cli, installed(cli, f.pkg, before))).toContain(`${cli} ${before} (`);
+    expect(belowFloor(cli, installed(cli, f.pkg, before))).toContain(`older than ${f.floor}`);
+    for (const ok of [f.floor, `${maj}.${min}.${pat + 1}`, `${maj}.${min + 1}.0-preview.3`, `${maj + 1}.0.0`]) expect(belowFloor(cli, installed(cli, f.pkg, ok))).toBeNull();
+    // Another package's binary of that name (a wrapper), or none on PATH: no version to judge, started.
+    expect(belowFloor(cli, installed(cli, "some-wrapper", "0.0.1"))).toBeNull();
+    expect(belowFloor(cli, "/nonexistent")).toBeNull();
+  }
+});
+
+test("the floors in code are the ones docs/gateway.md gives, with the evidence beside them", () => {
+  const doc = fs.readFileSync(path.join(ROOT, "docs", "gateway.md"), "utf8");
+  for (const [cli, f] of Object.entries(FLOORS)) expect(doc).toContain(`| ${cli} | ${f.floor} |`);
 });
 
 test("codex's config.toml read: only the top-level model_provider and that provider's table count", () => {

@@ -89,6 +89,23 @@ describe("the model gateway with li's openai provider", () => {
     expect(a.job).toMatchObject({ status: "completed", usage_source: "stream", gateway_calls: null, usage: recorded(a.reported) });
   }, T);
 
+  test("budgets show the runs li did not meter: li budget list and show, and li stats --group-by budget, count the stream-read run and its spend, not the gateway's", async () => {
+    const { h, env } = world("on");
+    expect((await li(["budget", "set", "cap", "--limit-tokens", "1000000", "--per", "total", "--scope", "all"], { env })).code).toBe(0);
+    const metered = await runOnce(env);
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  fake: {base_url: "${fake.url}/v1", api_key_env: FAKE_KEY}\n`);
+    const unmetered = await runOnce(env);
+    expect([metered.job.usage_source, unmetered.job.usage_source]).toEqual(["gateway", "stream"]);
+    const tokens = (r: typeof metered) => r.reported.reduce((n, c) => n + c.input + c.output, 0);
+    const [list] = (await liData(["budget", "list"], { env })).budgets;
+    expect(list).toMatchObject({ spent: tokens(metered) + tokens(unmetered), unmetered: { runs: 1, spent: tokens(unmetered) } });
+    expect((await liData(["budget", "show", "cap"], { env })).budget.unmetered).toEqual({ runs: 1, spent: tokens(unmetered) });
+    expect((await liData(["stats", "--group-by", "budget"], { env })).by_budget[0].unmetered).toEqual({ runs: 1, spent: tokens(unmetered) });
+    const human = await li(["budget", "list"], { env });
+    expect(human.stdout).toMatch(/ON_EXCEED +UNMETERED\n/);
+    expect(human.stdout).toContain(`1 run (${tokens(unmetered)})`);
+  }, T);
+
   test("a kill -9 of the worker mid-call leaves no listener: the gateway's port refuses connections", async () => {
     const { env } = world("on");
     const stalled = fake.stall();
@@ -140,12 +157,12 @@ describe("a provider CLI below the gateway's supported range is refused when li 
     const run = await liData(["agent", "--detach", "claude/claude-sonnet-4-5", "hi"], { env });
     const job = await terminal(env, run.id);
     expect(job).toMatchObject({ status: "failed", reason_code: "invocation.failed.gateway_failed" });
-    expect(fs.readFileSync(job.console_log, "utf8")).toMatch(/claude 0\.2\.9 .* is older than 1\.0\.0/);
+    expect(fs.readFileSync(job.console_log, "utf8")).toMatch(/claude 0\.2\.9 .* is older than 1\.0\.109/);
     expect(fs.existsSync(mark)).toBe(false);
   }, T);
 
   test("any release since the floor starts (a range, not one version)", async () => {
-    for (const v of ["1.0.0", "2.0.14"]) {
+    for (const v of ["1.0.109", "2.0.14"]) {
       const { mark, env } = withClaude(v);
       const run = await liData(["agent", "--detach", "claude/claude-sonnet-4-5", "hi"], { env });
       await terminal(env, run.id);

@@ -74,7 +74,8 @@ export function jobView(o: Observed) {
 function usageSource(e: Entity) {
   const g = e.spec.gateway as Record<string, any> | undefined;
   return {
-    usage_source: (g?.usage_source as string | undefined) ?? (e.usage ? "stream" : null),
+    // Not through the gateway: a declared ACP agent's usage is its own word, another provider's its stream's.
+    usage_source: (g?.usage_source as string | undefined) ?? (e.usage ? (String(e.spec.model).startsWith("acp/") ? "agent" : "stream") : null),
     stream_usage: g?.stream_usage ?? null,
     usage_mismatch: g?.usage_mismatch === true,
     gateway_calls: typeof g?.calls === "number" ? g.calls : null,

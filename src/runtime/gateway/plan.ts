@@ -26,9 +26,10 @@ export interface GatewayPlan {
   args?(base: string): string[];
 }
 
-export type PlanResult = { plan: GatewayPlan } | { unmetered: string } | { invalid: string };
+/** `unmetered` runs as before, its usage its stream's word (`source`: `stream`, or a declared agent's own, `agent`). */
+export type PlanResult = { plan: GatewayPlan } | { unmetered: string; source?: "stream" | "agent" } | { invalid: string };
 
-function url(text: string, what: string): URL | string {
+export function url(text: string, what: string): URL | string {
   try {
     const u = new URL(text);
     if (u.protocol === "http:" || u.protocol === "https:") return u;

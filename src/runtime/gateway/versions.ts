@@ -10,10 +10,12 @@ import path from "node:path";
  * refused and recorded by the proxy anyway (docs/gateway.md).
  */
 
-const FLOORS: Record<string, { pkg: string; floor: string; what: string }> = {
-  claude: { pkg: "@anthropic-ai/claude-code", floor: "1.0.0", what: "ANTHROPIC_BASE_URL" },
+// Each the oldest release seen metered through the gateway (docs/gateway.md#supported-releases
+// has the releases tried and how: test/agent-clis-gateway-versions.test.ts).
+export const FLOORS: Record<string, { pkg: string; floor: string; what: string }> = {
+  claude: { pkg: "@anthropic-ai/claude-code", floor: "1.0.109", what: "ANTHROPIC_BASE_URL and the --include-partial-messages li passes" },
   codex: { pkg: "@openai/codex", floor: "0.20.0", what: "model_providers.<id>.base_url given with -c" },
-  gemini: { pkg: "@google/gemini-cli", floor: "0.10.0", what: "GOOGLE_GEMINI_BASE_URL" },
+  gemini: { pkg: "@google/gemini-cli", floor: "0.45.2", what: "GOOGLE_GEMINI_BASE_URL" },
 };
 
 function older(a: string, b: string): boolean {

@@ -8,6 +8,7 @@ import { writeCalls, type CallRow } from "../../lifecycle/gateway-calls/records.
 import { crypto } from "../../packages.js";
 import { errorText, type WorkerLog } from "../worker/worker-log.js";
 import { GatewayMeter, underReported } from "./meter.js";
+import { acpPlan } from "./acp-plan.js";
 import { GATEWAY_PORT, gatewayPlan } from "./plan.js";
 import { belowFloor } from "./versions.js";
 import { startGateway, type Gateway, type GatewayCall } from "./server.js";
@@ -88,8 +89,8 @@ export function gatewayWanted(e: Entity): boolean {
  * Starts `e`'s gateway and points `env` at it: the run's gateway, `{unmetered}` when its provider's
  * login cannot be metered (it runs as before), or `{error}` (it must not start).
  */
-export async function openGateway(store: Store, e: Entity, provider: string, env: NodeJS.ProcessEnv, log: WorkerLog): Promise<RunGateway | { unmetered: string } | { error: string }> {
-  const planned = gatewayPlan(provider, env);
+export async function openGateway(store: Store, e: Entity, provider: string, env: NodeJS.ProcessEnv, log: WorkerLog): Promise<RunGateway | { unmetered: string; source?: "stream" | "agent" } | { error: string }> {
+  const planned = provider === "acp" ? acpPlan(env) : gatewayPlan(provider, env);
   if ("invalid" in planned) return { error: planned.invalid };
   if ("unmetered" in planned) return planned;
   const { plan } = planned;

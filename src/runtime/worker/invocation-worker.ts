@@ -120,7 +120,8 @@ export async function run(store: Store, id: string): Promise<void> {
   const gw = gatewayWanted(e) ? await openGateway(store, e, provider.name, env, end.log) : null;
   const metered: RunGateway | null = gw && "meter" in gw ? gw : null;
   if (metered?.args.length) launch = { ...launch, argv: [launch.argv[0], launch.argv[1], ...metered.args, ...launch.argv.slice(2)] };
-  if (gw && "unmetered" in gw) await store.annotate(id, { spec: { gateway: { usage_source: "stream", unmetered: gw.unmetered } } }).catch(() => false);
+  // Said at the start, so budgets tell a metered run from an unmetered one while it goes.
+  if (gw && !("error" in gw)) await store.annotate(id, { spec: { gateway: "unmetered" in gw ? { usage_source: gw.source ?? "stream", unmetered: gw.unmetered } : { usage_source: "gateway" } } }).catch(() => false);
   // After the channel: a sandboxed agent reaches its socket through the sandbox (run.ts).
   const started = gw && "error" in gw ? false : e.spec.sandbox === "workspace" ? await startSandbox(store, e, cwd, provider.name, env, out, metered?.socket ?? null) : null;
   if (started === false) {

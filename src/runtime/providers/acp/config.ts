@@ -26,6 +26,8 @@ export interface AcpClientConfig {
   /** The agent's session a resumed run continues. */
   resume?: string;
   mcp_servers?: McpServerEntry[];
+  /** The variable that points the agent at its model API (its entry's base_url_env): the worker's gateway reads it, the client does not. */
+  base_url_env?: string;
 }
 
 export function parseClientConfig(text: string | undefined): AcpClientConfig {

@@ -47,7 +47,7 @@ export const acpProvider: Provider = {
     const asking = run.approvals === "ask";
     const argv = [agent.command, ...agent.args, ...(asking ? agent.ask?.args ?? [] : [])].map((s) => withModel(s, m));
     const env = Object.fromEntries(Object.entries({ ...agent.env, ...(asking ? agent.ask?.env : {}) }).map(([k, v]) => [k, withModel(v, m)]));
-    return acpLaunch({ argv, env, shell_tool: "execute", ...(m !== null && !mentionsModel(agent) ? { model: m } : {}), ...(asking && agent.ask?.mode ? { mode: agent.ask.mode } : {}) }, run);
+    return acpLaunch({ argv, env, shell_tool: "execute", ...(m !== null && !mentionsModel(agent) ? { model: m } : {}), ...(asking && agent.ask?.mode ? { mode: agent.ask.mode } : {}), ...(agent.base_url_env ? { base_url_env: agent.base_url_env } : {}) }, run);
   },
 };
 
