@@ -183,8 +183,11 @@ test("li stats --group-by budget: runs charged and their spend per budget, by ou
     expect(since.tokens).toMatchObject({ period_start: null, runs: 3, spent: 3000 + killedSpent });
 
     const human = await li(["stats", "--group-by", "budget"], { env: { ...t.env, LI_TEST_BUDGET_NOW: DAY1 } });
-    expect(human.stdout).toMatch(/by budget[^\n]*\nBUDGET +UNIT +PERIOD_START +RUNS +SPENT +LIMIT +SUCCEEDED +CANCELLED\n/);
-    expect(human.stdout).toMatch(/\ndollars +usd +2026-03-01T00:00:00.000Z +3 +\$0\.\d+ +\$5 +2 +1\n/);
+    expect(human.stdout).toMatch(/by budget[^\n]*\nBUDGET +UNIT +PERIOD_START +RUNS +SPENT +LIMIT +SUCCEEDED +CANCELLED +UNMETERED\n/);
+    // mock runs are not metered by li's gateway: all their spend is their own word.
+    expect(human.stdout).toMatch(/\ndollars +usd +2026-03-01T00:00:00.000Z +3 +\$0\.\d+ +\$5 +2 +1 +3 \(\$0\.\d+\)\n/);
+    expect(day2.dollars.unmetered.runs).toBe(3);
+    expect(day2.dollars.unmetered.spent).toBeCloseTo(day2.dollars.spent, 6);
     const mixed = await li(["--machine", "stats", "--group-by", "budget,kind"], { env: t.env });
     expect(mixed.json.error).toMatchObject({ kind: "invalid_input", detail: { field: "group_by" } });
   } finally {

@@ -1,5 +1,5 @@
 import { listBudgets } from "../lifecycle/budgets/definitions.js";
-import { figuresOf } from "../lifecycle/budgets/figures.js";
+import { figuresWithUnmetered } from "../lifecycle/budgets/unmetered.js";
 import type { Entity, Store } from "../lifecycle/store.js";
 import { budgetsOf } from "../cli/budget-view.js";
 
@@ -11,7 +11,7 @@ import { budgetsOf } from "../cli/budget-view.js";
 
 /** Every budget with its current period's figures, as `li --machine budget list` gives them. */
 export async function budgetsPage(store: Store) {
-  return { budgets: await figuresOf(store) };
+  return { budgets: await figuresWithUnmetered(store) };
 }
 
 /**

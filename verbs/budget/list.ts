@@ -30,6 +30,8 @@ import { nullable } from "../schemas.js";
             reserved: { type: "number" },
             left: { type: "number" },
             resets_at: nullable("string"),
+            // Of the spent, what runs li's model gateway did not meter account for.
+            unmetered: { type: "object", required: ["runs", "spent"], properties: { runs: { type: "integer" }, spent: { type: "number" } } },
           },
         },
       },

@@ -41,6 +41,7 @@ import { nullable } from "../schemas.js";
             runs: { type: "integer" },
             spent: { type: "number" },
             by_outcome: { type: "object", additionalProperties: { type: "object", required: ["runs", "spent"] } },
+            unmetered: { type: "object", required: ["runs", "spent"], properties: { runs: { type: "integer" }, spent: { type: "number" } } },
           },
         },
       },

@@ -1,7 +1,8 @@
 import { Command } from "../commander.js";
 import { invalid, quoted } from "../../errors.js";
 import { budgetEvents, checkBudget, deleteBudget, getBudget, setBudget, SCOPE_KINDS } from "../../lifecycle/budgets/definitions.js";
-import { budgetFigures, figuresOf, type Figures } from "../../lifecycle/budgets/figures.js";
+import { budgetFigures, type Figures } from "../../lifecycle/budgets/figures.js";
+import { figuresWithUnmetered, withUnmetered, type Unmetered } from "../../lifecycle/budgets/unmetered.js";
 import { PERIODS } from "../../lifecycle/budgets/periods.js";
 import { PRICE_TABLE } from "../../lifecycle/budgets/prices.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
@@ -10,11 +11,13 @@ import type { CliContext } from "../adapter.js";
 import { keyValues, table } from "../format.js";
 import { renderWithStore } from "../views.js";
 
-const COLUMNS = ["name", "scope", "period", "spent", "reserved", "limit", "left", "resets_at", "on_exceed"];
+const COLUMNS = ["name", "scope", "period", "spent", "reserved", "limit", "left", "resets_at", "on_exceed", "unmetered"];
 
 /** A figure as the table shows it: dollars to the cent's hundredth, tokens whole. */
 const shown = (f: Figures, n: number) => (f.unit === "usd" ? `$${n.toFixed(4).replace(/\.?0+$/, "") || "0"}` : `${Math.round(n)}`);
-const row = (f: Figures) => ({ ...f, spent: shown(f, f.spent), reserved: shown(f, f.reserved), limit: shown(f, f.limit), left: shown(f, f.left), resets_at: f.resets_at ?? "never" });
+/** Of the spent, what runs li did not meter account for (their provider's or agent's word): "N runs (X)", or "none". */
+const unmeteredText = (f: Figures, u: Unmetered) => (u.runs ? `${u.runs} run${u.runs === 1 ? "" : "s"} (${shown(f, u.spent)})` : "none");
+const row = (f: Figures & { unmetered: Unmetered }) => ({ ...f, spent: shown(f, f.spent), reserved: shown(f, f.reserved), limit: shown(f, f.limit), left: shown(f, f.left), unmetered: unmeteredText(f, f.unmetered), resets_at: f.resets_at ?? "never" });
 
 /*
  * Amounts in decimal digits only: Number() would also take 0x10, 1e3 or " 5 ". Tokens are whole;
@@ -46,6 +49,9 @@ A run is admitted only when every budget covering it has room for its reservatio
           when the period resets or a person raises the limit.
 While runs stream, their spend is written every few seconds; a budget whose spend reaches
 its limit stops every run it covers, on whichever host runs it (failed, budget_exceeded).
+
+unmetered: of the spent, what runs li's model gateway did not meter account for (their usage
+is their provider's stream's or their agent's word; li job status says why: unmetered).
 
 Setting and deleting budgets are a person's commands: no MCP verb reaches them, so an agent
 cannot raise its own limit (budget.list is the read verb).
@@ -89,7 +95,7 @@ export function register(root: Command, ctx: CliContext): void {
           const { budget: b, created } = await setBudget(store, checked);
           // A raised limit lets held runs start now rather than at the next promoter.
           await promoteQuietly(store);
-          const data = { created, budget: await budgetFigures(store, b, undefined, { remember: true }) };
+          const data = { created, budget: await withUnmetered(store, await budgetFigures(store, b, undefined, { remember: true })) };
           return { data, human: (d: typeof data) => `${d.created ? "created" : "changed"} budget ${d.budget.name}\n${keyValues(row(d.budget))}` };
         },
         { write: true },
@@ -102,7 +108,7 @@ export function register(root: Command, ctx: CliContext): void {
     .addHelpText("after", "\nExample:\n  li budget list --machine")
     .action(() =>
       renderWithStore(ctx, async (store) => {
-        const budgets = await figuresOf(store);
+        const budgets = await figuresWithUnmetered(store);
         const data = { budgets, count: budgets.length };
         return { data, human: (d: typeof data) => (d.count ? table(d.budgets.map(row), COLUMNS) : "no budgets (li budget set NAME --limit-usd X --scope all)") };
       }),
@@ -114,7 +120,7 @@ export function register(root: Command, ctx: CliContext): void {
     .argument("<name>", "the budget's name")
     .action((name: string) =>
       renderWithStore(ctx, async (store) => {
-        const data = { budget: await budgetFigures(store, await getBudget(store, name)), events: await budgetEvents(store, name) };
+        const data = { budget: await withUnmetered(store, await budgetFigures(store, await getBudget(store, name))), events: await budgetEvents(store, name) };
         return {
           data,
           human: (d: typeof data) => `${keyValues(row(d.budget))}\n\n${table(d.events.map((e) => ({ ...e, detail: JSON.stringify(e.detail) })), ["at", "action", "source", "detail"])}`,

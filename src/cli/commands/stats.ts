@@ -112,7 +112,8 @@ name or "any").
 --group-by budget adds by_budget: per budget, the top-level runs charged to it and what they
 spent in its unit (tokens, or USD), in all and by outcome ("none": still running; "cleaned":
 record removed by li clean). It counts each budget's current period, or with --since every
-charge made since then (a run is charged when it starts), whatever its period.
+charge made since then (a run is charged when it starts), whatever its period; unmetered
+is the runs (steps counted) whose usage li's model gateway did not measure, and their spend.
 
 Examples:
   li stats
@@ -161,7 +162,9 @@ function humanBudgets(groups: BudgetGroup[] | undefined): string {
     runs: g.runs,
     spent: g.unit === "usd" ? `$${g.spent}` : g.spent,
     limit: g.unit === "usd" ? `$${g.limit}` : g.limit,
+    // Of the spent, what li's gateway did not measure (the runs' own word).
+    unmetered: g.unmetered.runs ? `${g.unmetered.runs} (${g.unit === "usd" ? `$${g.unmetered.spent}` : g.unmetered.spent})` : "none",
     ...Object.fromEntries(outcomes.map((o) => [o, g.by_outcome[o].runs])),
   }));
-  return `\n\nby budget (runs charged, and spend in each budget's unit):\n${table(rows, ["budget", "unit", "period_start", "runs", "spent", "limit", ...outcomes])}`;
+  return `\n\nby budget (runs charged, and spend in each budget's unit):\n${table(rows, ["budget", "unit", "period_start", "runs", "spent", "limit", ...outcomes, "unmetered"])}`;
 }

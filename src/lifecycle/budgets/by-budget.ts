@@ -4,6 +4,7 @@ import { listBudgets } from "./definitions.js";
 import { currentPeriod } from "./figures.js";
 import { budgetNow } from "./periods.js";
 import { round6 } from "../usage.js";
+import { unmeteredOf, type Unmetered } from "./unmetered.js";
 
 /*
  * `li stats --group-by budget`: per budget, the top-level runs charged to it and what they spent
@@ -26,6 +27,8 @@ export interface BudgetGroup {
   runs: number;
   spent: number;
   by_outcome: Record<(typeof BUDGET_OUTCOMES)[number], { runs: number; spent: number }>;
+  /** Of the spent, what runs li's model gateway did not meter account for (unmetered.ts). */
+  unmetered: Unmetered;
 }
 
 /** One row per budget, by name; one grouped read of its charges each (indexed by budget and period). */
@@ -46,7 +49,8 @@ export async function spendByBudget(store: Store, since: Date | null, now: Date 
       if (o) Object.assign(o, { runs: Number(r.runs), spent: round6(Number(r.spent)) });
     }
     const sum = (k: "runs" | "spent") => round6(Object.values(by_outcome).reduce((n, o) => n + o[k], 0));
-    out.push({ budget: b.name, scope: b.scope, unit: b.unit, limit: b.limit, period: b.period, period_start, runs: sum("runs"), spent: sum("spent"), by_outcome });
+    const unmetered = await unmeteredOf(store, b, since ? { since: since.toISOString() } : { period_start: period_start! });
+    out.push({ budget: b.name, scope: b.scope, unit: b.unit, limit: b.limit, period: b.period, period_start, runs: sum("runs"), spent: sum("spent"), by_outcome, unmetered });
   }
   return out;
 }

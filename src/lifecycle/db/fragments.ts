@@ -10,6 +10,11 @@ export function jsonText(dialect: Dialect, column: string, key: string): string 
   return dialect === "postgres" ? `((${column})::jsonb ->> '${key}')` : `json_extract(${column}, '$.${key}')`;
 }
 
+/** A JSON text column's nested member at `path` (`["gateway", "usage_source"]`), as text. */
+export function jsonPathText(dialect: Dialect, column: string, path: string[]): string {
+  return dialect === "postgres" ? `((${column})::jsonb #>> '{${path.join(",")}}')` : `json_extract(${column}, '$.${path.join(".")}')`;
+}
+
 /** A JSON text column's member `key`, as a number (null when absent). */
 export function jsonNumber(dialect: Dialect, column: string, key: string): string {
   return dialect === "postgres" ? `((${column})::jsonb ->> '${key}')::float8` : `json_extract(${column}, '$.${key}')`;
