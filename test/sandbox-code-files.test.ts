@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
-import { li, liData, LI_BIN } from "./helpers/li.js";
+import { li, liData, LI_BIN, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-code-files.test.ts");
@@ -61,7 +61,38 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect([...spec!.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect([...(await liData(["job", "status", r.id], { env })).jobs[0].sandbox.held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
+    // Nothing is owed any more: the hold's journal went once the record named them.
+    expect(fs.existsSync(path.join(done.run_dir, "sandbox", "hold.json"))).toBe(false);
   }, 90_000);
+
+  test("row 10, kill -9 of a checkout run's worker after its agent created such files: the reader that reaps it moves them out and names them, finishing a hold a kill -9 cut short", async () => {
+    const { h, env, repo } = world();
+    const created = [".mcp.json", ".codex/config.toml", "pkg/.vscode/tasks.json", "lib/deep/.envrc"];
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes(created), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
+    }, 60_000);
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(true);
+    process.kill(running.pid, "SIGKILL");
+    // A reaper killed mid-move left one file held and the rest in the tree, the run unended: the
+    // next reaper moves what is left and names all (the journal still says the hold is owed).
+    const held = path.join(running.run_dir, "sandbox", "held");
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(true);
+    fs.mkdirSync(held, { recursive: true });
+    fs.renameSync(path.join(repo, ".mcp.json"), path.join(held, ".mcp.json"));
+    const done = await terminal(env, r.id, 60_000);
+    expect(done.status).toBe("lost");
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    for (const f of created) expect(fs.readFileSync(path.join(held, f), "utf8")).toBe("touch /tmp/li-pwned\n");
+    expect(fs.readFileSync(path.join(repo, "made.txt"), "utf8")).toBe("x\n");
+    const names = [".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"];
+    expect([...(await withStore(h, async (s) => (await s.get(r.id))?.spec))!.sandbox_held].sort()).toEqual(names);
+    expect([...done.sandbox.held].sort()).toEqual(names);
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(false);
+    // The person's tree holds none of them: git sees only the agent's plain file.
+    expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+  }, 120_000);
 
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {
     const { h, env, repo } = world();

@@ -4,6 +4,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { sandboxSupport } from "./support.js";
 import type { Sandbox } from "./run.js";
 import { mark } from "./marks.js";
+import { heldSpec, holdJournal } from "../../lifecycle/sandbox-held.js";
 
 /*
  * The worker's side of a sandboxed run (spec.sandbox = workspace): a host that cannot sandbox ends
@@ -66,9 +67,13 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         clearInterval(live);
         sandbox.close();
         const r = sandbox.result();
-        if (r.held?.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
+        if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
+        if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
-        await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held?.length ? { sandbox_held: r.held } : {}) } }).catch(() => false);
+        const named = await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } }).catch(() => false);
+        // Held and named: nothing is owed any more (lifecycle/sandbox-held.ts). Else the journal
+        // stays, and a reaper that finds this worker gone holds and names them before the end.
+        if (named && r.held) fs.rmSync(holdJournal(e.run_dir!), { force: true });
         mark("recorded");
       })()),
   };
