@@ -94,6 +94,20 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
   }, 120_000);
 
+  test("row 10, li kill of a checkout run after its agent created such files: its worker still moves them out of the tree, and says so on the console", async () => {
+    const { env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json", "pkg/.vscode/x.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    await until(async () => (await liData(["job", "status", r.id], { env })).jobs[0].pid && fs.existsSync(path.join(repo, "made.txt")), 60_000);
+    await liData(["kill", r.id], { env });
+    const said = await until(async () => {
+      const out = (await liData(["job", "output", r.id], { env })).output as string;
+      return out.includes("li moved them out of the tree") ? out : null;
+    }, 30_000);
+    expect(said).toContain(".mcp.json, pkg/.vscode");
+    for (const f of [".mcp.json", "pkg/.vscode"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+  }, 120_000);
+
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {
     const { h, env, repo } = world();
     const code = [".envrc", ".mcp.json", ".gitmodules", ".vscode/tasks.json", ".claude/settings.json", ".claude/commands/x.md", ".husky/pre-commit", "pkg/.npmrc"];

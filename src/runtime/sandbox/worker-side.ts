@@ -70,10 +70,14 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
-        const named = await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } }).catch(() => false);
-        // Held and named: nothing is owed any more (lifecycle/sandbox-held.ts). Else the journal
-        // stays, and a reaper that finds this worker gone holds and names them before the end.
-        if (named && r.held) fs.rmSync(holdJournal(e.run_dir!), { force: true });
+        const written = await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } }).then(
+          () => true,
+          () => false,
+        );
+        // Held and named (or the record already ended by li kill, which only the console tells):
+        // nothing is owed any more (lifecycle/sandbox-held.ts). A store that refused the write
+        // keeps the journal, and a reaper that finds this worker gone holds and names them.
+        if (written && r.held) fs.rmSync(holdJournal(e.run_dir!), { force: true });
         mark("recorded");
       })()),
   };
