@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
-import { li, liData, LI_BIN, until } from "./helpers/li.js";
+import { groupAlive, li, liData, LI_BIN, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-code-files.test.ts");
@@ -81,6 +81,12 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(true);
     fs.mkdirSync(held, { recursive: true });
     fs.renameSync(path.join(repo, ".mcp.json"), path.join(held, ".mcp.json"));
+    // A read-only li (as li mcp --read-only runs it) moves nothing and so ends nothing: the run waits for one that holds.
+    await until(() => !groupAlive(running.pgid), 30_000);
+    const unreaped = (await liData(["job", "status", r.id], { env: { ...env, LI_READS_ONLY: "1" } })).jobs[0];
+    expect(unreaped).toMatchObject({ placement: "stopped_without_end", possibly_orphaned: false });
+    expect((await withStore(h, async (s) => (await s.get(r.id))?.status))).toBe("running");
+    expect(fs.existsSync(path.join(repo, "lib", "deep", ".envrc"))).toBe(true);
     const done = await terminal(env, r.id, 60_000);
     expect(done.status).toBe("lost");
     for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(false);
