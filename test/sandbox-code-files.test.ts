@@ -61,6 +61,8 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect([...spec!.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect([...(await liData(["job", "status", r.id], { env })).jobs[0].sandbox.held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
+    // A person reads them in li job status.
+    expect((await li(["job", "status", r.id], { env })).stdout).toContain("moved out of the tree to the run's sandbox/held: .codex, .mcp.json, lib/deep/.envrc, pkg/.vscode");
     // Nothing is owed any more: the hold's journal went once the record named them.
     expect(fs.existsSync(path.join(done.run_dir, "sandbox", "hold.json"))).toBe(false);
   }, 90_000);
