@@ -9,9 +9,7 @@ const SHOW_HELP = `
 Prints the policy a run started with --sandbox workspace would get here, computed by the same
 rules the worker mounts (docs/sandbox.md): what it may write, what it may read only (the parts of
 the home it sees and why: PATH directories and their install prefixes, python's user site, git's
-config, sandbox.allow_read, the provider's configuration), the files in the tree that run code
-when it is opened (.envrc, .vscode/, .mcp.json, ...: read-only in a checkout run, marked in an
-isolated run's change, each with the tool that runs it), what is hidden (the home, li's home,
+config, sandbox.allow_read, the provider's configuration), what is hidden (the home, li's home,
 credentials, the other providers' state, sandbox.deny_read), the places private to the run (/tmp,
 /var/tmp, /dev/shm, /run, $XDG_RUNTIME_DIR), the provider's state directory, the hosts its proxy
 admits, the environment variables removed, and the limits. For a run in the checkout; an isolated
@@ -20,6 +18,10 @@ run's tree is its own worktree.
 --profile NAME takes the provider and the environment from a profile (li profile list);
 --model PROVIDER/MODEL names the provider without one. Without either no provider state is shown.
 --cwd DIR: where the run would start (default: here).
+
+"marked" lists the files in the tree that run code when it is opened (.envrc, .vscode/,
+.mcp.json, ...), each with the tool that runs it: read-only in a checkout run, marked in an
+isolated run's change (li job diff) and refused by li job apply unless a person accepts them.
 
 Examples:
   li sandbox show --model claude/sonnet
@@ -69,7 +71,7 @@ function human(d: Description): string {
     st
       ? `provider state: ${st.dir} is private to the run${st.moved_by ? ` (moved by ${st.moved_by})` : ""}\n  read-only: ${st.config.join(", ")}\n  the person's, writable: ${st.state.join(", ")}\n  written back when refreshed: ${st.credentials.join(", ")}\n  private copies: ${st.private_copies.join(", ") || "(none)"}`
       : "provider state: (name --profile or --model)",
-    list("files that run code when the tree is opened (read-only in a checkout run, marked in an isolated run's change)", d.marked.map((m) => `${m.path}   (${m.why})`)),
+    list("marked (files that run code when the tree is opened: read-only in a checkout run, marked in an isolated run's change)", d.marked.map((m) => `${m.path}   (${m.why})`)),
     list("hosts (through li's proxy)", d.hosts),
     list("environment removed", d.env_removed),
     `limits: ${Object.keys(d.limits).length ? JSON.stringify(d.limits) : "none beyond --timeout and budgets"}`,
