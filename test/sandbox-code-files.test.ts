@@ -12,7 +12,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
-import { li, liData, LI_BIN } from "./helpers/li.js";
+import { groupAlive, li, liData, LI_BIN, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-code-files.test.ts");
@@ -61,7 +61,60 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect([...spec!.sandbox_held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect([...(await liData(["job", "status", r.id], { env })).jobs[0].sandbox.held].sort()).toEqual([".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"]);
     expect((await liData(["job", "output", r.id], { env })).output).toContain("li moved them out of the tree");
+    // A person reads them in li job status.
+    expect((await li(["job", "status", r.id], { env })).stdout).toContain("moved out of the tree to the run's sandbox/held: .codex, .mcp.json, lib/deep/.envrc, pkg/.vscode");
+    // Nothing is owed any more: the hold's journal went once the record named them.
+    expect(fs.existsSync(path.join(done.run_dir, "sandbox", "hold.json"))).toBe(false);
   }, 90_000);
+
+  test("row 10, kill -9 of a checkout run's worker after its agent created such files: the reader that reaps it moves them out and names them, finishing a hold a kill -9 cut short", async () => {
+    const { h, env, repo } = world();
+    const created = [".mcp.json", ".codex/config.toml", "pkg/.vscode/tasks.json", "lib/deep/.envrc"];
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes(created), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
+    }, 60_000);
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(true);
+    process.kill(running.pid, "SIGKILL");
+    // A reaper killed mid-move left one file held and the rest in the tree, the run unended: the
+    // next reaper moves what is left and names all (the journal still says the hold is owed).
+    const held = path.join(running.run_dir, "sandbox", "held");
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(true);
+    fs.mkdirSync(held, { recursive: true });
+    fs.renameSync(path.join(repo, ".mcp.json"), path.join(held, ".mcp.json"));
+    // A read-only li (as li mcp --read-only runs it) moves nothing and so ends nothing: the run waits for one that holds.
+    await until(() => !groupAlive(running.pgid), 30_000);
+    const unreaped = (await liData(["job", "status", r.id], { env: { ...env, LI_READS_ONLY: "1" } })).jobs[0];
+    expect(unreaped).toMatchObject({ placement: "stopped_without_end", possibly_orphaned: false });
+    expect((await withStore(h, async (s) => (await s.get(r.id))?.status))).toBe("running");
+    expect(fs.existsSync(path.join(repo, "lib", "deep", ".envrc"))).toBe(true);
+    const done = await terminal(env, r.id, 60_000);
+    expect(done.status).toBe("lost");
+    for (const f of created) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    for (const f of created) expect(fs.readFileSync(path.join(held, f), "utf8")).toBe("touch /tmp/li-pwned\n");
+    expect(fs.readFileSync(path.join(repo, "made.txt"), "utf8")).toBe("x\n");
+    const names = [".codex", ".mcp.json", "lib/deep/.envrc", "pkg/.vscode"];
+    expect([...(await withStore(h, async (s) => (await s.get(r.id))?.spec))!.sandbox_held].sort()).toEqual(names);
+    expect([...done.sandbox.held].sort()).toEqual(names);
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(false);
+    // The person's tree holds none of them: git sees only the agent's plain file.
+    expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+  }, 120_000);
+
+  test("row 10, li kill of a checkout run after its agent created such files: its worker still moves them out of the tree, and says so on the console", async () => {
+    const { env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json", "pkg/.vscode/x.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    await until(async () => (await liData(["job", "status", r.id], { env })).jobs[0].pid && fs.existsSync(path.join(repo, "made.txt")), 60_000);
+    await liData(["kill", r.id], { env });
+    const said = await until(async () => {
+      const out = (await liData(["job", "output", r.id], { env })).output as string;
+      return out.includes("li moved them out of the tree") ? out : null;
+    }, 30_000);
+    expect(said).toContain(".mcp.json, pkg/.vscode");
+    for (const f of [".mcp.json", "pkg/.vscode"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+  }, 120_000);
 
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {
     const { h, env, repo } = world();

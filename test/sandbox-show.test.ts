@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { useHomes } from "./helpers/fixtures.js";
 import { li, liData } from "./helpers/li.js";
+import { makeRepo } from "./helpers/git-repos.js";
 
 describe("li sandbox show", () => {
   const homes = useHomes();
@@ -54,6 +55,28 @@ describe("li sandbox show", () => {
     expect(r.stdout).toContain(`home: ${w.home} (hidden but for what is listed read-only)`);
     expect(r.stdout).toContain(`${w.bin}   (on PATH)`);
     expect(r.stdout).toContain(`provider state: ${path.join(w.home, ".codex")} is private to the run`);
+  });
+
+  test("the files in the tree that run code when it is opened, each with its tool: at the top from disk, deeper ones tracked or untracked but not ignored; none of the rest", async () => {
+    const w = world();
+    const repo = makeRepo(w.work, { ".envrc": "export A=1\n", "pkg/.vscode/tasks.json": "{}\n", "lib/.npmrc": "x=1\n", ".gitignore": "build/\n", "a.txt": "a\n", ".github/workflows/ci.yml": "on: push\n" }, "repo");
+    fs.writeFileSync(path.join(repo, ".mcp.json"), "{}\n");
+    fs.mkdirSync(path.join(repo, "sub", ".claude"), { recursive: true });
+    fs.writeFileSync(path.join(repo, "sub", ".claude", "settings.json"), "{}\n");
+    fs.mkdirSync(path.join(repo, "build"));
+    fs.writeFileSync(path.join(repo, "build", ".envrc"), "ignored\n");
+    const d = await liData(["sandbox", "show", "--cwd", path.join(repo, "pkg")], { env: w.env });
+    expect(d.tree).toBe(repo);
+    const by = Object.fromEntries(d.marked.map((m: any) => [path.relative(repo, m.path), m.why]));
+    expect(Object.keys(by).sort()).toEqual([".envrc", ".mcp.json", "lib/.npmrc", "pkg/.vscode", "sub/.claude"]);
+    expect(by[".envrc"]).toMatch(/direnv/);
+    expect(by["pkg/.vscode"]).toMatch(/VS Code/);
+    const r = await li(["sandbox", "show", "--cwd", repo], { env: w.env });
+    expect(r.stdout).toContain(`${path.join(repo, ".envrc")}   (direnv (runs on cd))`);
+    expect(r.stdout).not.toContain(path.join(repo, "build", ".envrc"));
+    // Outside a repository, only what the tree's top holds is known.
+    fs.writeFileSync(path.join(w.work, ".envrc"), "x\n");
+    expect((await liData(["sandbox", "show", "--cwd", w.work], { env: w.env })).marked).toEqual([{ path: path.join(w.work, ".envrc"), why: "direnv (runs on cd)" }]);
   });
 
   test.each([

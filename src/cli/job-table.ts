@@ -42,6 +42,17 @@ function sandboxMark(j: Sandboxed): { model?: string } {
 
 /** A sandboxed run's refusals as a person reads them. */
 function sandboxText(s: NonNullable<JobView["sandbox"]>): string {
+  return refusalsText(s) + heldText(s);
+}
+
+/** A checkout run's files that run code its agent created: where they went, or that they stayed. */
+function heldText(s: NonNullable<JobView["sandbox"]>): string {
+  const held = "held" in s && s.held?.length ? `; files that run code the agent created, moved out of the tree to the run's sandbox/held: ${s.held.join(", ")}` : "";
+  const unheld = "unheld" in s && s.unheld?.length ? `; files that run code the agent created which li could not move (look before opening the tree): ${s.unheld.join(", ")}` : "";
+  return held + unheld;
+}
+
+function refusalsText(s: NonNullable<JobView["sandbox"]>): string {
   const d = s.denials;
   if (!d) return `${s.mode} (refusals not recorded yet)`;
   if (!d.total) return `${s.mode}, nothing refused`;

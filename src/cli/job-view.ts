@@ -86,8 +86,13 @@ function usageSource(e: Entity) {
 /** A sandboxed run's mode and refusals; denials is null until its worker has written them (at its end). */
 function sandboxView(e: Entity) {
   if (e.spec.sandbox !== "workspace") return null;
-  // held: a checkout run's files that run code its agent created, moved out of the tree (docs/sandbox.md).
-  return { mode: "workspace" as const, denials: e.spec.sandbox_denials ?? null, ...(e.spec.sandbox_held?.length ? { held: e.spec.sandbox_held as string[] } : {}) };
+  // held: a checkout run's files that run code its agent created, moved out of the tree (docs/sandbox.md); unheld: ones li could not move.
+  return {
+    mode: "workspace" as const,
+    denials: e.spec.sandbox_denials ?? null,
+    ...(e.spec.sandbox_held?.length ? { held: e.spec.sandbox_held as string[] } : {}),
+    ...(e.spec.sandbox_unheld?.length ? { unheld: e.spec.sandbox_unheld as string[] } : {}),
+  };
 }
 
 /** Where an isolated run works: its branch from its base, and on which host's checkout. */

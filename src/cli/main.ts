@@ -6,6 +6,7 @@ import { READS_ONLY_ENV, takeServerIdentity } from "./server-seam.js";
 import { findCommand } from "./registry.js";
 import { guardStdioStreams, writeErr, writeOut } from "./stdio.js";
 import { lendCapturer } from "../runtime/worktree/lend.js";
+import { lendHolder } from "../runtime/sandbox/lend-held.js";
 import { narrowUmask } from "../runtime/submit/person-umask.js";
 
 /** `--machine` anywhere before `--` selects the machine renderer, even for parse errors. */
@@ -29,7 +30,11 @@ export async function main(argv: string[]): Promise<void> {
   // Taken out of the environment, so that nothing this li starts (a promoted worker) inherits it.
   const readsOnly = process.env[READS_ONLY_ENV] === "1";
   delete process.env[READS_ONLY_ENV];
-  if (!readsOnly) lendCapturer();
+  if (!readsOnly) {
+    lendCapturer();
+    // And holds a checkout run's created files that run code before reaping it (lifecycle/sandbox-held.ts).
+    lendHolder();
+  }
   const machine = wantsMachine(argv);
   // A getter: the stream is made only by a command that streams.
   const ctx: CliContext = {

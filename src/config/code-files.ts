@@ -61,6 +61,12 @@ export function isCodeFile(rel: string): boolean {
   return rel.split("/").some((part) => Object.prototype.hasOwnProperty.call(CODE_FILES, part));
 }
 
+/** The tool that runs what `rel` holds, by its shallowest part that is one of them ("" if none is). */
+export function codeFileTool(rel: string): string {
+  const part = rel.split("/").find((p) => Object.prototype.hasOwnProperty.call(CODE_FILES, p));
+  return part ? CODE_FILES[part] : "";
+}
+
 /** The paths of `files` that run code, each once, in their order (a rename counts by either name). */
 export function codeFilesOf(files: { path: string; old_path?: string }[]): string[] {
   const out: string[] = [];

@@ -5,6 +5,7 @@ import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
 import { queuePosition } from "./queued.js";
+import { holdBeforeEnd } from "./sandbox-held.js";
 import { asStorageError, isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
 import { isForeign } from "./locate.js";
@@ -148,6 +149,8 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
     };
     let r;
     try {
+      // A checkout run's files that run code its agent created leave the tree first (sandbox-held.ts).
+      if (!(await holdBeforeEnd(store, e))) return { entity: e, placement: "stopped_without_end", possibly_orphaned: false };
       // With the console's size on a shared store, as a worker's own end has it (consoleBytes).
       r = await store.transition({ ...end, detail: { ...end.detail, ...consoleBytes(store, e) } });
     } catch (err) {

@@ -19,6 +19,10 @@ run's tree is its own worktree.
 --model PROVIDER/MODEL names the provider without one. Without either no provider state is shown.
 --cwd DIR: where the run would start (default: here).
 
+"marked" lists the files in the tree that run code when it is opened (.envrc, .vscode/,
+.mcp.json, ...), each with the tool that runs it: read-only in a checkout run, marked in an
+isolated run's change (li job diff) and refused by li job apply unless a person accepts them.
+
 Examples:
   li sandbox show --model claude/sonnet
   li --machine sandbox show --cwd . --model codex/gpt-5`;
@@ -67,7 +71,7 @@ function human(d: Description): string {
     st
       ? `provider state: ${st.dir} is private to the run${st.moved_by ? ` (moved by ${st.moved_by})` : ""}\n  read-only: ${st.config.join(", ")}\n  the person's, writable: ${st.state.join(", ")}\n  written back when refreshed: ${st.credentials.join(", ")}\n  private copies: ${st.private_copies.join(", ") || "(none)"}`
       : "provider state: (name --profile or --model)",
-    list("marked files", d.marked),
+    list("marked (files that run code when the tree is opened: read-only in a checkout run, marked in an isolated run's change)", d.marked.map((m) => `${m.path}   (${m.why})`)),
     list("hosts (through li's proxy)", d.hosts),
     list("environment removed", d.env_removed),
     `limits: ${Object.keys(d.limits).length ? JSON.stringify(d.limits) : "none beyond --timeout and budgets"}`,

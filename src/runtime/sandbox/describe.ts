@@ -7,6 +7,8 @@ import { homePolicy, hostSocketVars } from "../../config/sandbox-home.js";
 import { sandboxLayout, type GitLayout } from "./layout.js";
 import { providerHosts } from "./hosts.js";
 import { repoOf } from "./repo-of.js";
+import { markedIn } from "./marked.js";
+import { codeFileTool } from "../../config/code-files.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 
 /*
@@ -26,8 +28,8 @@ export interface SandboxDescription {
   hidden: string[];
   private: string[];
   provider_state: { dir: string; moved_by: string | null; config: string[]; state: string[]; credentials: string[]; private_copies: string[] } | null;
-  /** Files an agent may not change in the tree (issue 45's marked files): filled in where that policy exists. */
-  marked: string[];
+  /** The files in the tree that run code when it is opened (config/code-files.ts): read-only in a checkout run, marked in an isolated run's change; `why` names the tool. */
+  marked: { path: string; why: string }[];
   hosts: string[];
   env_removed: string[];
   limits: Record<string, unknown>;
@@ -73,7 +75,7 @@ export function describeSandbox(cwd: string, provider: string | null, env: NodeJ
     provider_state: st
       ? { dir: st.dir, moved_by: st.movedBy, config: st.config, state: st.state, credentials: st.credentials, private_copies: st.copies }
       : null,
-    marked: [],
+    marked: markedIn(tree, !!git).map((p) => ({ path: p, why: codeFileTool(path.relative(tree, p)) })),
     hosts: [...(provider ? providerHosts(provider, env) : []), ...settings.allow_hosts],
     env_removed: hostSocketVars(env, [APPROVAL_SOCKET_ENV]),
     limits: {},

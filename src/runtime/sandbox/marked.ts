@@ -32,21 +32,39 @@ export function markedIn(tree: string, git: boolean): string[] {
 }
 
 /**
- * The ones the agent created in a checkout run (absent from `before`, found as markedIn finds
- * them), each moved into `held` (the run's own directory) without following it (a link moves as a
- * link), so none is left for a person or a tool to open. Their paths in the tree, for the record.
+ * Moves `from` to `to` without following it (a link moves as a link): a rename, else (the run's
+ * directory on another file system) a copy then a removal, which a second try after a kill -9
+ * simply repeats.
  */
-export function holdCreated(tree: string, before: string[], git: boolean, held: string): string[] {
+function moveOut(from: string, to: string): void {
+  try {
+    fs.renameSync(from, to);
+  } catch (err: any) {
+    if (err?.code !== "EXDEV") throw err;
+    fs.cpSync(from, to, { recursive: true, force: true, verbatimSymlinks: true });
+    fs.rmSync(from, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The ones the agent created in a checkout run (absent from `before`, found as markedIn finds
+ * them), each moved into `held` (the run's own directory), so none is left for a person or a tool
+ * to open. Their paths in the tree: those moved, and those li could not move (stuck), for the record.
+ */
+export function holdCreated(tree: string, before: string[], git: boolean, held: string): { moved: string[]; stuck: string[] } {
   const had = new Set(before);
   const moved: string[] = [];
+  const stuck: string[] = [];
   for (const from of markedIn(tree, git).sort()) {
     if (had.has(from) || before.some((h) => from.startsWith(h + path.sep))) continue;
     const rel = path.relative(tree, from);
     try {
       fs.mkdirSync(path.dirname(path.join(held, rel)), { recursive: true, mode: 0o700 });
-      fs.renameSync(from, path.join(held, rel));
+      moveOut(from, path.join(held, rel));
       moved.push(rel);
-    } catch {}
+    } catch {
+      stuck.push(rel);
+    }
   }
-  return moved;
+  return { moved, stuck };
 }

@@ -22,6 +22,7 @@ import { hostSocketVars } from "../../config/sandbox-home.js";
 import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
+import type { HeldFiles } from "../../lifecycle/sandbox-held.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -73,8 +74,8 @@ function hostPidOf(ns: string, pid: number, known: number | null = null): number
 export interface SandboxResult {
   mode: "workspace";
   denials: SandboxDenials;
-  /** A checkout run's files that run code which its agent created, moved to `<run dir>/sandbox/held` (marked.ts). */
-  held?: string[];
+  /** A checkout run's files that run code which its agent created, moved to `<run dir>/sandbox/held` (held.ts). */
+  held?: HeldFiles;
 }
 
 /** What the worker needs of a provider process: its stdout, its start error and its end. */
@@ -142,9 +143,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), store.closed, gateway ? { [`127.0.0.1:${GATEWAY_PORT}`]: gateway } : {});
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
-  // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
-  const marks = git?.worktree ? null : await import("./marked.js");
-  const marked = marks ? marks.markedIn(tree, !!git) : [];
+  // A checkout run's files that run code when opened stay as they are; an isolated run's change to
+  // them is marked instead. A journal owes the hold of the ones its agent creates (held.ts).
+  const hold = git?.worktree ? null : await import("./held.js");
+  const marked = hold ? hold.startHold(e.run_dir!, tree, !!git) : [];
   mark("tree-known");
   const home = env.HOME || os.homedir();
   // The home's allow-list and the provider's private state directory (home-view.ts).
@@ -176,10 +178,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
   let gone: (pid: number) => boolean = () => false;
   const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid) }, denials);
-  let held: string[] | undefined;
+  let held: HeldFiles | null | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
-    if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"));
+    if (hold && held === undefined) held = hold.finishHold(e.run_dir!);
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (privateState) {
@@ -189,7 +191,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   };
 
   return {
-    result: () => ({ mode: "workspace", denials: denials.result(), ...(held?.length ? { held } : {}) }),
+    result: () => ({ mode: "workspace", denials: denials.result(), ...(held ? { held } : {}) }),
     close: cleanup,
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;

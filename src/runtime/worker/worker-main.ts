@@ -11,6 +11,7 @@ import { shipConsole } from "./console-ship.js";
 import { persist } from "./persist.js";
 import { errorText, workerLog } from "./worker-log.js";
 import { lendCapturer } from "../worktree/lend.js";
+import { lendHolder } from "../sandbox/lend-held.js";
 
 // Kill and timeout signal the whole group; the worker outlives SIGTERM so it can record
 // how its child ended (the terminal floor refuses that write if kill already recorded it).
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   receiveStoreSecrets();
   // A session's supervisor reaps its steps: an isolated step whose worker died owes its change.
   lendCapturer();
+  lendHolder();
   // Opening can write (the WAL index), so a full disk at start is retried like any write.
   const store = await persist("opening state.db", () => openStore(), log);
   try {
