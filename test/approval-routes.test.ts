@@ -9,7 +9,9 @@ import { oneStore } from "./helpers/stores.js";
 
 oneStore("codex: bash -lc '…' is unwrapped to the command it runs, quotes restored; anything else is kept as it came", () => {
   expect(unwrapShell("/bin/bash -lc 'touch x && echo hi'")).toBe("touch x && echo hi");
-  expect(unwrapShell(`bash -c 'echo '\\''quoted'\\'''`)).toBe("echo 'quoted'");
+  // codex quotes with Rust shlex: a single quote goes in a double-quoted chunk.
+  expect(unwrapShell(`bash -c "echo 'quoted'"`)).toBe("echo 'quoted'");
+  expect(unwrapShell(`/bin/bash -lc 'echo '"'\\\\x41'"`)).toBe("echo '\\x41'");
   expect(unwrapShell("/usr/bin/zsh -lc 'ls'")).toBe("ls");
   expect(unwrapShell("ls -la")).toBe("ls -la");
   expect(unwrapShell("/bin/bash -lc 'a' 'b'")).toBe("/bin/bash -lc 'a' 'b'");
