@@ -1,21 +1,23 @@
 /**
- * Issue 46, item 6 for codex and gemini: the repository must not answer its own agent's
- * requests first. A repository whose settings allow the command (codex: a `.codex/rules` exec
- * policy allowing `touch` and a `.codex/config.toml` with approval_policy never, in a project the
- * person's codex config trusts; gemini: `.gemini/settings.json` with tools.allowed
- * run_shell_command, and the person's trustedFolders.json trusting it): a run that asks still
- * asks li. Each has its control, showing the same repository does answer without li's measure
- * (codex: the same app-server thread without li's trust override; gemini: li's headless route,
- * which trusts the folder), so the test can fail.
+ * Issue 46, item 6 for codex, gemini and an ACP agent: the repository must not answer its own
+ * agent's requests first. A repository whose settings allow the command (codex: a `.codex/rules`
+ * exec policy allowing `touch` and a `.codex/config.toml` with approval_policy never, in a project
+ * the person's codex config trusts; gemini: `.gemini/settings.json` with tools.allowed
+ * run_shell_command, and the person's trustedFolders.json trusting it; Qwen Code:
+ * `.qwen/settings.json` with permissions.allow): a run that asks still asks li. Each has its
+ * control, showing the same repository does answer without the measure (codex: the same
+ * app-server thread without li's trust override; gemini: li's headless route, which trusts the
+ * folder; Qwen: its entry without docs/approvals.md's recipe), so the test can fail.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
+import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { makeRepo } from "./helpers/git-repos.js";
 import { liData, until } from "./helpers/li.js";
@@ -26,12 +28,13 @@ const COMMAND = `touch ${MARK}`;
 
 describeReal("the repository's own permission settings do not answer a run that asks", () => {
   const homes = useHomes({ stopRuns: true });
-  let codex: FakeApi, gemini: FakeApi;
+  let codex: FakeApi, gemini: FakeApi, qwen: FakeApi;
   beforeAll(async () => {
+    qwen = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
     codex = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: COMMAND } } });
     gemini = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } });
   });
-  afterAll(() => Promise.all([codex, gemini].map((f) => f?.close())));
+  afterAll(() => Promise.all([codex, gemini, qwen].map((f) => f?.close())));
 
   /** A git repository whose .codex allows `touch` by exec policy, trusted in the person's codex config. */
   function codexRepo(home: string) {
@@ -79,6 +82,40 @@ describeReal("the repository's own permission settings do not answer a run that 
     // The control: a run that does not ask (headless gemini, --skip-trust) in the same folder runs the command, allowed by the repository alone.
     const plain = await liData(["agent", "--detach", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
     expect(await untilStatus(env, plain.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
+  }, T);
+
+  test("Qwen Code: an entry whose ask also makes every folder untrusted (docs/approvals.md's recipe) asks li in a workspace whose .qwen/settings.json allows the shell; the entry without it runs the command unasked", async () => {
+    const h = homes();
+    const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
+    fs.mkdirSync(path.join(repo, ".qwen"));
+    fs.writeFileSync(path.join(repo, ".qwen", "settings.json"), JSON.stringify({ permissions: { allow: ["run_shell_command"] } }));
+    const system = path.join(h.home, "qwen-system.json");
+    fs.writeFileSync(system, JSON.stringify({ security: { folderTrust: { enabled: true } } }));
+    const untrusted = path.join(h.home, "qwen-untrusted.json");
+    fs.writeFileSync(untrusted, JSON.stringify({ "/": "DO_NOT_TRUST" }));
+    const entry = (name: string, askEnv: string) =>
+      [
+        `  ${name}:`,
+        `    command: ${path.join(CLI_BIN, "qwen")}`,
+        '    args: ["--acp", "--auth-type=openai"]',
+        `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
+        `    ask: {args: ["--approval-mode", "default"]${askEnv}}`,
+        "    base_url_env: OPENAI_BASE_URL",
+      ].join("\n");
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", entry("qwen", `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`), entry("trusting", ""), ""].join("\n"));
+    const env = { ...h.env, ...baseEnv(h.home) };
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/qwen/fake-model", "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 90_000);
+    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+
+    // The control: the entry without the recipe, same repository: the workspace's allow-list answers, li is never asked.
+    const plain = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/trusting/fake-model", "make the marker"], { env });
+    expect(await untilStatus(env, plain.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    expect((await liData(["approvals", "--all", "--run", plain.id], { env })).approvals).toEqual([]);
     expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
   }, T);
 });
