@@ -3,7 +3,11 @@
  * shell command is recorded under the route's tool name with the command as the shell will run
  * it; an answer is always a once-only option, never an "always" one.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { unwrapShell, requestOf } from "../src/runtime/providers/codex-app-server/requests.js";
+import { untrustedProjects } from "../src/runtime/providers/codex-app-server/project-trust.js";
 import { askRequestOf, outcomeOf } from "../src/runtime/providers/acp/permission.js";
 import { oneStore } from "./helpers/stores.js";
 
@@ -45,4 +49,19 @@ oneStore("ACP: allow is allow_once and deny is reject_once; never an always opti
   expect(outcomeOf({ behavior: "deny", message: "no" }, all)).toEqual({ outcome: "selected", optionId: "cancel" });
   expect(outcomeOf({ behavior: "allow", updatedInput: {} }, [all[0], all[2]])).toEqual({ outcome: "cancelled" });
   expect(outcomeOf({ behavior: "deny", message: "no" }, [{ optionId: "x", kind: "reject_always" }])).toEqual({ outcome: "cancelled" });
+});
+
+oneStore("codex: a run that asks marks its directory and every one above it untrusted, as given and resolved (a project the person trusted in codex loads no .codex of its own)", () => {
+  expect(untrustedProjects("/nonexistent/a/b")).toEqual({ projects: { "/nonexistent/a/b": { trust_level: "untrusted" }, "/nonexistent/a": { trust_level: "untrusted" }, "/nonexistent": { trust_level: "untrusted" }, "/": { trust_level: "untrusted" } } });
+  const real = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-trust-")));
+  const link = `${real}-link`;
+  fs.mkdirSync(path.join(real, "repo"));
+  fs.symlinkSync(real, link);
+  try {
+    const keys = Object.keys(untrustedProjects(path.join(link, "repo")).projects);
+    expect(keys).toEqual(expect.arrayContaining([path.join(link, "repo"), link, path.join(real, "repo"), real, "/"]));
+  } finally {
+    fs.rmSync(link);
+    fs.rmSync(real, { recursive: true });
+  }
 });
