@@ -3,13 +3,19 @@
  * shell command is recorded under the route's tool name with the command as the shell will run
  * it; an answer is always a once-only option, never an "always" one.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { unwrapShell, requestOf } from "../src/runtime/providers/codex-app-server/requests.js";
+import { untrustedProjects } from "../src/runtime/providers/codex-app-server/project-trust.js";
 import { askRequestOf, outcomeOf } from "../src/runtime/providers/acp/permission.js";
 import { oneStore } from "./helpers/stores.js";
 
 oneStore("codex: bash -lc '…' is unwrapped to the command it runs, quotes restored; anything else is kept as it came", () => {
   expect(unwrapShell("/bin/bash -lc 'touch x && echo hi'")).toBe("touch x && echo hi");
-  expect(unwrapShell(`bash -c 'echo '\\''quoted'\\'''`)).toBe("echo 'quoted'");
+  // codex quotes with Rust shlex: a single quote goes in a double-quoted chunk.
+  expect(unwrapShell(`bash -c "echo 'quoted'"`)).toBe("echo 'quoted'");
+  expect(unwrapShell(`/bin/bash -lc 'echo '"'\\\\x41'"`)).toBe("echo '\\x41'");
   expect(unwrapShell("/usr/bin/zsh -lc 'ls'")).toBe("ls");
   expect(unwrapShell("ls -la")).toBe("ls -la");
   expect(unwrapShell("/bin/bash -lc 'a' 'b'")).toBe("/bin/bash -lc 'a' 'b'");
@@ -43,4 +49,19 @@ oneStore("ACP: allow is allow_once and deny is reject_once; never an always opti
   expect(outcomeOf({ behavior: "deny", message: "no" }, all)).toEqual({ outcome: "selected", optionId: "cancel" });
   expect(outcomeOf({ behavior: "allow", updatedInput: {} }, [all[0], all[2]])).toEqual({ outcome: "cancelled" });
   expect(outcomeOf({ behavior: "deny", message: "no" }, [{ optionId: "x", kind: "reject_always" }])).toEqual({ outcome: "cancelled" });
+});
+
+oneStore("codex: a run that asks marks its directory and every one above it untrusted, as given and resolved (a project the person trusted in codex loads no .codex of its own)", () => {
+  expect(untrustedProjects("/nonexistent/a/b")).toEqual({ projects: { "/nonexistent/a/b": { trust_level: "untrusted" }, "/nonexistent/a": { trust_level: "untrusted" }, "/nonexistent": { trust_level: "untrusted" }, "/": { trust_level: "untrusted" } } });
+  const real = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-trust-")));
+  const link = `${real}-link`;
+  fs.mkdirSync(path.join(real, "repo"));
+  fs.symlinkSync(real, link);
+  try {
+    const keys = Object.keys(untrustedProjects(path.join(link, "repo")).projects);
+    expect(keys).toEqual(expect.arrayContaining([path.join(link, "repo"), link, path.join(real, "repo"), real, "/"]));
+  } finally {
+    fs.rmSync(link);
+    fs.rmSync(real, { recursive: true });
+  }
 });

@@ -215,3 +215,28 @@ oneStore("approvals: ask on a provider without a route is refused approvals_unsu
   }
   expect(await rows(h, "SELECT id FROM entities")).toEqual([]);
 });
+
+// Issue 46, item 5: the structured record of a rule's answer (schema step 15), on both stores.
+test("a rule's answer records which rule of which file, and for a compound command which command matched which rule (rule_matches); shown by li approvals", async () => {
+  const h = home();
+  const settings = path.join(h.home, "settings.yaml");
+  fs.writeFileSync(settings, `approvals:\n  rules:\n    - {tool: shell, command: "npm test", answer: allow}\n    - {tool: Bash, command: "tail -5", answer: allow}\n    - {tool: Write, answer: deny}\n    - {tool: shell, command: "rm", answer: deny}\n`);
+  // The largest: 300 allowed commands in one request; the record names the first 200 and counts the rest.
+  const many = Array.from({ length: 300 }, () => "npm test").join("; ");
+  const asks = [ask("Bash", { command: "npm test | tail -5" }), ask("Write", { file_path: "a.txt" }), ask("Bash", { command: "npm test && rm -rf ~" }), ask("Bash", { command: many }), ask("Bash", { command: "git status" })];
+  const run = (await detach(h.env, ["--approvals", "ask", "--approval-timeout", "1", "mock/ask", asks.join("\n")])).id;
+  expect((await terminal(h.env, run, 60_000)).status).toBe("completed");
+  const listed = (await liData(["approvals", "--all", "--run", run], { env: h.env })).approvals.reverse();
+  expect(listed.map((a: any) => [a.state, a.answered_by, a.rule_matches?.slice(0, 2) ?? null])).toEqual([
+    ["allowed", "rule:0,1", [{ rule: 0, file: settings, command: "npm test" }, { rule: 1, file: settings, command: "tail -5" }]],
+    ["denied", "rule:2", [{ rule: 2, file: settings }]],
+    ["denied", "rule:3", [{ rule: 3, file: settings, command: "rm -rf ~" }]],
+    ["allowed", "rule:0", [{ rule: 0, file: settings, command: "npm test" }, { rule: 0, file: settings, command: "npm test" }]],
+    ["expired", "timeout", null],
+  ]);
+  expect([listed[3].rule_matches.length, listed[3].rule_matches.at(-1)]).toEqual([200, { rule: 0, file: settings, command: "npm test", more: 100 }]);
+  // The human view names each command's rule.
+  const human = await li(["approvals", "--all", "--run", run], { env: h.env });
+  expect(human.stdout).toContain("rule:0,1 (0: npm test; 1: tail -5)");
+  expect(human.stdout).toContain("rule:3 (3: rm -rf ~)");
+});

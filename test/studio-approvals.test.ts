@@ -127,3 +127,25 @@ browserTest("the inbox: a pending request appears live, Allow is clicked, the ru
   expect(await page.textContent(`${onRun} .a-by`)).toBe(by);
   await page.screenshot({ path: path.join(ARTIFACTS, "inbox-run-page.png") });
 }, 90_000);
+
+browserTest("a request a rule answered shows, on its run's page, each command with the rule it matched (rule_matches)", async () => {
+  const settings = path.join(h.home, "settings.yaml");
+  fs.writeFileSync(settings, `approvals:\n  rules:\n    - {tool: shell, command: "npm test", answer: allow}\n    - {tool: shell, command: "tail -5", answer: allow}\n`);
+  try {
+    const run = await liData(["agent", "--detach", "--label", "studio-asks", "--approvals", "ask", "mock/ask", `ask Bash ${JSON.stringify({ command: "npm test | tail -5" })}`], { env: h.env });
+    expect(await untilStatus(h.env, run.id, (j) => j.terminal)).toMatchObject({ status: "completed" });
+    const [req] = (await liData(["approvals", "--all", "--run", run.id], { env: h.env })).approvals;
+    expect(req).toMatchObject({ state: "allowed", answered_by: "rule:0,1" });
+    const page = await signedIn();
+    await page.goto(`${s.origin}/#/runs/${run.id}`);
+    const rules = `#approvals .approval[data-approval="${req.id}"] .a-rules li`;
+    await page.waitForSelector(rules, { timeout: 20_000 });
+    const items = await page.$$eval(rules, (lis) => lis.map((li) => [li.getAttribute("data-rule"), li.textContent]));
+    expect(items).toEqual([
+      ["0", `npm test by rule 0 of ${settings}`],
+      ["1", `tail -5 by rule 1 of ${settings}`],
+    ]);
+  } finally {
+    fs.rmSync(settings, { force: true });
+  }
+}, 90_000);

@@ -1,7 +1,7 @@
 import { LiError } from "../errors.js";
 import { PG_MIGRATIONS } from "./db/pg-schema.js";
 import { BUDGETS_STEP } from "./budgets/schema-step.js";
-import { APPROVALS_STEP } from "./approvals/schema-step.js";
+import { APPROVALS_STEP, RULE_MATCHES_STEP } from "./approvals/schema-step.js";
 import { GATEWAY_CALLS_STEP } from "./gateway-calls/schema-step.js";
 import type { Dialect } from "./db/types.js";
 /**
@@ -294,6 +294,8 @@ export const MIGRATIONS: readonly string[] = [
   APPROVALS_STEP.sqlite,
   // 14: the model gateway's calls (issue 47); see gateway-calls/schema-step.ts.
   GATEWAY_CALLS_STEP.sqlite,
+  // 15: which rule answered an approval request, command by command (issue 46); see approvals/schema-step.ts.
+  RULE_MATCHES_STEP.sqlite,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -35,6 +35,11 @@ import { nullable } from "../schemas.js";
             // What a --for-run answer covers (commands: the same commands; tool: --for-run-tool), and the earlier answer that answered this one.
             for_run_scope: { enum: ["commands", "tool", null] },
             answered_via: nullable("string"),
+            // A rule's answer: which rule of which file, and for a shell command which rule each of its commands matched.
+            rule_matches: {
+              type: ["array", "null"],
+              items: { type: "object", required: ["rule", "file"], properties: { rule: { type: "integer" }, file: { type: "string" }, command: { type: "string" }, more: { type: "integer" } } },
+            },
           },
         },
       },

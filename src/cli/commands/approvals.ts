@@ -11,8 +11,17 @@ const COLUMNS = ["id", "state", "run", "host", "tool", "input", "asked"];
 /** With answered requests: who or what answered each (a person, rule:<n>, or an earlier answer via its id) and what it covers. */
 const ANSWERED_COLUMNS = [...COLUMNS, "by"];
 
-const answeredBy = (a: Approval): string =>
-  !a.answered_by ? "" : `${a.answered_by}${a.answered_via ? ` via ${a.answered_via}` : ""}${a.for_run_scope === "tool" ? " (--for-run-tool)" : a.for_run_scope === "commands" ? " (--for-run)" : ""}`;
+/** A rule answer's commands, each with the rule it matched: `rule:0,1 (0: npm test; 1: tail -5)`, cut to BY_CHARS. */
+const BY_CHARS = 80;
+const ruleCommands = (a: Approval): string => {
+  const parts = (a.rule_matches ?? []).filter((m) => m.command !== undefined).map((m) => `${m.rule}: ${m.command!.replace(/\s+/g, " ")}`);
+  return parts.length ? ` (${parts.join("; ")}${a.rule_matches!.at(-1)?.more ? `; ${a.rule_matches!.at(-1)!.more} more` : ""})` : "";
+};
+const answeredBy = (a: Approval): string => {
+  if (!a.answered_by) return "";
+  const text = `${a.answered_by}${ruleCommands(a)}${a.answered_via ? ` via ${a.answered_via}` : ""}${a.for_run_scope === "tool" ? " (--for-run-tool)" : a.for_run_scope === "commands" ? " (--for-run)" : ""}`;
+  return text.length > BY_CHARS ? text.slice(0, BY_CHARS - 1) + "…" : text;
+};
 /** The input column's width: enough to recognise a command; --machine has all of it. */
 const INPUT_CHARS = 60;
 
@@ -43,8 +52,9 @@ earlier li approve/deny --for-run (the same commands) or --for-run-tool of the r
 request waits here, on every host sharing the store, for li approve ID or li deny ID, until
 approval_timeout (default 30m), when it expires and the agent is told it was denied.
 --machine gives every field, the whole (bounded, secrets masked) input included. With --all,
-"by" says who or what answered: user@host, rule:<n> (the message names each command's
-rule), or "via apr_…" (the earlier --for-run or --for-run-tool answer that covered it).
+"by" says who or what answered: user@host, rule:<n> with each command and the rule it
+matched (--machine: rule_matches, [{rule, file, command}]), or "via apr_…" (the earlier
+--for-run or --for-run-tool answer that covered it).
 
 Examples:
   li approvals

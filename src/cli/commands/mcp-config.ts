@@ -54,7 +54,8 @@ const GEMINI_TRUST_NOTE = [
   "asking you; without it a headless gemini (gemini -p, and the runs li starts) never offers the",
   "tool to the model, and an interactive one asks before every call, reads included.",
   ...LI_DECIDES,
-  'gemini honours "trust" only in a folder it trusts (li\'s runs of gemini pass --skip-trust).',
+  'gemini honours "trust" only in a folder it trusts (li\'s runs of gemini pass --skip-trust;',
+  "a run with --approvals ask does not, and there gemini starts no MCP server).",
   'For a gemini that may only read through li, keep "trust" and add "--read-only" to args.',
 ];
 

@@ -40,21 +40,44 @@ export interface Approval {
   for_run_scope: ForRunScope | null;
   /** The earlier --for-run or --for-run-tool answer that answered this request, when one did (from the message the worker wrote). */
   answered_via: string | null;
+  /** For a request a rule answered: which rule of which file, and for a shell command each of its simple commands with the rule it matched. */
+  rule_matches: RuleMatch[] | null;
+}
+
+/** One rule's part in answering a request: its number and file, and the simple command it matched (none for a rule on a whole tool or by input_matches). */
+export interface RuleMatch {
+  rule: number;
+  file: string;
+  command?: string;
+  /** On the last match kept of a request with more than 200 simple commands: how many more matched and are not listed. */
+  more?: number;
 }
 
 export type ForRunScope = "commands" | "tool";
 /** The for_run column: 0 none, 1 --for-run (the same commands), 2 --for-run-tool. */
 const SCOPE_OF: Record<number, ForRunScope> = { 1: "commands", 2: "tool" };
 
-interface Row extends Omit<Approval, "run" | "for_run" | "for_run_scope" | "answered_via"> {
+interface Row extends Omit<Approval, "run" | "for_run" | "for_run_scope" | "answered_via" | "rule_matches"> {
   entity_id: string;
   for_run: number | boolean;
+  rule_matches: string | null;
 }
 
-const fromRow = ({ entity_id, for_run, ...r }: Row): Approval => {
+/** The rule_matches column as written by recordAnswered; null for anything else (a store is shared, not trusted to be well formed). */
+function matchesOf(text: string | null): RuleMatch[] | null {
+  if (!text) return null;
+  try {
+    const v = JSON.parse(text);
+    return Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+const fromRow = ({ entity_id, for_run, rule_matches, ...r }: Row): Approval => {
   const scope = SCOPE_OF[Number(for_run)] ?? null;
   const via = r.message ? /^(?:allowed|denied) for the run by .+? \((apr_[0-9a-z]+): /.exec(r.message) : null;
-  return { ...r, run: entity_id, for_run: scope !== null, for_run_scope: scope, answered_via: via?.[1] ?? null };
+  return { ...r, run: entity_id, for_run: scope !== null, for_run_scope: scope, answered_via: via?.[1] ?? null, rule_matches: matchesOf(rule_matches) };
 };
 
 /** `text` with every secret replaced by ***; the secrets a worker knows of are its environment's credentials. */
@@ -101,14 +124,26 @@ export async function requestApproval(store: HasSql, a: NewApproval): Promise<Ap
   return (await getApproval(store, id))!;
 }
 
+/** At most this many matches are kept (a request of thousands of commands names the first ones, and says how many there were). */
+const MAX_MATCHES = 200;
+/** A command's text in a match, in characters: the record already holds the whole input. */
+const MAX_MATCH_COMMAND = 500;
+
+/** The matches as the column keeps them: each command cut to MAX_MATCH_COMMAND, at most MAX_MATCHES, the last kept counting the rest. */
+function boundedMatches(matches: readonly RuleMatch[]): string {
+  const kept = matches.slice(0, MAX_MATCHES).map((m) => (m.command !== undefined && m.command.length > MAX_MATCH_COMMAND ? { ...m, command: m.command.slice(0, MAX_MATCH_COMMAND - 1) + "…" } : m));
+  if (matches.length > MAX_MATCHES) kept[kept.length - 1] = { ...kept[kept.length - 1], more: matches.length - MAX_MATCHES };
+  return JSON.stringify(kept);
+}
+
 /** Records a request a rule (or an earlier --for-run answer) answered at once: no person ever sees it pending. */
-export async function recordAnswered(store: HasSql, a: NewApproval, answer: { state: "allowed" | "denied"; by: string; message?: string | null }): Promise<Approval> {
+export async function recordAnswered(store: HasSql, a: NewApproval, answer: { state: "allowed" | "denied"; by: string; message?: string | null; matches?: RuleMatch[] }): Promise<Approval> {
   const db = dbOf(store);
   const id = newId("approval");
   await db.run(
-    `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, answered_by, answered_at, message, for_run)
-     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect)}, ?, ?, ${dbNow(db.dialect)}, ?, 0)`,
-    [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, answer.state, answer.by, answer.message ?? null],
+    `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, answered_by, answered_at, message, for_run, rule_matches)
+     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect)}, ?, ?, ${dbNow(db.dialect)}, ?, 0, ?)`,
+    [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, answer.state, answer.by, answer.message ?? null, answer.matches?.length ? boundedMatches(answer.matches) : null],
   );
   return (await getApproval(store, id))!;
 }

@@ -1,6 +1,9 @@
 import { isShellTool, ruleSubject, shellAllowProblem, type ApprovalRule } from "../../config/approval-settings.js";
 import { invalid } from "../../errors.js";
+import type { RuleMatch } from "./records.js";
 import { basename, OPAQUE_COMMANDS, parseShell, type ParsedShell, type SimpleCommand } from "./shell-parse.js";
+
+export type { RuleMatch };
 
 /*
  * How rules answer a request (issue 46), for every provider's route alike: each hands
@@ -16,19 +19,14 @@ import { basename, OPAQUE_COMMANDS, parseShell, type ParsedShell, type SimpleCom
  * whose tool and `input_matches` fit answers, as before.
  */
 
-export interface RuleMatch {
-  /** A simple command of the request, as written. */
-  command: string;
-  rule: number;
-  file: string;
-}
 
 export interface RuleDecision {
   answer: "allow" | "deny";
   /** `rule:<n>`, or `rule:<n>,<m>` when the commands of a compound request matched several. */
   by: string;
-  /** For the record: which rule answered, and for each command which rule it matched. */
+  /** For the agent and the record's message: which rule answered, and for each command which rule it matched. */
   message: string;
+  /** The same, structured (the record's rule_matches): one per simple command for a shell request, else the one rule. */
   matched: RuleMatch[];
 }
 
@@ -114,7 +112,7 @@ export async function decideByRules(rules: readonly ApprovalRule[], tool: string
     const r = mine.find((r) => r.input_matches === null || new RegExp(r.input_matches).test(subject));
     if (!r) return null;
     const state = r.answer === "allow" ? "allowed" : "denied";
-    return { answer: r.answer, by: `rule:${r.index}`, matched: [], message: `${state} by ${where(r)} (tool ${r.tool}${r.input_matches ? `, input matching ${r.input_matches}` : ""})` };
+    return { answer: r.answer, by: `rule:${r.index}`, matched: [{ rule: r.index, file: r.file }], message: `${state} by ${where(r)} (tool ${r.tool}${r.input_matches ? `, input matching ${r.input_matches}` : ""})` };
   }
   const req = shellRequest(tool, input);
   const parsed = req && mine.some((r) => r.command !== null) ? await parseShell(req.command) : null;
@@ -122,7 +120,7 @@ export async function decideByRules(rules: readonly ApprovalRule[], tool: string
   for (const r of mine.filter((r) => r.answer === "deny")) {
     if (r.command === null) {
       if (r.input_matches === null || new RegExp(r.input_matches).test(ruleSubject(input)))
-        return { answer: "deny", by: `rule:${r.index}`, matched: [], message: `denied by ${where(r)} (tool ${r.tool}${r.input_matches ? `, input matching ${r.input_matches}` : ""})` };
+        return { answer: "deny", by: `rule:${r.index}`, matched: [{ rule: r.index, file: r.file }], message: `denied by ${where(r)} (tool ${r.tool}${r.input_matches ? `, input matching ${r.input_matches}` : ""})` };
       continue;
     }
     const f = await ruleForm(r.command);
@@ -143,7 +141,7 @@ export async function decideByRules(rules: readonly ApprovalRule[], tool: string
       }
     }
     if (!found) return null;
-    matched.push({ command: c.text, rule: found.index, file: found.file });
+    matched.push({ rule: found.index, file: found.file, command: c.text });
   }
   const used = [...new Set(matched.map((m) => m.rule))];
   return {

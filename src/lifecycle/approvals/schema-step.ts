@@ -69,3 +69,14 @@ export const APPROVALS_STEP = {
   sqlite: approvals("TEXT") + SQLITE_DELIVERIES,
   postgres: approvals('TEXT COLLATE "C"') + PG_DELIVERIES,
 };
+
+/*
+ * Schema step 15 (issue 46): `rule_matches`, for a request a rule answered, which rule and file
+ * answered it and, for a shell command, which of its simple commands matched which rule: JSON,
+ * `[{"rule": 0, "file": "…", "command": "npm test"}, …]` (no `command` for a rule on a whole
+ * tool or by input_matches). NULL for any other request, and for rule answers recorded before it.
+ */
+export const RULE_MATCHES_STEP = {
+  sqlite: "ALTER TABLE approvals ADD COLUMN rule_matches TEXT;",
+  postgres: "ALTER TABLE approvals ADD COLUMN rule_matches TEXT;",
+};

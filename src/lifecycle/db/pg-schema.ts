@@ -12,7 +12,7 @@
  */
 
 import { BUDGETS_STEP } from "../budgets/schema-step.js";
-import { APPROVALS_STEP } from "../approvals/schema-step.js";
+import { APPROVALS_STEP, RULE_MATCHES_STEP } from "../approvals/schema-step.js";
 import { GATEWAY_CALLS_STEP } from "../gateway-calls/schema-step.js";
 
 export const PG_BASE_VERSION = 7;
@@ -106,6 +106,8 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
   12: APPROVALS_STEP.postgres,
   // 14: the model gateway's calls (see SQLite's step 14).
   13: GATEWAY_CALLS_STEP.postgres,
+  // 15: approvals' rule_matches (see SQLite's step 15).
+  14: RULE_MATCHES_STEP.postgres,
 };
 
 const T = 'TEXT COLLATE "C"';

@@ -97,7 +97,7 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
     const rule = await decideByRules(rules, req.tool_name, req.input);
     if (rule) {
       const state = rule.answer === "allow" ? "allowed" : "denied";
-      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: rule.by, message: rule.message }), log, ended), req.input);
+      return answerOf(await retrying("recording a rule's answer", () => recordAnswered(store, base, { state, by: rule.by, message: rule.message, matches: rule.matched }), log, ended), req.input);
     }
     const earlier = await retrying("reading the run's earlier answers", () => forRunAnswers(store, e.id, req.tool_name), log, ended);
     for (const prior of earlier) {

@@ -41,6 +41,17 @@ const headless = cliAgent({
 });
 
 /**
+ * A run that asks starts gemini in a folder it does not trust, whatever the person's
+ * trustedFolders.json says: gemini then reads no `.gemini/settings.json` of the repository
+ * (`tools.allowed`, `general.defaultApprovalMode`, hooks, MCP servers), no workspace policies, and
+ * forces its approval mode to default, so the repository cannot answer its own agent's requests
+ * before li is asked (issue 46). The cost: it starts no MCP server at all, not even one of the
+ * person's own settings (li's gemini runs take no mcp_config). An ACP gemini never exits for an
+ * untrusted folder (only its headless mode does, exit 55).
+ */
+export const UNTRUSTED_WORKSPACE = { GEMINI_CLI_TRUST_WORKSPACE: "false" } as const;
+
+/**
  * A run that asks (approvals: ask) drives `gemini --acp` through li's ACP client instead: headless
  * gemini denies whatever would ask, while over ACP it sends session/request_permission (issue 50,
  * docs/approvals.md#gemini). Same model, environment and approval mode; the session is resumed by
@@ -52,8 +63,8 @@ export const geminiProvider: Provider = {
     const run = options.run ?? {};
     if (run.approvals !== "ask") return headless.launch(model, promptFile, options);
     const { env } = headless.launch(model, promptFile, options);
-    const argv = ["gemini", "--acp", "--model", model, "--skip-trust", ...opt("--approval-mode", run.permission_mode), ...(run.allowed_tools?.length ? ["--allowed-tools", run.allowed_tools.join(",")] : [])];
-    return acpLaunch({ argv, shell_tool: "run_shell_command" }, run, env);
+    const argv = ["gemini", "--acp", "--model", model, ...opt("--approval-mode", run.permission_mode), ...(run.allowed_tools?.length ? ["--allowed-tools", run.allowed_tools.join(",")] : [])];
+    return acpLaunch({ argv, shell_tool: "run_shell_command" }, run, { ...env, ...UNTRUSTED_WORKSPACE });
   },
 };
 

@@ -110,6 +110,8 @@ export interface Approval {
   id: string; run: string; host: string; tool: string; input: string; asked_at: string; expires_at: string;
   state: "pending" | "allowed" | "denied" | "expired" | "cancelled"; answered_by: string | null; answered_at: string | null; message: string | null; for_run: boolean;
   for_run_scope: "commands" | "tool" | null; answered_via: string | null;
+  /** A rule's answer: which rule of which file, and for a shell command which rule each command matched. */
+  rule_matches: { rule: number; file: string; command?: string; more?: number }[] | null;
 }
 
 export interface Session { version: string; li_home: string; now: string }

@@ -42,12 +42,24 @@ export function ApprovalCard({ a, busy, answer, showRun = true }: { a: Approval;
           <button type="button" class="btn danger a-deny" disabled={busy} onClick={() => answer("deny", a)}>Deny</button>
         </div>
       ) : (
-        <p class="small a-answer">
-          {a.state} by <span class="a-by">{a.answered_by ?? "—"}</span>
-          {a.answered_via && <> via <code class="mono a-via">{a.answered_via}</code></>}
-          {a.for_run_scope && <> <span class="a-scope" data-scope={a.for_run_scope}>({SCOPE[a.for_run_scope]})</span></>} <Age at={a.answered_at} />
-          {a.message && <> · <span class="a-message">{a.message}</span></>}
-        </p>
+        <>
+          <p class="small a-answer">
+            {a.state} by <span class="a-by">{a.answered_by ?? "—"}</span>
+            {a.answered_via && <> via <code class="mono a-via">{a.answered_via}</code></>}
+            {a.for_run_scope && <> <span class="a-scope" data-scope={a.for_run_scope}>({SCOPE[a.for_run_scope]})</span></>} <Age at={a.answered_at} />
+            {a.message && <> · <span class="a-message">{a.message}</span></>}
+          </p>
+          {a.rule_matches?.some((m) => m.command !== undefined) && (
+            <ul class="a-rules small">
+              {a.rule_matches.map((m) => (
+                <li data-rule={m.rule}>
+                  <code class="mono">{m.command}</code> by rule {m.rule} of <span class="mono">{m.file}</span>
+                  {m.more ? ` (and ${m.more} more)` : ""}
+                </li>
+              ))}
+            </ul>
+          )}
+        </>
       )}
     </article>
   );

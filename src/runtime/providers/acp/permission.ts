@@ -37,7 +37,9 @@ export function shellCommand(tool: ToolCallLike): string | null {
   const raw = obj(tool.rawInput);
   const c = raw?.command ?? raw?.cmd;
   if (typeof c === "string" && c) return c;
-  if (Array.isArray(c) && c.every((x) => typeof x === "string")) return (c as string[]).join(" ");
+  // An argv only when every word reads the same bare in a shell as exec'd: whether the agent execs
+  // it or joins it for a shell is its own business, and a word either would read otherwise is not li's to guess.
+  if (Array.isArray(c) && c.length && c.every((x) => typeof x === "string" && /^[A-Za-z0-9_+.,:\/@%=-]+$/.test(x))) return (c as string[]).join(" ");
   return null;
 }
 

@@ -19,6 +19,7 @@ import { APPROVAL_SOCKET_ENV, type AskAnswer } from "../../approvals/protocol.js
 import type { AcpEvent } from "../acp/events.js";
 import { startAgent } from "../agent-child.js";
 import { CODEX_CLIENT_ENV, parseCodexConfig, type CodexClientConfig } from "./config.js";
+import { untrustedProjects } from "./project-trust.js";
 import { requestOf } from "./requests.js";
 
 const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -151,7 +152,7 @@ process.on("SIGTERM", () => {
 async function main(): Promise<void> {
   await request("initialize", { clientInfo: { name: "li", title: null, version: "1" }, capabilities: null });
   send({ method: "initialized" });
-  const thread = { cwd: process.cwd(), model: cfg.model, approvalPolicy: "untrusted", sandbox: cfg.sandbox, ...(cfg.config ? { config: cfg.config } : {}) };
+  const thread = { cwd: process.cwd(), model: cfg.model, approvalPolicy: "untrusted", sandbox: cfg.sandbox, config: { ...cfg.config, ...untrustedProjects(process.cwd()) } };
   const started = cfg.resume ? await request("thread/resume", { threadId: cfg.resume, ...thread, excludeTurns: true }) : await request("thread/start", thread);
   threadId = String(started?.thread?.id ?? cfg.resume ?? "");
   emit({ type: "session", id: threadId });

@@ -1,0 +1,152 @@
+/**
+ * Issue 46, item 6 for codex, gemini and an ACP agent: the repository must not answer its own
+ * agent's requests first. A repository whose settings allow the command (codex: a `.codex/rules`
+ * exec policy allowing `touch` and a `.codex/config.toml` with approval_policy never, in a project
+ * the person's codex config trusts; gemini: `.gemini/settings.json` with tools.allowed
+ * run_shell_command, and the person's trustedFolders.json trusting it; Qwen Code:
+ * `.qwen/settings.json` with permissions.allow): a run that asks still asks li. Each has its
+ * control, showing the same repository does answer without the measure (codex: the same
+ * app-server thread without li's trust override; gemini: li's headless route, which trusts the
+ * folder; Qwen: its entry without docs/approvals.md's recipe), so the test can fail.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import readline from "node:readline";
+import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
+import { startGemini } from "./fixtures/fake-apis/gemini.js";
+import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
+import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { untilStatus, useHomes } from "./helpers/fixtures.js";
+import { makeRepo } from "./helpers/git-repos.js";
+import { liData, until } from "./helpers/li.js";
+
+const T = 150_000;
+const MARK = "made-unasked";
+const COMMAND = `touch ${MARK}`;
+
+describeReal("the repository's own permission settings do not answer a run that asks", () => {
+  const homes = useHomes({ stopRuns: true });
+  let codex: FakeApi, gemini: FakeApi, qwen: FakeApi;
+  beforeAll(async () => {
+    qwen = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
+    codex = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: COMMAND } } });
+    gemini = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } });
+  });
+  afterAll(() => Promise.all([codex, gemini, qwen].map((f) => f?.close())));
+
+  /** A git repository whose .codex allows `touch` by exec policy, trusted in the person's codex config. */
+  function codexRepo(home: string) {
+    const repo = fs.realpathSync(makeRepo(path.join(home, "repo")));
+    fs.mkdirSync(path.join(repo, ".codex", "rules"), { recursive: true });
+    fs.writeFileSync(path.join(repo, ".codex", "config.toml"), 'approval_policy = "never"\n');
+    fs.writeFileSync(path.join(repo, ".codex", "rules", "allow.rules"), 'prefix_rule(pattern = ["touch"], decision = "allow")\nprefix_rule(pattern = ["bash"], decision = "allow")\n');
+    const env = codexEnv(home, codex.url, `[projects.${JSON.stringify(repo)}]\ntrust_level = "trusted"\n`);
+    return { repo, env };
+  }
+
+  test("codex: a project that trusts itself to run touch still asks li; the same thread without li's override runs it unasked", async () => {
+    const h = homes();
+    const { repo, env: cenv } = codexRepo(h.home);
+    const env = { ...h.env, ...cenv };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), "profiles:\n  p:\n    model: codex/gpt-5\n    permission_mode: danger-full-access\n");
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--profile", "p", "--cwd", repo, "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 60_000);
+    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+
+    // The control: codex app-server driven the same way (approvalPolicy untrusted) but without li's override.
+    const asked = await bareAppServer(repo, { ...process.env, ...cenv });
+    expect(asked).toBe(false);
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
+  }, T);
+
+  test("gemini: a workspace whose .gemini/settings.json allows run_shell_command, trusted by the person, still asks li; li's headless route (trusting the folder) runs it unasked", async () => {
+    const h = homes();
+    const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
+    fs.mkdirSync(path.join(repo, ".gemini"));
+    fs.writeFileSync(path.join(repo, ".gemini", "settings.json"), JSON.stringify({ tools: { allowed: ["run_shell_command"] } }));
+    const genv = geminiEnv(h.home, gemini.url, { security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: true } } });
+    fs.writeFileSync(path.join(genv.HOME, ".gemini", "trustedFolders.json"), JSON.stringify({ [repo]: "TRUST_FOLDER" }));
+    const env = { ...h.env, ...genv };
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 60_000);
+    expect(req.tool).toBe("run_shell_command");
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+
+    // The control: a run that does not ask (headless gemini, --skip-trust) in the same folder runs the command, allowed by the repository alone.
+    const plain = await liData(["agent", "--detach", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
+    expect(await untilStatus(env, plain.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
+  }, T);
+
+  test("Qwen Code: an entry whose ask also makes every folder untrusted (docs/approvals.md's recipe) asks li in a workspace whose .qwen/settings.json allows the shell; the entry without it runs the command unasked", async () => {
+    const h = homes();
+    const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
+    fs.mkdirSync(path.join(repo, ".qwen"));
+    fs.writeFileSync(path.join(repo, ".qwen", "settings.json"), JSON.stringify({ permissions: { allow: ["run_shell_command"] } }));
+    const system = path.join(h.home, "qwen-system.json");
+    fs.writeFileSync(system, JSON.stringify({ security: { folderTrust: { enabled: true } } }));
+    const untrusted = path.join(h.home, "qwen-untrusted.json");
+    fs.writeFileSync(untrusted, JSON.stringify({ "/": "DO_NOT_TRUST" }));
+    const entry = (name: string, askEnv: string) =>
+      [
+        `  ${name}:`,
+        `    command: ${path.join(CLI_BIN, "qwen")}`,
+        '    args: ["--acp", "--auth-type=openai"]',
+        `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
+        `    ask: {args: ["--approval-mode", "default"]${askEnv}}`,
+        "    base_url_env: OPENAI_BASE_URL",
+      ].join("\n");
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", entry("qwen", `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`), entry("trusting", ""), ""].join("\n"));
+    const env = { ...h.env, ...baseEnv(h.home) };
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/qwen/fake-model", "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 90_000);
+    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+
+    // The control: the entry without the recipe, same repository: the workspace's allow-list answers, li is never asked.
+    const plain = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/trusting/fake-model", "make the marker"], { env });
+    expect(await untilStatus(env, plain.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    expect((await liData(["approvals", "--all", "--run", plain.id], { env })).approvals).toEqual([]);
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
+  }, T);
+});
+
+/**
+ * `codex app-server` in `cwd` as li's client drives it (approvalPolicy untrusted), minus li's
+ * trust override: whether codex asked (item/commandExecution/requestApproval, declined) before its turn ended.
+ */
+async function bareAppServer(cwd: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  const child = spawn("codex", ["app-server"], { cwd, env, stdio: ["pipe", "pipe", "inherit"] });
+  let next = 0;
+  let asked = false;
+  const waiting = new Map<number, (v: any) => void>();
+  const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");
+  const request = (method: string, params: object) => new Promise<any>((r) => (waiting.set(++next, r), send({ id: next, method, params })));
+  let ended!: () => void;
+  const turnEnded = new Promise<void>((r) => (ended = r));
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
+    const m = JSON.parse(line);
+    if (m.id !== undefined && m.method === undefined) waiting.get(m.id)?.(m.result ?? m.error);
+    else if (m.id !== undefined && /requestApproval$/.test(m.method)) (asked = true), send({ id: m.id, result: { decision: "decline" } });
+    else if (m.method === "turn/completed") ended();
+  });
+  try {
+    await request("initialize", { clientInfo: { name: "test", title: null, version: "1" }, capabilities: null });
+    send({ method: "initialized" });
+    const thread = await request("thread/start", { cwd, model: "gpt-5", approvalPolicy: "untrusted", sandbox: "danger-full-access" });
+    await request("turn/start", { threadId: thread.thread.id, input: [{ type: "text", text: "make the marker", text_elements: [] }] });
+    await turnEnded;
+    return asked;
+  } finally {
+    child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Issue 46, rules through each route's real CLI (offline, against the loopback fakes): the
+ * adapters test/approval-routes-table.test.ts drives the whole table through are what the routes
+ * use. One command, quoted so that codex's shlex sends it in a double-quoted chunk, under rules
+ * that allow `touch` and `echo`: codex and Qwen Code (an ACP agent's raw input) are answered by
+ * the rules, with no person, and the command runs; gemini sends no raw command, so the same
+ * request goes to a person. And through codex, a command with an escaped rm after an allowed one
+ * is denied by the rm rule, the record naming the command that matched.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
+import { startGemini } from "./fixtures/fake-apis/gemini.js";
+import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
+import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { untilStatus, useHomes } from "./helpers/fixtures.js";
+import { liData, until } from "./helpers/li.js";
+
+const T = 120_000;
+const MARK = "made-by-rule";
+const COMMAND = `touch '${MARK}' && echo "it's allowed"`;
+/** rm spelled so that only the parsed words name it, after an allowed command, in codex's double-quoted chunk. */
+const RM = `touch kept && r\\m -rf "it's gone"`;
+const RULES = `approvals:\n  rules:\n    - {tool: shell, command: "touch", answer: allow}\n    - {tool: shell, command: "echo", answer: allow}\n    - {tool: shell, command: "rm", answer: deny}\n`;
+
+describeReal("rules answer through each route's real CLI", () => {
+  const homes = useHomes({ stopRuns: true });
+  let codex: FakeApi, qwen: FakeApi, gemini: FakeApi, codexRm: FakeApi;
+  beforeAll(async () => {
+    codexRm = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: RM } } });
+    codex = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: COMMAND } } });
+    qwen = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
+    gemini = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } });
+  });
+  afterAll(() => Promise.all([codex, qwen, gemini, codexRm].map((f) => f?.close())));
+
+  async function run(settings: string, env: (home: string) => Record<string, string>, model: string[]) {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const e = { ...h.env, ...env(h.home) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), RULES + settings);
+    const r = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, ...model, "make the marker"], { env: e });
+    return { cwd, env: e, id: r.id as string };
+  }
+  const records = async (env: NodeJS.ProcessEnv, id: string) => (await liData(["approvals", "--all", "--run", id], { env })).approvals;
+
+  async function answeredByRules(settings: string, env: (home: string) => Record<string, string>, model: string[], tool: string) {
+    const { cwd, env: e, id } = await run(settings, env, model);
+    expect(await untilStatus(e, id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    const got = await records(e, id);
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatchObject({ tool, state: "allowed", answered_by: "rule:0,1" });
+    expect(JSON.parse(got[0].input).command).toBe(COMMAND);
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
+  }
+
+  test("codex: the request (shlex-quoted /bin/bash -lc) is unwrapped to the command and allowed by the rules, with no person; the command runs", async () => {
+    // danger-full-access: codex's own bubblewrap cannot start in this container (docs/approvals.md#codex).
+    await answeredByRules("profiles:\n  p:\n    model: codex/gpt-5\n    permission_mode: danger-full-access\n", (home) => codexEnv(home, codex.url), ["--profile", "p"], "commandExecution");
+  }, T);
+
+  test("codex: a command with rm in it is denied by the rule, recorded with the command that matched (rule_matches); nothing ran", async () => {
+    const { cwd, env, id } = await run("profiles:\n  p:\n    model: codex/gpt-5\n    permission_mode: danger-full-access\n", (home) => codexEnv(home, codexRm.url), ["--profile", "p"]);
+    fs.mkdirSync(path.join(cwd, "it's gone"));
+    expect(await untilStatus(env, id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    const got = await records(env, id);
+    expect(got.map((a: any) => [a.state, a.answered_by, JSON.parse(a.input).command, a.rule_matches])).toEqual([["denied", "rule:2", RM, [{ rule: 2, file: expect.stringMatching(/settings\.yaml$/), command: `r\\m -rf "it's gone"` }]]]);
+    expect(fs.existsSync(path.join(cwd, "kept"))).toBe(false);
+    expect(fs.existsSync(path.join(cwd, "it's gone"))).toBe(true);
+  }, T);
+
+  test("Qwen Code (ACP, its raw input): allowed by the rules, with no person; the command runs", async () => {
+    const settings = [
+      "acp_agents:",
+      "  qwen:",
+      `    command: ${path.join(CLI_BIN, "qwen")}`,
+      '    args: ["--acp", "--auth-type=openai"]',
+      `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
+      '    ask: {args: ["--approval-mode", "default"]}',
+      "    base_url_env: OPENAI_BASE_URL",
+      "",
+    ].join("\n");
+    await answeredByRules(settings, (home) => baseEnv(home), ["acp/qwen/fake-model"], "execute");
+  }, T);
+
+  test("gemini: the same command under the same rules goes to a person (gemini sends no raw command); denied, nothing ran", async () => {
+    const { cwd, env, id } = await run("", (home) => geminiEnv(home, gemini.url), ["gemini/gemini-2.5-flash"]);
+    const req = await until(async () => (await records(env, id)).find((a: any) => a.state === "pending"), 60_000);
+    expect(req.tool).toBe("run_shell_command");
+    expect(JSON.parse(req.input).command).toBeUndefined();
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+});
