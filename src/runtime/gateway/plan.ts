@@ -82,6 +82,24 @@ export function gatewayPlan(provider: string, env: NodeJS.ProcessEnv): PlanResul
   }
 }
 
+/** Each provider's key variables, as its plan reads them. */
+const KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
+
+/**
+ * The variables of `env` that hold a model API key li's gateway holds for some run: each
+ * provider's, the one codex's config.toml names, li's openai provider's, and `named` (the
+ * endpoints' api_key_env). What runs the agent's code outside its provider's sandbox (a check) gets
+ * none of them: its output is the run's to read.
+ */
+export function modelKeyVars(env: NodeJS.ProcessEnv, named: string[] = []): string[] {
+  let codex: string | null = null;
+  try {
+    codex = codexConfigProvider(fs.readFileSync(`${env.CODEX_HOME || `${env.HOME ?? ""}/.codex`}/config.toml`, "utf8"))?.env_key ?? null;
+  } catch {}
+  const all = [...KEY_VARS, ...named, codex, env.LI_OPENAI_KEY_ENV, "LI_GATEWAY_KEY"];
+  return [...new Set(all.filter((k): k is string => !!k && env[k] !== undefined))];
+}
+
 /** The provider codex's config.toml selects, and that provider's table (a minimal read: top-level keys and one table). */
 export function codexConfigProvider(toml: string): { name: string; base_url: string | null; env_key: string | null } | null {
   let table = "";
