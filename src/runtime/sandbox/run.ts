@@ -145,6 +145,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   // A checkout run's files that run code when opened stay as they are; an isolated run's change to them is marked instead.
   const marks = git?.worktree ? null : await import("./marked.js");
   const marked = marks ? marks.markedIn(tree, !!git) : [];
+  const ignored = marks && git ? marks.ignoredIn(tree) : null;
   mark("tree-known");
   const home = env.HOME || os.homedir();
   // The home's allow-list and the provider's private state directory (home-view.ts).
@@ -179,7 +180,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   let held: string[] | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
-    if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"));
+    if (marks && held === undefined) held = marks.holdCreated(tree, marked, !!git, path.join(scratch, "held"), ignored);
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (privateState) {
