@@ -131,6 +131,27 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
     }
   }, 90_000);
 
+  test("the sandbox holds no model API key at all: the run's own is a placeholder, and another provider's key or an endpoint's is not there, in the environment or /proc", async () => {
+    const h = homes();
+    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-gw-")));
+    scratches.push(scratch);
+    const work = path.join(scratch, "work");
+    fs.mkdirSync(work);
+    const bin = installHostileClis(scratch);
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_ENDPOINT_KEY}\n`);
+    const others = { OPENAI_API_KEY: "sk-openai-SECRET-2", GEMINI_API_KEY: "gem-SECRET-3", GOOGLE_API_KEY: "goog-SECRET-4", MY_ENDPOINT_KEY: "endpoint-SECRET-5" };
+    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: KEY, ...others, LI_TEST_MARK: "visible" };
+    const step = 'env; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; echo "MARK=$LI_TEST_MARK"';
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", step], { env, cwd: work });
+    const done = await terminal(env, r.id, 60_000);
+    expect(done).toMatchObject({ status: "completed", usage_source: "gateway" });
+    const text = await said(env, r.id);
+    // The step saw its environment: the test can tell.
+    expect(text).toContain("MARK=visible");
+    expect(text).toContain(`ANTHROPIC_API_KEY=${PLACEHOLDER}`);
+    for (const secret of [KEY, ...Object.values(others)]) expect(text).not.toContain(secret);
+  }, 90_000);
+
   test("what each provider's own calls need still goes through: model calls, token counts and reads", () => {
     expect(unforwarded("anthropic", "POST", "/v1/messages", true)).toBeNull();
     expect(unforwarded("anthropic", "POST", "/v1/messages/count_tokens", false)).toBeNull();

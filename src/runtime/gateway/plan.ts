@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { loadSettings } from "../../config/settings.js";
 import type { GatewayKey } from "./server.js";
 import type { Api } from "./usage-readers.js";
 
@@ -98,6 +99,40 @@ export function modelKeyVars(env: NodeJS.ProcessEnv, named: string[] = []): stri
   } catch {}
   const all = [...KEY_VARS, ...named, codex, env.LI_OPENAI_KEY_ENV, "LI_GATEWAY_KEY"];
   return [...new Set(all.filter((k): k is string => !!k && env[k] !== undefined))];
+}
+
+/**
+ * The key variables `provider`'s own plan reads (its own key, a placeholder once the gateway holds
+ * it), or null for a provider li has no plan for (an ACP agent, a mock), whose environment is
+ * left as it is: what a run may keep of modelKeyVars.
+ */
+export function ownKeyVars(provider: string, env: NodeJS.ProcessEnv): string[] | null {
+  switch (provider) {
+    case "claude":
+      return ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
+    case "gemini":
+      return ["GEMINI_API_KEY", "GOOGLE_API_KEY"];
+    case "openai":
+      return env.LI_OPENAI_KEY_ENV ? [env.LI_OPENAI_KEY_ENV] : [];
+    case "codex": {
+      let chosen: string | null = null;
+      try {
+        chosen = codexConfigProvider(fs.readFileSync(`${env.CODEX_HOME || `${env.HOME ?? ""}/.codex`}/config.toml`, "utf8"))?.env_key ?? null;
+      } catch {}
+      return ["OPENAI_API_KEY", "CODEX_API_KEY", "LI_GATEWAY_KEY", ...(chosen ? [chosen] : [])];
+    }
+    default:
+      return null;
+  }
+}
+
+/** The variables the settings' endpoints (of `dir`) read their keys from; none when the settings cannot be read. */
+export function endpointKeyVars(dir: string): string[] {
+  try {
+    return loadSettings(dir).endpoints.map((p) => p.api_key_env).filter((k): k is string => !!k);
+  } catch {
+    return [];
+  }
 }
 
 /** The provider codex's config.toml selects, and that provider's table (a minimal read: top-level keys and one table). */

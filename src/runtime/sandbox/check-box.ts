@@ -8,17 +8,7 @@ import { sandboxSettings } from "../../config/sandbox-settings.js";
 import { sandboxLayout } from "./layout.js";
 import { homeView } from "./home-view.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
-import { loadSettings } from "../../config/settings.js";
-import { modelKeyVars } from "../gateway/plan.js";
-
-/** The variables the settings' endpoints read their keys from (none when the settings cannot be read). */
-function endpointKeyVars(dir: string): string[] {
-  try {
-    return loadSettings(dir).endpoints.map((p) => p.api_key_env).filter((k): k is string => !!k);
-  } catch {
-    return [];
-  }
-}
+import { endpointKeyVars, modelKeyVars } from "../gateway/plan.js";
 
 /*
  * A sandboxed run's check (--check-cmd, --check NAME) runs what the agent left in its worktree (a
