@@ -54,6 +54,32 @@ export const CODE_FILES: Readonly<Record<string, string>> = {
   ".gdbinit": "gdb",
   ".lldbinit": "lldb",
   ".git": "git (a nested repository's config and hooks)",
+  ".hg": "Mercurial (a nested repository's hgrc: hooks, extensions)",
+  // agents li runs over ACP, and other coding agents' project settings (MCP servers, hooks, plugins)
+  ".qwen": "Qwen Code (settings, hooks, MCP servers)",
+  ".opencode": "opencode (plugins, commands, MCP servers)",
+  "opencode.json": "opencode (plugins, MCP servers)",
+  "opencode.jsonc": "opencode (plugins, MCP servers)",
+  ".aider.conf.yml": "aider (lint-cmd, test-cmd it runs)",
+  ".continue": "Continue (MCP servers)",
+  ".kiro": "Kiro (hooks, MCP servers)",
+  ".amazonq": "Amazon Q (MCP servers)",
+  ".roo": "Roo Code (MCP servers)",
+  // tools that run what the directory holds when started or opened there
+  ".pylintrc": "pylint (init-hook), run by editors on open",
+  "pylintrc": "pylint (init-hook), run by editors on open",
+  ".pdbrc": "pdb (runs its lines as Python)",
+  ".irbrc": "irb (Ruby)",
+  ".pryrc": "pry (Ruby)",
+  ".dir-locals.el": "Emacs (eval variables)",
+  ".dir-locals-2.el": "Emacs (eval variables)",
+  ".lvimrc": "vim's localvimrc",
+  "mise.toml": "mise (hooks and env scripts on cd)",
+  ".mise.toml": "mise (hooks and env scripts on cd)",
+  ".mise": "mise (hooks and env scripts on cd)",
+  ".cargo": "cargo (config.toml: runner, rustc-wrapper, aliases)",
+  ".mvn": "Maven (extensions, jvm.config, the wrapper's download)",
+  ".li": "li (project settings: worktree setup, checks, ACP agents)",
 };
 
 /** Whether `rel` (a path in a tree, `/`-separated) is one of them or lies under one. */

@@ -47,7 +47,11 @@ const SPECS: Record<string, Spec> = {
   claude: {
     home: movable("CLAUDE_CONFIG_DIR", ".claude", (v) => v),
     config: ["settings.json", "settings.local.json", "CLAUDE.md", "commands", "agents", "skills", "plugins", "hooks", "output-styles", "rules", "keybindings.json", "managed-settings.json", ".mcp.json"],
-    state: ["projects/", "todos/", "shell-snapshots/", "session-env/", "file-history/", "plans/", "tasks/", "history.jsonl", "statsig/", "ide/", "paste-cache/", "stats-cache.json"],
+    // Not shell-snapshots/ nor session-env/: claude runs the scripts there ahead of every Bash
+    // command without asking, so a person's live session would run what an agent wrote; nor ide/,
+    // whose lock files tell the person's claude which IDE server to connect to, nor statsig/, the
+    // feature gates it obeys until it next fetches them. Each run has its own.
+    state: ["projects/", "todos/", "file-history/", "plans/", "tasks/", "history.jsonl", "paste-cache/", "stats-cache.json"],
     credentials: [".credentials.json"],
     copies: (dir, home, moved) => [path.join(moved ? dir : home, ".claude.json")],
   },
@@ -64,7 +68,9 @@ const SPECS: Record<string, Spec> = {
     // GEMINI_CLI_HOME stands for the home: gemini keeps `.gemini` under it.
     home: movable("GEMINI_CLI_HOME", ".gemini", (v) => path.join(v, ".gemini")),
     config: ["settings.json", "GEMINI.md", "AGENTS.md", "commands", "extensions", "agents", "skills", "policies", "hooks", "system-settings.json", ".env", "trustedFolders.json"],
-    state: ["tmp/", "history/", "projects.json", "installation_id", "user_id"],
+    // Not history/: checkpointing's shadow git repositories, whose .git/config the person's gemini
+    // would obey (core.fsmonitor) at its next checkpoint of that project. Each run has its own.
+    state: ["tmp/", "projects.json", "installation_id", "user_id"],
     credentials: ["oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json"],
     copies: () => [],
   },

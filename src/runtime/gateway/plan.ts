@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { loadSettings } from "../../config/settings.js";
 import type { GatewayKey } from "./server.js";
 import type { Api } from "./usage-readers.js";
 
@@ -80,6 +81,58 @@ export function gatewayPlan(provider: string, env: NodeJS.ProcessEnv): PlanResul
       ], "gemini without GEMINI_API_KEY logs in with Google (Code Assist), whose endpoint li does not redirect");
     default:
       return { unmetered: `li's gateway does not meter ${provider} runs` };
+  }
+}
+
+/** Each provider's key variables, as its plan reads them. */
+const KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
+
+/**
+ * The variables of `env` that hold a model API key li's gateway holds for some run: each
+ * provider's, the one codex's config.toml names, li's openai provider's, and `named` (the
+ * endpoints' api_key_env). What runs the agent's code outside its provider's sandbox (a check) gets
+ * none of them: its output is the run's to read.
+ */
+export function modelKeyVars(env: NodeJS.ProcessEnv, named: string[] = []): string[] {
+  let codex: string | null = null;
+  try {
+    codex = codexConfigProvider(fs.readFileSync(`${env.CODEX_HOME || `${env.HOME ?? ""}/.codex`}/config.toml`, "utf8"))?.env_key ?? null;
+  } catch {}
+  const all = [...KEY_VARS, ...named, codex, env.LI_OPENAI_KEY_ENV, "LI_GATEWAY_KEY"];
+  return [...new Set(all.filter((k): k is string => !!k && env[k] !== undefined))];
+}
+
+/**
+ * The key variables `provider`'s own plan reads (its own key, a placeholder once the gateway holds
+ * it), or null for a provider li has no plan for (an ACP agent, a mock), whose environment is
+ * left as it is: what a run may keep of modelKeyVars.
+ */
+export function ownKeyVars(provider: string, env: NodeJS.ProcessEnv): string[] | null {
+  switch (provider) {
+    case "claude":
+      return ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"];
+    case "gemini":
+      return ["GEMINI_API_KEY", "GOOGLE_API_KEY"];
+    case "openai":
+      return env.LI_OPENAI_KEY_ENV ? [env.LI_OPENAI_KEY_ENV] : [];
+    case "codex": {
+      let chosen: string | null = null;
+      try {
+        chosen = codexConfigProvider(fs.readFileSync(`${env.CODEX_HOME || `${env.HOME ?? ""}/.codex`}/config.toml`, "utf8"))?.env_key ?? null;
+      } catch {}
+      return ["OPENAI_API_KEY", "CODEX_API_KEY", "LI_GATEWAY_KEY", ...(chosen ? [chosen] : [])];
+    }
+    default:
+      return null;
+  }
+}
+
+/** The variables the settings' endpoints (of `dir`) read their keys from; none when the settings cannot be read. */
+export function endpointKeyVars(dir: string): string[] {
+  try {
+    return loadSettings(dir).endpoints.map((p) => p.api_key_env).filter((k): k is string => !!k);
+  } catch {
+    return [];
   }
 }
 

@@ -28,7 +28,7 @@ export interface GatewayCall {
   at: string;
   model: string | null;
   path: string;
-  /** `ok`, `http_<status>` (an upstream error answer), `refused` (a budget), `upstream_error`, `upstream_timeout`, `aborted`, `unread`. */
+  /** `ok`, `http_<status>` (an upstream error answer), `refused` (a budget), `forbidden` (not forwarded: unforwarded()), `upstream_error`, `upstream_timeout`, `aborted`, `unread`. */
   status: string;
   http_status: number | null;
   usage: Usage | null;
@@ -55,7 +55,8 @@ export interface Gateway {
   close(): void;
 }
 
-const HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host", "accept-encoding"]);
+// Also the method overrides some APIs obey (Google's): a GET forwarded as such must stay a GET.
+const HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade", "host", "accept-encoding", "x-http-method-override", "x-http-method", "x-method-override"]);
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a), y = Buffer.from(b);
@@ -92,6 +93,16 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
       if (!res.headersSent) res.writeHead(e.status, { "content-type": "application/json" });
       res.end(e.body);
     };
+    const why = unforwarded(o.api, req.method ?? "", pathname, metered);
+    if (why) {
+      const message = `li gateway: ${req.method} ${pathname} is not forwarded (${why}; docs/gateway.md)`;
+      o.onCall({ at, path: pathname, model: null, status: "forbidden", http_status: 403, usage: null, error: message });
+      // Answered once its body is read, closing the connection: a client never sends its next call
+      // on a connection the gateway may already have let go.
+      res.setHeader("connection", "close");
+      req.on("end", () => reply(403, message)).resume();
+      return;
+    }
     const record = (c: Omit<GatewayCall, "at" | "path">) => {
       if (metered) o.onCall({ at, path: pathname, ...c });
     };
@@ -112,8 +123,9 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
       const k = o.key;
       const v = headers[k.header];
       if (typeof v === "string" && v.includes(k.placeholder)) headers[k.header] = v.split(k.placeholder).join(k.real);
-      // gemini may send its key as ?key=
-      if (target.includes(`key=${k.placeholder}`)) target = target.split(`key=${k.placeholder}`).join(`key=${encodeURIComponent(k.real)}`);
+      // gemini may send its key as ?key=: that parameter alone, never the placeholder elsewhere in
+      // the path or another parameter, which an upstream's error may echo back (a resource name).
+      target = withQueryKey(target, k);
     }
     const reader = readerFor(o.api);
     let done = false;
@@ -176,6 +188,37 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
     if ("socket" in listen) listenUnix(server, listen.socket).then(ready, reject);
     else server.listen(0, "127.0.0.1", ready);
   });
+}
+
+/** A path li can judge as the upstream will read it: no dot or empty segment, no escape, nothing but these characters. */
+const PLAIN_PATH = /^(?:\/(?!\.{1,2}(?:\/|$))[A-Za-z0-9._~:@-]+)*\/?$/;
+
+/**
+ * Why a request is not forwarded, or null. An allow-list: reads (GET, HEAD), the model calls the
+ * gateway meters, and the one call each API offers that costs nothing (a token count). Anything
+ * else the run's key could do (a batch, an embedding, an image, a file upload or deletion, an
+ * organization's skills or memory) would be spent or changed unmetered, in the person's name.
+ */
+export function unforwarded(api: Api, method: string, pathname: string, metered: boolean): string | null {
+  if (!PLAIN_PATH.test(pathname)) return "a path with a dot segment, an empty segment, an escape or an unusual character, which the upstream may resolve to another";
+  if (method === "GET" || method === "HEAD" || metered) return null;
+  if (method === "POST" && FREE_CALLS[api].test(pathname)) return null;
+  return "only reads, model calls and token counts go through";
+}
+
+/** Each API's call that costs nothing and changes nothing: counting a request's tokens. */
+const FREE_CALLS: Record<Api, RegExp> = {
+  anthropic: /\/v1\/messages\/count_tokens\/?$/,
+  openai: /\/responses\/input_tokens\/?$/,
+  gemini: /:countTokens$/,
+};
+
+/** `target` with a query parameter `key` that is exactly the placeholder given the real key; nothing else changed. */
+function withQueryKey(target: string, k: GatewayKey): string {
+  const q = target.indexOf("?");
+  if (q < 0) return target;
+  const params = target.slice(q + 1).split("&").map((p) => (p === `key=${k.placeholder}` ? `key=${encodeURIComponent(k.real)}` : p));
+  return `${target.slice(0, q)}?${params.join("&")}`;
 }
 
 /** gemini names its model in the path (`models/NAME:generateContent`). */

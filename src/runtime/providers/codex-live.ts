@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { addUsage, type Usage } from "../../lifecycle/usage.js";
-import { rolloutFile, TAIL_BYTES, tokenLine } from "./codex-rollout.js";
+import { openLog, rolloutFile, TAIL_BYTES, tokenLine } from "./codex-rollout.js";
 
 /*
  * codex's usage while a run goes on. `codex exec --json` reports usage only at turn.completed,
@@ -110,7 +110,7 @@ export function tailRollout(thread: string, env: NodeJS.ProcessEnv, since: numbe
       if (!find()) return { total, calls };
       let fd: number | undefined;
       try {
-        fd = fs.openSync(file!, "r");
+        fd = openLog(file!);
         const st = fs.fstatSync(fd);
         const size = st.size;
         if (size < offset || st.ino !== ino) {

@@ -29,6 +29,20 @@ export function codexHome(env: NodeJS.ProcessEnv): string {
   return env.CODEX_HOME || path.join(env.HOME || os.homedir(), ".codex");
 }
 
+/**
+ * Opens a rollout log for reading, never waiting: under --sandbox workspace codex's sessions folder
+ * is writable from inside, so the agent could leave a FIFO there (an open of it would block the
+ * worker, and with it the run's deadline and budget stops) or a link. Only a regular file is read.
+ */
+export function openLog(file: string): number {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  if (!fs.fstatSync(fd).isFile()) {
+    fs.closeSync(fd);
+    throw new Error(`${file} is not a regular file`);
+  }
+  return fd;
+}
+
 /** The rollout file of `thread` under codex's home for `env`, newest day first; null when there is none. */
 export function rolloutFile(thread: string, env: NodeJS.ProcessEnv): string | null {
   const sessions = path.join(codexHome(env), "sessions");
@@ -104,7 +118,7 @@ export function codexThreadTotals(thread: string, env: NodeJS.ProcessEnv): Usage
   if (!file) return undefined;
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, "r");
+    fd = openLog(file);
     const size = fs.fstatSync(fd).size;
     const read = (from: number) => {
       const buf = Buffer.alloc(size - from);

@@ -8,6 +8,7 @@ import { sandboxSettings } from "../../config/sandbox-settings.js";
 import { sandboxLayout } from "./layout.js";
 import { homeView } from "./home-view.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
+import { endpointKeyVars, modelKeyVars } from "../gateway/plan.js";
 
 /*
  * A sandboxed run's check (--check-cmd, --check NAME) runs what the agent left in its worktree (a
@@ -41,6 +42,8 @@ export async function checkBox(e: Entity, worktree: string, cwd: string): Promis
   for (const k of hostSocketVars(env)) delete env[k];
   const home = env.HOME || os.homedir();
   const settings = sandboxSettings(e.spec.settings_dir ?? iso.repo ?? worktree);
+  // No model API key either: the gateway keeps them from the agent, and the check's output is the run's.
+  for (const k of modelKeyVars(env, endpointKeyVars(e.spec.settings_dir ?? iso.repo ?? worktree))) delete env[k];
   const layout = sandboxLayout({
     tree: worktree,
     tmpDir,

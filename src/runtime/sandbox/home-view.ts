@@ -74,7 +74,7 @@ export function writeBack(st: PrivateState): string[] {
   const failed: string[] = [];
   for (const c of st.credentials) {
     try {
-      const now = fs.readFileSync(c.copy);
+      const now = ownFile(c.copy);
       if (now.equals(c.before)) continue;
       JSON.parse(now.toString("utf8"));
       if (!fs.readFileSync(c.person).equals(c.before)) continue;
@@ -87,6 +87,21 @@ export function writeBack(st: PrivateState): string[] {
     }
   }
   return failed;
+}
+
+/**
+ * The bytes of `file`, a regular file itself: never a link the agent left in its place, which the
+ * worker, outside the sandbox, would follow to a file the agent cannot read (another CLI's tokens,
+ * a hidden credential) and write back where the next run could read it.
+ */
+function ownFile(file: string): Buffer {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw new Error("not a regular file");
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** li's own scripts (the mock providers) and the node that runs them: readable wherever li is installed. */

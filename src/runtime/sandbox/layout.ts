@@ -151,6 +151,10 @@ export function sandboxLayout(i: LayoutInput): Layout {
   // What must show through a hidden directory: the run's own files there, mounted after it.
   for (const p of i.reopened) add(p, 3, (at) => ["--bind", at, at]);
   for (const p of i.readable) add(p, 3, (at) => ["--ro-bind", at, at]);
+  // Their folder (/run/li) is a tmpfs of its own, read-only once they are in: a mount point cannot
+  // be moved aside, nor a socket of the agent's put in their place, where socat and the prompt tool
+  // connect by path.
+  for (const dir of new Set((i.channels ?? []).map(([, to]) => path.dirname(to)))) ops.push({ at: dir, rank: 2, args: ["--tmpfs", dir] });
   for (const [from, to] of i.channels ?? []) ops.push({ at: to, rank: 3, args: ["--ro-bind", from, to] });
   const depth = (p: string) => p.split("/").length;
   ops.sort((a, b) => depth(a.at) - depth(b.at) || a.rank - b.rank);

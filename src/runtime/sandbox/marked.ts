@@ -11,7 +11,7 @@ import { childProcess } from "../../packages.js";
  * whole. An absent one cannot be mounted (bubblewrap would create it on the host): one the agent
  * created is moved out of the tree once the sandbox is gone (holdCreated).
  */
-export function markedIn(tree: string, git: boolean): string[] {
+export function markedIn(tree: string, git: boolean, excludeFrom: string | null = null): string[] {
   const out = new Set<string>();
   try {
     for (const n of fs.readdirSync(tree)) if (isCodeFile(n) && n !== ".git") out.add(path.join(tree, n));
@@ -19,7 +19,10 @@ export function markedIn(tree: string, git: boolean): string[] {
   if (!git) return [...out];
   const specs = Object.keys(CODE_FILES).filter((n) => n !== ".git").flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
   try {
-    const args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ...specs];
+    // After the run, the agent's own .gitignore files must not hide what it made: only what git
+    // ignored when the run began is left out (ignoredIn).
+    const excludes = excludeFrom === null ? ["--exclude-standard"] : [`--exclude-from=${excludeFrom}`];
+    const args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "ls-files", "-z", "--cached", "--others", ...excludes, "--", ...specs];
     const listed = childProcess().execFileSync("git", args, { cwd: tree, encoding: "utf8", maxBuffer: 1 << 24, stdio: ["ignore", "pipe", "ignore"] });
     for (const rel of listed.split("\0")) {
       // The shallowest part of the path that is one of them.
@@ -30,6 +33,22 @@ export function markedIn(tree: string, git: boolean): string[] {
   } catch {}
   return [...out];
 }
+
+/**
+ * What git ignored in the tree when the run began (a folder whole, as `dir/`), by the person's
+ * rules: the only untracked places the scan after the run leaves out. Null when git could not say.
+ */
+export function ignoredIn(tree: string): string[] | null {
+  try {
+    const args = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"];
+    return childProcess().execFileSync("git", args, { cwd: tree, encoding: "utf8", maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "ignore"] }).split("\0").filter(Boolean);
+  } catch {
+    return null;
+  }
+}
+
+/** `paths` (relative, a folder ending in `/`) as anchored, escaped exclude patterns. */
+const patterns = (paths: string[]) => paths.filter((p) => !p.includes("\n")).map((p) => "/" + p.replace(/[\\*?[\]!#]/g, "\\$&").replace(/ $/, "\\ ")).join("\n") + "\n";
 
 /**
  * Moves `from` to `to` without following it (a link moves as a link): a rename, else (the run's
@@ -51,11 +70,17 @@ function moveOut(from: string, to: string): void {
  * them), each moved into `held` (the run's own directory), so none is left for a person or a tool
  * to open. Their paths in the tree: those moved, and those li could not move (stuck), for the record.
  */
-export function holdCreated(tree: string, before: string[], git: boolean, held: string): { moved: string[]; stuck: string[] } {
+export function holdCreated(tree: string, before: string[], git: boolean, held: string, ignored: string[] | null = null): { moved: string[]; stuck: string[] } {
   const had = new Set(before);
   const moved: string[] = [];
   const stuck: string[] = [];
-  for (const from of markedIn(tree, git).sort()) {
+  let excludeFrom: string | null = null;
+  if (git && ignored) {
+    excludeFrom = `${held}.ignored`;
+    fs.mkdirSync(path.dirname(excludeFrom), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(excludeFrom, patterns(ignored), { mode: 0o600 });
+  }
+  for (const from of markedIn(tree, git, excludeFrom).sort()) {
     if (had.has(from) || before.some((h) => from.startsWith(h + path.sep))) continue;
     const rel = path.relative(tree, from);
     try {

@@ -1,3 +1,4 @@
+import dns from "node:dns";
 import net from "node:net";
 import { connectUnix, listenUnix } from "../unix-socket.js";
 import { BodyEnd, headerValues, parseHead, type Head } from "./http-framing.js";
@@ -100,7 +101,7 @@ export function startProxy(
         if (!dest) return bad("a malformed CONNECT target");
         if (!admits(dest)) return forbid(dest);
         // A client that tunnels even plain HTTP (undici's ProxyAgent) reaches the gateway by CONNECT.
-        return tunnel(client, dest, rest, local[label(dest)]);
+        return tunnel(client, dest, rest, local[label(dest)], { closed, forbid });
       }
       const dest = plainDest(parsed);
       if (!dest) return bad("expected an absolute http:// URL (or CONNECT) whose Host header, if any, is one");
@@ -108,30 +109,52 @@ export function startProxy(
       if (!admits(dest)) return forbid(dest);
       const body = BodyEnd.of(parsed);
       if (typeof body === "string") return bad(body);
-      forward(client, dest, parsed, body, rest, (d) => refused(label(d)), local[label(dest)]);
+      forward(client, dest, parsed, body, rest, (d) => refused(label(d)), local[label(dest)], { closed, forbid });
     };
     client.on("data", onData);
   });
   return listenUnix(server, socketPath).then(() => ({ close: () => server.close() }));
 }
 
-/** `via`: the worker's own server's socket, for a `local` destination. */
-function upstreamTo(client: net.Socket, dest: Dest, ready: (up: net.Socket) => void, via?: string): void {
-  const up = via ? connectUnix(via) : net.connect(dest.port, dest.host.replace(/^\[(.*)\]$/, "$1"));
-  up.once("connect", () => ready(up));
-  up.on("error", () => {
-    if (!client.destroyed) client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
-  });
-  client.on("close", () => up.destroy());
+/** A destination's addresses checked before it is reached: `closed` refuses by address, `forbid` answers the refusal. */
+interface Guard {
+  closed: (host: string, port: number) => boolean;
+  forbid: (d: Dest) => void;
 }
 
-function tunnel(client: net.Socket, dest: Dest, rest: Buffer, via?: string): void {
+/**
+ * `via`: the worker's own server's socket, for a `local` destination. Any other is resolved first
+ * and refused when an address it leads to is closed (li's store: a name that is not one of this
+ * host's known names can still lead here, an alias in /etc/hosts or a numeric spelling of
+ * loopback); the connection then goes to exactly those addresses, never resolved again.
+ */
+function upstreamTo(client: net.Socket, dest: Dest, ready: (up: net.Socket) => void, via: string | undefined, guard: Guard): void {
+  const bad = () => {
+    if (!client.destroyed) client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
+  };
+  const open = (up: net.Socket) => {
+    up.once("connect", () => ready(up));
+    up.on("error", bad);
+    client.on("close", () => up.destroy());
+  };
+  if (via) return open(connectUnix(via));
+  const host = dest.host.replace(/^\[(.*)\]$/, "$1");
+  dns.lookup(host, { all: true }, (err, addrs) => {
+    if (client.destroyed) return;
+    if (err || !addrs.length) return bad();
+    if (addrs.some((a) => guard.closed(a.address, dest.port))) return guard.forbid(dest);
+    const lookup = (_h: string, o: dns.LookupOptions, cb: (...a: unknown[]) => void) => (o?.all ? cb(null, addrs) : cb(null, addrs[0].address, addrs[0].family));
+    open(net.connect({ port: dest.port, host, lookup: lookup as any }));
+  });
+}
+
+function tunnel(client: net.Socket, dest: Dest, rest: Buffer, via: string | undefined, guard: Guard): void {
   upstreamTo(client, dest, (up) => {
     client.write("HTTP/1.1 200 Connection established\r\n\r\n");
     if (rest.length) up.write(rest);
     client.pipe(up).pipe(client);
     client.resume();
-  }, via);
+  }, via, guard);
 }
 
 /**
@@ -141,7 +164,7 @@ function tunnel(client: net.Socket, dest: Dest, rest: Buffer, via?: string): voi
  * nothing of it or after it is sent, and the upstream is told the requests are over, so the
  * answers already asked for still arrive before the connection closes.
  */
-function forward(client: net.Socket, dest: Dest, first: Head, firstBody: BodyEnd, rest: Buffer, refuse: (d: Dest) => void, via?: string): void {
+function forward(client: net.Socket, dest: Dest, first: Head, firstBody: BodyEnd, rest: Buffer, refuse: (d: Dest) => void, via: string | undefined, guard: Guard): void {
   upstreamTo(client, dest, (up) => {
     let body: BodyEnd | null = null;
     let pending = Buffer.alloc(0);
@@ -197,5 +220,5 @@ function forward(client: net.Socket, dest: Dest, first: Head, firstBody: BodyEnd
     client.on("data", take);
     up.pipe(client);
     client.resume();
-  }, via);
+  }, via, guard);
 }

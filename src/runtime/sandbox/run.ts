@@ -17,7 +17,7 @@ import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
 import { forgetSupport } from "./support.js";
 import { repoOf } from "./repo-of.js";
-import { GATEWAY_PORT } from "../gateway/plan.js";
+import { endpointKeyVars, GATEWAY_PORT, modelKeyVars, ownKeyVars } from "../gateway/plan.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
 import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
@@ -201,6 +201,9 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       delete inner.no_proxy;
       // No variable names a socket of the host (SSH_AUTH_SOCK, TMUX, DBUS_…): li's own approval socket stays.
       for (const k of hostSocketVars(inner, [APPROVAL_SOCKET_ENV])) delete inner[k];
+      // Nor another provider's model API key: this run's own is a placeholder the gateway fills in.
+      const own = ownKeyVars(provider, inner);
+      if (own) for (const k of modelKeyVars(inner, endpointKeyVars(e.spec.settings_dir ?? cwd))) if (!own.includes(k)) delete inner[k];
       const stdio = opts.stdio as unknown[];
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(

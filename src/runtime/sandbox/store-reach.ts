@@ -51,6 +51,18 @@ export async function storeReach(store: Store): Promise<StoreReach> {
   const dirs = [...ends.socketDirs, url.dir, process.env.PGHOST?.startsWith("/") ? process.env.PGHOST : null, "/var/run/postgresql"].filter((d): d is string => !!d);
   const shared = (d: string) => ["/tmp", "/var/tmp", "/dev/shm"].includes(d.replace(/\/+$/, "")) || (fs.statSync(d).mode & 0o1002) === 0o1002;
   const sockets = dirs.filter((d) => fs.existsSync(d)).flatMap((d) => (shared(d) ? [...ports].map((p) => `${d}/.s.PGSQL.${p}`).filter((f) => fs.existsSync(f)) : [d]));
-  // Loopback is a whole network (127.0.0.0/8): every address of it is this host.
-  return { closed: (host, port) => ports.has(port) && (names.has(host.toLowerCase()) || /^127\./.test(host)), sockets };
+  // Loopback is a whole network (127.0.0.0/8): every address of it is this host. A name or an
+  // address (the proxy asks for both: what a request names and where it resolves) in one spelling.
+  const known = new Set([...names].map(spelled));
+  return { closed: (host, port) => ports.has(port) && (known.has(spelled(host)) || /^127\./.test(spelled(host))), sockets };
+}
+
+/** A host in one spelling: lower case, no brackets, an IPv4-mapped IPv6 address as its IPv4 one. */
+function spelled(host: string): string {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  const m = /^::ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(h);
+  if (!m) return h;
+  if (m[1]) return m[1];
+  const hi = parseInt(m[2], 16), lo = parseInt(m[3], 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }

@@ -59,6 +59,18 @@ export async function prepareAgentGit(o: { root: string; worktree: string; gitDi
   return { common, gitDir, readOnly: ["config", "HEAD", "objects/info/alternates"].map((f) => path.join(common, f)) };
 }
 
+/** The first entry under `dir` that is neither a regular file nor a folder (a link, a FIFO), or null. */
+function linkIn(dir: string): string | null {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      const l = linkIn(p);
+      if (l) return l;
+    } else if (!e.isFile()) return p;
+  }
+  return null;
+}
+
 /** A file the agent could have replaced: read only if it is a small regular file. */
 function readSmall(f: string): string | null {
   try {
@@ -96,6 +108,16 @@ export async function importAgentGit(root: string, worktree: string, branch: str
   else return `its git HEAD is not one li reads (${JSON.stringify(head.slice(0, 80))}); its commits were not taken, its files were`;
   // git reads `commondir` in any git directory: one the agent put in its own would name another repository.
   fs.rmSync(path.join(common, "commondir"), { force: true });
+  // git (upload-pack, outside the sandbox) follows a link and reads alternates: a ref, pack or
+  // objects folder linked to a repository the sandbox hides, or alternates naming one, would
+  // bring that repository's history into the person's. No link is taken, and the alternates are
+  // li's again (the agent can move objects/info, whose alternates were read-only, aside).
+  const link = linkIn(common);
+  if (link) return `its git place holds a link (${path.relative(common, link)}), which git would follow outside it; its commits were not taken, its files were`;
+  const info = path.join(common, "objects", "info");
+  fs.rmSync(info, { recursive: true, force: true });
+  fs.mkdirSync(info, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(info, "alternates"), path.join(await gitText(["rev-parse", "--path-format=absolute", "--git-common-dir"], root), "objects") + "\n");
   const tmp = `refs/li-import/${branch}`;
   const pack = "git -c uploadpack.allowAnySHA1InWant=true -c core.fsmonitor=false -c core.hooksPath=/dev/null upload-pack";
   const checked = ["-c", "fetch.fsckObjects=true", "-c", "transfer.fsckObjects=true", "-c", "receive.fsckObjects=true"];
