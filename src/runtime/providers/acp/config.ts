@@ -25,6 +25,8 @@ export interface AcpClientConfig {
   mode?: string;
   /** The agent's session a resumed run continues. */
   resume?: string;
+  /** Epoch ms before which session/load must not be sent (gemini's same-minute clash, gemini.ts). */
+  load_not_before?: number;
   mcp_servers?: McpServerEntry[];
 }
 
