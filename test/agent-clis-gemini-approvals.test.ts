@@ -105,6 +105,9 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
       const out = String((await liData(["job", "output", ...args, next.id], { env })).output);
       expect(out.split("tool said:").length - 1).toBe(1);
     }
+    // Resumed in the minute the first run ended, the load waited for the next one, and said so.
+    const waited = /li: loading the session at (\S+),/.exec(String((await liData(["job", "output", "--console", next.id], { env })).output));
+    if (waited) expect(waited[1]).toBe(new Date((Math.floor(Date.parse(first.ended_at) / 60_000) + 1) * 60_000).toISOString());
   }, T + 60_000);
 
   test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {

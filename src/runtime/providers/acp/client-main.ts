@@ -170,7 +170,10 @@ async function main(): Promise<void> {
       if (caps.sessionCapabilities?.resume) configOptions = (await agent.request("session/resume", { sessionId: cfg.resume, cwd, mcpServers } as any) as any)?.configOptions ?? [];
       else if (caps.loadSession) {
         // At most a minute, for gemini's clash of file names (loadNotBefore in gemini.ts).
-        if (cfg.load_not_before && cfg.load_not_before > Date.now()) await new Promise((r) => setTimeout(r, Math.min(cfg.load_not_before! - Date.now(), 60_000)));
+        if (cfg.load_not_before && cfg.load_not_before > Date.now()) {
+          fs.writeSync(2, `li: loading the session at ${new Date(cfg.load_not_before).toISOString()}, the minute after the run it continues ended (gemini's saved session would be overwritten before)\n`);
+          await new Promise((r) => setTimeout(r, Math.min(cfg.load_not_before! - Date.now(), 60_000)));
+        }
         configOptions = ((await agent.request("session/load", { sessionId: cfg.resume, cwd, mcpServers } as any)) as any)?.configOptions ?? [];
         await replayOver();
       } else throw new Error("the agent can neither resume nor load a session (its initialize offers neither)");
