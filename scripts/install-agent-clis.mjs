@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Installs the real agent CLIs (pinned in agent-clis.json; Qwen Code as a second ACP agent, issue 50) into a cache folder for
-// test/agent-clis-*.test.ts. They are about 750 MB together, so they are not devDependencies.
+// Installs the real agent CLIs (pinned in agent-clis.json; Qwen Code and opencode as declared ACP agents, issue 50) into a cache folder for
+// test/agent-clis-*.test.ts. They are about 1.4 GB together (opencode alone 354 MB: two builds of its binary), so they are not devDependencies.
 // The folder is LI_AGENT_CLIS, else ~/.cache/li-agent-clis/<digest of the pins>: a version bump
 // lands in a new folder, and a folder whose stamp matches the pins is left alone (a quick no-op).
 import { execFileSync } from "node:child_process";
@@ -44,7 +44,7 @@ for (const name of Object.keys(pins)) {
   if (got !== pins[name]) throw new Error(`${name}: installed ${got}, pinned ${pins[name]}`);
 }
 // Each must start: claude's binary is put in place by its postinstall, which npm could skip.
-for (const bin of ["claude", "codex", "gemini", "qwen"]) {
+for (const bin of ["claude", "codex", "gemini", "qwen", "opencode"]) {
   const out = execFileSync(path.join(dir, "node_modules", ".bin", bin), ["--version"], { encoding: "utf8", timeout: 60000 }).trim();
   console.log(`${bin} ${out}`);
 }

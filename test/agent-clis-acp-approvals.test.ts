@@ -95,3 +95,65 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
     expect(r.json.error.message).toContain("ask");
   }, T);
 });
+
+// A third agent, declared the same way: opencode, configured wholly by variables in its entry
+// (OPENCODE_CONFIG_CONTENT declares the loopback provider). It runs bash unasked by default and
+// says nothing over ACP that shows it, so its entry's ask adds OPENCODE_PERMISSION for asking runs.
+describeReal("a declared ACP agent (the real opencode) asks li's approvals", () => {
+  const homes = useHomes({ stopRuns: true });
+  let fake: FakeApi;
+  const OC_MARK = "made-by-opencode";
+  const OC_COMMAND = `touch ${OC_MARK} && echo hello-from-opencode`;
+  beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "bash", arguments: { command: OC_COMMAND, description: "make the marker" } } })));
+  afterAll(() => fake?.close());
+
+  // JSON is YAML: the entry's values are JSON texts themselves.
+  const settings = (url: string) => {
+    const config = {
+      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
+      model: "fake/fake-model",
+      small_model: "fake/fake-model",
+      autoupdate: false,
+      share: "disabled",
+    };
+    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
+    return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) } } } } });
+  };
+
+  async function askingRun() {
+    const h = homes();
+    const cwd = path.join(h.home, "work");
+    fs.mkdirSync(cwd);
+    const env = { ...h.env, ...baseEnv(h.home) };
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(fake.url));
+    const from = fake.requests.length;
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, "acp/opencode", "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
+    return { h, cwd, env, from, id: run.id as string, req };
+  }
+  const toolSaid = (from: number) =>
+    fake.requests
+      .slice(from)
+      .map(chatToolResult)
+      .filter((x): x is string => x !== null)
+      .join("\n");
+
+  test("approved: recorded as execute with its raw command, the command runs, and the fake receives its output", async () => {
+    const { env, cwd, from, id, req } = await askingRun();
+    expect(req.tool).toBe("execute");
+    expect(JSON.parse(req.input).command).toBe(OC_COMMAND);
+    await liData(["approve", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, OC_MARK))).toBe(true);
+    expect(toolSaid(from)).toContain("hello-from-opencode");
+  }, 300_000);
+
+  test("denied: nothing ran, and no agent process is left", async () => {
+    const { h, env, cwd, from, id, req } = await askingRun();
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(cwd, OC_MARK))).toBe(false);
+    expect(toolSaid(from)).not.toContain("hello-from-opencode");
+    await until(() => processesOf(h.home).length === 0, 30_000);
+  }, 300_000);
+});

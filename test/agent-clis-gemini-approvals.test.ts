@@ -82,6 +82,34 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
   }, T);
 
+  test("--resume of an asking run loads its session (session/load): the fake receives the earlier conversation before the new prompt, and the replayed turns are not the run's output", async () => {
+    const { env, id } = await askingRun();
+    await liData(["approve", (await pendingOf(env, id)).id], { env });
+    const first = await untilStatus(env, id, (j) => j.terminal, 60_000);
+    expect(first.status).toBe("completed");
+    const from = fake.requests.length;
+    // Resumed at once, most often in the minute the session began: the case gemini's file names clash in (loadNotBefore).
+    const next = await liData(["agent", "--detach", "--approvals", "ask", "--resume", id, "and", "again"], { env });
+    const end = await untilStatus(env, next.id, (j) => j.terminal, 120_000);
+    expect(end).toMatchObject({ status: "completed", resumes: id, provider_session_id: first.provider_session_id });
+    // The resumed turn's model call carries the first run's prompt and its tool's real output, then the new prompt.
+    const turn = fake.requests.slice(from).find((r) => /:streamGenerateContent/.test(r.path));
+    const sent = JSON.stringify(turn?.body?.contents ?? []);
+    expect(sent).toContain("make the marker");
+    expect(sent).toContain("hello-from-shell");
+    expect(sent.indexOf("and again")).toBeGreaterThan(sent.indexOf("hello-from-shell"));
+    // Nothing asked again: the session already holds the tool's result.
+    expect((await liData(["approvals", "--all", "--run", next.id], { env })).approvals).toEqual([]);
+    // gemini replays the earlier turns after it answers session/load: none of them is this run's console or result.
+    for (const args of [[], ["--console"]]) {
+      const out = String((await liData(["job", "output", ...args, next.id], { env })).output);
+      expect(out.split("tool said:").length - 1).toBe(1);
+    }
+    // Resumed in the minute the first run ended, the load waited for the next one, and said so.
+    const waited = /li: loading the session at (\S+),/.exec(String((await liData(["job", "output", "--console", next.id], { env })).output));
+    if (waited) expect(waited[1]).toBe(new Date((Math.floor(Date.parse(first.ended_at) / 60_000) + 1) * 60_000).toISOString());
+  }, T + 60_000);
+
   test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
     const { h, env, cwd, id } = await askingRun();
     const req = await pendingOf(env, id);

@@ -58,6 +58,18 @@ describe("CLI agent providers run the real binary found on PATH", () => {
     expect(oneProcess("--max_old_space_size=1024", 64 * GB, 4 * GB)).toEqual({ GEMINI_CLI_NO_RELAUNCH: "true" });
   });
 
+  test("a resumed asking run's session/load waits for the UTC minute after the resumed run ended (gemini's chat files are named by the minute a session began), never longer", async () => {
+    const { geminiProvider, loadNotBefore } = await import("../src/runtime/providers/gemini.js");
+    expect(loadNotBefore("2026-12-07T21:37:00.000Z")).toBe(Date.parse("2026-12-07T21:38:00.000Z"));
+    expect(loadNotBefore("2026-12-07T21:37:59.999Z")).toBe(Date.parse("2026-12-07T21:38:00.000Z"));
+    expect(loadNotBefore("2026-12-07T23:59:30.000Z")).toBe(Date.parse("2026-12-08T00:00:00.000Z"));
+    expect([loadNotBefore(undefined), loadNotBefore("not a date")]).toEqual([null, null]);
+    // It reaches the ACP client only for a resumed run that asks.
+    const config = (run: Record<string, unknown>) => JSON.parse(geminiProvider.launch("gemini-2.5-flash", "/dev/null", { run, resumed_ended_at: "2026-12-07T21:37:10.000Z" }).env!.LI_ACP_CLIENT ?? "{}");
+    expect(config({ approvals: "ask", resume_session: "s-1" })).toMatchObject({ resume: "s-1", load_not_before: Date.parse("2026-12-07T21:38:00.000Z") });
+    expect(config({ approvals: "ask" }).load_not_before).toBeUndefined();
+  });
+
   test("a missing binary is unavailable and says what to install", async () => {
     const r = await li(["--machine", "agent", "gemini/pro", "hi"], { env: { ...h.env, PATH: "/nonexistent" } });
     expect(r.json.error.kind).toBe("unavailable");

@@ -45,7 +45,7 @@ export function agentClisInstalled(): boolean {
 export function agentClisHint(): string {
   const missing = missingClis();
   const what = missing.length ? `missing ${missing.join(", ")}` : `no installed.json stamp matching scripts/agent-clis.json (an install that did not finish)`;
-  return `The real agent CLIs are not in ${CLI_DIR}: ${what}. Run \`npm run agent-clis\` (about 900 MB) with the same HOME and LI_AGENT_CLIS as the tests; it installs into LI_AGENT_CLIS, else ~/.cache/li-agent-clis/<digest of the pins>.`;
+  return `The real agent CLIs are not in ${CLI_DIR}: ${what}. Run \`npm run agent-clis\` (about 1.4 GB) with the same HOME and LI_AGENT_CLIS as the tests; it installs into LI_AGENT_CLIS, else ~/.cache/li-agent-clis/<digest of the pins>.`;
 }
 
 /**

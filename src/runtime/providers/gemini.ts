@@ -64,9 +64,24 @@ export const geminiProvider: Provider = {
     if (run.approvals !== "ask") return headless.launch(model, promptFile, options);
     const { env } = headless.launch(model, promptFile, options);
     const argv = ["gemini", "--acp", "--model", model, ...opt("--approval-mode", run.permission_mode), ...(run.allowed_tools?.length ? ["--allowed-tools", run.allowed_tools.join(",")] : [])];
-    return acpLaunch({ argv, shell_tool: "run_shell_command" }, run, { ...env, ...UNTRUSTED_WORKSPACE });
+    const wait = run.resume_session ? loadNotBefore(options.resumed_ended_at) : null;
+    return acpLaunch({ argv, shell_tool: "run_shell_command", ...(wait ? { load_not_before: wait } : {}) }, run, { ...env, ...UNTRUSTED_WORKSPACE });
   },
 };
+
+/**
+ * When a resumed asking run may send session/load: the UTC minute after the run it continues
+ * ended. gemini 0.61.0 keeps a session in `chats/session-<UTC minute it began>-<first 8 of its
+ * id>.jsonl`, and its loadSession first starts a fresh chat of the same id (config.initialize),
+ * whose file name is the current minute's: in the minute the session began, that is the saved
+ * session's own file, and the fresh chat's `$set messages` (its start-up context alone) replaces
+ * the saved conversation, so gemini then finds "No previous sessions found for this project".
+ * The session began before the run it continues ended, so any later minute is safe.
+ */
+export function loadNotBefore(resumedEndedAt: string | undefined): number | null {
+  const ended = resumedEndedAt ? Date.parse(resumedEndedAt) : NaN;
+  return Number.isFinite(ended) ? (Math.floor(ended / 60_000) + 1) * 60_000 : null;
+}
 
 const MB = 1024 * 1024;
 

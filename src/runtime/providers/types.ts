@@ -40,6 +40,8 @@ export interface ProviderOptions {
   sandbox?: "workspace";
   /** An acp/NAME run's entry, resolved from the run's settings (runtime/submit/acp-agents.ts). */
   acp_agent?: AcpAgent;
+  /** For a resumed run: when the run it continues ended (ISO), read from the store by the worker. */
+  resumed_ended_at?: string;
 }
 
 /** How a provider's stdout is read: plain text, or the machine-readable stream of one CLI. */

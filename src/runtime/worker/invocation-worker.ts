@@ -78,7 +78,8 @@ export async function run(store: Store, id: string): Promise<void> {
     profileEnv = env;
     const endpoint = spec.provider.usesEndpoint ? { endpoint: resolveEndpoint(e.spec.endpoint ?? undefined, e.spec.settings_dir) } : {};
     const acp = spec.provider.name === "acp" ? { acp_agent: acpAgentOf(splitAcpModel(spec.model).name, e.spec.settings_dir) } : {};
-    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, ...acp, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}) });
+    const resumed = typeof e.spec.resumes === "string" ? (await store.get(e.spec.resumes))?.ended_at : null;
+    launch = spec.provider.launch(spec.model, promptFile, { ...endpoint, ...acp, run, ...(e.spec.sandbox === "workspace" ? { sandbox: "workspace" as const } : {}), ...(resumed ? { resumed_ended_at: resumed } : {}) });
   } catch (err: any) {
     try {
       fs.writeSync(out, `li: ${err?.message ?? err}\n`);

@@ -25,6 +25,15 @@ import { askRequestOf, outcomeOf } from "./permission.js";
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** After session/cancel (or the turn's end), how long the agent has to exit before SIGKILL. */
 const GRACE_MS = 2000;
+/**
+ * After session/load, the replay of the earlier turns counts as over once no session/update came
+ * for REPLAY_QUIET_MS (at most REPLAY_MAX_MS in all). ACP says an agent replays the history before
+ * it answers session/load, but gemini 0.61.0 answers first and streams the history after
+ * (GeminiAgent.loadSession calls session.streamHistory without awaiting it): without this wait the
+ * earlier turns' text would be the resumed run's console and result.
+ */
+const REPLAY_QUIET_MS = 300;
+const REPLAY_MAX_MS = 30_000;
 
 const emit = (e: AcpEvent) => fs.writeSync(1, JSON.stringify(e) + "\n");
 
@@ -93,6 +102,7 @@ const input = Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Ar
 const stream = acp.ndJsonStream(output, input, { maxMessageBytes: MAX_MESSAGE_BYTES });
 
 let replaying = false;
+let lastUpdate = 0;
 let text = "";
 const app = acp
   .client({ name: "li" })
@@ -111,6 +121,7 @@ const app = acp
     return { outcome: outcomeOf(answer, params.options) };
   })
   .onNotification("session/update", ({ params }) => {
+    lastUpdate = Date.now();
     if (replaying) return;
     const u: any = params.update;
     if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") {
@@ -132,6 +143,12 @@ function usageOf(r: any): { input_tokens: number; output_tokens: number; cached_
   return null;
 }
 
+/** Resolves once session/update has been quiet for REPLAY_QUIET_MS (see there), or after REPLAY_MAX_MS. */
+async function replayOver(): Promise<void> {
+  const start = (lastUpdate = Date.now());
+  while (Date.now() - lastUpdate < REPLAY_QUIET_MS && Date.now() - start < REPLAY_MAX_MS) await new Promise((r) => setTimeout(r, 50));
+}
+
 const tooLarge = (c: any) => c instanceof acp.MessageTooLargeError || c?.name === "MessageTooLargeError";
 
 async function main(): Promise<void> {
@@ -151,8 +168,15 @@ async function main(): Promise<void> {
       const caps = init?.agentCapabilities ?? {};
       replaying = true;
       if (caps.sessionCapabilities?.resume) configOptions = (await agent.request("session/resume", { sessionId: cfg.resume, cwd, mcpServers } as any) as any)?.configOptions ?? [];
-      else if (caps.loadSession) configOptions = (await agent.request("session/load", { sessionId: cfg.resume, cwd, mcpServers } as any) as any)?.configOptions ?? [];
-      else throw new Error("the agent can neither resume nor load a session (its initialize offers neither)");
+      else if (caps.loadSession) {
+        // At most a minute, for gemini's clash of file names (loadNotBefore in gemini.ts).
+        if (cfg.load_not_before && cfg.load_not_before > Date.now()) {
+          fs.writeSync(2, `li: loading the session at ${new Date(cfg.load_not_before).toISOString()}, the minute after the run it continues ended (gemini's saved session would be overwritten before)\n`);
+          await new Promise((r) => setTimeout(r, Math.min(cfg.load_not_before! - Date.now(), 60_000)));
+        }
+        configOptions = ((await agent.request("session/load", { sessionId: cfg.resume, cwd, mcpServers } as any)) as any)?.configOptions ?? [];
+        await replayOver();
+      } else throw new Error("the agent can neither resume nor load a session (its initialize offers neither)");
       replaying = false;
       sessionId = cfg.resume;
     } else {

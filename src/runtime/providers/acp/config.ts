@@ -25,6 +25,8 @@ export interface AcpClientConfig {
   mode?: string;
   /** The agent's session a resumed run continues. */
   resume?: string;
+  /** Epoch ms before which session/load must not be sent (gemini's same-minute clash, gemini.ts). */
+  load_not_before?: number;
   mcp_servers?: McpServerEntry[];
   /** The variable that points the agent at its model API (its entry's base_url_env): the worker's gateway reads it, the client does not. */
   base_url_env?: string;
