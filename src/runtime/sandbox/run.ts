@@ -15,13 +15,15 @@ import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
-import { forgetSupport } from "./support.js";
+import { forgetSupport, TRACER_CAPS } from "./support.js";
 import { repoOf } from "./repo-of.js";
 import { GATEWAY_PORT } from "../gateway/plan.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
 import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
+import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
+import { sandboxPrograms } from "./exec-only-programs.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -40,11 +42,16 @@ const INNER_GATEWAY = "/run/li/gateway.sock";
 
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
+// Every process but the tracer starts with no capability (setpriv): strace alone keeps
+// CAP_SYS_PTRACE in the sandbox's user namespace, to read the arguments of the processes made
+// non-dumpable (exec-only.ts); the agent's processes never hold it, and socat holds none of the
+// provider's streams.
+const DROP = "setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all --";
 const LAUNCHER = [
   'sock=$1; port=$2; gw=$3; shift 3',
-  'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
+  `${DROP} socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" </dev/null >/dev/null 3>&- 2>/dev/null &`,
   // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
-  `[ -n "$gw" ] && socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" 3>&- 2>/dev/null &`,
+  `[ -n "$gw" ] && ${DROP} socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" </dev/null >/dev/null 3>&- 2>/dev/null &`,
   // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
   // fewer); the provider gets its own stderr back (fd 4) before it starts.
   'exec 4>&2 2>&3',
@@ -52,8 +59,16 @@ const LAUNCHER = [
   // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
   // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- ${DROP} /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+
+/** A provider that never started: its error on the next tick, as a spawn's would come. */
+function failedChild(err: Error): ProviderChild {
+  const child = new EventEmitter() as EventEmitter & ProviderChild;
+  child.stdout = null;
+  setImmediate(() => child.emit("error", err));
+  return child;
+}
 
 /** The host pid of a live (not zombie) process of pid `pid` inside the pid namespace `ns`, read from /proc outside; `known` is checked alone first. */
 function hostPidOf(ns: string, pid: number, known: number | null = null): number | null {
@@ -123,7 +138,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   mark("sandbox-start");
   const own = sandboxSettings(e.spec.settings_dir ?? cwd);
   // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
-  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets] };
+  // The exec-only copies' folder is hidden too (under $LI_HOME it already is).
+  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets, execOnlyDir()] };
+  // li's processes inside are non-dumpable (exec-only.ts): a copy that cannot be made (a full disk) stops the run here.
+  const guardedPrograms = sandboxPrograms([process.execPath], provider, env.PATH);
+  const execOnly = execOnlyBinds(guardedPrograms);
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
   const tmpDir = fs.mkdtempSync(path.join(scratch, "tmp-"));
@@ -200,10 +219,20 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // No variable names a socket of the host (SSH_AUTH_SOCK, TMUX, DBUS_…): li's own approval socket stays.
       for (const k of hostSocketVars(inner, [APPROVAL_SOCKET_ENV])) delete inner[k];
       const stdio = opts.stdio as unknown[];
+      // A program the provider's command adds (rarely: it is li's node or the provider's own binary).
+      let guard = execOnly;
+      try {
+        const more = sandboxPrograms(argv, provider, inner.PATH).filter((p) => !guardedPrograms.includes(p));
+        if (more.length) guard = [...execOnly, ...execOnlyBinds(more)];
+      } catch (err) {
+        return failedChild(err as Error);
+      }
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
+        // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
+        // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
+        [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
         { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
       );
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
