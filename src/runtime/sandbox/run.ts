@@ -51,7 +51,8 @@ const LAUNCHER = [
   'sock=$1; port=$2; gw=$3; shift 3',
   `${DROP} socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" </dev/null >/dev/null 3>&- 2>/dev/null &`,
   // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
-  `[ -n "$gw" ] && ${DROP} socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" </dev/null >/dev/null 3>&- 2>/dev/null &`,
+  // An `if`, not `[ … ] && … &`: that forks a shell even with no gateway, whose exit strace (pid 1) would report as an unknown pid's.
+  `if [ -n "$gw" ]; then ${DROP} socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" </dev/null >/dev/null 3>&- 2>/dev/null & fi`,
   // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
   // fewer); the provider gets its own stderr back (fd 4) before it starts.
   'exec 4>&2 2>&3',
