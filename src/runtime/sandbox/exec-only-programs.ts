@@ -78,9 +78,13 @@ function resolve(bin: string, pathVar: string | undefined, depth = 0): string[] 
   return [...inner, ...(path.basename(real) === "codex.js" ? codexNative(real) : [])];
 }
 
+/** `bin` and, for a script, what runs it, by real path; never a shell (a provider given as a script run by sh or bash: the shell stays as it is). */
+export function programsOf(bin: string, pathVar: string | undefined): string[] {
+  return [...new Set(resolve(bin, pathVar).map((p) => fs.realpathSync(p)))].filter((p) => !/^(ba|da|z|k)?sh$/.test(path.basename(p)));
+}
+
 /** The programs to make non-dumpable for a run of `argv` (its provider `provider`), with `pathVar` the sandbox's PATH. */
 export function sandboxPrograms(argv: string[], provider: string, pathVar: string | undefined): string[] {
-  const out = [process.execPath, ...resolve("node", pathVar), ...resolve("strace", pathVar), ...resolve("socat", pathVar), ...resolve(argv[0], pathVar), ...resolve(provider.split("/")[0], pathVar)];
-  // Only the node-like and native programs li starts: a shell (a provider given as a script run by sh or bash) stays as it is.
-  return [...new Set(out.map((p) => fs.realpathSync(p)))].filter((p) => !/^(ba|da|z|k)?sh$/.test(path.basename(p)));
+  const bins = [process.execPath, "node", "strace", "socat", argv[0], provider.split("/")[0]];
+  return [...new Set(bins.flatMap((b) => programsOf(b, pathVar)))];
 }

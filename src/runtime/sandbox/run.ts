@@ -23,7 +23,7 @@ import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
 import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
-import { sandboxPrograms } from "./exec-only-programs.js";
+import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -223,7 +223,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // A program the provider's command adds (rarely: it is li's node or the provider's own binary).
       let guard = execOnly;
       try {
-        const more = sandboxPrograms(argv, provider, inner.PATH).filter((p) => !guardedPrograms.includes(p));
+        const more = programsOf(argv[0], inner.PATH).filter((p) => !guardedPrograms.includes(p));
         if (more.length) guard = [...execOnly, ...execOnlyBinds(more)];
       } catch (err) {
         return failedChild(err as Error);
