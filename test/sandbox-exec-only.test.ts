@@ -31,13 +31,14 @@ describe("the exec-only copies' cache", () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   test("a copy is mode 0111 and the user's, made once per source, and again for a changed source", () => {
-    const cache = path.join(dir, "cache");
+    const cache = path.join(dir, "cache", "deeper");
     const a = execOnlyCopy(src, cache);
     const st = fs.statSync(a);
     expect(st.mode & 0o7777).toBe(0o111);
     expect(st.uid).toBe(process.geteuid!());
     expect(st.size).toBe(fs.statSync(src).size);
     expect(fs.statSync(cache).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.dirname(cache)).mode & 0o777).toBe(0o700);
     // Reused as it is: the same file.
     expect(execOnlyCopy(src, cache)).toBe(a);
     expect(fs.statSync(a).ino).toBe(st.ino);
@@ -87,6 +88,14 @@ describe("the exec-only copies' cache", () => {
     fs.symlinkSync(src, path.join(dir, "link"));
     const args = execOnlyBinds([src, path.join(dir, "link")], cache);
     expect(args).toEqual(["--ro-bind", execOnlyCopy(src, cache), src]);
+  });
+
+  test("a folder another user could write is refused, naming the variable that moves it", () => {
+    const cache = path.join(dir, "cache");
+    fs.mkdirSync(cache, { mode: 0o700 });
+    fs.chmodSync(cache, 0o777);
+    expect(() => execOnlyCopy(src, cache)).toThrow(/no one else can write.*LI_EXEC_ONLY_DIR/);
+    expect(fs.readdirSync(cache)).toEqual([]);
   });
 
   test("a source that does not exist is an error naming it", () => {

@@ -1,8 +1,8 @@
 /**
  * Issue 45, rows 12 and 15 and item 8: li's facts about a sandboxed run come from what its agent cannot
  * write. Refusals on protected places are named on the record, never displaced by a flood of
- * harmless ones; an exit line written into the tracer's log through a stolen descriptor does not
- * end the run. Judged by the record (the store) and the disk, never by what the agent said.
+ * harmless ones; no process of li's inside (the provider, the tracer, a node process) can be
+ * reached to forge a line (src/runtime/sandbox/exec-only.ts). Judged by the record (the store) and the disk, never by what the agent said.
  */
 import fs from "node:fs";
 import os from "node:os";

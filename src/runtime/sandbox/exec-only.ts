@@ -69,15 +69,27 @@ function usable(copy: string, size: number): boolean {
   }
 }
 
+/** `dir` made if absent; it must be this user's and writable by no one else, or another user could swap a copy between its check and its bind. */
+function ownDir(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err: any) {
+    throw new Error(`could not make ${dir} for the exec-only copies that keep the agent from li's processes (${err?.code ?? err?.message ?? err}); set ${EXEC_ONLY_DIR_ENV} to another directory`);
+  }
+  const s = fs.lstatSync(dir);
+  if (!s.isDirectory() || s.uid !== process.geteuid!() || (s.mode & 0o022) !== 0)
+    throw new Error(`${dir}, where li keeps the exec-only copies of the programs a sandbox runs, is not a directory of this user's that no one else can write; remove it, or set ${EXEC_ONLY_DIR_ENV} to another directory`);
+}
+
 /** The exec-only copy of the program at `source` (its real path), made now if it is not there yet. */
 export function execOnlyCopy(source: string, dir = execOnlyDir()): string {
   const real = fs.realpathSync(source);
   const st = fs.statSync(real);
   const copy = path.join(dir, `${path.basename(real)}-${digest([real, st.dev, st.ino, st.size, st.mtimeMs].join("|"))}`);
+  ownDir(dir);
   if (usable(copy, st.size)) return copy;
   const tmp = `${copy}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     sweep(dir);
     fs.copyFileSync(real, tmp);
     // On disk before it is named: a crash never leaves a short copy under the final name.
