@@ -30,7 +30,8 @@ import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
  * namespace of its own (pid included, --die-with-parent), socat bridging its loopback port to the
  * worker's proxy, strace logging the calls that failed, and a launcher line naming the provider's
  * pid. When that pid exits, the worker kills bubblewrap, and with it everything the agent left
- * running; the provider's own exit status is what the run reports.
+ * running; the provider's own exit status is what the run reports. li's processes inside (the
+ * provider, its node, strace, socat) are non-dumpable, out of the agent's reach (exec-only.ts).
  */
 
 /** The proxy's port on the sandbox's own loopback. */
