@@ -36,7 +36,8 @@ function pooledProject(): boolean {
  */
 export function tempHome(opts: { emptyStore?: boolean } = {}): { home: string; env: NodeJS.ProcessEnv; cleanup: () => void } {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-test-"));
-  const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "" };
+  // One folder of exec-only program copies (src/runtime/sandbox/exec-only.ts) for every test home: a home's own would copy node (and claude's binary) per test.
+  const env: NodeJS.ProcessEnv = { ...process.env, LI_HOME: home, NODE_OPTIONS: "", LI_EXEC_ONLY_DIR: process.env.LI_EXEC_ONLY_DIR ?? path.join(os.tmpdir(), `li-test-exec-only-${process.getuid?.() ?? 0}`) };
   delete env.LI_STORE;
   if (process.env.LI_TEST_STORE === "postgres") {
     const direct = workerCluster().createDatabase({ migrated: !opts.emptyStore });

@@ -15,7 +15,7 @@ import { startProxy, type Proxy } from "./proxy.js";
 import { TraceReader } from "./trace.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { mark } from "./marks.js";
-import { forgetSupport } from "./support.js";
+import { forgetSupport, TRACER_CAPS } from "./support.js";
 import { repoOf } from "./repo-of.js";
 import { endpointKeyVars, GATEWAY_PORT, modelKeyVars, ownKeyVars } from "../gateway/plan.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
@@ -23,13 +23,16 @@ import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
 import type { HeldFiles } from "../../lifecycle/sandbox-held.js";
+import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
+import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
  * namespace of its own (pid included, --die-with-parent), socat bridging its loopback port to the
  * worker's proxy, strace logging the calls that failed, and a launcher line naming the provider's
  * pid. When that pid exits, the worker kills bubblewrap, and with it everything the agent left
- * running; the provider's own exit status is what the run reports.
+ * running; the provider's own exit status is what the run reports. li's processes inside (the
+ * provider, its node, strace, socat) are non-dumpable, out of the agent's reach (exec-only.ts).
  */
 
 /** The proxy's port on the sandbox's own loopback. */
@@ -41,11 +44,17 @@ const INNER_GATEWAY = "/run/li/gateway.sock";
 
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
+// Every process but the tracer starts with no capability (setpriv): strace alone keeps
+// CAP_SYS_PTRACE in the sandbox's user namespace, to read the arguments of the processes made
+// non-dumpable (exec-only.ts); the agent's processes never hold it, and socat holds none of the
+// provider's streams.
+const DROP = "setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all --";
 const LAUNCHER = [
   'sock=$1; port=$2; gw=$3; shift 3',
-  'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
+  `${DROP} socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" </dev/null >/dev/null 3>&- 2>/dev/null &`,
   // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
-  `[ -n "$gw" ] && socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" 3>&- 2>/dev/null &`,
+  // An `if`, not `[ … ] && … &`: that forks a shell even with no gateway, whose exit strace (pid 1) would report as an unknown pid's.
+  `if [ -n "$gw" ]; then ${DROP} socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" </dev/null >/dev/null 3>&- 2>/dev/null & fi`,
   // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
   // fewer); the provider gets its own stderr back (fd 4) before it starts.
   'exec 4>&2 2>&3',
@@ -53,8 +62,16 @@ const LAUNCHER = [
   // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
   // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- ${DROP} /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+
+/** A provider that never started: its error on the next tick, as a spawn's would come. */
+function failedChild(err: Error): ProviderChild {
+  const child = new EventEmitter() as EventEmitter & ProviderChild;
+  child.stdout = null;
+  setImmediate(() => child.emit("error", err));
+  return child;
+}
 
 /** The host pid of a live (not zombie) process of pid `pid` inside the pid namespace `ns`, read from /proc outside; `known` is checked alone first. */
 function hostPidOf(ns: string, pid: number, known: number | null = null): number | null {
@@ -124,7 +141,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   mark("sandbox-start");
   const own = sandboxSettings(e.spec.settings_dir ?? cwd);
   // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
-  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets] };
+  // The exec-only copies' folder is hidden too (under $LI_HOME it already is).
+  const settings = { ...own, deny_read: [...own.deny_read, ...store.sockets, execOnlyDir()] };
+  // li's processes inside are non-dumpable (exec-only.ts): a copy that cannot be made (a full disk) stops the run here.
+  const guardedPrograms = sandboxPrograms([process.execPath], provider, env.PATH);
+  const execOnly = execOnlyBinds(guardedPrograms);
   const scratch = path.join(e.run_dir!, "sandbox");
   fs.mkdirSync(scratch, { recursive: true, mode: 0o700 });
   const tmpDir = fs.mkdtempSync(path.join(scratch, "tmp-"));
@@ -205,10 +226,20 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       const own = ownKeyVars(provider, inner);
       if (own) for (const k of modelKeyVars(inner, endpointKeyVars(e.spec.settings_dir ?? cwd))) if (!own.includes(k)) delete inner[k];
       const stdio = opts.stdio as unknown[];
+      // A program the provider's command adds (rarely: it is li's node or the provider's own binary).
+      let guard = execOnly;
+      try {
+        const more = programsOf(argv[0], inner.PATH).filter((p) => !guardedPrograms.includes(p));
+        if (more.length) guard = [...execOnly, ...execOnlyBinds(more)];
+      } catch (err) {
+        return failedChild(err as Error);
+      }
       mark("bwrap-spawn");
       const bwrap: ChildProcess = spawn(
         "bwrap",
-        [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
+        // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
+        // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
+        [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
         { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
       );
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its

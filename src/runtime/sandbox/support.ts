@@ -19,6 +19,11 @@ const APT = `apt-get install ${SANDBOX_PACKAGES}`;
 
 const MECHANISM = "bubblewrap+strace+proxy";
 
+/** What the sandbox's launcher starts with, for strace alone to keep (run.ts drops them from everything else): bubblewrap must grant them. */
+export const TRACER_CAPS = ["--cap-add", "CAP_SYS_PTRACE", "--cap-add", "CAP_SETPCAP"];
+/** A remembered yes from a probe that asked less is asked again. */
+const PROBE_VERSION = "2";
+
 let cached: SandboxSupport | null = null;
 
 /** On PATH, as the worker will find it. */
@@ -56,7 +61,7 @@ function supportKey(bwrap: string): string {
     stamp = `${real}@${fs.statSync(real).mtimeMs}`;
   } catch {}
   const k = "/proc/sys/kernel/";
-  return [stamp, read(`${k}random/boot_id`), process.getuid?.() ?? "", read(`${k}unprivileged_userns_clone`), read("/proc/sys/user/max_user_namespaces"), read(`${k}apparmor_restrict_unprivileged_userns`)].join("|");
+  return [PROBE_VERSION, stamp, read(`${k}random/boot_id`), process.getuid?.() ?? "", read(`${k}unprivileged_userns_clone`), read("/proc/sys/user/max_user_namespaces"), read(`${k}apparmor_restrict_unprivileged_userns`)].join("|");
 }
 
 /** Where a passed check is remembered; null when li has no home here (li doctor still asks bwrap). */
@@ -81,12 +86,12 @@ function probe(): SandboxSupport {
   const played = process.env.LI_TEST_SANDBOX_UNAVAILABLE;
   if (played) return { ok: false, missing: played, remedy: `${APT} (this host plays one without ${played}: LI_TEST_SANDBOX_UNAVAILABLE is set)` };
   if (process.platform !== "linux") return { ok: false, missing: "linux", remedy: "the workspace sandbox is built on Linux namespaces (bubblewrap); run on a Linux host" };
-  for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"]] as const)
-    if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${APT} (${bin} is not on PATH)` };
+  for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"], ["setpriv", "util-linux"]] as const)
+    if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${pkg === "util-linux" ? "apt-get install util-linux" : APT} (${bin} is not on PATH)` };
   const key = supportKey(onPath("bwrap")!);
   const memo = memoFile();
   if (memo && read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };
-  const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
+  const r = childProcess().spawnSync("bwrap", ["--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { encoding: "utf8", timeout: 10_000 });
   if (r.status !== 0) {
     const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0];
     return {
