@@ -42,6 +42,10 @@ const suites = (names) => names.filter((n) => !stress || STRESS_SUITES.includes(
 
 export default {
   testTimeout: 60000,
+  // The slowest suites start first (test/helpers/sequencer.mjs, from the committed
+  // test/suite-times.json where jest's cache has no times, as in a clean clone), so that neither
+  // worker is left finishing a long suite alone at the end.
+  testSequencer: "<rootDir>/test/helpers/sequencer.mjs",
   // The run's folder where each worker records its PostgreSQL cluster, and their stop at the end.
   globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
   globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",
