@@ -36,12 +36,16 @@ if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
 // The stress tier (npm run test:stress sets LI_TEST_STRESS=1): only these suites, whose repeated
 // proofs then run at their full count (test/helpers/stress.ts); npm test runs every suite, those
 // proofs at a reduced count. test/stress-tier.test.ts checks this list.
-export const STRESS_SUITES = ["host-daemons", "lifecycle-concurrency", "kill-race", "queue", "budgets", "budgets-hosts", "store-postgres-restart"];
+export const STRESS_SUITES = ["host-daemons", "lifecycle-concurrency", "kill-race", "queue", "budgets", "budgets-hosts", "store-postgres-restart", "approvals-table", "agent-clis-claude-approvals", "kill-grace-lease"];
 const stress = process.env.LI_TEST_STRESS === "1";
 const suites = (names) => names.filter((n) => !stress || STRESS_SUITES.includes(n)).map((name) => `<rootDir>/test/${name}.test.ts`);
 
 export default {
   testTimeout: 60000,
+  // The slowest suites start first (test/helpers/sequencer.mjs, from the committed
+  // test/suite-times.json where jest's cache has no times, as in a clean clone), so that neither
+  // worker is left finishing a long suite alone at the end.
+  testSequencer: "<rootDir>/test/helpers/sequencer.mjs",
   // The run's folder where each worker records its PostgreSQL cluster, and their stop at the end.
   globalSetup: "<rootDir>/test/helpers/pg-global.mjs",
   globalTeardown: "<rootDir>/test/helpers/pg-global-teardown.mjs",

@@ -17,7 +17,8 @@ import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
 import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
-import { SHELL_TABLE, TABLE_RULES_YAML } from "./helpers/shell-rule-table.js";
+import { SHELL_TABLE, SHELL_TABLE_SAMPLE, TABLE_RULES_YAML } from "./helpers/shell-rule-table.js";
+import { stressCount } from "./helpers/stress.js";
 
 const T = 120_000;
 const MARK = "made-by-bash";
@@ -202,11 +203,15 @@ describePostgres("on PostgreSQL, li approve from a second host", () => {
 });
 
 // Issue 46's table through the real claude: one run makes each tool use of the table in turn
-// (the fake asks for the next after each result), under the table's two rules.
+// (the fake asks for the next after each result), under the table's two rules. The whole table in
+// the stress tier; npm test's sample keeps every row a rule answers (an allow claude took alone
+// would show) and one of each way to a person, each of which waits out its 1 s expiry.
+const TABLE = stressCount(SHELL_TABLE_SAMPLE, SHELL_TABLE);
+
 describeReal("issue 46's table through the real claude", () => {
   const homes = useHomes({ stopRuns: true });
   let fake: FakeApi;
-  beforeAll(async () => (fake = await startAnthropic({ toolUses: { name: "Bash", inputs: SHELL_TABLE.map(([command], i) => ({ command, description: `row ${i}` })) } })));
+  beforeAll(async () => (fake = await startAnthropic({ toolUses: { name: "Bash", inputs: TABLE.map(([command], i) => ({ command, description: `row ${i}` })) } })));
   afterAll(() => fake?.close());
 
   test("every command claude asks li about gets the table's answer; the rows claude answers itself never reach li", async () => {
@@ -219,13 +224,14 @@ describeReal("issue 46's table through the real claude", () => {
     expect(await untilStatus(env, run.id, (j) => j.terminal, 600_000)).toMatchObject({ status: "completed" });
     const recorded = (await liData(["approvals", "--all", "--run", run.id, "--limit", "100"], { env })).approvals.reverse();
     const answered = new Map<string, string>(recorded.map((r: any) => [JSON.parse(r.input).command, r.state === "expired" ? "ask" : /^rule:/.test(r.answered_by) ? (r.state === "allowed" ? "allow" : "deny") : `${r.state} by ${r.answered_by}`]));
-    const got = SHELL_TABLE.filter(([command]) => answered.has(command)).map(([command, , why]) => [command, answered.get(command), why]);
-    expect(got).toEqual(SHELL_TABLE.filter(([command]) => answered.has(command)));
+    const got = TABLE.filter(([command]) => answered.has(command)).map(([command, , why]) => [command, answered.get(command), why]);
+    expect(got).toEqual(TABLE.filter(([command]) => answered.has(command)));
     // Which rows claude decided alone (its own read-only allow-list, or its own refusals), for the record.
-    const alone = SHELL_TABLE.filter(([command]) => !answered.has(command)).map(([command, expected]) => `${expected}: ${command}`);
-    process.stdout.write(`claude asked li about ${answered.size} of ${SHELL_TABLE.length} rows; decided alone: ${JSON.stringify(alone)}\n`);
-    expect(answered.size).toBeGreaterThanOrEqual(40);
+    const alone = TABLE.filter(([command]) => !answered.has(command)).map(([command, expected]) => `${expected}: ${command}`);
+    process.stdout.write(`claude asked li about ${answered.size} of ${TABLE.length} rows; decided alone: ${JSON.stringify(alone)}\n`);
+    // claude asks li about most of them (in CI, 78 of the 79: all but echo hello); at full, 40 or more as before.
+    expect(answered.size).toBeGreaterThanOrEqual(Math.ceil(TABLE.length / 2));
     // None that the rules deny ran unasked: claude decided alone only what li would not have allowed either way or it allows itself.
-    expect(SHELL_TABLE.filter(([command, expected]) => expected === "allow" && !answered.has(command))).toEqual([]);
+    expect(TABLE.filter(([command, expected]) => expected === "allow" && !answered.has(command))).toEqual([]);
   }, 700_000);
 });

@@ -86,9 +86,12 @@ test(`${RUNS} runs at max_parallel 3: never more than 3 execute at once, and the
     }
   })();
   const ids: string[] = [];
-  // The first three hold the slots long enough that a line forms behind them however slow a
-  // submission is (about 2 s each on a loaded PostgreSQL store); the rest are short.
-  for (let i = 0; i < RUNS; i++) ids.push((await liData(["agent", "--detach", i < 3 ? "mock/sleep:15" : "mock/sleep:0.5", `run ${i}`], { env: h.env })).id);
+  // The first three (mock/edit) hold the slots until every run is submitted, so a line forms
+  // behind them however slow a submission is (about 2 s each on a loaded PostgreSQL store); the
+  // rest are short.
+  const release = path.join(h.home, "release");
+  for (let i = 0; i < RUNS; i++) ids.push((await liData(["agent", "--detach", ...(i < 3 ? ["mock/edit", `waitfor ${release}`] : ["mock/sleep:0.5", `run ${i}`])], { env: h.env })).id);
+  fs.writeFileSync(release, "");
   for (const id of ids) await terminal(h.env, id, 60000);
   sampling = false;
   await sampler;

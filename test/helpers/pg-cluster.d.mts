@@ -13,8 +13,8 @@ export interface PgCluster {
   restart(mode?: "immediate" | "fast"): void;
   /** restart without blocking the event loop: in-process clients see the outage. */
   restartAsync(mode?: "immediate" | "fast"): Promise<void>;
-  /** An immediate stop, `ms` down, then a start: writes made meanwhile are refused. */
-  outage(ms: number): Promise<void>;
+  /** An immediate stop, `ms` down, then a start: writes made meanwhile are refused. `whileDown` runs once the server is down, before the `ms` begin. */
+  outage(ms: number, whileDown?: () => unknown): Promise<void>;
   stop(): void;
 }
 export function launchCluster(port: number): { port: number; dir: string };

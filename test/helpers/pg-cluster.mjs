@@ -125,9 +125,10 @@ export function clusterAt({ port, dir }) {
     async restartAsync(mode = "immediate") {
       await runPgAsync("pg_ctl", ctlArgs(dir, ["-m", mode, "restart"]));
     },
-    /** A crash and `ms` of the server being down (connections refused) before it starts again. */
-    async outage(ms) {
+    /** A crash and `ms` of the server being down (connections refused) before it starts again; `whileDown` runs once it is down. */
+    async outage(ms, whileDown) {
       await runPgAsync("pg_ctl", ctlArgs(dir, ["-m", "immediate", "stop"]));
+      await whileDown?.();
       await new Promise((r) => setTimeout(r, ms));
       await runPgAsync("pg_ctl", ctlArgs(dir, ["start"]));
     },
