@@ -86,7 +86,13 @@ function usageSource(e: Entity) {
 function sandboxView(e: Entity) {
   if (e.spec.sandbox !== "workspace") return null;
   // held: a checkout run's files that run code its agent created, moved out of the tree (docs/sandbox.md).
-  return { mode: "workspace" as const, denials: e.spec.sandbox_denials ?? null, ...(e.spec.sandbox_held?.length ? { held: e.spec.sandbox_held as string[] } : {}) };
+  return {
+    mode: "workspace" as const,
+    denials: e.spec.sandbox_denials ?? null,
+    ...(e.spec.sandbox_held?.length ? { held: e.spec.sandbox_held as string[] } : {}),
+    // limits: what bounded it (docs/sandbox.md#limits): tasks, bytes, bytes; null where this host enforced none.
+    ...(e.spec.sandbox_limits ? { limits: e.spec.sandbox_limits as { pids: number | null; memory: number | null; tmp: number | null } } : {}),
+  };
 }
 
 /** Where an isolated run works: its branch from its base, and on which host's checkout. */

@@ -8,6 +8,7 @@ import { sandboxLayout, type GitLayout } from "./layout.js";
 import { providerHosts } from "./hosts.js";
 import { repoOf } from "./repo-of.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
+import { effectiveLimits, type EffectiveLimit } from "./limits.js";
 
 /*
  * What `li sandbox show` prints: the policy a workspace run of `provider` started in `cwd` would
@@ -30,7 +31,8 @@ export interface SandboxDescription {
   marked: string[];
   hosts: string[];
   env_removed: string[];
-  limits: Record<string, unknown>;
+  /** Each limit's value here and what enforces it, or why nothing does (docs/sandbox.md#limits); tmp bounds each of the places it names. */
+  limits: { pids: EffectiveLimit; memory: EffectiveLimit; tmp: EffectiveLimit & { applies_to: string[] } };
 }
 
 function gitOf(cwd: string): { tree: string; git: GitLayout | null } {
@@ -76,6 +78,9 @@ export function describeSandbox(cwd: string, provider: string | null, env: NodeJ
     marked: [],
     hosts: [...(provider ? providerHosts(provider, env) : []), ...settings.allow_hosts],
     env_removed: hostSocketVars(env, [APPROVAL_SOCKET_ENV]),
-    limits: {},
+    limits: (() => {
+      const l = effectiveLimits(settings.limits);
+      return { ...l, tmp: { ...l.tmp, applies_to: l.tmp.value !== null ? ["TMPDIR", ...layout.private] : [] } };
+    })(),
   };
 }

@@ -22,6 +22,8 @@ import { hostSocketVars } from "../../config/sandbox-home.js";
 import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
+import type { RunLimits } from "./limits-run.js";
+import { DATA_CALLS, FORK_CALLS } from "./trace.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -40,7 +42,7 @@ const INNER_GATEWAY = "/run/li/gateway.sock";
 
 // The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
 // needs bash's /dev/tcp.
-const LAUNCHER = [
+const launcher = (calls: string) => [
   'sock=$1; port=$2; gw=$3; shift 3',
   'socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" 3>&- 2>/dev/null &',
   // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
@@ -52,8 +54,16 @@ const LAUNCHER = [
   // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
   // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect${calls} -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+const LAUNCHER = launcher("");
+/** With limits, the calls they refuse are traced too: writes that may find a sized tmpfs full, forks that may pass pids. */
+const limitedLauncher = (l: RunLimits | null) => {
+  const calls = [...(l?.tmpSize ? DATA_CALLS : []), ...(l?.pids ? FORK_CALLS : [])];
+  return calls.length ? launcher(`,${calls.join(",")}`) : LAUNCHER;
+};
+/** Puts its own pid in the run's cgroup (each cgroup.procs before `--`), then becomes bubblewrap: nothing runs outside it. */
+const ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "li: could not enter the run\'s cgroup ($1)" >&2; exit 125; }; shift; done; shift; exec "$@"';
 
 /** The host pid of a live (not zombie) process of pid `pid` inside the pid namespace `ns`, read from /proc outside; `known` is checked alone first. */
 function hostPidOf(ns: string, pid: number, known: number | null = null): number | null {
@@ -119,7 +129,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
 }
 
 /** `gateway`: the run's model gateway socket, when its calls are metered (its model host is then not allowed directly). */
-export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH, gateway: string | null = null): Promise<Sandbox> {
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH, gateway: string | null = null, limits: RunLimits | null = null): Promise<Sandbox> {
   mark("sandbox-start");
   const own = sandboxSettings(e.spec.settings_dir ?? cwd);
   // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
@@ -172,10 +182,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     marked,
     view,
     privateState,
+    tmpSize: limits?.tmpSize ?? null,
   });
   guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
   let gone: (pid: number) => boolean = () => false;
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid) }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [], pids: !!limits?.pids }, denials);
   let held: string[] | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
@@ -201,11 +212,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       for (const k of hostSocketVars(inner, [APPROVAL_SOCKET_ENV])) delete inner[k];
       const stdio = opts.stdio as unknown[];
       mark("bwrap-spawn");
-      const bwrap: ChildProcess = spawn(
-        "bwrap",
-        [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
-        { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
-      );
+      const bwrapArgs = [...layout.args, "--json-status-fd", "4", "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--", "/bin/sh", "-c", limitedLauncher(limits), "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv];
+      const procs = limits?.cgroup?.procs ?? [];
+      const bwrap: ChildProcess = procs.length
+        ? spawn("/bin/sh", ["-c", ENTER_CGROUP, "li-cgroup", ...procs, "--", "bwrap", ...bwrapArgs], { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any)
+        : spawn("bwrap", bwrapArgs, { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any);
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };

@@ -1,0 +1,85 @@
+/**
+ * The pieces of a workspace run's limits whose logic is subtle on its own (docs/sandbox.md#limits):
+ * sizes and counts as a person writes them, the tighter of two files, and the trace reader
+ * telling a limit's refusals (a fork past pids, a write that found a sized tmpfs full) from the
+ * failures that are none (a full disk in the tree, a broken pipe, a fork refused without a pids
+ * limit). test/sandbox-limits.test.ts runs them whole.
+ */
+import { formatSize, LIMIT_MIN, mergeLimits, NO_LIMITS, parseLimits, parseSize } from "../src/config/sandbox-limits.js";
+import { TraceReader } from "../src/runtime/sandbox/trace.js";
+import { DenialLog } from "../src/runtime/sandbox/denials.js";
+
+test("sizes: bytes, binary units, a fraction; nothing else", () => {
+  expect(parseSize("512")).toBe(512);
+  expect(parseSize(512)).toBe(512);
+  expect(parseSize("256M")).toBe(256 * 2 ** 20);
+  expect(parseSize("2G")).toBe(2 * 2 ** 30);
+  expect(parseSize("2gib")).toBe(2 * 2 ** 30);
+  expect(parseSize("1.5G")).toBe(1.5 * 2 ** 30);
+  expect(parseSize("8MB")).toBe(8 * 2 ** 20);
+  for (const bad of ["", "2X", "-1M", "M", "1e9", "two", "1 2", null, {}, "9".repeat(40) + "T"]) expect(parseSize(bad)).toBeNull();
+  expect(formatSize(2 * 2 ** 30)).toBe("2G");
+  expect(formatSize(1536 * 2 ** 20)).toBe("1536M");
+  expect(formatSize(1000)).toBe("1000");
+});
+
+test("parseLimits: each field checked, the error naming it and what to write; a project file only lowers", () => {
+  expect(parseLimits("f", undefined)).toEqual(NO_LIMITS);
+  expect(parseLimits("f", { pids: 512, memory: "2G", tmp: "256M" })).toEqual({ pids: 512, memory: 2 * 2 ** 30, tmp: 256 * 2 ** 20 });
+  expect(parseLimits("f", { pids: "64" })).toEqual({ ...NO_LIMITS, pids: 64 });
+  const err = (v: unknown) => {
+    try {
+      parseLimits("settings.yaml", v);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return "no error";
+  };
+  expect(err({ pids: 1.5 })).toMatch(/^settings\.yaml: sandbox\.limits\.pids: expected a count .* such as 512, got 1\.5$/);
+  expect(err({ pids: LIMIT_MIN.pids - 1 })).toContain("sandbox.limits.pids");
+  expect(err({ memory: "1M" })).toMatch(/sandbox\.limits\.memory: expected a size of at least 64M, such as 2G or 512M/);
+  expect(err({ tmp: "lots" })).toMatch(/sandbox\.limits\.tmp: .* got "lots"/);
+  expect(err({ nofile: 5 })).toContain("sandbox.limits.nofile: unknown limit; known limits: pids, memory, tmp");
+  expect(err([1])).toContain("expected a mapping");
+  expect(mergeLimits({ pids: 100, memory: null, tmp: 2 ** 30 }, { pids: 500, memory: 2 ** 30, tmp: 2 ** 20 })).toEqual({ pids: 100, memory: 2 ** 30, tmp: 2 ** 20 });
+});
+
+describe("the trace reader under limits", () => {
+  const TMP = "/home/p/.li/runs/r1/sandbox/tmp-abc";
+  const reader = (pids: boolean) => {
+    const log = new DenialLog();
+    const r = new TraceReader({ cwd: "/work", writable: ["/work", TMP], readOnly: [], hidden: [], private: ["/tmp", "/dev/shm"], proxyPort: 3128, sized: [TMP, "/tmp", "/dev/shm"], pids }, log);
+    return { r, log };
+  };
+
+  test("a write that found a sized tmpfs full is a refusal of tmp, by mount; other failed writes are none", () => {
+    const { r, log } = reader(true);
+    r.line(`[pid 12] write(3<${TMP}/big>, "\\0\\0\\0\\0"..., 1048576) = -1 ENOSPC (No space left on device)`);
+    r.line(`[pid 12] write(3<${TMP}/big>, "\\0\\0"..., 1048576) = -1 ENOSPC (No space left on device)`);
+    r.line('[pid 13] pwrite64(4</dev/shm/x>, "a", 1, 0) = -1 ENOSPC (No space left on device)');
+    r.line('[pid 14] fallocate(5</tmp/f>, 0, 0, 99999999) = -1 ENOSPC (No space left on device)');
+    // The tree's own disk full, a broken pipe, an interrupted write: not the sandbox's.
+    r.line('[pid 15] write(6</work/out>, "x", 1) = -1 ENOSPC (No space left on device)');
+    r.line('[pid 15] write(1<pipe:[123]>, "x", 1) = -1 EPIPE (Broken pipe)');
+    r.line('[pid 15] write(7</tmp/y>, "x", 1) = -1 EINTR (Interrupted system call)');
+    expect(log.result().limits).toEqual([
+      { limit: "tmp", path: TMP, count: 2 },
+      { limit: "tmp", path: "/dev/shm", count: 1 },
+      { limit: "tmp", path: "/tmp", count: 1 },
+    ]);
+    expect(log.result().writes).toEqual([]);
+    expect(log.result().total).toBe(4);
+  });
+
+  test("a fork that failed EAGAIN is a refusal of pids only where a pids limit is enforced", () => {
+    const on = reader(true);
+    on.r.line("[pid 20] clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = -1 EAGAIN (Resource temporarily unavailable)");
+    on.r.line("clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD, stack=0x7f, stack_size=0x9000}, 88) = -1 EAGAIN (Resource temporarily unavailable)");
+    on.r.line("[pid 21] vfork() = -1 ENOMEM (Cannot allocate memory)");
+    expect(on.log.result().limits).toEqual([{ limit: "pids", count: 2 }]);
+    const off = reader(false);
+    off.r.line("[pid 20] fork() = -1 EAGAIN (Resource temporarily unavailable)");
+    expect(off.log.result().limits).toBeUndefined();
+    expect(off.log.result().total).toBe(0);
+  });
+});
