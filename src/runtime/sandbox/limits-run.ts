@@ -35,21 +35,30 @@ export function limitsUnavailable(e: Entity): { host: string; missing: string; r
   return { host, missing, remedy: LIMITS_REMEDY, error: `host ${host} cannot enforce the limits this run's settings set: ${missing}; ${LIMITS_REMEDY}` };
 }
 
-export async function prepareLimits(store: Store, e: Entity): Promise<RunLimits> {
+/**
+ * The limits `e` gets here, known at once (the layout needs tmp's size); its cgroup is made by
+ * `make`, which the worker runs beside the rest of the sandbox's set-up and awaits before spawning.
+ */
+export function planLimits(e: Entity): RunLimits & { make(store: Store): Promise<void> } {
   const host = cgroupHost();
   const limits = effectiveLimits(settingsOf(e).limits, host);
   const wanted = { pids: limits.pids.value, memory: limits.memory.value };
   const dirs = wanted.pids !== null || wanted.memory !== null ? runCgroupDirs(host, e.id) : [];
-  // On the record before it exists: a kill -9 from here on leaves a cgroup the reaper knows of.
-  const values = Object.fromEntries(Object.entries(limits).map(([k, l]) => [k, l.value]));
-  if (!(await store.annotate(e.id, { spec: { sandbox_limits: values, ...(dirs.length ? { sandbox_cgroup: dirs } : {}) } })) && dirs.length) throw new Error("the run's cgroup could not be recorded before it was made");
-  const cgroup = dirs.length ? makeRunCgroup(host, e.id, wanted) : null;
   const mem = limits.memory;
+  let cgroup: RunCgroup | null = null;
   return {
     limits,
     tmpSize: limits.tmp.value,
-    cgroup,
+    get cgroup() {
+      return cgroup;
+    },
     pids: wanted.pids !== null,
+    async make(store) {
+      // On the record before it exists: a kill -9 from here on leaves a cgroup the reaper knows of.
+      const values = Object.fromEntries(Object.entries(limits).map(([k, l]) => [k, l.value]));
+      if (!(await store.annotate(e.id, { spec: { sandbox_limits: values, ...(dirs.length ? { sandbox_cgroup: dirs } : {}) } })) && dirs.length) throw new Error("the run's cgroup could not be recorded before it was made");
+      if (dirs.length) cgroup = makeRunCgroup(host, e.id, wanted);
+    },
     crossed() {
       const n = cgroup && mem.value !== null ? cgroup.oomKills() : 0;
       if (!n) return null;

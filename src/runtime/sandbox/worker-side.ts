@@ -5,7 +5,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { sandboxSupport } from "./support.js";
 import type { ProviderChild, Sandbox } from "./run.js";
 import { mark } from "./marks.js";
-import { limitsUnavailable, prepareLimits, type RunLimits } from "./limits-run.js";
+import { limitsUnavailable, planLimits, type RunLimits } from "./limits-run.js";
 
 /*
  * The worker's side of a sandboxed run (spec.sandbox = workspace): a host that cannot sandbox ends
@@ -56,8 +56,14 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
     const [{ prepareSandbox }, { storeReach }] = await Promise.all([import("./run.js"), import("./store-reach.js")]);
     // As recorded now: an isolated run's worktree and branch were written after the worker began.
     const [now, reach] = await Promise.all([store.get(e.id), storeReach(store)]);
-    limits = await prepareLimits(store, e);
-    sandbox = await prepareSandbox(now ?? e, cwd, provider, env, reach, gateway, limits);
+    // The run's cgroup is recorded and made while the rest is set up; both are done before the spawn.
+    const plan = (limits = planLimits(e));
+    // Both settle before either failure is acted on: a cgroup made after a failure was seen would be left behind.
+    const [prepared, made] = await Promise.allSettled([prepareSandbox(now ?? e, cwd, provider, env, reach, gateway, plan), plan.make(store)]);
+    if (prepared.status === "fulfilled" && made.status === "rejected") prepared.value.close();
+    if (prepared.status === "rejected") throw prepared.reason;
+    if (made.status === "rejected") throw made.reason;
+    sandbox = prepared.value;
   } catch (err: any) {
     limits?.close();
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
