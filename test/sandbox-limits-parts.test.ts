@@ -3,11 +3,15 @@
  * sizes and counts as a person writes them, the tighter of two files, and the trace reader
  * telling a limit's refusals (a fork past pids, a write that found a sized tmpfs full) from the
  * failures that are none (a full disk in the tree, a broken pipe, a fork refused without a pids
- * limit). test/sandbox-limits.test.ts runs them whole.
+ * limit), and the removal of a run's leftover cgroup (what is in it killed; only li's own
+ * directories touched). test/sandbox-limits.test.ts runs them whole.
  */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
 import { formatSize, LIMIT_MIN, mergeLimits, NO_LIMITS, parseLimits, parseSize } from "../src/config/sandbox-limits.js";
 import { TraceReader } from "../src/runtime/sandbox/trace.js";
 import { DenialLog } from "../src/runtime/sandbox/denials.js";
+import { isRunCgroup, removeCgroups } from "../src/lifecycle/run-cgroups.js";
 
 test("sizes: bytes, binary units, a fraction; nothing else", () => {
   expect(parseSize("512")).toBe(512);
@@ -81,5 +85,37 @@ describe("the trace reader under limits", () => {
     off.r.line("[pid 20] fork() = -1 EAGAIN (Resource temporarily unavailable)");
     expect(off.log.result().limits).toBeUndefined();
     expect(off.log.result().total).toBe(0);
+  });
+});
+
+describe("a run's leftover cgroup", () => {
+  test("only a directory named li-<id> under the cgroup root is ever signalled or removed", () => {
+    expect(isRunCgroup("/sys/fs/cgroup/pids/li-inv_01abc")).toBe(true);
+    expect(isRunCgroup("/sys/fs/cgroup/memory/process_api/x/li-inv_01abc")).toBe(true);
+    for (const bad of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/pids/user.slice", "/tmp/li-inv_01abc", "/sys/fs/cgroup/pids/../li-x", "sys/fs/cgroup/pids/li-x", "/sys/fs/cgroup/pids/li-x/../../etc"]) expect(isRunCgroup(bad)).toBe(false);
+    // A path that is not li's is left as it is, even when named on a record.
+    expect(removeCgroups(["/tmp/li-not-a-cgroup"])).toEqual([]);
+  });
+
+  // A real cgroup of the pids hierarchy (cgroup v1, root): skipped, saying so, where this process may not make one.
+  const v1 = "/sys/fs/cgroup/pids";
+  const canMake = (() => {
+    try {
+      fs.accessSync(v1, fs.constants.W_OK);
+      return fs.existsSync(`${v1}/cgroup.procs`);
+    } catch {
+      return false;
+    }
+  })();
+  (canMake ? test : test.skip)(`what is still in it is killed and it is removed${canMake ? "" : ` (skipped: ${v1} is not a writable cgroup v1 hierarchy here)`}`, async () => {
+    const dir = `${v1}/li-parts${process.pid}`;
+    fs.mkdirSync(dir);
+    const child = spawn("sleep", ["600"], { stdio: "ignore" });
+    const ended = new Promise((r) => child.on("exit", (code, signal) => r(signal)));
+    fs.writeFileSync(`${dir}/cgroup.procs`, String(child.pid));
+    expect(fs.readFileSync(`${dir}/cgroup.procs`, "utf8").trim()).toBe(String(child.pid));
+    expect(removeCgroups([dir])).toEqual([]);
+    expect(await ended).toBe("SIGKILL");
+    expect(fs.existsSync(dir)).toBe(false);
   });
 });
