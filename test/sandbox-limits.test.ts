@@ -185,6 +185,22 @@ describeSandbox("sandbox.limits", () => {
     150_000,
   );
 
+  withCgroups(
+    "li kill of a limited run: its cgroup is gone with it",
+    async () => {
+      const w = world("{memory: 256M}");
+      const marker = path.join(w.work, "bg");
+      const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `spawn-bg ${marker}\nsleep 120`], { env: w.env, cwd: w.work });
+      await until(() => fs.existsSync(marker) && fs.statSync(marker).size > 0, 60_000);
+      const dirs = (await until(async () => (await specOf(w.h, r.id)).sandbox_cgroup as string[] | undefined, 10_000))!;
+      expect(dirs.every((d) => fs.existsSync(d))).toBe(true);
+      const k = await liData(["kill", r.id], { env: w.env });
+      expect(k.entities[0]).toMatchObject({ process_gone: true });
+      expect(dirs.filter((d) => fs.existsSync(d))).toEqual([]);
+    },
+    150_000,
+  );
+
   /** The run's spec as stored (li job status shows a view of it). */
   const specOf = async (h: Home, id: string): Promise<any> => JSON.parse((await rows(h, "SELECT spec FROM entities WHERE id = ?", [id]))[0].spec);
 });
