@@ -1,9 +1,8 @@
 /**
  * The pieces of a workspace run's limits whose logic is subtle on its own (docs/sandbox.md#limits):
  * sizes and counts as a person writes them, the tighter of two files, and the trace reader
- * telling a limit's refusals (a fork past pids, a write that found a sized tmpfs full) from the
- * failures that are none (a full disk in the tree, a broken pipe, a fork refused without a pids
- * limit), and the removal of a run's leftover cgroup (what is in it killed; only li's own
+ * telling a write that found a sized tmpfs full (a refusal of tmp) from the failures that are
+ * none (a full disk in the tree, a broken pipe; a fork past pids is the cgroup's own count), and the removal of a run's leftover cgroup (what is in it killed; only li's own
  * directories touched). test/sandbox-limits.test.ts runs them whole.
  */
 import { spawn } from "node:child_process";
@@ -50,14 +49,14 @@ test("parseLimits: each field checked, the error naming it and what to write; a 
 
 describe("the trace reader under limits", () => {
   const TMP = "/home/p/.li/runs/r1/sandbox/tmp-abc";
-  const reader = (pids: boolean) => {
+  const reader = () => {
     const log = new DenialLog();
-    const r = new TraceReader({ cwd: "/work", writable: ["/work", TMP], readOnly: [], hidden: [], private: ["/tmp", "/dev/shm"], proxyPort: 3128, sized: [TMP, "/tmp", "/dev/shm"], pids }, log);
+    const r = new TraceReader({ cwd: "/work", writable: ["/work", TMP], readOnly: [], hidden: [], private: ["/tmp", "/dev/shm"], proxyPort: 3128, sized: [TMP, "/tmp", "/dev/shm"] }, log);
     return { r, log };
   };
 
   test("a write that found a sized tmpfs full is a refusal of tmp, by mount; other failed writes are none", () => {
-    const { r, log } = reader(true);
+    const { r, log } = reader();
     r.line(`[pid 12] write(3<${TMP}/big>, "\\0\\0\\0\\0"..., 1048576) = -1 ENOSPC (No space left on device)`);
     r.line(`[pid 12] write(3<${TMP}/big>, "\\0\\0"..., 1048576) = -1 ENOSPC (No space left on device)`);
     r.line('[pid 13] pwrite64(4</dev/shm/x>, "a", 1, 0) = -1 ENOSPC (No space left on device)');
@@ -73,18 +72,6 @@ describe("the trace reader under limits", () => {
     ]);
     expect(log.result().writes).toEqual([]);
     expect(log.result().total).toBe(4);
-  });
-
-  test("a fork that failed EAGAIN is a refusal of pids only where a pids limit is enforced", () => {
-    const on = reader(true);
-    on.r.line("[pid 20] clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = -1 EAGAIN (Resource temporarily unavailable)");
-    on.r.line("clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD, stack=0x7f, stack_size=0x9000}, 88) = -1 EAGAIN (Resource temporarily unavailable)");
-    on.r.line("[pid 21] vfork() = -1 ENOMEM (Cannot allocate memory)");
-    expect(on.log.result().limits).toEqual([{ limit: "pids", count: 2 }]);
-    const off = reader(false);
-    off.r.line("[pid 20] fork() = -1 EAGAIN (Resource temporarily unavailable)");
-    expect(off.log.result().limits).toBeUndefined();
-    expect(off.log.result().total).toBe(0);
   });
 });
 

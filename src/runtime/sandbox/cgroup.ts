@@ -113,6 +113,8 @@ export interface RunCgroup {
   procs: string[];
   /** How many processes the kernel's OOM killer has killed in it so far. */
   oomKills(): number;
+  /** How many forks its pids limit has refused so far (pids.events: the kernel's count, nothing inside can write it). */
+  pidsRefused(): number;
   /** Kills what is still in it and removes it; what could not be removed is returned. */
   remove(): string[];
 }
@@ -146,7 +148,7 @@ export function makeRunCgroup(h: CgroupHost, id: string, limits: { pids: number 
         // Past the limit the kernel kills rather than swaps: the run ends then (sandbox_limit).
         put(path.join(dir, "memory.swap.max"), "0", true);
       }
-      return runCgroup(dirs, () => /^oom_kill (\d+)$/m.exec(read(path.join(dir, "memory.events")) ?? "")?.[1]);
+      return runCgroup(dirs, () => /^oom_kill (\d+)$/m.exec(read(path.join(dir, "memory.events")) ?? "")?.[1], dir);
     }
     if (h.kind === "v1") {
       const [mem, pids] = dirs;
@@ -157,7 +159,7 @@ export function makeRunCgroup(h: CgroupHost, id: string, limits: { pids: number 
         put(path.join(mem, "memory.memsw.limit_in_bytes"), String(limits.memory), true);
       }
       if (limits.pids !== null) put(path.join(pids, "pids.max"), String(limits.pids));
-      return runCgroup(dirs, () => /^oom_kill (\d+)$/m.exec(read(path.join(mem, "memory.oom_control")) ?? "")?.[1]);
+      return runCgroup(dirs, () => /^oom_kill (\d+)$/m.exec(read(path.join(mem, "memory.oom_control")) ?? "")?.[1], pids);
     }
   } catch (err) {
     removeCgroups(dirs);
@@ -166,11 +168,14 @@ export function makeRunCgroup(h: CgroupHost, id: string, limits: { pids: number 
   throw new Error(`no cgroup to make here: ${h.kind === "none" ? h.why : ""}`);
 }
 
-function runCgroup(dirs: string[], oom: () => string | undefined): RunCgroup {
+function runCgroup(dirs: string[], oom: () => string | undefined, pidsDir: string): RunCgroup {
+  // The last count read: once the cgroup is removed its files are gone, and the count with them.
+  let refused = 0;
   return {
     dirs,
     procs: dirs.map((d) => path.join(d, "cgroup.procs")),
     oomKills: () => Number(oom() ?? 0),
+    pidsRefused: () => (refused = Math.max(refused, Number(/^max (\d+)$/m.exec(read(path.join(pidsDir, "pids.events")) ?? "")?.[1] ?? 0))),
     remove: () => removeCgroups(dirs),
   };
 }

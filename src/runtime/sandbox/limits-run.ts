@@ -2,6 +2,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { thisHost } from "../../lifecycle/locate.js";
 import { sandboxSettings } from "../../config/sandbox-settings.js";
 import { formatSize } from "../../config/sandbox-limits.js";
+import type { SandboxDenials } from "./denials.js";
 import { cgroupHost, makeRunCgroup, runCgroupDirs, type RunCgroup } from "./cgroup.js";
 import { effectiveLimits, LIMITS_REMEDY, unenforceable, type EffectiveLimits } from "./limits.js";
 
@@ -16,8 +17,10 @@ export interface RunLimits {
   /** The size of each of the sandbox's tmpfs mounts, or null. */
   tmpSize: number | null;
   cgroup: RunCgroup | null;
-  /** Whether a pids limit is enforced (its EAGAINs are refusals). */
+  /** Whether a pids limit is enforced. */
   pids: boolean;
+  /** `denials` with the forks the pids limit refused (the cgroup's own count) added. */
+  withRefusals(denials: SandboxDenials): SandboxDenials;
   /** The memory limit crossed, once the OOM killer has killed in the run's cgroup; else null. */
   crossed(): { limit: "memory"; value: number; shown: string; oom_kills: number; error: string } | null;
   /** Kills what is left in the cgroup and removes it. */
@@ -58,6 +61,10 @@ export function planLimits(e: Entity): RunLimits & { make(store: Store): Promise
       const values = Object.fromEntries(Object.entries(limits).map(([k, l]) => [k, l.value]));
       if (!(await store.annotate(e.id, { spec: { sandbox_limits: values, ...(dirs.length ? { sandbox_cgroup: dirs } : {}) } })) && dirs.length) throw new Error("the run's cgroup could not be recorded before it was made");
       if (dirs.length) cgroup = makeRunCgroup(host, e.id, wanted);
+    },
+    withRefusals(d) {
+      const n = cgroup && wanted.pids !== null ? cgroup.pidsRefused() : 0;
+      return n ? { ...d, limits: [...(d.limits ?? []), { limit: "pids", count: n }], total: d.total + n } : d;
     },
     crossed() {
       const n = cgroup && mem.value !== null ? cgroup.oomKills() : 0;

@@ -23,7 +23,7 @@ import { homeView, ownPrograms, prepareState, writeBack } from "./home-view.js";
 import { NO_REACH, type StoreReach } from "./store-reach.js";
 import { protectedPlaces } from "./protected.js";
 import type { RunLimits } from "./limits-run.js";
-import { DATA_CALLS, FORK_CALLS } from "./trace.js";
+import { DATA_CALLS } from "./trace.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -57,11 +57,8 @@ const launcher = (calls: string) => [
   `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect${calls} -e signal=none -- /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
 const LAUNCHER = launcher("");
-/** With limits, the calls they refuse are traced too: writes that may find a sized tmpfs full, forks that may pass pids. */
-const limitedLauncher = (l: RunLimits | null) => {
-  const calls = [...(l?.tmpSize ? DATA_CALLS : []), ...(l?.pids ? FORK_CALLS : [])];
-  return calls.length ? launcher(`,${calls.join(",")}`) : LAUNCHER;
-};
+/** Under a tmp limit the writes that may find a sized tmpfs full are traced too (a fork past pids is the cgroup's count). */
+const limitedLauncher = (l: RunLimits | null) => (l?.tmpSize ? launcher(`,${DATA_CALLS.join(",")}`) : LAUNCHER);
 /** Puts its own pid in the run's cgroup (each cgroup.procs before `--`), then becomes bubblewrap: nothing runs outside it. */
 const ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "li: could not enter the run\'s cgroup ($1)" >&2; exit 125; }; shift; done; shift; exec "$@"';
 
@@ -186,7 +183,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   });
   guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
   let gone: (pid: number) => boolean = () => false;
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [], pids: !!limits?.pids }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [] }, denials);
   let held: string[] | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.

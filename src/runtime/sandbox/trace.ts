@@ -32,9 +32,11 @@ const LINE = new RegExp(String.raw`^${PID}(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)`);
 const PROC_FD = /^\/proc\/(?:self|thread-self|\d+)\/fd\/\d+\/([^/]+)$/;
 /** How many of the last paths are kept to name a `/proc/self/fd/N/name` by. */
 const RECENT = 64;
-/** Traced only under limits (docs/sandbox.md#limits): writes that may find a sized tmpfs full, and forks that may pass pids. */
+/**
+ * Traced only under a tmp limit (docs/sandbox.md#limits): writes that may find a sized tmpfs full.
+ * A fork past pids is counted by the run's cgroup itself (pids.events), not traced.
+ */
 export const DATA_CALLS = ["write", "pwrite64", "writev", "pwritev", "pwritev2", "fallocate"];
-export const FORK_CALLS = ["clone", "clone3", "fork", "vfork"];
 const FULL = new Set(["ENOSPC", "EDQUOT"]);
 const EXIT = new RegExp(String.raw`^${PID}\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))`);
 
@@ -57,8 +59,6 @@ export interface TracePolicy {
   gone?: (pid: number) => boolean;
   /** The sandbox's tmpfs mounts sized by sandbox.limits.tmp: a write that found one full is a refusal of that limit. */
   sized?: string[];
-  /** Whether a pids limit is enforced: a fork that failed EAGAIN is a refusal of it. */
-  pids?: boolean;
 }
 
 const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r + "/"));
@@ -113,7 +113,6 @@ export class TraceReader {
     if (!m) return;
     const [, , , call, args, errno] = m;
     if (call === "connect") return this.connect(args, errno);
-    if (FORK_CALLS.includes(call)) return void (errno === "EAGAIN" && this.policy.pids && this.denials.add("limit", "pids"));
     // A write through a descriptor: strace -y names its file (`3</tmp/big>`).
     if (DATA_CALLS.includes(call)) return void (FULL.has(errno) && this.full(/^\s*\d+<([^>]*)>/.exec(args)?.[1]));
     if (FULL.has(errno) && this.full(strings(args)[0])) return;

@@ -74,8 +74,13 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   // refused: a person sees an attempt as it happens, and a run ended by li kill (whose record the
   // killer ends, so its worker cannot write after) keeps what was refused until then.
   let written = 0;
+  // The forks past pids are the cgroup's count, added to what the trace saw.
+  const result = () => {
+    const r = sandbox.result();
+    return { ...r, denials: limits!.withRefusals(r.denials) };
+  };
   const live = setInterval(() => {
-    const d = sandbox.result().denials;
+    const d = result().denials;
     if (d.total === written) return;
     written = d.total;
     store.annotate(e.id, { spec: { sandbox_denials: d } }).catch(() => false);
@@ -96,6 +101,7 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   watch.unref();
   return {
     ...sandbox,
+    result,
     onLimit: (fn) => void (onLimit = fn),
     spawn(argv, opts) {
       const child = sandbox.spawn(argv, opts);
@@ -114,12 +120,14 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
       (recorded ??= (async () => {
         clearInterval(live);
         clearInterval(watch);
+        // Read before the cgroup goes: its refusal count goes with it.
+        result();
         // Whatever is still in the run's cgroup is killed and the cgroup removed (a reaper retries
         // what is left), so the sandbox is gone before what it left in the tree is looked at.
         const left = limits!.close();
         if (left.length) say(out, `could not remove the run's cgroup yet: ${left.join(", ")}`);
         sandbox.close();
-        const r = sandbox.result();
+        const r = result();
         if (r.held?.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
         await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held?.length ? { sandbox_held: r.held } : {}) } }).catch(() => false);
