@@ -41,7 +41,8 @@ const withCgroups = (name: string, fn: () => Promise<void>, timeout: number) => 
 describeSandbox("sandbox.limits", () => {
   const homes = useHomes({ stopRuns: true });
   const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-limits-")));
-  afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  const cleanups: string[] = [];
+  afterAll(() => [scratch, ...cleanups].forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
   function world(limits: string) {
     const h = homes();
@@ -104,6 +105,37 @@ describeSandbox("sandbox.limits", () => {
     const warned = await liData(["doctor"], { env, cwd: w.work });
     expect(warned.checks).toContainEqual(expect.objectContaining({ check: "sandbox_limits", ok: true, warning: true, detail: expect.stringContaining("not bounded in pids or memory") }));
   }, 120_000);
+
+  // The host as an unprivileged user has it (cgroup v1 here is root's; a hybrid host's v2 has no controllers): li run as nobody, as the PostgreSQL helpers run their server.
+  const asRoot = process.getuid?.() === 0;
+  (asRoot ? test : test.skip)(`as an unprivileged user li says why it cannot enforce pids or memory, warns in li doctor, and refuses a run whose settings set one${asRoot ? "" : " (skipped: needs root to become nobody)"}`, async () => {
+    // Its own directory in the machine's tmp (the suite's scratch is root's, 0700).
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-limits-nobody-"));
+    fs.chmodSync(home, 0o777);
+    cleanups.push(home);
+    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: home };
+    const asNobody = (args: string[]) =>
+      JSON.parse(execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, LI_BIN, "--machine", ...args], { env, cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).toString() || "{}");
+    const probe = (args: string[]) => {
+      try {
+        return asNobody(args);
+      } catch (err: any) {
+        return JSON.parse(err.stdout || JSON.stringify({ ok: false, stderr: String(err.stderr) }));
+      }
+    };
+    const shown = probe(["sandbox", "show", "--cwd", home]);
+    expect(shown).toMatchObject({ ok: true });
+    const show = shown.data;
+    // What this host lacks for that user, as li found it (not a seam): nothing enforces pids or memory.
+    if (show.limits.pids.enforced_by) return console.warn(`skipped: user nobody may make cgroups here (${show.limits.pids.enforced_by})`);
+    expect(show.limits).toMatchObject({ pids: { value: null, not_enforced: expect.stringContaining("no cgroup li may use here") }, memory: { value: null }, tmp: { enforced_by: "tmpfs size" } });
+    const doc = probe(["doctor"]);
+    expect((doc.data ?? doc.error.detail).checks).toContainEqual(expect.objectContaining({ check: "sandbox_limits", warning: true }));
+    fs.writeFileSync(path.join(home, "settings.yaml"), "sandbox:\n  limits: {pids: 100}\n");
+    const refused = probe(["agent", "--sandbox", "workspace", "mock/echo", "hi"]);
+    expect(refused.error).toMatchObject({ kind: "unavailable", detail: { reason: "sandbox_unavailable", limits: ["pids"] } });
+    expect(fs.existsSync(path.join(home, "state.db")) ? (await rows({ home, env } as unknown as Home, "SELECT id FROM entities")).length : 0).toBe(0);
+  }, 60_000);
 
   withCgroups(
     "row 14: past pids a fork fails and past tmp a write in TMPDIR and /dev/shm fails (ENOSPC); each is recorded, the run goes on, and its cgroup is gone after",

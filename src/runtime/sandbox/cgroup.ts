@@ -30,6 +30,8 @@ const writable = (p: string): boolean => {
     return false;
   }
 };
+/** A cgroup's directory: its hierarchy's mount joined with its path, without a trailing slash. */
+const at = (mount: string, p: string) => path.join(mount, p).replace(/(.)\/+$/, "$1");
 const words = (s: string | null) => (s ?? "").trim().split(/\s+/).filter(Boolean);
 
 /** The cgroup hierarchies mounted under the root: v1 ones by controller, the v2 one. */
@@ -79,7 +81,7 @@ function probe(): CgroupHost {
   const own = ownPaths();
   const why: string[] = [];
   if (v2 && own.has("")) {
-    const dir = path.join(v2, own.get("")!);
+    const dir = at(v2, own.get("")!);
     const offered = words(read(path.join(dir, "cgroup.controllers")));
     const enabled = words(read(path.join(dir, "cgroup.subtree_control")));
     const lacks = ["memory", "pids"].filter((c) => !offered.includes(c));
@@ -95,8 +97,8 @@ function probe(): CgroupHost {
     else why.push(`cgroup v2's ${dir} holds processes, so it cannot hand the memory and pids controllers to a child, and its parent does not hand them down to this user (run li in a cgroup of its own under a delegated subtree)`);
   } else why.push("no cgroup v2 hierarchy");
   if (v1.has("memory") && v1.has("pids")) {
-    const memory = path.join(v1.get("memory")!, own.get("memory") ?? "/");
-    const pids = path.join(v1.get("pids")!, own.get("pids") ?? "/");
+    const memory = at(v1.get("memory")!, own.get("memory") ?? "/");
+    const pids = at(v1.get("pids")!, own.get("pids") ?? "/");
     const closed = [memory, pids].filter((d) => !writable(d));
     if (!closed.length) return { kind: "v1", memory, pids };
     why.push(`cgroup v1's ${closed.join(" and ")} ${closed.length > 1 ? "are" : "is"} not writable by this user (root only)`);
