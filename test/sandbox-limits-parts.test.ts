@@ -10,7 +10,7 @@ import fs from "node:fs";
 import { formatSize, LIMIT_MIN, mergeLimits, NO_LIMITS, parseLimits, parseSize } from "../src/config/sandbox-limits.js";
 import { TraceReader } from "../src/runtime/sandbox/trace.js";
 import { DenialLog } from "../src/runtime/sandbox/denials.js";
-import { isRunCgroup, removeCgroups } from "../src/lifecycle/run-cgroups.js";
+import { isRunCgroup, removeCgroups, STALE_EMPTY_MS, sweepStaleCgroups } from "../src/lifecycle/run-cgroups.js";
 
 test("sizes: bytes, binary units, a fraction; nothing else", () => {
   expect(parseSize("512")).toBe(512);
@@ -104,5 +104,29 @@ describe("a run's leftover cgroup", () => {
     expect(removeCgroups([dir])).toEqual([]);
     expect(await ended).toBe("SIGKILL");
     expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  (canMake ? test : test.skip)(`one left empty by a run nobody reaped is swept once stale; one with a process, or a young one, is not${canMake ? "" : " (skipped: no writable cgroup v1 pids hierarchy)"}`, async () => {
+    // Under a parent of the test's own: a sweep of the shared hierarchy with a clock moved ahead would take other runs' young cgroups.
+    const parent = `${v1}/sweep-test${process.pid}`;
+    fs.mkdirSync(parent);
+    const empty = `${parent}/li-empty`;
+    const busy = `${parent}/li-busy`;
+    fs.mkdirSync(empty);
+    fs.mkdirSync(busy);
+    const child = spawn("sleep", ["600"], { stdio: "ignore" });
+    const ended = new Promise((r) => child.on("exit", () => r(true)));
+    try {
+      fs.writeFileSync(`${busy}/cgroup.procs`, String(child.pid));
+      expect(sweepStaleCgroups([parent])).toEqual([]);
+      const later = Date.now() + STALE_EMPTY_MS + 1000;
+      expect(sweepStaleCgroups([parent], later)).toEqual([empty]);
+      expect([fs.existsSync(empty), fs.existsSync(busy)]).toEqual([false, true]);
+    } finally {
+      child.kill("SIGKILL");
+      await ended;
+      removeCgroups([empty, busy]);
+      fs.rmdirSync(parent);
+    }
   });
 });

@@ -66,3 +66,32 @@ export function removeRunCgroups(e: Entity): string[] {
   if (!Array.isArray(dirs) || !dirs.length || isForeign(e)) return [];
   return removeCgroups(dirs.filter((d): d is string => typeof d === "string"));
 }
+
+/** A cgroup of li's this old and empty is no run's: none takes this long from making its cgroup to entering it. */
+export const STALE_EMPTY_MS = 10 * 60_000;
+
+/**
+ * Removes the empty `li-*` cgroups under `parents` older than STALE_EMPTY_MS: what a run whose
+ * worker was killed left, when no li ever read its home again to reap it (a home deleted with its
+ * record). Only empty ones: a cgroup with a process in it is its run's, for its reaper.
+ */
+export function sweepStaleCgroups(parents: string[], now = Date.now()): string[] {
+  const removed: string[] = [];
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(parent).filter((n) => n.startsWith("li-"));
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      const dir = path.join(parent, n);
+      try {
+        if (!isRunCgroup(dir) || pidsIn(dir).length || now - fs.statSync(dir).ctimeMs < STALE_EMPTY_MS) continue;
+        fs.rmdirSync(dir);
+        removed.push(dir);
+      } catch {}
+    }
+  }
+  return removed;
+}

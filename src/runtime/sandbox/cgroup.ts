@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { cgroupRoot, removeCgroups } from "../../lifecycle/run-cgroups.js";
+import { cgroupRoot, removeCgroups, sweepStaleCgroups } from "../../lifecycle/run-cgroups.js";
 
 /*
  * Where a workspace run's pids and memory limits can be enforced (docs/sandbox.md#limits): a cgroup
@@ -138,6 +138,8 @@ const put = (file: string, value: string, optional = false) => {
 /** Makes the run's cgroup with its limits (null: not bounded by it). Throws, having removed what it made, when it cannot. */
 export function makeRunCgroup(h: CgroupHost, id: string, limits: { pids: number | null; memory: number | null }): RunCgroup {
   const dirs = runCgroupDirs(h, id);
+  // Empty ones long left by runs nobody reaped (their homes gone) go first.
+  sweepStaleCgroups(dirs.map((d) => path.dirname(d)));
   try {
     if (h.kind === "v2") {
       const enabled = words(read(path.join(h.parent, "cgroup.subtree_control")));
