@@ -58,7 +58,7 @@ test("the edge scan sees a type-level import(...) as a type-only edge: a circle 
 test("src/config (settings, profiles, trust, policy, endpoints) is a layer below the CLI, MCP and studio: it never reaches them", () => {
   const config = SOURCES.filter((f) => under(f, "src/config"));
   expect(config.map((f) => path.basename(f)).sort()).toEqual(
-    ["acp-agents.ts", "approval-settings.ts", "check-settings.ts", "code-files.ts", "endpoints.ts", "policy.ts", "price-settings.ts", "profile-limits.ts", "profiles.ts", "project-dirs.ts", "project-profiles.ts", "project-trust.ts", "provider-state.ts", "queue-settings.ts", "sandbox-fields.ts", "sandbox-home.ts", "sandbox-settings.ts", "settings-fields.ts", "settings.ts", "trust-store.ts", "user-prices.ts", "worktree-settings.ts"],
+    ["acp-agents.ts", "approval-settings.ts", "check-settings.ts", "code-files.ts", "endpoints.ts", "policy.ts", "price-settings.ts", "profile-limits.ts", "profiles.ts", "project-dirs.ts", "project-profiles.ts", "project-trust.ts", "provider-state.ts", "queue-settings.ts", "sandbox-fields.ts", "sandbox-home.ts", "sandbox-limits.ts", "sandbox-settings.ts", "settings-fields.ts", "settings.ts", "trust-store.ts", "user-prices.ts", "worktree-settings.ts"],
   );
   // Only neutral modules, lifecycle's vocabulary and paths, and the provider table a profile is checked against.
   const allowed = (to: string) =>

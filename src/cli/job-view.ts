@@ -92,6 +92,8 @@ function sandboxView(e: Entity) {
     denials: e.spec.sandbox_denials ?? null,
     ...(e.spec.sandbox_held?.length ? { held: e.spec.sandbox_held as string[] } : {}),
     ...(e.spec.sandbox_unheld?.length ? { unheld: e.spec.sandbox_unheld as string[] } : {}),
+    // limits: what bounded it (docs/sandbox.md#limits): tasks, bytes, bytes; null where this host enforced none.
+    ...(e.spec.sandbox_limits ? { limits: e.spec.sandbox_limits as { pids: number | null; memory: number | null; tmp: number | null } } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { closed, fail } from "./settings-fields.js";
+import { mergeLimits, NO_LIMITS, parseLimits, type SandboxLimitSettings } from "./sandbox-limits.js";
 
 /*
  * The workspace sandbox's settings (settings.yaml, docs/sandbox.md):
@@ -10,6 +11,7 @@ import { closed, fail } from "./settings-fields.js";
  *     allow_hosts: [api.example.com, "*.example.com", host:8443]   # reachable through li's proxy (443 unless a port is named)
  *     deny_read: [/abs/path]        # unreadable inside the sandbox, besides li's own list
  *     allow_read: [/abs/path]       # readable (read-only) inside the hidden home or a private dir
+ *     limits: {pids: 512, memory: 2G, tmp: 256M}   # per run (sandbox-limits.ts)
  * or the shorthand `sandbox: workspace`. allow_write and allow_hosts widen what an agent may do, so
  * a project file counts only once it is trusted (li hooks trust), like worktree.setup.
  */
@@ -24,9 +26,11 @@ export interface SandboxSettings {
   deny_read: string[];
   /** Shown read-only where the sandbox hides by default (the home, /tmp): existing, absolute, no `..`. */
   allow_read: string[];
+  /** Set by a person; null takes the default where this host enforces it (runtime/sandbox/limits.ts). */
+  limits: SandboxLimitSettings;
 }
 
-export const NO_SANDBOX_SETTINGS: SandboxSettings = { default: null, allow_write: [], allow_hosts: [], deny_read: [], allow_read: [] };
+export const NO_SANDBOX_SETTINGS: SandboxSettings = { default: null, allow_write: [], allow_hosts: [], deny_read: [], allow_read: [], limits: NO_LIMITS };
 
 /** A host name (optionally `*.` for its subdomains), an IPv4 address or a bracketed IPv6 one, with an optional port. */
 const HOST_PATTERN = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/i;
@@ -54,7 +58,7 @@ function list(file: string, key: string, v: unknown, check: (s: string, k: strin
 export function parseSandboxSettings(file: string, v: unknown): SandboxSettings | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === "string") return { ...NO_SANDBOX_SETTINGS, default: mode(file, "sandbox", v) };
-  const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read", "allow_read"]);
+  const s = closed(file, "sandbox", v, ["default", "allow_write", "allow_hosts", "deny_read", "allow_read", "limits"]);
   const abs = (kind: "allow_write" | "deny_read" | "allow_read") => (p: string, k: string) => {
     if (!path.isAbsolute(p)) fail(file, k, `expected an absolute path, got ${JSON.stringify(p)}`);
     // A `..` makes the path say one place and mean another; name the place itself.
@@ -77,6 +81,7 @@ export function parseSandboxSettings(file: string, v: unknown): SandboxSettings 
     }),
     deny_read: list(file, "sandbox.deny_read", s.deny_read, abs("deny_read")),
     allow_read: list(file, "sandbox.allow_read", s.allow_read, abs("allow_read")),
+    limits: parseLimits(file, s.limits),
   };
 }
 
@@ -92,6 +97,7 @@ export function mergeSandboxSettings(parts: (SandboxSettings | undefined)[]): Sa
         allow_hosts: [...new Set([...out.allow_hosts, ...p.allow_hosts])],
         deny_read: [...new Set([...out.deny_read, ...p.deny_read])],
         allow_read: [...new Set([...out.allow_read, ...p.allow_read])],
+        limits: mergeLimits(out.limits, p.limits),
       };
   return out;
 }

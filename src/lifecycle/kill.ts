@@ -1,4 +1,5 @@
 import { captureOwed } from "./changes/owed.js";
+import { removeRunCgroups } from "./run-cgroups.js";
 import { ProcSnapshot, runAlive } from "./observe.js";
 import { selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
@@ -125,6 +126,8 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   for (const t of toStop) t.report.process_gone = !stillLive.has(t);
   // Isolated runs whose processes are gone owe their change; this host holds their worktrees.
   const running = new Set([...stillLive].map((t) => t.entity));
+  // A sandboxed run's cgroup outlives a worker killed before its end: killed and removed here (run-cgroups.ts).
+  for (const e of ended) if (!running.has(e) && e.spec?.sandbox === "workspace") removeRunCgroups((await store.get(e.id)) ?? e);
   await captureOwed(store, ended.filter((e) => !running.has(e)));
 
   return {

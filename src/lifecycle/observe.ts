@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { captureOwed } from "./changes/owed.js";
+import { removeRunCgroups } from "./run-cgroups.js";
 import { consoleBytes, shipConsoleRest } from "./consoles.js";
 import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
@@ -161,7 +162,8 @@ export async function observe(store: Store, entity: Entity, opts: { reap: boolea
       return { entity: e, placement: "stopped_without_end", possibly_orphaned: false, detail: { reason: "end_not_recorded", message: `its process is gone but its end could not be recorded: ${why instanceof Error ? why.message : String(why)}` } };
     }
     if (r.ok) {
-      // Its worker is gone: an isolated run's change is the reaper's to capture.
+      // Its worker is gone: what is left of its sandbox's cgroup goes (run-cgroups.ts), and an isolated run's change is the reaper's to capture.
+      removeRunCgroups(r.entity);
       await captureOwed(store, [r.entity]);
       return terminal(r.entity, procs);
     }

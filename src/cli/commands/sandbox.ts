@@ -58,6 +58,12 @@ export function register(root: Command, ctx: CliContext): void {
 
 type Description = import("../../runtime/sandbox/describe.js").SandboxDescription;
 
+function limitLine(k: "pids" | "memory" | "tmp", l: Description["limits"][typeof k]): string {
+  if (l.value === null) return `${k}: not enforced: ${l.not_enforced}${l.source === "settings" ? " (set in settings: a run is refused here)" : ""}`;
+  const what = k === "tmp" ? `each of ${(l as Description["limits"]["tmp"]).applies_to.join(", ")}` : k === "pids" ? "tasks (processes and threads)" : "memory, tmpfs pages included";
+  return `${k}: ${l.shown} (${l.source}), ${what}; enforced by ${l.enforced_by}`;
+}
+
 function human(d: Description): string {
   const list = (title: string, xs: string[]) => `${title}:\n${xs.length ? xs.map((x) => `  ${x}`).join("\n") : "  (none)"}`;
   const st = d.provider_state;
@@ -74,6 +80,6 @@ function human(d: Description): string {
     list("marked (files that run code when the tree is opened: read-only in a checkout run, marked in an isolated run's change)", d.marked.map((m) => `${m.path}   (${m.why})`)),
     list("hosts (through li's proxy)", d.hosts),
     list("environment removed", d.env_removed),
-    `limits: ${Object.keys(d.limits).length ? JSON.stringify(d.limits) : "none beyond --timeout and budgets"}`,
+    `limits (sandbox.limits; besides --timeout and budgets):\n${(["pids", "memory", "tmp"] as const).map((k) => `  ${limitLine(k, d.limits[k])}`).join("\n")}`,
   ].join("\n");
 }

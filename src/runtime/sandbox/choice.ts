@@ -3,6 +3,8 @@ import { thisHost } from "../../lifecycle/locate.js";
 import type { Profile } from "../../config/profiles.js";
 import { sandboxSettings, type SandboxMode } from "../../config/sandbox-settings.js";
 import { sandboxSupport } from "./support.js";
+import { formatSize } from "../../config/sandbox-limits.js";
+import { LIMITS_REMEDY, unenforceable } from "./limits.js";
 
 /*
  * Which sandbox a run gets (spec.sandbox), decided at submit: an explicit --sandbox, else what
@@ -59,10 +61,10 @@ export function sandboxAsked(explicit: SandboxMode | undefined): SandboxMode | u
  * A run that asks for workspace here (not placed on another host, whose worker decides) is
  * refused before any record exists when this host cannot sandbox: never run unsandboxed in silence.
  */
-export function requireSandboxHere(mode: SandboxMode, placed: boolean): void {
+export function requireSandboxHere(mode: SandboxMode, placed: boolean, settingsDir = process.cwd()): void {
   if (mode !== "workspace" || placed) return;
   const s = sandboxSupport();
-  if (s.ok) return;
+  if (s.ok) return requireLimitsHere(settingsDir);
   const host = thisHost();
   throw new LiError("unavailable", `sandbox_unavailable: host ${host} cannot sandbox a run (${s.missing} is missing); ${s.remedy}, or run with --sandbox off`, {
     reason: "sandbox_unavailable",
@@ -77,4 +79,19 @@ export function sandboxForRun(ask: SandboxAsk, placed: boolean, settingsDir = pr
   const mode = sandboxWanted(ask, settingsDir);
   requireSandboxHere(mode, placed);
   return mode;
+}
+
+/** A limit a person set (sandbox.limits) that this host cannot enforce refuses the run before any record: never run unbounded in silence. */
+function requireLimitsHere(settingsDir: string): void {
+  const bad = unenforceable(sandboxSettings(settingsDir).limits);
+  if (!bad.length) return;
+  const host = thisHost();
+  const missing = bad.map((b) => `sandbox.limits.${b.limit} (${b.limit === "pids" ? b.value : formatSize(b.value)}): ${b.why}`).join("; ");
+  throw new LiError("unavailable", `sandbox_unavailable: host ${host} cannot enforce ${bad.map((b) => `sandbox.limits.${b.limit}`).join(" and ")} (${missing}); ${LIMITS_REMEDY}, or run with --sandbox off`, {
+    reason: "sandbox_unavailable",
+    host,
+    missing,
+    limits: bad.map((b) => b.limit),
+    remedy: LIMITS_REMEDY,
+  });
 }

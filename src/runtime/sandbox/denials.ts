@@ -15,6 +15,8 @@ export interface SandboxDenials {
   writes: { path: string; count: number }[];
   reads: { path: string; count: number }[];
   hosts: { host: string; count: number }[];
+  /** Calls a limit refused (docs/sandbox.md#limits): a fork past pids (EAGAIN), a write past tmp (ENOSPC) by its mount; only when any was. */
+  limits?: { limit: string; path?: string; count: number }[];
   /** Every refusal seen, kept or not. */
   total: number;
   /** Refusals of entries past the caps. */
@@ -25,14 +27,17 @@ export class DenialLog {
   private writes = new Map<string, number>();
   private reads = new Map<string, number>();
   private hosts = new Map<string, number>();
+  /** Few keys (pids, one per sized mount): never capped. */
+  private limits = new Map<string, number>();
   private total = 0;
   private dropped = 0;
   private kept = { protected: 0, other: 0 };
 
   constructor(private readonly isProtected: (path: string) => boolean = () => false) {}
 
-  add(kind: "write" | "read" | "host", key: string): void {
+  add(kind: "write" | "read" | "host" | "limit", key: string): void {
     this.total++;
+    if (kind === "limit") return void this.limits.set(key, (this.limits.get(key) ?? 0) + 1);
     const map = kind === "write" ? this.writes : kind === "read" ? this.reads : this.hosts;
     const seen = map.get(key);
     if (seen !== undefined) return void map.set(key, seen + 1);
@@ -49,6 +54,7 @@ export class DenialLog {
 
   result(): SandboxDenials {
     const list = <K extends string>(m: Map<string, number>, k: K) => [...m].map(([v, count]) => ({ [k]: v, count }) as Record<K, string> & { count: number });
-    return { writes: list(this.writes, "path"), reads: list(this.reads, "path"), hosts: list(this.hosts, "host"), total: this.total, dropped: this.dropped };
+    const limits = [...this.limits].map(([k, count]) => (k.startsWith("tmp:") ? { limit: "tmp", path: k.slice(4), count } : { limit: k, count }));
+    return { writes: list(this.writes, "path"), reads: list(this.reads, "path"), hosts: list(this.hosts, "host"), ...(limits.length ? { limits } : {}), total: this.total, dropped: this.dropped };
   }
 }

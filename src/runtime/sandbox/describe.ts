@@ -10,6 +10,7 @@ import { repoOf } from "./repo-of.js";
 import { markedIn } from "./marked.js";
 import { codeFileTool } from "../../config/code-files.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
+import { effectiveLimits, type EffectiveLimit } from "./limits.js";
 
 /*
  * What `li sandbox show` prints: the policy a workspace run of `provider` started in `cwd` would
@@ -32,7 +33,8 @@ export interface SandboxDescription {
   marked: { path: string; why: string }[];
   hosts: string[];
   env_removed: string[];
-  limits: Record<string, unknown>;
+  /** Each limit's value here and what enforces it, or why nothing does (docs/sandbox.md#limits); tmp bounds each of the places it names. */
+  limits: { pids: EffectiveLimit; memory: EffectiveLimit; tmp: EffectiveLimit & { applies_to: string[] } };
 }
 
 function gitOf(cwd: string): { tree: string; git: GitLayout | null } {
@@ -78,6 +80,9 @@ export function describeSandbox(cwd: string, provider: string | null, env: NodeJ
     marked: markedIn(tree, !!git).map((p) => ({ path: p, why: codeFileTool(path.relative(tree, p)) })),
     hosts: [...(provider ? providerHosts(provider, env) : []), ...settings.allow_hosts],
     env_removed: hostSocketVars(env, [APPROVAL_SOCKET_ENV]),
-    limits: {},
+    limits: (() => {
+      const l = effectiveLimits(settings.limits);
+      return { ...l, tmp: { ...l.tmp, applies_to: l.tmp.value !== null ? ["TMPDIR", ...layout.private] : [] } };
+    })(),
   };
 }

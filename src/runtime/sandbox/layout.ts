@@ -50,6 +50,8 @@ export interface LayoutInput {
   view: SandboxHomePolicy;
   /** The run's private provider state directory (bound over view.state.dir), and its private copies of mixed files by where they show. */
   privateState: { dir: string; copies: Record<string, string> } | null;
+  /** sandbox.limits.tmp: TMPDIR and each private tmpfs is a tmpfs of this size (limits.ts); null leaves TMPDIR on disk. */
+  tmpSize?: number | null;
 }
 
 export interface Layout {
@@ -135,8 +137,9 @@ export function sandboxLayout(i: LayoutInput): Layout {
   };
   // Private: an empty tmpfs that stays writable (the run's /tmp, /run, …); over a path that exists.
   const nested = (p: string) => v.private.some((q) => q !== p && p.startsWith(q + "/"));
+  const size = i.tmpSize ? ["--size", String(i.tmpSize)] : [];
   for (const p of v.private) if (nested(p)) ops.push({ at: p, rank: 2, args: ["--perms", "0700", "--dir", p] });
-  else add(p, 2, (at) => ["--perms", "1777", "--tmpfs", at]);
+  else add(p, 2, (at) => ["--perms", "1777", ...size, "--tmpfs", at]);
   // Bound from the run's scratch to where the CLI looks, which may exist only in the hidden home.
   const over = (src: string, dest: string) => {
     const at = exists(dest) ? real(dest) : dest;
@@ -144,7 +147,8 @@ export function sandboxLayout(i: LayoutInput): Layout {
   };
   if (st && i.privateState && (exists(st.dir) || v.hideHome && st.dir.startsWith(home + "/"))) over(i.privateState.dir, st.dir);
   for (const [dest, src] of Object.entries(i.privateState?.copies ?? {})) over(src, dest);
-  for (const p of writable) add(p, 0, (at) => ["--bind", at, at]);
+  // A sized TMPDIR is a tmpfs of the run's own (past its size a write fails ENOSPC); else the run's scratch on disk.
+  for (const p of writable) add(p, 0, (at) => (size.length && p === i.tmpDir ? ["--perms", "0700", ...size, "--tmpfs", at] : ["--bind", at, at]));
   for (const p of readOnly) add(p, 1, (at) => ["--ro-bind", at, at]);
   for (const [src, dest] of git?.over ?? []) add(dest, 1, (at) => ["--bind", real(src), at]);
   for (const p of hidden) add(p, 2, (at) => (fs.statSync(at).isDirectory() ? ["--tmpfs", at] : ["--ro-bind", i.unreadable, at]));

@@ -25,6 +25,8 @@ import { protectedPlaces } from "./protected.js";
 import type { HeldFiles } from "../../lifecycle/sandbox-held.js";
 import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
 import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
+import type { RunLimits } from "./limits-run.js";
+import { DATA_CALLS } from "./trace.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -49,7 +51,7 @@ const INNER_GATEWAY = "/run/li/gateway.sock";
 // non-dumpable (exec-only.ts); the agent's processes never hold it, and socat holds none of the
 // provider's streams.
 const DROP = "setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all --";
-const LAUNCHER = [
+const launcher = (calls: string) => [
   'sock=$1; port=$2; gw=$3; shift 3',
   `${DROP} socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" </dev/null >/dev/null 3>&- 2>/dev/null &`,
   // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
@@ -62,8 +64,13 @@ const LAUNCHER = [
   // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
   // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
   // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect -e signal=none -- ${DROP} /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect${calls} -e signal=none -- ${DROP} /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
 ].join("\n");
+const LAUNCHER = launcher("");
+/** Under a tmp limit the writes that may find a sized tmpfs full are traced too (a fork past pids is the cgroup's count). */
+const limitedLauncher = (l: RunLimits | null) => (l?.tmpSize ? launcher(`,${DATA_CALLS.join(",")}`) : LAUNCHER);
+/** Puts its own pid in the run's cgroup (each cgroup.procs before `--`), then becomes bubblewrap: nothing runs outside it. */
+const ENTER_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "li: could not enter the run\'s cgroup ($1)" >&2; exit 125; }; shift; done; shift; exec "$@"';
 
 /** A provider that never started: its error on the next tick, as a spawn's would come. */
 function failedChild(err: Error): ProviderChild {
@@ -137,7 +144,7 @@ async function treeOf(e: Entity, cwd: string): Promise<{ tree: string; git: GitL
 }
 
 /** `gateway`: the run's model gateway socket, when its calls are metered (its model host is then not allowed directly). */
-export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH, gateway: string | null = null): Promise<Sandbox> {
+export async function prepareSandbox(e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, store: StoreReach = NO_REACH, gateway: string | null = null, limits: RunLimits | null = null): Promise<Sandbox> {
   mark("sandbox-start");
   const own = sandboxSettings(e.spec.settings_dir ?? cwd);
   // li's store is out of reach whatever the settings say: its sockets hidden, its port refused.
@@ -195,10 +202,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     marked,
     view,
     privateState,
+    tmpSize: limits?.tmpSize ?? null,
   });
   guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
   let gone: (pid: number) => boolean = () => false;
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid) }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [] }, denials);
   let held: HeldFiles | null | undefined;
   const cleanup = () => {
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
@@ -235,13 +243,13 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         return failedChild(err as Error);
       }
       mark("bwrap-spawn");
-      const bwrap: ChildProcess = spawn(
-        "bwrap",
-        // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
-        // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
-        [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", LAUNCHER, "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv],
-        { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any,
-      );
+      // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
+      // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
+      const bwrapArgs = [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", limitedLauncher(limits), "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv];
+      const procs = limits?.cgroup?.procs ?? [];
+      const bwrap: ChildProcess = procs.length
+        ? spawn("/bin/sh", ["-c", ENTER_CGROUP, "li-cgroup", ...procs, "--", "bwrap", ...bwrapArgs], { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any)
+        : spawn("bwrap", bwrapArgs, { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any);
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };

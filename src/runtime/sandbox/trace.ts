@@ -32,6 +32,12 @@ const LINE = new RegExp(String.raw`^${PID}(\w+)\((.*)\)\s+=\s+-1\s+(E[A-Z]+)`);
 const PROC_FD = /^\/proc\/(?:self|thread-self|\d+)\/fd\/\d+\/([^/]+)$/;
 /** How many of the last paths are kept to name a `/proc/self/fd/N/name` by. */
 const RECENT = 64;
+/**
+ * Traced only under a tmp limit (docs/sandbox.md#limits): writes that may find a sized tmpfs full.
+ * A fork past pids is counted by the run's cgroup itself (pids.events), not traced.
+ */
+export const DATA_CALLS = ["write", "pwrite64", "writev", "pwritev", "pwritev2", "fallocate"];
+const FULL = new Set(["ENOSPC", "EDQUOT"]);
 const EXIT = new RegExp(String.raw`^${PID}\+\+\+ (exited with (\d+)|killed by (SIG[A-Z0-9]+))`);
 
 export interface TracePolicy {
@@ -51,6 +57,8 @@ export interface TracePolicy {
    * believed only once this says so.
    */
   gone?: (pid: number) => boolean;
+  /** The sandbox's tmpfs mounts sized by sandbox.limits.tmp: a write that found one full is a refusal of that limit. */
+  sized?: string[];
 }
 
 const under = (p: string, roots: string[]) => roots.some((r) => p === r || p.startsWith(r + "/"));
@@ -105,6 +113,9 @@ export class TraceReader {
     if (!m) return;
     const [, , , call, args, errno] = m;
     if (call === "connect") return this.connect(args, errno);
+    // A write through a descriptor: strace -y names its file (`3</tmp/big>`).
+    if (DATA_CALLS.includes(call)) return void (FULL.has(errno) && this.full(/^\s*\d+<([^>]*)>/.exec(args)?.[1]));
+    if (FULL.has(errno) && this.full(strings(args)[0])) return;
     const names = strings(args);
     if (!names.length) return;
     // `AT_FDCWD</dir>` or `3</dir>` before the first path names the directory it is relative to.
@@ -136,6 +147,15 @@ export class TraceReader {
       if (writes || !this.quiet(target) || fs.existsSync(target)) this.denials.add(writes ? "write" : "read", target);
     } else if (rule === "private" && this.hostHas(target, writes)) this.denials.add(writes ? "write" : "read", target);
     else if (writes && rule !== "writable") this.denials.add("write", target);
+  }
+
+  /** A call that found a sized tmpfs full (ENOSPC): a refusal of the tmp limit, by the mount; whether it was one. */
+  private full(p: string | undefined): boolean {
+    if (!p) return false;
+    const at = absolute(p, undefined, this.policy.cwd);
+    const mount = (this.policy.sized ?? []).filter((r) => at === r || at.startsWith(r + "/")).sort((a, b) => b.length - a.length)[0];
+    if (mount) this.denials.add("limit", `tmp:${mount}`);
+    return !!mount;
   }
 
   /** Whether `target`'s deepest hidden root is one where a read of something absent is no refusal (the home). */

@@ -1,10 +1,12 @@
+import { EventEmitter } from "node:events";
 import fs from "node:fs";
 import { thisHost } from "../../lifecycle/locate.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import { sandboxSupport } from "./support.js";
-import type { Sandbox } from "./run.js";
+import type { ProviderChild, Sandbox } from "./run.js";
 import { mark } from "./marks.js";
 import { heldSpec, holdJournal } from "../../lifecycle/sandbox-held.js";
+import { limitsUnavailable, planLimits, type RunLimits } from "./limits-run.js";
 
 /*
  * The worker's side of a sandboxed run (spec.sandbox = workspace): a host that cannot sandbox ends
@@ -25,7 +27,12 @@ export function sandboxUnavailable(e: Entity, out: number): { host: string; miss
   mark("support-start");
   const s = sandboxSupport();
   mark("support-known");
-  if (s.ok) return null;
+  if (s.ok) {
+    // A limit a person set that this host cannot enforce: refused as a missing piece is.
+    const limits = limitsUnavailable(e);
+    if (limits) say(out, `${e.id} did not start: ${limits.error}`);
+    return limits;
+  }
   const error = `host ${thisHost()} cannot run the workspace sandbox this run asks for: ${s.missing} is missing (${s.remedy})`;
   say(out, `${e.id} did not start: ${error}`);
   return { host: thisHost(), missing: s.missing, remedy: s.remedy, error };
@@ -33,17 +40,33 @@ export function sandboxUnavailable(e: Entity, out: number): { host: string; miss
 
 const LIVE_MS = 1000;
 
-export type RunSandbox = Sandbox & { record(): Promise<void> };
+/** Between looks at the run's cgroup for the OOM killer's work. */
+const LIMIT_MS = 250;
+
+export type RunSandbox = Sandbox & {
+  record(): Promise<void>;
+  /** Called once when the run passes a limit that ends it (memory): the worker records the end (sandbox_limit) and stops it. */
+  onLimit(fn: (detail: Record<string, unknown>) => void): void;
+};
 
 /** The sandbox for `e`'s provider, or false when it could not be built (said on the console). */
 export async function startSandbox(store: Store, e: Entity, cwd: string, provider: string, env: NodeJS.ProcessEnv, out: number, gateway: string | null = null): Promise<RunSandbox | false> {
   let sandbox: Sandbox;
+  let limits: RunLimits | null = null;
   try {
     const [{ prepareSandbox }, { storeReach }] = await Promise.all([import("./run.js"), import("./store-reach.js")]);
     // As recorded now: an isolated run's worktree and branch were written after the worker began.
     const [now, reach] = await Promise.all([store.get(e.id), storeReach(store)]);
-    sandbox = await prepareSandbox(now ?? e, cwd, provider, env, reach, gateway);
+    // The run's cgroup is recorded and made while the rest is set up; both are done before the spawn.
+    const plan = (limits = planLimits(e));
+    // Both settle before either failure is acted on: a cgroup made after a failure was seen would be left behind.
+    const [prepared, made] = await Promise.allSettled([prepareSandbox(now ?? e, cwd, provider, env, reach, gateway, plan), plan.make(store)]);
+    if (prepared.status === "fulfilled" && made.status === "rejected") prepared.value.close();
+    if (prepared.status === "rejected") throw prepared.reason;
+    if (made.status === "rejected") throw made.reason;
+    sandbox = prepared.value;
   } catch (err: any) {
+    limits?.close();
     say(out, `${e.id} did not start: could not build its sandbox (${err?.message ?? err})`);
     return false;
   }
@@ -52,21 +75,60 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   // refused: a person sees an attempt as it happens, and a run ended by li kill (whose record the
   // killer ends, so its worker cannot write after) keeps what was refused until then.
   let written = 0;
+  // The forks past pids are the cgroup's count, added to what the trace saw.
+  const result = () => {
+    const r = sandbox.result();
+    return { ...r, denials: limits!.withRefusals(r.denials) };
+  };
   const live = setInterval(() => {
-    const d = sandbox.result().denials;
+    const d = result().denials;
     if (d.total === written) return;
     written = d.total;
     store.annotate(e.id, { spec: { sandbox_denials: d } }).catch(() => false);
   }, LIVE_MS);
   live.unref();
+  // Past the memory limit the kernel kills inside the cgroup: the run ends failed (sandbox_limit), once.
+  let onLimit: ((d: Record<string, unknown>) => void) | null = null;
+  let crossed = false;
+  const checkLimit = () => {
+    const c = crossed ? null : limits!.crossed();
+    if (!c) return;
+    crossed = true;
+    clearInterval(watch);
+    say(out, c.error);
+    onLimit?.({ ...c });
+  };
+  const watch = setInterval(checkLimit, LIMIT_MS);
+  watch.unref();
   return {
     ...sandbox,
+    result,
+    onLimit: (fn) => void (onLimit = fn),
+    spawn(argv, opts) {
+      const child = sandbox.spawn(argv, opts);
+      // Its exit is passed on once the cgroup was looked at: a provider the OOM killer took ends as sandbox_limit.
+      const seen = new EventEmitter() as EventEmitter & ProviderChild;
+      seen.stdout = child.stdout;
+      child.on("error", (err) => seen.emit("error", err));
+      child.on("exit", (code, signal) => {
+        checkLimit();
+        seen.emit("exit", code, signal);
+      });
+      return seen;
+    },
     // Once, from whichever end comes first (the provider's exit, a deadline, a budget stop).
     record: () =>
       (recorded ??= (async () => {
         clearInterval(live);
+        clearInterval(watch);
+        // Read before the cgroup goes: its refusal count goes with it.
+        result();
+        // Whatever is still in the run's cgroup is killed and the cgroup removed (a reaper retries
+        // what is left), so the sandbox is gone before what it left in the tree is looked at.
+        const left = limits!.close();
+        if (left.length) say(out, `could not remove the run's cgroup yet: ${left.join(", ")}`);
         sandbox.close();
-        const r = sandbox.result();
+        const r = result();
         if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
