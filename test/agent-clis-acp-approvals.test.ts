@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, describeReal, processesOf } from "./helpers/agent-clis.js";
+import { baseEnv, CLI_BIN, describeReal, processesOf, qwenSettings } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 
@@ -22,17 +22,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } })));
   afterAll(() => fake?.close());
 
-  const settings = (url: string) =>
-    [
-      "acp_agents:",
-      "  qwen:",
-      `    command: ${path.join(CLI_BIN, "qwen")}`,
-      '    args: ["--acp", "--auth-type=openai"]',
-      `    env: {OPENAI_BASE_URL: "${url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
-      '    ask: {args: ["--approval-mode", "default"]}',
-      "    base_url_env: OPENAI_BASE_URL",
-      "",
-    ].join("\n");
+  const settings = (url: string) => qwenSettings(url, ["    base_url_env: OPENAI_BASE_URL"]);
 
   async function askingRun(extra: string[] = []) {
     const h = homes();

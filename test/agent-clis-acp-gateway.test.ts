@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, describeReal } from "./helpers/agent-clis.js";
+import { baseEnv, describeReal, qwenSettings } from "./helpers/agent-clis.js";
 import { terminal, useHomes } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
@@ -30,16 +30,7 @@ describeReal("a declared ACP agent (the real Qwen Code) through li's model gatew
   afterAll(() => fake?.close());
 
   const settings = (extra: string) =>
-    [
-      "gateway: on",
-      "acp_agents:",
-      "  qwen:",
-      `    command: ${path.join(CLI_BIN, "qwen")}`,
-      '    args: ["--acp", "--auth-type=openai", "--approval-mode", "yolo"]',
-      `    env: {OPENAI_BASE_URL: "${fake.url}/v1", OPENAI_API_KEY: "${KEY}", OPENAI_MODEL: "{model}"}`,
-      extra,
-      "",
-    ].join("\n");
+    "gateway: on\n" + qwenSettings(fake.url, [extra], { args: '["--acp", "--auth-type=openai", "--approval-mode", "yolo"]', key: `"${KEY}"` });
 
   async function run(extra: string) {
     const h = homes();

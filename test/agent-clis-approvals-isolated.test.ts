@@ -12,7 +12,7 @@ import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { baseEnv, codexEnv, describeReal, geminiEnv, qwenSettings } from "./helpers/agent-clis.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { liData, until } from "./helpers/li.js";
@@ -73,15 +73,7 @@ describeBoth("each asking route under --sandbox workspace and --isolate worktree
   }, T);
 
   test("a declared ACP agent (Qwen Code)", async () => {
-    const settings = [
-      "acp_agents:",
-      "  qwen:",
-      `    command: ${path.join(CLI_BIN, "qwen")}`,
-      '    args: ["--acp", "--auth-type=openai"]',
-      `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
-      '    ask: {args: ["--approval-mode", "default"]}',
-      "",
-    ].join("\n");
+    const settings = qwenSettings(qwen.url);
     // li knows nothing of Qwen Code's state directory: the user's settings let it write there.
     const state = path.join(SCRATCH, "qwen", "agent-home", ".qwen");
     const req = await approvedRun("qwen", qwen, (dir) => (fs.mkdirSync(state, { recursive: true }), baseEnv(dir)), settings, ["acp/qwen/fake-model"], `  allow_write: [${JSON.stringify(state)}]\n`);

@@ -13,7 +13,7 @@ import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { baseEnv, codexEnv, describeReal, geminiEnv, qwenSettings } from "./helpers/agent-clis.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
 
@@ -72,16 +72,7 @@ describeReal("rules answer through each route's real CLI", () => {
   }, T);
 
   test("Qwen Code (ACP, its raw input): allowed by the rules, with no person; the command runs", async () => {
-    const settings = [
-      "acp_agents:",
-      "  qwen:",
-      `    command: ${path.join(CLI_BIN, "qwen")}`,
-      '    args: ["--acp", "--auth-type=openai"]',
-      `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
-      '    ask: {args: ["--approval-mode", "default"]}',
-      "    base_url_env: OPENAI_BASE_URL",
-      "",
-    ].join("\n");
+    const settings = qwenSettings(qwen.url, ["    base_url_env: OPENAI_BASE_URL"]);
     await answeredByRules(settings, (home) => baseEnv(home), ["acp/qwen/fake-model"], "execute");
   }, T);
 

@@ -156,3 +156,20 @@ export function processesOf(liHome: string): number[] {
   }
   return out;
 }
+
+/**
+ * li's settings declaring the real Qwen Code as `acp/qwen`, against the loopback chat-completions
+ * fake at `url`: how an asking run makes it ask, plus `more` lines of the entry (`base_url_env`, …).
+ */
+export function qwenSettings(url: string, more: string[] = [], opts: { args?: string; key?: string } = {}): string {
+  return [
+    "acp_agents:",
+    "  qwen:",
+    `    command: ${path.join(CLI_BIN, "qwen")}`,
+    `    args: ${opts.args ?? '["--acp", "--auth-type=openai"]'}`,
+    `    env: {OPENAI_BASE_URL: "${url}/v1", OPENAI_API_KEY: ${opts.key ?? "sk-test"}, OPENAI_MODEL: "{model}"}`,
+    ...(opts.args ? [] : ['    ask: {args: ["--approval-mode", "default"]}']),
+    ...more,
+    "",
+  ].join("\n");
+}
