@@ -88,7 +88,8 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
 
 // A third agent, declared the same way: opencode, configured wholly by variables in its entry
 // (OPENCODE_CONFIG_CONTENT declares the loopback provider). It runs bash unasked by default and
-// says nothing over ACP that shows it, so its entry's ask adds OPENCODE_PERMISSION for asking runs.
+// says nothing over ACP that shows it, so its entry's ask adds OPENCODE_PERMISSION for asking runs (and, as
+// docs/approvals.md says, OPENCODE_DISABLE_PROJECT_CONFIG so that no project file answers first).
 describeReal("a declared ACP agent (the real opencode) asks li's approvals", () => {
   const homes = useHomes({ stopRuns: true });
   let fake: FakeApi;
@@ -107,7 +108,7 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
       share: "disabled",
     };
     const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
-    return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }) } } } } });
+    return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), OPENCODE_DISABLE_PROJECT_CONFIG: "1" } } } } });
   };
 
   async function askingRun() {

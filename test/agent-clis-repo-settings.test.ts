@@ -7,7 +7,9 @@
  * `.qwen/settings.json` with permissions.allow): a run that asks still asks li. Each has its
  * control, showing the same repository does answer without the measure (codex: the same
  * app-server thread without li's trust override; gemini: li's headless route, which trusts the
- * folder; Qwen: its entry without docs/approvals.md's recipe), so the test can fail.
+ * folder; Qwen: its entry without docs/approvals.md's recipe), so the test can fail. opencode: a
+ * project opencode.json allowing bash, top-level or for its build agent; docs/approvals.md's
+ * recipe asks li for both, and without OPENCODE_DISABLE_PROJECT_CONFIG the agent's own allow wins.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -18,7 +20,7 @@ import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
-import { untilStatus, useHomes } from "./helpers/fixtures.js";
+import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { makeRepo } from "./helpers/git-repos.js";
 import { liData, until } from "./helpers/li.js";
 
@@ -28,13 +30,14 @@ const COMMAND = `touch ${MARK}`;
 
 describeReal("the repository's own permission settings do not answer a run that asks", () => {
   const homes = useHomes({ stopRuns: true });
-  let codex: FakeApi, gemini: FakeApi, qwen: FakeApi;
+  let codex: FakeApi, gemini: FakeApi, qwen: FakeApi, opencode: FakeApi;
   beforeAll(async () => {
+    opencode = await startChat({ call: { name: (n) => n === "bash", arguments: { command: COMMAND, description: "make the marker" } } });
     qwen = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
     codex = await startResponses({ call: { name: (t) => t === "exec_command", arguments: { cmd: COMMAND } } });
     gemini = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } });
   });
-  afterAll(() => Promise.all([codex, gemini, qwen].map((f) => f?.close())));
+  afterAll(() => Promise.all([codex, gemini, qwen, opencode].map((f) => f?.close())));
 
   /** A git repository whose .codex allows `touch` by exec policy, trusted in the person's codex config. */
   function codexRepo(home: string) {
@@ -118,6 +121,51 @@ describeReal("the repository's own permission settings do not answer a run that 
     expect((await liData(["approvals", "--all", "--run", plain.id], { env })).approvals).toEqual([]);
     expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
   }, T);
+
+  /** An acp_agents entry for the real opencode against the loopback fake, asking with OPENCODE_PERMISSION plus `askEnv`. */
+  function opencodeEntry(askEnv: Record<string, string>) {
+    const config = {
+      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${opencode.url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
+      model: "fake/fake-model",
+      small_model: "fake/fake-model",
+      autoupdate: false,
+      share: "disabled",
+    };
+    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
+    return { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), ...askEnv } } };
+  }
+
+  // opencode 1.18.33 merges OPENCODE_PERMISSION over the top-level permission of every config, but an
+  // agent's own permission outranks it; OPENCODE_DISABLE_PROJECT_CONFIG reads no project opencode.json,
+  // .opencode/ (agents, plugins, commands) or AGENTS.md at all.
+  test.each([
+    ["permission: {bash: allow}", "asked", { permission: { bash: "allow" } }],
+    ["its build agent's permission: {bash: allow}", "unasked", { agent: { build: { permission: { bash: "allow" } } } }],
+  ])("opencode: docs/approvals.md's recipe (OPENCODE_PERMISSION and OPENCODE_DISABLE_PROJECT_CONFIG) asks li in a repository whose opencode.json sets %s; with OPENCODE_PERMISSION alone the run is %s", async (_what, alone, project) => {
+    const h = homes();
+    const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
+    fs.writeFileSync(path.join(repo, "opencode.json"), JSON.stringify(project));
+    // JSON is YAML.
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry({}) } }));
+    const env = { ...h.env, ...baseEnv(h.home) };
+    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/opencode", "make the marker"], { env });
+    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
+    expect(JSON.parse(req.input).command).toBe(COMMAND);
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+
+    // The same entry without OPENCODE_DISABLE_PROJECT_CONFIG: a request reaching li is denied; the run ending without one, the repository answered.
+    const plain = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/permonly", "make the marker"], { env });
+    const got = await until(async () => {
+      const mine = (await liData(["approvals", "--all", "--run", plain.id], { env })).approvals;
+      if (mine.length) return (await liData(["deny", mine[0].id], { env }), "asked");
+      return (await jobStatus(env, plain.id)).terminal ? "unasked" : null;
+    }, 120_000);
+    expect(got).toBe(alone);
+    expect(await untilStatus(env, plain.id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(alone === "unasked");
+  }, 300_000);
 });
 
 /**

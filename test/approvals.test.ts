@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseApprovalSettings } from "../src/config/approval-settings.js";
 import { MAX_INPUT_BYTES, MAX_MESSAGE_BYTES } from "../src/lifecycle/approvals/records.js";
 import { li, liData, sleep, until } from "./helpers/li.js";
+import { MAX_STORED } from "../src/runtime/approvals/worker-asks.js";
 import { pendingNo, requests } from "./helpers/approvals.js";
 import { allowWrites, detach, jobStatus, output, refuseWrites, rows, terminal, untilStatus, useHomes, withStore, type Home } from "./helpers/fixtures.js";
 import { oneStore } from "./helpers/stores.js";
@@ -217,6 +218,24 @@ oneStore("approvals: ask on a provider without a route is refused approvals_unsu
 });
 
 // Issue 46, item 5: the structured record of a rule's answer (schema step 15), on both stores.
+test("a run stores at most MAX_STORED requests, answered ones too: past it each ask is denied at once, unstored, counted in spec.approvals_refused, and the run goes on", async () => {
+  const h = home();
+  // A deny rule answers each at once, so none waits for a person (the pending cap never applies): only the stored cap can stop them.
+  fs.writeFileSync(path.join(h.home, "settings.yaml"), `approvals:\n  rules:\n    - {tool: Bash, answer: deny}\n`);
+  const over = 7;
+  const half = Math.ceil((MAX_STORED + over) / 2);
+  const prompt = [`ask-all ${half} Bash`, `ask-all ${MAX_STORED + over - half} Bash`, "still running"].join("\n");
+  const run = (await detach(h.env, ["--approvals", "ask", "mock/ask", prompt])).id;
+  expect((await terminal(h.env, run, 120_000)).status).toBe("completed");
+  const [{ n }] = await rows<any>(h, "SELECT count(*) AS n FROM approvals WHERE entity_id = ?", [run]);
+  expect(Number(n)).toBe(MAX_STORED);
+  const text = await consoleText(h, run);
+  expect(text.match(/denied Bash denied by rule 0/g)).toHaveLength(MAX_STORED);
+  expect(text.match(new RegExp(`already made ${MAX_STORED} approval requests`, "g"))).toHaveLength(over);
+  expect(text).toMatch(/still running\n$/);
+  await until(async () => JSON.parse((await rows<any>(h, "SELECT spec FROM entities WHERE id = ?", [run]))[0].spec).approvals_refused === over);
+}, 180_000);
+
 test("a rule's answer records which rule of which file, and for a compound command which command matched which rule (rule_matches); shown by li approvals", async () => {
   const h = home();
   const settings = path.join(h.home, "settings.yaml");

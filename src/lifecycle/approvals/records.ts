@@ -245,6 +245,12 @@ export async function forRunAnswers(store: HasSql, run: string, tool: string): P
   return rows.map(fromRow);
 }
 
+/** How many requests of `run` the store holds, in any state: the worker's start for its cap on stored requests. */
+export async function countApprovals(store: HasSql, run: string): Promise<number> {
+  const [row] = await dbOf(store).all<{ n: number | string }>("SELECT count(*) AS n FROM approvals WHERE entity_id = ?", [run]);
+  return Number(row?.n ?? 0);
+}
+
 /** The pending request each of `runs` waits on (its oldest), by run: what `waiting_for` shows. */
 export async function waitingFor(store: HasSql, runs: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();

@@ -2,7 +2,7 @@ import { loadSettings } from "../../config/settings.js";
 import type { ApprovalRule } from "../../config/approval-settings.js";
 import type { Handler } from "../../config/settings.js";
 import { coversRequest, decideByRules, opaqueParts } from "../../lifecycle/approvals/rules.js";
-import { boundedInput, envSecrets, expireApproval, forRunAnswers, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
+import { boundedInput, countApprovals, envSecrets, expireApproval, forRunAnswers, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
 import { hostName } from "../../lifecycle/locate.js";
 import { AnswerWaker } from "./answer-waker.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
@@ -24,6 +24,13 @@ import { type AskAnswer, type AskRequest } from "./protocol.js";
 const POLL_MS = Number(process.env.LI_TEST_APPROVAL_POLL_MS) || 250;
 /** Requests of one run waiting for a person at once; further asks are denied at once, unrecorded (spec.approvals_refused counts them). */
 export const MAX_PENDING = 10;
+/**
+ * Requests of one run the store keeps, in any state (a rule's and a --for-run answer's too); past
+ * it a request is denied at once, unstored, and counted in spec.approvals_refused. A real run asks
+ * far fewer (docs/approvals.md); it bounds what one run's agent can put in the store at
+ * MAX_STORED × MAX_INPUT_BYTES (16 MiB).
+ */
+export const MAX_STORED = 1000;
 /** Retries of an unreachable store back off to this. */
 const MAX_RETRY_MS = 2000;
 
@@ -92,7 +99,23 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
   let pending = 0;
   let refused = 0;
   let noted: Promise<unknown> = Promise.resolve();
+  const refuse = (first: string): void => {
+    const n = ++refused;
+    if (n === 1) log(first);
+    noted = noted.then(() => store.annotate(e.id, { spec: { approvals_refused: n } })).catch(() => false);
+  };
+  // What the store already holds of this run (none for a fresh worker); unread, the count starts at 0 and the cap still holds for what this worker stores.
+  let stored = await countApprovals(store, e.id).catch((err) => (log(`counting the run's approval requests failed: ${err?.message ?? err}`), 0));
   const decideOnce = async (req: AskRequest): Promise<AskAnswer> => {
+    // A slot is taken before any await, so asks arriving at once cannot all pass the cap; given back if nothing was stored.
+    if (stored >= MAX_STORED) {
+      refuse(`the run has ${MAX_STORED} approval requests stored; further ones are denied unasked and unstored`);
+      return { behavior: "deny", message: `li: this run has already made ${MAX_STORED} approval requests, the most one run may; denied without asking or storing it` };
+    }
+    stored++;
+    return decideStored(req);
+  };
+  const decideStored = async (req: AskRequest): Promise<AskAnswer> => {
     const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
     const rule = await decideByRules(rules, req.tool_name, req.input);
     if (rule) {
@@ -112,9 +135,8 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
     if (why) log(`${req.tool_name} goes to a person: no rule sees through ${why.join(", ")}`);
     if (pending >= MAX_PENDING) {
       // No record: an agent flooding the inbox fills neither the store nor a person's list.
-      const n = ++refused;
-      if (n === 1) log(`the run has ${MAX_PENDING} approval requests pending; further ones are denied unasked until one is answered`);
-      noted = noted.then(() => store.annotate(e.id, { spec: { approvals_refused: n } })).catch(() => false);
+      stored--;
+      refuse(`the run has ${MAX_PENDING} approval requests pending; further ones are denied unasked until one is answered`);
       return { behavior: "deny", message: `li: this run already has ${MAX_PENDING} approval requests waiting for a person; denied without asking (wait for an answer before asking again)` };
     }
     pending++;
@@ -131,7 +153,8 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
       asked = await retrying("recording the approval request", () => withApprovalNotices(store, handlers, () => requestApproval(store, base)), log, ended, deadline);
     } catch (err: any) {
       if (err instanceof RunEnded) throw err;
-      // Never recorded, so nobody could have answered it: the agent is told so.
+      // Never recorded, so nobody could have answered it: the agent is told so, and its slot is free again.
+      stored--;
       return { behavior: "deny", message: `li could not record this request for a person to answer (${err?.message ?? err}); denied` };
     }
     log(`approval ${asked.id}: ${req.tool_name} waits for an answer (li approve ${asked.id} / li deny ${asked.id})`);
