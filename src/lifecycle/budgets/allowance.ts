@@ -1,6 +1,6 @@
 import { dbOf } from "../db/handle.js";
 import type { Store } from "../store.js";
-import type { Figures } from "./figures.js";
+import { budgetFigures, type Figures } from "./figures.js";
 import { recordSpend, type SpendReport } from "./spend.js";
 
 /*
@@ -41,16 +41,18 @@ export async function takeAllowance(store: Store, s: SpendReport): Promise<{ fig
     const figures = await recordSpend(store, s);
     const allowances: Allowance[] = [];
     for (const f of figures) {
-      const own = await db.get<{ reserved: number; spent: number }>("SELECT reserved, spent FROM budget_charges WHERE budget = ? AND root_id = ?", [f.name, s.root_id]);
+      const own = await db.get<{ reserved: number; spent: number; period_start: string }>("SELECT reserved, spent, period_start FROM budget_charges WHERE budget = ? AND root_id = ?", [f.name, s.root_id]);
       if (!own) continue;
       const spent = Number(own.spent);
       let allowance = Number(own.reserved);
       const slack = slackOf(f.limit);
       if (spent >= allowance - slack) {
-        // figures.reserved counts this run's own unspent reservation (none: it reached it) beside the others'.
-        const free = f.limit - f.spent - f.reserved;
+        // The room of the period the run's charge belongs to (the one it started in, figures.ts).
+        const p = own.period_start === f.period_start ? f : await budgetFigures(store, f, new Date(own.period_start));
+        // Its reserved counts this run's own unspent reservation (none: it reached it) beside the others'.
+        const free = p.limit - p.spent - p.reserved;
         if (free > slack) {
-          const n = Number((await db.get<{ n: number }>(OPEN_RUNS, [f.name, f.period_start]))!.n);
+          const n = Number((await db.get<{ n: number }>(OPEN_RUNS, [f.name, p.period_start]))!.n);
           allowance = spent + share(free, n);
           await db.run("UPDATE budget_charges SET reserved = ? WHERE budget = ? AND root_id = ?", [allowance, f.name, s.root_id]);
         }
