@@ -176,11 +176,22 @@ describePostgres("budgets enforced per call across hosts", () => {
     await until(async () => (other.sink.waits >= 4 ? true : undefined), 30000);
     // …which find the dead run's allowance still held: nothing more reached the fake.
     expect(api.calls()).toBe(whileHeld);
+    // A call its provider gives up on while it is held never goes upstream: recorded aborted.
+    const waitsNow = other.sink.waits;
+    const given = http.request({ host: "127.0.0.1", port: other.gw.port!, method: "POST", path: `${other.gw.prefix}/v1/messages`, headers: { "content-type": "application/json" } });
+    given.on("error", () => {});
+    given.end("{}");
+    await until(async () => (other.sink.waits >= waitsNow + 2 ? true : undefined), 30000);
+    given.destroy();
     // The reaper records the dead run's end: its allowance is released and the other run spends it.
     const t = await a.transition({ id: killed.id, to: "failed", reason: "invocation.failed.worker_lost", source: "reaper" });
     expect(t.ok).toBe(true);
     const end = await going;
     expect(end.refusal.body.error.message).toContain("budget shared is spent");
+    // Its look decided it (room, so aborted; or the budget spent by then, so refused) and it was recorded.
+    await until(() => (other.meter.calls.some((c) => c.status === "aborted") || other.meter.calls.filter((c) => c.status === "refused").length >= 2 ? true : undefined), 30000);
+    // The fake answered exactly the calls the gateways recorded ok: the given-up one was not among them.
+    expect(api.calls() - before).toBe(other.meter.calls.filter((c) => c.status === "ok").length);
     // In all: the limit, plus at most one call for each of the two runs.
     const total = 1 + (api.calls() - before);
     expect(total * CALL).toBeGreaterThanOrEqual(10 * CALL);
