@@ -3,9 +3,10 @@
 // API streams an answer (message_start, text deltas, message_delta with usage, message_stop) in
 // several writes; each call is made directly to it and through the gateway (the worker's server
 // from the built dist/src, on a Unix socket as in the sandbox, reading usage as it passes),
-// alternately, on keep-alive connections. Reported: the median time to the answer's first byte and
-// to its last, each way, and the gateway's added latency (the difference of the medians). Target:
-// at most 5 ms each.
+// and through a second gateway that checks each call against a token budget as a run's worker does
+// (the run's allowance, docs/budgets.md#per-call), in turn, on keep-alive connections. Reported: the median time to the answer's first byte and
+// to its last, each way, and what each gateway adds (the difference of the medians). Target: at
+// most 5 ms each, budget check included.
 // Usage: npm run bench:gateway [-- --calls N]
 import fs from "node:fs";
 import http from "node:http";
