@@ -36,7 +36,7 @@ if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
 // The stress tier (npm run test:stress sets LI_TEST_STRESS=1): only these suites, whose repeated
 // proofs then run at their full count (test/helpers/stress.ts); npm test runs every suite, those
 // proofs at a reduced count. test/stress-tier.test.ts checks this list.
-export const STRESS_SUITES = ["host-daemons", "lifecycle-concurrency", "kill-race", "queue", "budgets", "budgets-hosts", "store-postgres-restart", "approvals-table", "agent-clis-claude-approvals", "kill-grace-lease"];
+export const STRESS_SUITES = ["host-daemons", "lifecycle-concurrency", "kill-race", "queue", "budgets", "budgets-hosts", "budgets-allowance", "store-postgres-restart", "approvals-table", "agent-clis-claude-approvals", "kill-grace-lease"];
 const stress = process.env.LI_TEST_STRESS === "1";
 const suites = (names) => names.filter((n) => !stress || STRESS_SUITES.includes(n)).map((name) => `<rootDir>/test/${name}.test.ts`);
 

@@ -3,9 +3,10 @@
 // API streams an answer (message_start, text deltas, message_delta with usage, message_stop) in
 // several writes; each call is made directly to it and through the gateway (the worker's server
 // from the built dist/src, on a Unix socket as in the sandbox, reading usage as it passes),
-// alternately, on keep-alive connections. Reported: the median time to the answer's first byte and
-// to its last, each way, and the gateway's added latency (the difference of the medians). Target:
-// at most 5 ms each.
+// and through a second gateway that checks each call against a token budget as a run's worker does
+// (the run's allowance, docs/budgets.md#per-call), in turn, on keep-alive connections. Reported: the median time to the answer's first byte and
+// to its last, each way, and what each gateway adds (the difference of the medians). Target: at
+// most 5 ms each, budget check included.
 // Usage: npm run bench:gateway [-- --calls N]
 import fs from "node:fs";
 import http from "node:http";
@@ -49,17 +50,49 @@ const socket = path.join(dir, "gw.sock");
 let metered = 0;
 const gw = await startGateway({ socket }, { api: "anthropic", upstream, secret: "bench", key: { header: "x-api-key", real: "real", placeholder: "ph" }, onCall: (c) => (metered += c.usage ? 1 : 0) });
 
+// The same gateway checking each call against a token budget as a run's worker does (the run's
+// allowance, docs/budgets.md#per-call), on a SQLite store in a home of its own: a call inside the
+// allowance costs no store round trip; the few that reach it wait for one look each.
+process.env.LI_HOME = dir;
+const dist = (m) => import(path.join(ROOT, "dist/src", m));
+const { openSqliteStore } = await dist("lifecycle/sqlite-file.js");
+const { checkBudget, setBudget } = await dist("lifecycle/budgets/definitions.js");
+const { spawnGate } = await dist("runtime/submit/budget-gate.js");
+const { SpendSink } = await dist("runtime/worker/spend-sink.js");
+const { GatewayMeter } = await dist("runtime/gateway/meter.js");
+const store = await openSqliteStore();
+await setBudget(store, checkBudget({ name: "bench", scope: "all", limit_tokens: 1e9, per: "total" }, ["claude"]));
+const model = "claude/claude-sonnet-4-5";
+const run = await store.insert({ kind: "invocation", spec: { model }, admit: spawnGate(store, { label: null, queue: null, spec: { model } }, "bench") });
+const meter = new GatewayMeter("claude", model, () => []);
+const sink = new SpendSink(store, run, () => {}, () => {});
+await sink.start(() => meter.total());
+const judged = (v) => (!v ? null : v.error ?? `budget ${v.spent.name} is spent`);
+const budgetSocket = path.join(dir, "gw-budget.sock");
+const gwBudget = await startGateway({ socket: budgetSocket }, {
+  api: "anthropic", upstream, secret: "bench", key: { header: "x-api-key", real: "real", placeholder: "ph" },
+  admit: () => {
+    const v = sink.admitCall(meter.total());
+    return v instanceof Promise ? v.then(judged) : judged(v);
+  },
+  onCall: (c) => meter.add(c),
+});
+
 const body = JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] });
 const direct = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const viaGw = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const viaBudget = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 function call(through) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let first = null;
-    const opts = through
-      ? { socketPath: socket, path: `${gw.prefix}/v1/messages`, agent: viaGw }
-      : { host: upstream.hostname, port: upstream.port, path: "/v1/messages", agent: direct };
+    const opts =
+      through === "budget"
+        ? { socketPath: budgetSocket, path: `${gwBudget.prefix}/v1/messages`, agent: viaBudget }
+        : through
+          ? { socketPath: socket, path: `${gw.prefix}/v1/messages`, agent: viaGw }
+          : { host: upstream.hostname, port: upstream.port, path: "/v1/messages", agent: direct };
     const req = http.request({ ...opts, method: "POST", headers: { "content-type": "application/json", "x-api-key": "ph", "content-length": Buffer.byteLength(body) } }, (res) => {
       res.on("data", () => (first ??= performance.now() - t0));
       res.on("end", () => resolve({ first, last: performance.now() - t0 }));
@@ -74,14 +107,16 @@ function call(through) {
 for (let i = 0; i < 30; i++) {
   await call(false);
   await call(true);
+  await call("budget");
 }
 const d = { first: [], last: [] };
 const g = { first: [], last: [] };
+const gb = { first: [], last: [] };
 for (let i = 0; i < CALLS; i++) {
-  const order = i % 2 ? [true, false] : [false, true];
+  const order = [[false, true, "budget"], [true, "budget", false], ["budget", false, true]][i % 3];
   for (const through of order) {
     const r = await call(through);
-    const into = through ? g : d;
+    const into = through === "budget" ? gb : through ? g : d;
     into.first.push(r.first);
     into.last.push(r.last);
   }
@@ -91,11 +126,19 @@ const row = (name, a) => `${name.padEnd(10)} first byte median ${ms(median(a.fir
 console.log(`${CALLS} streamed calls each way, ${EVENTS.length} events per answer`);
 console.log(row("direct", d));
 console.log(row("gateway", g));
+console.log(row("+ budget", gb));
 const addFirst = median(g.first) - median(d.first);
 const addLast = median(g.last) - median(d.last);
 console.log(`added by the gateway: first byte ${ms(addFirst)} ms, last byte ${ms(addLast)} ms (target ≤ 5 ms each): ${addFirst <= 5 && addLast <= 5 ? "met" : "MISSED"}`);
+const bFirst = median(gb.first) - median(d.first);
+const bLast = median(gb.last) - median(d.last);
+console.log(`added by the gateway checking a budget: first byte ${ms(bFirst)} ms, last byte ${ms(bLast)} ms (target ≤ 5 ms each): ${bFirst <= 5 && bLast <= 5 ? "met" : "MISSED"}; ${sink.looked} of ${meter.calls.length} calls waited for a look`);
 console.log(`calls metered: ${metered} of ${CALLS + 30}`);
 gw.close();
+gwBudget.close();
+viaBudget.destroy();
+await sink.end(meter.total());
+await store.close();
 direct.destroy();
 viaGw.destroy();
 fake.close();

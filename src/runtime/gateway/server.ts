@@ -40,8 +40,11 @@ export interface GatewayOptions {
   upstream: URL;
   secret: string;
   key: GatewayKey | null;
-  /** Before each model call: null to let it go, else the message of its refusal (a spent budget). */
-  admit?: () => string | null;
+  /**
+   * Before each model call: null to let it go, else the message of its refusal (a spent budget);
+   * a promise when it must wait for a look at the store (the request is held, unread, meanwhile).
+   */
+  admit?: () => string | null | Promise<string | null>;
   onCall(call: GatewayCall): void;
   /** Milliseconds an upstream may stay silent before the call fails (LI_GATEWAY_IDLE_MS overrides). */
   idleMs?: number;
@@ -106,71 +109,82 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
     const record = (c: Omit<GatewayCall, "at" | "path">) => {
       if (metered) o.onCall({ at, path: pathname, ...c });
     };
-    const refusal = metered ? (o.admit?.() ?? null) : null;
-    if (refusal) {
+    const refuse = (refusal: string) => {
       req.resume();
       reply(400, refusal);
       record({ model: modelInPath(pathname), status: "refused", http_status: 400, usage: null, error: refusal });
-      return;
-    }
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
-    headers.host = o.upstream.host;
-    // The answer is read on its way through: a compressed one could not be.
-    headers["accept-encoding"] = "identity";
-    let target = base + rest;
-    if (o.key) {
-      const k = o.key;
-      const v = headers[k.header];
-      if (typeof v === "string" && v.includes(k.placeholder)) headers[k.header] = v.split(k.placeholder).join(k.real);
-      // gemini may send its key as ?key=: that parameter alone, never the placeholder elsewhere in
-      // the path or another parameter, which an upstream's error may echo back (a resource name).
-      target = withQueryKey(target, k);
-    }
-    const reader = readerFor(o.api);
-    let done = false;
-    const fail = (status: number, label: string, message: string) => {
-      if (done) return;
-      done = true;
-      if (res.headersSent) res.destroy();
-      else reply(status, message);
-      record({ model: reader.model() ?? modelInPath(pathname), status: label, http_status: null, usage: reader.usage(), error: message });
     };
-    const up = (secure ? https : http).request(
-      { protocol: o.upstream.protocol, hostname: o.upstream.hostname, port: o.upstream.port || (secure ? 443 : 80), method: req.method, path: target, headers, agent, servername: o.upstream.hostname },
-      (ur) => {
-        const out: http.OutgoingHttpHeaders = {};
-        for (const [k, v] of Object.entries(ur.headers)) if (!HOP.has(k) && k !== "content-length" && v !== undefined) out[k] = v;
-        if (ur.headers["content-length"] !== undefined) out["content-length"] = ur.headers["content-length"];
-        res.writeHead(ur.statusCode ?? 502, out);
-        const tap = metered ? new AnswerTap(reader, /text\/event-stream/i.test(String(ur.headers["content-type"] ?? ""))) : null;
-        ur.on("data", (d: Buffer) => tap?.push(d));
-        ur.on("end", () => {
-          if (done) return;
-          done = true;
-          tap?.end();
-          const st = ur.statusCode ?? 0;
-          const u = reader.usage();
-          const status = st >= 400 ? `http_${st}` : tap?.unread ? "unread" : u ? "ok" : "no_usage";
-          record({ model: reader.model() ?? modelInPath(pathname), status, http_status: st, usage: u, error: tap?.unread ?? null });
-        });
-        ur.on("aborted", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
-        ur.on("error", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
-        ur.pipe(res);
-      },
-    );
-    up.setTimeout(idle, () => {
-      fail(504, "upstream_timeout", `li gateway: the upstream ${o.upstream.host} sent nothing for ${idle} ms`);
-      up.destroy();
-    });
-    up.on("error", (err: any) => fail(502, "upstream_error", `li gateway: the upstream ${o.upstream.host} failed: ${err?.code ?? err?.message ?? err}`));
-    res.on("close", () => {
-      if (!res.writableFinished) {
-        up.destroy();
-        fail(499, "aborted", "the provider closed the call before its end");
+    const judged = metered ? (o.admit?.() ?? null) : null;
+    if (judged instanceof Promise)
+      judged.then(
+        (refusal) => (refusal ? refuse(refusal) : forward()),
+        (err) => refuse(`li gateway: could not check this run's budgets (${err?.message ?? err}); the call is refused`),
+      );
+    else if (judged) refuse(judged);
+    else forward();
+
+    function forward() {
+      // The provider gave up while its call waited for a look: nothing goes upstream.
+      if (res.destroyed || req.destroyed) return record({ model: modelInPath(pathname), status: "aborted", http_status: null, usage: null, error: "the provider closed the call before its end" });
+      const headers: http.OutgoingHttpHeaders = {};
+      for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
+      headers.host = o.upstream.host;
+      // The answer is read on its way through: a compressed one could not be.
+      headers["accept-encoding"] = "identity";
+      let target = base + rest;
+      if (o.key) {
+        const k = o.key;
+        const v = headers[k.header];
+        if (typeof v === "string" && v.includes(k.placeholder)) headers[k.header] = v.split(k.placeholder).join(k.real);
+        // gemini may send its key as ?key=: that parameter alone, never the placeholder elsewhere in
+        // the path or another parameter, which an upstream's error may echo back (a resource name).
+        target = withQueryKey(target, k);
       }
-    });
-    req.pipe(up);
+      const reader = readerFor(o.api);
+      let done = false;
+      const fail = (status: number, label: string, message: string) => {
+        if (done) return;
+        done = true;
+        if (res.headersSent) res.destroy();
+        else reply(status, message);
+        record({ model: reader.model() ?? modelInPath(pathname), status: label, http_status: null, usage: reader.usage(), error: message });
+      };
+      const up = (secure ? https : http).request(
+        { protocol: o.upstream.protocol, hostname: o.upstream.hostname, port: o.upstream.port || (secure ? 443 : 80), method: req.method, path: target, headers, agent, servername: o.upstream.hostname },
+        (ur) => {
+          const out: http.OutgoingHttpHeaders = {};
+          for (const [k, v] of Object.entries(ur.headers)) if (!HOP.has(k) && k !== "content-length" && v !== undefined) out[k] = v;
+          if (ur.headers["content-length"] !== undefined) out["content-length"] = ur.headers["content-length"];
+          res.writeHead(ur.statusCode ?? 502, out);
+          const tap = metered ? new AnswerTap(reader, /text\/event-stream/i.test(String(ur.headers["content-type"] ?? ""))) : null;
+          ur.on("data", (d: Buffer) => tap?.push(d));
+          ur.on("end", () => {
+            if (done) return;
+            done = true;
+            tap?.end();
+            const st = ur.statusCode ?? 0;
+            const u = reader.usage();
+            const status = st >= 400 ? `http_${st}` : tap?.unread ? "unread" : u ? "ok" : "no_usage";
+            record({ model: reader.model() ?? modelInPath(pathname), status, http_status: st, usage: u, error: tap?.unread ?? null });
+          });
+          ur.on("aborted", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
+          ur.on("error", () => fail(502, "upstream_error", "the upstream closed the answer before its end"));
+          ur.pipe(res);
+        },
+      );
+      up.setTimeout(idle, () => {
+        fail(504, "upstream_timeout", `li gateway: the upstream ${o.upstream.host} sent nothing for ${idle} ms`);
+        up.destroy();
+      });
+      up.on("error", (err: any) => fail(502, "upstream_error", `li gateway: the upstream ${o.upstream.host} failed: ${err?.code ?? err?.message ?? err}`));
+      res.on("close", () => {
+        if (!res.writableFinished) {
+          up.destroy();
+          fail(499, "aborted", "the provider closed the call before its end");
+        }
+      });
+      req.pipe(up);
+    }
   });
   server.on("clientError", (_e, sock) => sock.destroy());
   return new Promise((resolve, reject) => {

@@ -27,8 +27,8 @@ export interface RunGateway {
   /** The Unix socket the sandbox bridges to GATEWAY_PORT; null for an unsandboxed run (TCP loopback). */
   socket: string | null;
   meter: GatewayMeter;
-  /** Before each model call: why it is refused (`reason`, else what `check` says), or null. */
-  refuse: { reason: string | null; check?: () => string | null };
+  /** Before each model call: why it is refused (`reason`, else what `check` says, at once or after a look), or null. */
+  refuse: { reason: string | null; check?: () => string | null | Promise<string | null> };
   /** Writes the calls not yet stored (a batch at a time while the run goes; awaited at its end). */
   flush(): Promise<void>;
   close(): void;

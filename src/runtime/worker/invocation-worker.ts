@@ -18,7 +18,7 @@ import { RunEnd } from "./run-end.js";
 import { runSettingsFor } from "../submit/run-settings.js";
 import { resolveEndpoint } from "../submit/settings-bridge.js";
 import { publishRunning } from "../submit/spawn.js";
-import { SpendSink } from "./spend-sink.js";
+import { SpendSink, type CallVerdict } from "./spend-sink.js";
 import { startAsking } from "../approvals/worker-asks.js";
 import { acpAgentOf } from "../submit/acp-agents.js";
 import { splitAcpModel } from "../providers/acp/provider.js";
@@ -192,13 +192,17 @@ export async function run(store: Store, id: string): Promise<void> {
     void sink.start(liveOf);
     // Past its memory limit (docs/sandbox.md#limits): recorded failed (sandbox_limit), then stopped as a budget stop is.
     sandbox?.onLimit((d) => void (stopping ??= stop("failed", "sandbox_limit", d)));
-    // Each model call is checked against the budgets as last looked at, plus what the run spent since.
+    // Each model call is checked against the budgets as last looked at, plus what the run spent since, and its allowance.
     if (metered)
       metered.refuse.check = () => {
-        const f = sink.spentBudget(metered.meter.total());
-        if (!f) return null;
-        sink.cross(f);
-        return (metered.refuse.reason = `li: budget ${f.name} is spent (${f.limit} ${f.unit}); this run is stopped`);
+        // Inside the run's allowance no store round trip; past it, the call waits for a look (spend-sink.ts).
+        const judged = (v: CallVerdict): string | null => {
+          if (!v || "error" in v) return v?.error ?? null;
+          sink.cross(v.spent);
+          return (metered.refuse.reason = `li: budget ${v.spent.name} is spent (${v.spent.limit} ${v.spent.unit}); this run is stopped`);
+        };
+        const v = sink.admitCall(metered.meter.total());
+        return v instanceof Promise ? v.then(judged) : judged(v);
       };
     child.on("error", (err) => {
       timer?.clear();

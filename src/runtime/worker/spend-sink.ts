@@ -1,6 +1,7 @@
 import { userPrices } from "../../config/user-prices.js";
 import { priceOf, tokensOf, usdOf } from "../../lifecycle/budgets/prices.js";
 import { chargedFigures, crossed, recordSpend, rootOf } from "../../lifecycle/budgets/spend.js";
+import { allowancesOf, takeAllowance, type Allowance } from "../../lifecycle/budgets/allowance.js";
 import type { Figures } from "../../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import type { Usage } from "../../lifecycle/usage.js";
@@ -14,6 +15,9 @@ export function flushMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 const same = (a: Usage | null, b: Usage | null) => JSON.stringify(a) === JSON.stringify(b);
+
+/** What decides a gateway call: null (it starts), a budget the store says is spent, or the store could not say. */
+export type CallVerdict = null | { spent: Figures } | { error: string };
 
 /**
  * The one sink of a run's live usage (issue 31): every few seconds the worker writes what the
@@ -30,6 +34,18 @@ export class SpendSink {
   private busy: Promise<void> = Promise.resolve();
   /** The budgets' figures at the last look: the allowance a gateway call is checked against. */
   private figures: Figures[] = [];
+  /** The run's allowance in each budget at the last look (lifecycle/budgets/allowance.ts). */
+  private allowances = new Map<string, Allowance>();
+  /** The first look, which a call made before it ends waits for; whether it could read the store. */
+  private first: Promise<boolean> | null = null;
+  private firstFailed: unknown = null;
+  /** Whether the first look ended (a run no budget covers then checks nothing). */
+  private settled = false;
+  private live: (() => Usage | null) | null = null;
+  /** Looks calls waited for (one write transaction each), the calls that waited for any, and looks that found the room left reserved by other runs. */
+  looks = 0;
+  looked = 0;
+  waits = 0;
 
   constructor(
     private readonly store: Store,
@@ -44,13 +60,19 @@ export class SpendSink {
    * so a flush or end asked for meanwhile waits for this first look, which says what to charge.
    */
   start(live: () => Usage | null): Promise<void> {
-    const looked = this.firstLook();
+    this.live = live;
+    const looked = (this.first = this.firstLook());
     this.busy = looked.then(() => {});
     return looked.then((charged) => {
+      this.settled = true;
       if (!charged || this.ended) return;
-      this.timer = setInterval(() => void this.flush(live(), false), flushMs());
-      this.timer.unref();
+      this.startFlushes(live);
     });
+  }
+
+  private startFlushes(live: () => Usage | null): void {
+    this.timer = setInterval(() => void this.flush(live(), false), flushMs());
+    this.timer.unref();
   }
 
   /** Reads the budgets the run is charged to; whether there are any. */
@@ -61,11 +83,13 @@ export class SpendSink {
       if (!figures.length) return false;
       this.root = root;
       this.figures = figures;
+      this.setAllowances(await allowancesOf(this.store, root));
       // A budget another run already crossed stops this one before its provider spends anything.
       this.check(figures);
       return true;
     } catch (err) {
-      this.log(`could not read this run's budgets (${errorText(err)}); its spend is not enforced until the next look`);
+      this.firstFailed = err;
+      this.log(`could not read this run's budgets (${errorText(err)}); its spend is not enforced until the next look, and a metered call is refused until then`);
       return false;
     }
   }
@@ -96,6 +120,7 @@ export class SpendSink {
               : await chargedFigures(this.store, this.root);
         if (usage) this.written = usage;
         this.figures = figures;
+        if (!final) this.setAllowances(await allowancesOf(this.store, this.root));
         if (!final) this.check(figures);
       } catch (err) {
         // Read again at the next flush; a final figure that never lands leaves the last flushed one counted.
@@ -125,6 +150,80 @@ export class SpendSink {
   spentBudget(usage: Usage | null): Figures | undefined {
     const amount = (f: Figures, u: Usage | null) => (!u ? 0 : f.unit === "tokens" ? tokensOf(u) : (this.usd(u) ?? 0));
     return this.figures.find((f) => f.spent + Math.max(0, amount(f, usage) - amount(f, this.written)) >= f.limit);
+  }
+
+  private setAllowances(list: Allowance[]): void {
+    this.allowances = new Map(list.map((a) => [a.budget, a]));
+  }
+
+  private amount(f: Figures, u: Usage | null): number {
+    return !u ? 0 : f.unit === "tokens" ? tokensOf(u) : (this.usd(u) ?? 0);
+  }
+
+  /** A budget whose allowance the run reached once it has spent `usage`, judged from the last look. */
+  private reached(usage: Usage | null): Figures | undefined {
+    return this.figures.find((f) => {
+      const a = this.allowances.get(f.name);
+      return a !== undefined && a.spent + Math.max(0, this.amount(f, usage) - this.amount(f, this.written)) >= a.allowance - f.limit * 1e-9;
+    });
+  }
+
+  /**
+   * Before a gateway call, with the run's spend so far: null when it starts now (a budget not known
+   * spent, inside the run's allowance: no store round trip), else the look that decides it. A call
+   * past the allowance waits for a look that takes more (one write transaction); while the room
+   * left is reserved by other runs, for the next ones; it is refused only when the store says a
+   * budget is spent, or when the store cannot be read (never let past a budget li cannot see).
+   */
+  admitCall(usage: Usage): CallVerdict | Promise<CallVerdict> {
+    if (this.first === null) return null;
+    if (this.root === null) {
+      if (this.firstFailed || this.retrying) return this.retryFirst(usage);
+      return this.settled ? null : this.first.then(() => this.admitCall(usage));
+    }
+    const spent = this.spentBudget(usage);
+    if (spent) return { spent };
+    return this.reached(usage) ? this.waitForRoom(usage) : null;
+  }
+
+  /** A call after a first look that could not read the store: looked at again (once for calls made together), refused if it still cannot. */
+  private retrying: Promise<boolean> | null = null;
+  private async retryFirst(usage: Usage): Promise<CallVerdict> {
+    const charged = await (this.retrying ??= (async () => {
+      this.firstFailed = null;
+      const c = await this.firstLook();
+      if (c && !this.timer && !this.ended && this.live) this.startFlushes(this.live);
+      return c;
+    })().finally(() => (this.retrying = null)));
+    if (this.firstFailed) return { error: `li: could not read this run's budgets from the store (${errorText(this.firstFailed)}); the call is refused rather than let past a budget li cannot see` };
+    return charged ? this.admitCall(usage) : null;
+  }
+
+  private async waitForRoom(usage: Usage): Promise<CallVerdict> {
+    this.looked++;
+    for (;;) {
+      const looked: Promise<CallVerdict | "wait"> = this.busy.then(async () => {
+        if (this.ended || this.root === null) return { error: "li: this run's end was recorded; no call starts after it" };
+        try {
+          const { figures, allowances } = await takeAllowance(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final: false });
+          this.looks++;
+          this.written = usage;
+          this.figures = figures;
+          this.setAllowances(allowances);
+        } catch (err) {
+          return { error: `li: could not look at this run's budgets in the store (${errorText(err)}); the call is refused rather than let past a budget li cannot see` };
+        }
+        const spent = crossed(this.figures);
+        if (spent) return { spent };
+        return this.reached(usage) ? "wait" : null;
+      });
+      this.busy = looked.then(() => {});
+      const v = await looked;
+      if (v !== "wait") return v;
+      this.waits++;
+      // The room left is reserved by other runs: they spend it or end, and it comes back.
+      await new Promise((r) => setTimeout(r, flushMs()).unref());
+    }
   }
 
   /** The run's last figure, written final; the flushes stop. */
