@@ -15,8 +15,8 @@ import os from "node:os";
 import path from "node:path";
 import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { rows, terminal, useHomes } from "./helpers/fixtures.js";
-import { LI_BIN, liData } from "./helpers/li.js";
+import { rows, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { LI_BIN, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 import { installHostileClis } from "./helpers/hostile-cli.js";
 import { GATEWAY_PORT } from "../src/runtime/gateway/plan.js";
@@ -132,4 +132,30 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
     const status = asNobody(["job", "status", done.id]).data.jobs[0];
     expect(status.sandbox.denials.hosts).toEqual(expect.arrayContaining([{ host: "evil.example:443", count: 1 }]));
   }, 120_000);
+
+  /** Live (not zombie) processes whose command line names `text`, as the host's /proc has them. */
+  const naming = (text: string) =>
+    fs.readdirSync("/proc").filter((p) => {
+      if (!/^\d+$/.test(p)) return false;
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, "latin1").includes(text) && !/^State:\s+[ZX]/m.test(fs.readFileSync(`/proc/${p}/status`, "latin1"));
+      } catch {
+        return false;
+      }
+    });
+
+  test("kill -9 of the worker leaves no bridge behind", async () => {
+    const h = homes();
+    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-bridge-")));
+    scratches.push(scratch);
+    const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", "connect evil.example 443\nsleep 60"], { env, cwd: scratch });
+    // The first CONNECT went through the bridge: it is up.
+    const running = await untilStatus(env, r.id, (j) => j.sandbox?.denials?.hosts?.length > 0, 60_000);
+    const sock = path.join(running.run_dir, "sandbox", "proxy.sock");
+    const bridges = naming(`UNIX-CONNECT:${sock}`);
+    expect(bridges.length).toBeGreaterThan(0);
+    process.kill(running.pid, "SIGKILL");
+    await until(() => naming(`UNIX-CONNECT:${sock}`).length === 0, 15_000);
+  }, 90_000);
 });
