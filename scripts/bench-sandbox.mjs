@@ -23,7 +23,7 @@ const PHASES = [
   ["settings, scratch and proxy listening", "sandbox-start", "proxy-listening"],
   ["the run's tree (its files; git only where it could differ)", "proxy-listening", "tree-known"],
   ["layout to bwrap spawned", "tree-known", "bwrap-spawn"],
-  ["bwrap spawn to provider exec (socat, strace)", "bwrap-spawn", "provider-exec"],
+  ["bwrap spawn to provider exec (strace; the bridges outside)", "bwrap-spawn", "provider-exec"],
   ["provider exec to exit (mock/echo under strace)", "provider-exec", "provider-exit"],
   ["provider exit to bwrap exit", "provider-exit", "bwrap-exit"],
   ["bwrap exit to the exit passed on (trace drained)", "bwrap-exit", "exit-emitted"],

@@ -27,14 +27,16 @@ import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
 import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
 import type { RunLimits } from "./limits-run.js";
 import { DATA_CALLS } from "./trace.js";
+import { startBridges, type Bridges } from "./bridges.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
- * namespace of its own (pid included, --die-with-parent), socat bridging its loopback port to the
- * worker's proxy, strace logging the calls that failed, and a launcher line naming the provider's
- * pid. When that pid exits, the worker kills bubblewrap, and with it everything the agent left
- * running; the provider's own exit status is what the run reports. li's processes inside (the
- * provider, its node, strace, socat) are non-dumpable, out of the agent's reach (exec-only.ts).
+ * namespace of its own (pid included, --die-with-parent), socat bridging its loopback ports to the
+ * worker's proxy and gateway from outside (bridges.ts), strace logging the calls that failed, and a
+ * launcher line naming the provider's pid. When that pid exits, the worker kills bubblewrap, and
+ * with it everything the agent left running; the provider's own exit status is what the run
+ * reports. li's processes inside (the provider, its node, strace) are non-dumpable, out of the
+ * agent's reach (exec-only.ts).
  */
 
 /** The proxy's port on the sandbox's own loopback. */
@@ -44,27 +46,25 @@ const INNER_PROXY = "/run/li/proxy.sock";
 const INNER_APPROVALS = "/run/li/approvals.sock";
 const INNER_GATEWAY = "/run/li/gateway.sock";
 
-// The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for socat
-// needs bash's /dev/tcp.
+// The launcher is POSIX sh (dash starts in less time than bash); the shell that waits for the
+// bridges needs bash's /dev/tcp.
 // Every process but the tracer starts with no capability (setpriv): strace alone keeps
 // CAP_SYS_PTRACE in the sandbox's user namespace, to read the arguments of the processes made
-// non-dumpable (exec-only.ts); the agent's processes never hold it, and socat holds none of the
-// provider's streams.
+// non-dumpable (exec-only.ts); the agent's processes never hold it.
 const DROP = "setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all --";
 const launcher = (calls: string) => [
-  'sock=$1; port=$2; gw=$3; shift 3',
-  `${DROP} socat TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$sock" </dev/null >/dev/null 3>&- 2>/dev/null &`,
-  // The model gateway (docs/gateway.md), for a client that calls its base URL without the proxy.
-  // An `if`, not `[ … ] && … &`: that forks a shell even with no gateway, whose exit strace (pid 1) would report as an unknown pid's.
-  `if [ -n "$gw" ]; then ${DROP} socat TCP-LISTEN:${GATEWAY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:"$gw" </dev/null >/dev/null 3>&- 2>/dev/null & fi`,
+  // The bridges to the proxy's and the gateway's ports are started from outside, in the sandbox's
+  // network namespace only (bridges.ts): nothing inside can see or signal them.
+  'port=$1; gw=$2; shift 2',
   // strace writes its log to its stderr, the worker's fd 3, with no `-o |cat` (two processes
   // fewer); the provider gets its own stderr back (fd 4) before it starts.
   'exec 4>&2 2>&3',
-  // socat listens within milliseconds; the provider's first connect must not beat it. The wait is
-  // inside the traced shell, so strace's start and socat's overlap (its failed connects are to
-  // the proxy's port, which the trace reader ignores). No process per try: the probe is bash's
-  // own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9).
-  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect${calls} -e signal=none -- ${DROP} /bin/bash -c 'for ((i = 0; i < 600; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$0; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; exec 9>&-; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; exec "$@"' "$port" "$@"`,
+  // The provider (the first of the agent's code) starts only once each bridge holds its port, so
+  // nothing of the agent's can bind it first; a bridge that never comes stops the run (exit 125).
+  // The wait is inside the traced shell, so strace's start and the bridges' overlap (its failed
+  // connects are to li's own ports, which the trace reader ignores). No process per try: the probe
+  // is bash's own /dev/tcp, and the pause a read on fd 3, where the worker never writes (1 ms, then 9; 30 s in all).
+  `exec strace -f -q -Z -y --seccomp-bpf -e trace=%file,connect${calls} -e signal=none -- ${DROP} /bin/bash -c 'for p in $0 $1; do [ "$p" = - ] && continue; for ((i = 0; i < 3400; i++)); do { exec 9<>/dev/tcp/127.0.0.1/$p; } 2>/dev/null && break; read -t 0.00$((i < 100 ? 1 : 9)) -u 3; done; ((i < 3400)) || { echo "li: the bridge to port $p of the sandbox did not start" >&4; exit 125; }; exec 9>&-; done; echo "li-root $$" >&3; exec 2>&4 3>&- 4>&-; shift; exec "$@"' "$port" "$gw" "$@"`,
 ].join("\n");
 const LAUNCHER = launcher("");
 /** Under a tmp limit the writes that may find a sized tmpfs full are traced too (a fork past pids is the cgroup's count). */
@@ -206,9 +206,11 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   });
   guarded = protectedPlaces([liHome(), ...layout.hidden, ...(git ? [git.common, git.gitDir] : []), env.CLAUDE_CONFIG_DIR ?? "", env.CODEX_HOME ?? "", env.GEMINI_CLI_HOME ?? ""], env.HOME || os.homedir());
   let gone: (pid: number) => boolean = () => false;
-  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [] }, denials);
+  const reader = new TraceReader({ cwd, writable: layout.writable, readOnly: layout.readOnly, hidden: layout.hidden, private: layout.private, quiet: layout.quiet, proxyPort: PROXY_PORT, gatewayPort: gateway ? GATEWAY_PORT : undefined, gone: (pid) => gone(pid), sized: limits?.tmpSize ? [tmpDir, ...layout.private] : [] }, denials);
   let held: HeldFiles | null | undefined;
+  let bridges: Bridges | null = null;
   const cleanup = () => {
+    bridges?.stop();
     // Once the sandbox is gone: what the agent created that runs code leaves the person's tree.
     if (hold && held === undefined) held = hold.finishHold(e.run_dir!);
     proxy.close();
@@ -245,7 +247,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       mark("bwrap-spawn");
       // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
       // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
-      const bwrapArgs = [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", limitedLauncher(limits), "li-sandbox", INNER_PROXY, String(PROXY_PORT), gateway ? INNER_GATEWAY : "", ...argv];
+      const bwrapArgs = [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", limitedLauncher(limits), "li-sandbox", String(PROXY_PORT), gateway ? String(GATEWAY_PORT) : "-", ...argv];
       const procs = limits?.cgroup?.procs ?? [];
       const bwrap: ChildProcess = procs.length
         ? spawn("/bin/sh", ["-c", ENTER_CGROUP, "li-cgroup", ...procs, "--", "bwrap", ...bwrapArgs], { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any)
@@ -253,10 +255,14 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };
+      const say = (l: string) => typeof stdio[2] === "number" && fs.writeSync(stdio[2], `${l}\n`);
       readline.createInterface({ input: bwrap.stdio[4] as Readable }).on("line", (l) => {
         try {
           const j = JSON.parse(l);
-          if (typeof j["child-pid"] === "number") status.ns = fs.readlinkSync(`/proc/${j["child-pid"]}/ns/pid`);
+          if (typeof j["child-pid"] === "number") {
+            status.ns = fs.readlinkSync(`/proc/${j["child-pid"]}/ns/pid`);
+            bridges = startBridges(j["child-pid"], [[PROXY_PORT, sock], ...(gateway ? [[GATEWAY_PORT, gateway] as [number, string]] : [])], say);
+          }
           if (typeof j["exit-code"] === "number") status.code = j["exit-code"];
         } catch {}
       });
@@ -287,6 +293,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       const traced = new Promise<void>((r) => trace.on("close", () => r()));
       bwrap.on("exit", (code, signal) => {
         mark("bwrap-exit");
+        bridges?.stop();
         // The log's last lines may still be in the pipe; a second at most, so an end is never held.
         let wait: NodeJS.Timeout | undefined;
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {

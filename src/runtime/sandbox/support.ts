@@ -5,7 +5,8 @@ import { liHome } from "../../lifecycle/paths.js";
 
 /*
  * Whether this host can run a `workspace` sandbox (docs/sandbox.md): bubblewrap to build the
- * namespaces, socat to bridge the sandbox's network to li's proxy over a Unix socket, strace to
+ * namespaces, socat to bridge the sandbox's network to li's proxy over a Unix socket (started
+ * from outside through nsenter and perl), strace to
  * see what was refused, and user namespaces that bubblewrap can actually open (a kernel or a
  * container may forbid them). Asked once per process, and a yes is remembered on the host
  * ($LI_HOME/sandbox-support.json) for as long as what it rests on is unchanged: bwrap's path and
@@ -86,8 +87,9 @@ function probe(): SandboxSupport {
   const played = process.env.LI_TEST_SANDBOX_UNAVAILABLE;
   if (played) return { ok: false, missing: played, remedy: `${APT} (this host plays one without ${played}: LI_TEST_SANDBOX_UNAVAILABLE is set)` };
   if (process.platform !== "linux") return { ok: false, missing: "linux", remedy: "the workspace sandbox is built on Linux namespaces (bubblewrap); run on a Linux host" };
-  for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"], ["setpriv", "util-linux"]] as const)
-    if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${pkg === "util-linux" ? "apt-get install util-linux" : APT} (${bin} is not on PATH)` };
+  // nsenter and perl start the bridges from outside, in the sandbox's network namespace (bridges.ts).
+  for (const [bin, pkg] of [["bwrap", "bubblewrap"], ["socat", "socat"], ["strace", "strace"], ["setpriv", "util-linux"], ["nsenter", "util-linux"], ["perl", "perl-base"]] as const)
+    if (!onPath(bin)) return { ok: false, missing: pkg, remedy: `${pkg === "util-linux" || pkg === "perl-base" ? `apt-get install ${pkg}` : APT} (${bin} is not on PATH)` };
   const key = supportKey(onPath("bwrap")!);
   const memo = memoFile();
   if (memo && read(memo) === JSON.stringify({ ok: key })) return { ok: true, mechanism: MECHANISM };

@@ -51,6 +51,8 @@ export interface TracePolicy {
   private?: string[];
   /** The proxy's port inside the sandbox, whose connects are li's own. */
   proxyPort: number;
+  /** The gateway's bridge port, when the run has one: the launcher's probe of it is li's own. */
+  gatewayPort?: number;
   /**
    * Whether the process of pid `pid` (inside the sandbox) is really gone, seen from outside: the
    * log is the tracer's stderr, which an agent can write to (pidfd_getfd), so an exit line is
@@ -189,6 +191,6 @@ export class TraceReader {
     const v4 = /sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(args);
     const v6 = /sin6_port=htons\((\d+)\).*inet_pton\(AF_INET6, "([^"]+)"/.exec(args);
     const hit = v4 ? `${v4[2]}:${v4[1]}` : v6 ? `[${v6[2]}]:${v6[1]}` : null;
-    if (hit && hit !== `127.0.0.1:${this.policy.proxyPort}`) this.denials.add("host", hit);
+    if (hit && hit !== `127.0.0.1:${this.policy.proxyPort}` && hit !== `127.0.0.1:${this.policy.gatewayPort}`) this.denials.add("host", hit);
   }
 }
