@@ -19,7 +19,17 @@ const COMMAND = `touch ${MARK} && echo hello-from-qwen`;
 describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", () => {
   const homes = useHomes({ stopRuns: true });
   let fake: FakeApi;
-  beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } })));
+  /**
+   * The approve, deny and kill -9 tests' runs, submitted together: Qwen Code's start (most of each
+   * test) happens once, side by side. Only the approved run can make the fake see the command's
+   * output; each run has its own home and work folder.
+   */
+  let runs: Promise<Asking[]>;
+  beforeAll(async () => {
+    fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
+    runs = Promise.all([askingRun(), askingRun(), askingRun()]);
+    runs.catch(() => {}); // judged by the tests that await it
+  });
   afterAll(() => fake?.close());
 
   const settings = (url: string) =>
@@ -34,6 +44,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
       "",
     ].join("\n");
 
+  type Asking = Awaited<ReturnType<typeof askingRun>>;
   async function askingRun(extra: string[] = []) {
     const h = homes();
     const cwd = path.join(h.home, "work");
@@ -55,7 +66,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
       .join("\n");
 
   test("approved: recorded as execute with the command, the command runs, and the fake receives its output", async () => {
-    const { env, cwd, from, id } = await askingRun();
+    const { env, cwd, from, id } = (await runs)[0];
     const req = await pendingOf(env, id);
     expect(req.tool).toBe("execute");
     expect(JSON.parse(req.input).command).toBe(COMMAND);
@@ -67,7 +78,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   }, T);
 
   test("denied: nothing ran", async () => {
-    const { h, env, cwd, id } = await askingRun();
+    const { h, env, cwd, id } = (await runs)[1];
     const req = await pendingOf(env, id);
     await liData(["deny", req.id, "--message", "not now"], { env });
     expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
@@ -76,7 +87,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   }, T);
 
   test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
-    const { h, env, cwd, id } = await askingRun();
+    const { h, env, cwd, id } = (await runs)[2];
     const req = await pendingOf(env, id);
     process.kill((await jobStatus(env, id)).pid, "SIGKILL");
     await until(() => processesOf(h.home).length === 0, 30_000);
