@@ -19,11 +19,22 @@ const COMMAND = `touch ${MARK} && echo hello-from-qwen`;
 describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", () => {
   const homes = useHomes({ stopRuns: true });
   let fake: FakeApi;
-  beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } })));
+  /**
+   * The approve, deny and kill -9 tests' runs, submitted together: Qwen Code's start (most of each
+   * test) happens once, side by side. Only the approved run can make the fake see the command's
+   * output; each run has its own home and work folder.
+   */
+  let runs: Promise<Asking[]>;
+  beforeAll(async () => {
+    fake = await startChat({ call: { name: (n) => n === "run_shell_command", arguments: { command: COMMAND, description: "make the marker", is_background: false } } });
+    runs = Promise.all([askingRun(), askingRun(), askingRun()]);
+    runs.catch(() => {}); // judged by the tests that await it
+  });
   afterAll(() => fake?.close());
 
   const settings = (url: string) => qwenSettings(url, ["    base_url_env: OPENAI_BASE_URL"]);
 
+  type Asking = Awaited<ReturnType<typeof askingRun>>;
   async function askingRun(extra: string[] = []) {
     const h = homes();
     const cwd = path.join(h.home, "work");
@@ -45,7 +56,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
       .join("\n");
 
   test("approved: recorded as execute with the command, the command runs, and the fake receives its output", async () => {
-    const { env, cwd, from, id } = await askingRun();
+    const { env, cwd, from, id } = (await runs)[0];
     const req = await pendingOf(env, id);
     expect(req.tool).toBe("execute");
     expect(JSON.parse(req.input).command).toBe(COMMAND);
@@ -57,7 +68,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   }, T);
 
   test("denied: nothing ran", async () => {
-    const { h, env, cwd, id } = await askingRun();
+    const { h, env, cwd, id } = (await runs)[1];
     const req = await pendingOf(env, id);
     await liData(["deny", req.id, "--message", "not now"], { env });
     expect(await untilStatus(env, id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
@@ -66,7 +77,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   }, T);
 
   test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
-    const { h, env, cwd, id } = await askingRun();
+    const { h, env, cwd, id } = (await runs)[2];
     const req = await pendingOf(env, id);
     process.kill((await jobStatus(env, id)).pid, "SIGKILL");
     await until(() => processesOf(h.home).length === 0, 30_000);
@@ -95,8 +106,17 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
   let fake: FakeApi;
   const OC_MARK = "made-by-opencode";
   const OC_COMMAND = `touch ${OC_MARK} && echo hello-from-opencode`;
-  beforeAll(async () => (fake = await startChat({ call: { name: (n) => n === "bash", arguments: { command: OC_COMMAND, description: "make the marker" } } })));
-  afterAll(() => fake?.close());
+  // Each test's run has a fake of its own, so that both can start at once (below).
+  let denyFake: FakeApi;
+  const CALL = { call: { name: (n: string) => n === "bash", arguments: { command: OC_COMMAND, description: "make the marker" } } };
+  /** Both tests' runs, submitted together: opencode's slow start (most of each test) happens once, side by side. */
+  let runs: Promise<Asking[]>;
+  beforeAll(async () => {
+    [fake, denyFake] = await Promise.all([startChat(CALL), startChat(CALL)]);
+    runs = Promise.all([askingRun(fake), askingRun(denyFake)]);
+    runs.catch(() => {}); // judged by the tests that await it
+  });
+  afterAll(() => Promise.all([fake?.close(), denyFake?.close()]));
 
   // JSON is YAML: the entry's values are JSON texts themselves.
   const settings = (url: string) => {
@@ -111,40 +131,39 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
     return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), OPENCODE_DISABLE_PROJECT_CONFIG: "1" } } } } });
   };
 
-  async function askingRun() {
+  type Asking = Awaited<ReturnType<typeof askingRun>>;
+  async function askingRun(api: FakeApi) {
     const h = homes();
     const cwd = path.join(h.home, "work");
     fs.mkdirSync(cwd);
     const env = { ...h.env, ...baseEnv(h.home) };
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(fake.url));
-    const from = fake.requests.length;
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(api.url));
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, "acp/opencode", "make the marker"], { env });
     const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
-    return { h, cwd, env, from, id: run.id as string, req };
+    return { h, cwd, env, id: run.id as string, req };
   }
-  const toolSaid = (from: number) =>
-    fake.requests
-      .slice(from)
+  const toolSaid = (api: FakeApi) =>
+    api.requests
       .map(chatToolResult)
       .filter((x): x is string => x !== null)
       .join("\n");
 
   test("approved: recorded as execute with its raw command, the command runs, and the fake receives its output", async () => {
-    const { env, cwd, from, id, req } = await askingRun();
+    const { env, cwd, id, req } = (await runs)[0];
     expect(req.tool).toBe("execute");
     expect(JSON.parse(req.input).command).toBe(OC_COMMAND);
     await liData(["approve", req.id], { env });
     expect(await untilStatus(env, id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
     expect(fs.existsSync(path.join(cwd, OC_MARK))).toBe(true);
-    expect(toolSaid(from)).toContain("hello-from-opencode");
+    expect(toolSaid(fake)).toContain("hello-from-opencode");
   }, 300_000);
 
   test("denied: nothing ran, and no agent process is left", async () => {
-    const { h, env, cwd, from, id, req } = await askingRun();
+    const { h, env, cwd, id, req } = (await runs)[1];
     await liData(["deny", req.id], { env });
     expect(await untilStatus(env, id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
     expect(fs.existsSync(path.join(cwd, OC_MARK))).toBe(false);
-    expect(toolSaid(from)).not.toContain("hello-from-opencode");
+    expect(toolSaid(denyFake)).not.toContain("hello-from-opencode");
     await until(() => processesOf(h.home).length === 0, 30_000);
   }, 300_000);
 });

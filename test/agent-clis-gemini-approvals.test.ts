@@ -19,8 +19,20 @@ const COMMAND = `touch ${MARK} && echo hello-from-shell`;
 describeReal("the real gemini asks li's approvals over ACP", () => {
   const homes = useHomes({ stopRuns: true });
   let fake: FakeApi;
-  beforeAll(async () => (fake = await startGemini({ call: { name: (n) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } })));
-  afterAll(() => fake?.close());
+  // The resumed run's own fake: its model call carries the first run's tool output, which the
+  // other tests' fake must not see while they run beside it (its wait overlaps them, below).
+  let resumeFake: FakeApi;
+  const CALL = { call: { name: (n: string) => n === "run_shell_command", args: { command: COMMAND, description: "make the marker" } } };
+  beforeAll(async () => ([fake, resumeFake] = await Promise.all([startGemini(CALL), startGemini(CALL)])));
+  afterAll(() => Promise.all([fake?.close(), resumeFake?.close()]));
+
+  /**
+   * The --resume test's run (the last test judges it), submitted the moment the first test's run
+   * ends: most often in the minute its session began, the case gemini's file names clash in
+   * (loadNotBefore), so li's load waits up to a minute for the next one. It waits while the tests
+   * between run, rather than alone.
+   */
+  let resumed: Promise<{ env: NodeJS.ProcessEnv; firstId: string; first: any; next: string }> | undefined;
 
   const PROFILE = (timeout: number) => `profiles:\n  asks:\n    model: gemini/gemini-2.5-flash\n    approvals: ask\n    approval_timeout: ${timeout}\n`;
 
@@ -48,7 +60,7 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
       .join("\n");
 
   test("the request is recorded pending as run_shell_command with the call's title (gemini sends no raw command, so no command rule can answer it); li approve lets it run and the fake receives its real output", async () => {
-    const { env, cwd, from, id } = await askingRun();
+    const { h, env, cwd, from, id } = await askingRun();
     const req = await pendingOf(env, id);
     expect(req).toMatchObject({ tool: "run_shell_command", state: "pending" });
     expect(JSON.parse(req.input)).toMatchObject({ title: expect.stringContaining(COMMAND) });
@@ -62,6 +74,10 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     // Usage from the prompt response's _meta, and the session recorded for --resume.
     expect(end.usage.input_tokens).toBeGreaterThan(0);
     expect(end.provider_session_id).toEqual(expect.any(String));
+    // At once, in this run's minute most often: the last test judges it.
+    const resumeEnv = { ...h.env, ...geminiEnv(h.home, resumeFake.url) };
+    resumed = liData(["agent", "--detach", "--approvals", "ask", "--resume", id, "and", "again"], { env: resumeEnv }).then((next) => ({ env: resumeEnv, firstId: id, first: end, next: next.id as string }));
+    await resumed;
   }, T);
 
   test("li deny --message keeps the command from running", async () => {
@@ -81,34 +97,6 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     const late = await li(["--machine", "approve", req.id], { env });
     expect([late.json.ok, late.json.error.detail.state]).toEqual([false, "expired"]);
   }, T);
-
-  test("--resume of an asking run loads its session (session/load): the fake receives the earlier conversation before the new prompt, and the replayed turns are not the run's output", async () => {
-    const { env, id } = await askingRun();
-    await liData(["approve", (await pendingOf(env, id)).id], { env });
-    const first = await untilStatus(env, id, (j) => j.terminal, 60_000);
-    expect(first.status).toBe("completed");
-    const from = fake.requests.length;
-    // Resumed at once, most often in the minute the session began: the case gemini's file names clash in (loadNotBefore).
-    const next = await liData(["agent", "--detach", "--approvals", "ask", "--resume", id, "and", "again"], { env });
-    const end = await untilStatus(env, next.id, (j) => j.terminal, 120_000);
-    expect(end).toMatchObject({ status: "completed", resumes: id, provider_session_id: first.provider_session_id });
-    // The resumed turn's model call carries the first run's prompt and its tool's real output, then the new prompt.
-    const turn = fake.requests.slice(from).find((r) => /:streamGenerateContent/.test(r.path));
-    const sent = JSON.stringify(turn?.body?.contents ?? []);
-    expect(sent).toContain("make the marker");
-    expect(sent).toContain("hello-from-shell");
-    expect(sent.indexOf("and again")).toBeGreaterThan(sent.indexOf("hello-from-shell"));
-    // Nothing asked again: the session already holds the tool's result.
-    expect((await liData(["approvals", "--all", "--run", next.id], { env })).approvals).toEqual([]);
-    // gemini replays the earlier turns after it answers session/load: none of them is this run's console or result.
-    for (const args of [[], ["--console"]]) {
-      const out = String((await liData(["job", "output", ...args, next.id], { env })).output);
-      expect(out.split("tool said:").length - 1).toBe(1);
-    }
-    // Resumed in the minute the first run ended, the load waited for the next one, and said so.
-    const waited = /li: loading the session at (\S+),/.exec(String((await liData(["job", "output", "--console", next.id], { env })).output));
-    if (waited) expect(waited[1]).toBe(new Date((Math.floor(Date.parse(first.ended_at) / 60_000) + 1) * 60_000).toISOString());
-  }, T + 60_000);
 
   test("kill -9 of the worker while a request waits: no agent process is left, and the request ends cancelled", async () => {
     const { h, env, cwd, id } = await askingRun();
@@ -130,5 +118,30 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     await until(() => processesOf(h.home).length === 0, 30_000);
     expect((await liData(["approvals", "--all", "--run", id], { env })).approvals).toEqual([expect.objectContaining({ id: req.id, state: "cancelled" })]);
     expect(fs.existsSync(path.join(cwd, MARK))).toBe(false);
+  }, T);
+
+  test("--resume of an asking run loads its session (session/load): the fake receives the earlier conversation before the new prompt, and the replayed turns are not the run's output", async () => {
+    // The first test's run, approved and completed, resumed the moment it ended (above).
+    if (!resumed) throw new Error("the first test did not reach its resume: see its failure");
+    const { env, firstId, first, next: nextId } = await resumed;
+    expect(first.status).toBe("completed");
+    const end = await untilStatus(env, nextId, (j) => j.terminal, 120_000);
+    expect(end).toMatchObject({ status: "completed", resumes: firstId, provider_session_id: first.provider_session_id });
+    // The resumed turn's model call carries the first run's prompt and its tool's real output, then the new prompt.
+    const turn = resumeFake.requests.find((r) => /:streamGenerateContent/.test(r.path));
+    const sent = JSON.stringify(turn?.body?.contents ?? []);
+    expect(sent).toContain("make the marker");
+    expect(sent).toContain("hello-from-shell");
+    expect(sent.indexOf("and again")).toBeGreaterThan(sent.indexOf("hello-from-shell"));
+    // Nothing asked again: the session already holds the tool's result.
+    expect((await liData(["approvals", "--all", "--run", nextId], { env })).approvals).toEqual([]);
+    // gemini replays the earlier turns after it answers session/load: none of them is this run's console or result.
+    for (const args of [[], ["--console"]]) {
+      const out = String((await liData(["job", "output", ...args, nextId], { env })).output);
+      expect(out.split("tool said:").length - 1).toBe(1);
+    }
+    // Resumed in the minute the first run ended, the load waited for the next one, and said so.
+    const waited = /li: loading the session at (\S+),/.exec(String((await liData(["job", "output", "--console", nextId], { env })).output));
+    if (waited) expect(waited[1]).toBe(new Date((Math.floor(Date.parse(first.ended_at) / 60_000) + 1) * 60_000).toISOString());
   }, T);
 });
