@@ -69,7 +69,7 @@ function answerOf(a: Approval, input: Record<string, unknown>): AskAnswer {
 
 
 /** Starts the ask channel of a run whose spec asks for approvals; null for any other run. */
-export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEnv, log: (text: string) => void): Promise<Channel | null> {
+export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEnv, log: (text: string) => void): Promise<(Channel & { noted(): Promise<unknown> }) | null> {
   if (e.spec?.approvals !== "ask") return null;
   let rules: ApprovalRule[] = [];
   let handlers: Handler[] = [];
@@ -176,6 +176,9 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
   const channel = await openChannel(e.run_dir!, decide, log);
   return {
     path: channel.path,
+    // The refusal count's last write, awaited before the run's end is recorded: the worker exits
+    // at once after it, which would cut the write short and leave the count low.
+    noted: () => noted,
     close: () => {
       ending.abort();
       waker.wakeAll();

@@ -220,6 +220,8 @@ export async function run(store: Store, id: string): Promise<void> {
       void settle(
         (async () => {
           if (stopping) await stopping;
+          // Bounded: a store that does not answer must not hold the end back.
+          if (asking) await Promise.race([asking.noted(), new Promise((r) => setTimeout(r, 5000).unref())]);
           // A pending drain timer would keep this worker alive after its end is written, and a
           // reader would then see a finished run with a live process (possibly_orphaned).
           let drain: NodeJS.Timeout | undefined;
