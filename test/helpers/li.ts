@@ -83,6 +83,10 @@ export function li(args: string[], opts: { env: NodeJS.ProcessEnv; input?: strin
       }
       resolve({ code, stdout, stderr: Buffer.concat(err).toString("utf8"), json });
     });
+    // A command that never reads its input may exit before the write lands: EPIPE then says nothing about li.
+    child.stdin.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE") reject(e);
+    });
     child.stdin.end(opts.input ?? "");
   });
 }
