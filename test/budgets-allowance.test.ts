@@ -1,14 +1,18 @@
 /**
  * Budgets enforced per call (issue 47, item 3; docs/budgets.md#per-call) on one PostgreSQL store
- * shared by two hosts: each run's gateway starts a call with no store round trip while the run is
- * inside its allowance, and past it waits for a look that takes more in one transaction. Many runs
- * on two hosts spending one scope at once spend no more than its limit plus one call per run (the
- * fake model API counts the calls it answered); a run killed -9 holds its allowance until its end
- * is recorded (the reaper's), and then it comes back; a look while PostgreSQL is down refuses the
- * call with a clear error, the fake never receiving it.
+ * shared by several hosts (a store connection and a host name each): each run's gateway starts a
+ * call with no store round trip while one more call fits the run's allowance, and otherwise waits
+ * for a look that takes more in one transaction; when the room left cannot cover a call, the call
+ * starts only holding its host's one claim on the budget. Many runs on three hosts spending one
+ * scope at once spend no more than its limit plus one call per host (the fake model API counts the
+ * calls it answered), and so does a budget smaller than one call; a run killed -9 holds its
+ * allowance, and a claim it held mid-call, until its end is recorded (the reaper's), and then they
+ * come back; a look while PostgreSQL is down refuses the call with a clear error, the fake never
+ * receiving it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { dbOf } from "../src/lifecycle/db/handle.js";
 import { openPostgresStore } from "../src/lifecycle/pg-open.js";
 import { checkBudget, setBudget } from "../src/lifecycle/budgets/definitions.js";
 import type { Store } from "../src/lifecycle/store.js";
@@ -53,10 +57,11 @@ interface SimRun {
  * its spend sink, and its gateway wired as invocation-worker.ts wires them.
  */
 async function startRun(store: Store, upstream: URL, host: string): Promise<SimRun> {
+  // The run's host is the sink's (one process stands in for several hosts here).
   const facts = { label: null, queue: null, spec: { model: MODEL } };
   const e = await store.insert({ kind: "invocation", spec: { model: MODEL }, admit: spawnGate(store, facts, host) });
   const meter = new GatewayMeter("claude", MODEL, () => []);
-  const sink = new SpendSink(store, e, () => {}, () => {});
+  const sink = new SpendSink(store, e, () => {}, () => {}, host);
   void sink.start(() => meter.total());
   const judged = (v: CallVerdict) => (!v ? null : "error" in v ? v.error : `li: budget ${v.spent.name} is spent`);
   const gw = await startGateway({ port: 0 }, {
@@ -128,22 +133,23 @@ describePostgres("budgets enforced per call across hosts", () => {
     return r;
   };
 
-  // Many runs on two hosts (two store connections) spending one scope at once.
-  const RUNS = stressCount(16, 48);
+  // Many runs on three hosts (a store connection each) spending one scope at once.
+  const HOSTS = 3;
+  const RUNS = stressCount(15, 48);
   const LIMIT = RUNS * 20 * CALL;
 
-  test(`${RUNS} runs on two hosts spending one token budget at once spend at most its limit plus one call per run, and the check mostly costs no store round trip`, async () => {
+  test(`${RUNS} runs on ${HOSTS} hosts spending one token budget at once spend at most its limit plus one call per host, and the check mostly costs no store round trip`, async () => {
     const url = shared().cluster.createDatabase();
-    const [a, b] = [await open(url), await open(url)];
-    await tokenBudget(a, LIMIT);
+    const hosts = await Promise.all(Array.from({ length: HOSTS }, () => open(url)));
+    await tokenBudget(hosts[0], LIMIT);
     const before = api.calls();
-    const mine = await Promise.all(Array.from({ length: RUNS }, (_, i) => start(i % 2 ? b : a, i % 2 ? "b" : "a")));
+    const mine = await Promise.all(Array.from({ length: RUNS }, (_, i) => start(hosts[i % HOSTS], `h${i % HOSTS}`)));
     const ends = await Promise.all(mine.map(spendUntilRefused));
     const answered = api.calls() - before;
     // Every call the gateways let through reached the fake, and each was counted once.
     expect(ends.reduce((t, e) => t + e.ok, 0)).toBe(answered);
-    // The bound docs/budgets.md states: the limit, plus at most one call per run.
-    expect(answered * CALL).toBeLessThanOrEqual(LIMIT + RUNS * CALL);
+    // The bound docs/budgets.md states: the limit, plus at most one call per host.
+    expect(answered * CALL).toBeLessThanOrEqual(LIMIT + HOSTS * CALL);
     // And the budget was spent, not given up early.
     expect(answered * CALL).toBeGreaterThanOrEqual(LIMIT);
     // Each run ended with a refusal in the Anthropic API's own error shape, naming the budget.
@@ -156,6 +162,62 @@ describePostgres("budgets enforced per call across hosts", () => {
     expect(looked).toBeLessThan(answered / 2);
     for (const r of mine) r.close();
   }, 180_000);
+
+  test("a budget smaller than one call: of six runs on two hosts starting at once, one call per host reaches the API, and every run ends refused", async () => {
+    const url = shared().cluster.createDatabase();
+    const [a, b] = [await open(url), await open(url)];
+    await tokenBudget(a, 1);
+    const before = api.calls();
+    const mine = await Promise.all(Array.from({ length: 6 }, (_, i) => start(i % 2 ? b : a, i % 2 ? "b" : "a")));
+    const ends = await Promise.all(mine.map(spendUntilRefused));
+    const answered = api.calls() - before;
+    expect(ends.reduce((t, e) => t + e.ok, 0)).toBe(answered);
+    // The first call of each host holds its host's claim; the others wait for it, then find the budget spent.
+    expect(answered).toBeGreaterThanOrEqual(1);
+    expect(answered).toBeLessThanOrEqual(2);
+    for (const e of ends) expect(e.refusal.body.error.message).toContain("budget shared is spent");
+    for (const r of mine) r.close();
+  });
+
+  test("a run killed -9 mid-call holds its host's claim until its end is recorded (the reaper's); another run of that host waits, then goes on", async () => {
+    const url = shared().cluster.createDatabase();
+    const a = await open(url);
+    await tokenBudget(a, 4 * CALL);
+    // An upstream that never answers: the killed run's call is in flight when its worker dies.
+    const held: http.ServerResponse[] = [];
+    const hang = http.createServer((req, res) => void held.push(res));
+    await new Promise<void>((r) => hang.listen(0, "127.0.0.1", r));
+    try {
+      const killed = await startRun(a, new URL(`http://127.0.0.1:${(hang.address() as AddressInfo).port}`), "a");
+      runs.push(killed);
+      const inFlight = http.request({ host: "127.0.0.1", port: killed.gw.port!, method: "POST", path: `${killed.gw.prefix}/v1/messages`, headers: { "content-type": "application/json" } });
+      inFlight.on("error", () => {});
+      inFlight.end("{}");
+      // Its first call on a host that made none is of no known size: it took the host's claim.
+      await until(async () => ((await dbOf(a).get<any>("SELECT claim_entity FROM budget_hosts WHERE budget = 'shared' AND host = 'a'"))?.claim_entity === killed.id ? true : undefined), 30000);
+      // kill -9: its gateway and its flushes stop, nothing is written for it, the claim stays.
+      clearInterval((killed.sink as any).timer);
+      killed.close();
+      inFlight.destroy();
+      const other = await start(a, "a");
+      const before = api.calls();
+      const going = spendUntilRefused(other);
+      await until(async () => (other.sink.waits >= 3 ? true : undefined), 30000);
+      // While the dead run's claim is held, nothing of the other run reached the fake.
+      expect(api.calls()).toBe(before);
+      // The reaper records the dead run's end: its claim (and allowance) count no more, and the other run spends the budget.
+      expect((await a.transition({ id: killed.id, to: "failed", reason: "invocation.failed.worker_lost", source: "reaper" })).ok).toBe(true);
+      const end = await going;
+      expect(end.refusal.body.error.message).toContain("budget shared is spent");
+      expect(end.ok).toBeGreaterThanOrEqual(4);
+      expect(end.ok).toBeLessThanOrEqual(5);
+      other.close();
+    } finally {
+      for (const r of held) r.destroy();
+      hang.closeAllConnections();
+      hang.close();
+    }
+  });
 
   test("a run killed -9 holds its allowance until its end is recorded; another run's call waits meanwhile, then goes on", async () => {
     const url = shared().cluster.createDatabase();
@@ -206,7 +268,9 @@ describePostgres("budgets enforced per call across hosts", () => {
     const a = await open(url);
     await tokenBudget(a, 40 * CALL);
     const r = await start(a, "a");
-    // The first call's look takes an allowance of half the budget: twenty calls.
+    // The first call's look takes an allowance of half the budget (twenty calls) and, no call of
+    // this host's being of known size yet, its host's claim; the second's look gives the claim back.
+    expect((await call(r)).status).toBe(200);
     expect((await call(r)).status).toBe(200);
     let refused: { status: number; body: any } | undefined;
     let started = 0;

@@ -3,6 +3,7 @@ import { PG_MIGRATIONS } from "./db/pg-schema.js";
 import { BUDGETS_STEP } from "./budgets/schema-step.js";
 import { APPROVALS_STEP, RULE_MATCHES_STEP } from "./approvals/schema-step.js";
 import { GATEWAY_CALLS_STEP } from "./gateway-calls/schema-step.js";
+import { BUDGET_HOSTS_STEP } from "./budgets/host-claims-step.js";
 import type { Dialect } from "./db/types.js";
 /**
  * Forward-only migrations. Index i upgrades user_version i to i+1.
@@ -296,6 +297,8 @@ export const MIGRATIONS: readonly string[] = [
   GATEWAY_CALLS_STEP.sqlite,
   // 15: which rule answered an approval request, command by command (issue 46); see approvals/schema-step.ts.
   RULE_MATCHES_STEP.sqlite,
+  // 16: each host's part in a budget's per-call check (issue 47); see budgets/host-claims-step.ts.
+  BUDGET_HOSTS_STEP.sqlite,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -136,6 +136,7 @@ export async function deleteBudget(store: Store, name: string): Promise<Budget> 
     const b = await getBudget(store, name);
     await db.run("DELETE FROM budgets WHERE name = ?", [name]);
     await db.run("DELETE FROM budget_charges WHERE budget = ?", [name]);
+    await db.run("DELETE FROM budget_hosts WHERE budget = ?", [name]);
     await auditBudget(store, name, "deleted", "cli", { before: b });
     return b;
   });

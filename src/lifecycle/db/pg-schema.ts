@@ -14,6 +14,7 @@
 import { BUDGETS_STEP } from "../budgets/schema-step.js";
 import { APPROVALS_STEP, RULE_MATCHES_STEP } from "../approvals/schema-step.js";
 import { GATEWAY_CALLS_STEP } from "../gateway-calls/schema-step.js";
+import { BUDGET_HOSTS_STEP } from "../budgets/host-claims-step.js";
 
 export const PG_BASE_VERSION = 7;
 
@@ -108,6 +109,8 @@ export const PG_MIGRATIONS: Readonly<Record<number, string>> = {
   13: GATEWAY_CALLS_STEP.postgres,
   // 15: approvals' rule_matches (see SQLite's step 15).
   14: RULE_MATCHES_STEP.postgres,
+  // 16: budget_hosts (see SQLite's step 16).
+  15: BUDGET_HOSTS_STEP.postgres,
 };
 
 const T = 'TEXT COLLATE "C"';

@@ -241,6 +241,8 @@ export async function run(store: Store, id: string): Promise<void> {
               end.log(`could not write ${PROVIDER_RESULT_FILE} (${err?.message ?? err})`);
             }
           }
+          // Its last call refused because the budgets could not be read: no budget was spent, so not budget_exceeded (docs/budgets.md#per-call).
+          if (sink.unreadable && (result?.error || code !== 0)) return finish("failed", "budget_unreadable", code, { error: sink.unreadable }, result);
           if (result?.error) return finish("failed", errorCause(result), code, { error_class: result.error.class, error: result.error.message }, result);
           if (code === 0) return finish("completed", "exit_zero", 0, undefined, result);
           if (signal) return finish("failed", "signal", null, { signal }, result);

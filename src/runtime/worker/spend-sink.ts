@@ -1,7 +1,8 @@
 import { userPrices } from "../../config/user-prices.js";
 import { priceOf, tokensOf, usdOf } from "../../lifecycle/budgets/prices.js";
 import { chargedFigures, crossed, recordSpend, rootOf } from "../../lifecycle/budgets/spend.js";
-import { allowancesOf, takeAllowance, type Allowance } from "../../lifecycle/budgets/allowance.js";
+import { allowancesOf, fits, lookAtBudgets, releaseClaims, type Allowance } from "../../lifecycle/budgets/allowance.js";
+import { hostName } from "../../lifecycle/locate.js";
 import type { Figures } from "../../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
 import type { Usage } from "../../lifecycle/usage.js";
@@ -42,17 +43,31 @@ export class SpendSink {
   /** Whether the first look ended (a run no budget covers then checks nothing). */
   private settled = false;
   private live: (() => Usage | null) | null = null;
-  /** Looks calls waited for (one write transaction each), the calls that waited for any, and looks that found the room left reserved by other runs. */
+  /** The largest one call this run has spent, per budget (its unit): what the next call is expected to cost. */
+  private sizes = new Map<string, number>();
+  /** The usage when the gateway last asked: the growth since is what the calls since cost. */
+  private asked: Usage | null = null;
+  /** The usage when this run took its host's claim on a budget's last room (null: it holds none). */
+  private claimed: Usage | null = null;
+  /** Looks calls waited for (one write transaction each), the calls that waited for any, looks that found the room left held by other runs or the host's claim, and calls started holding the claim. */
   looks = 0;
   looked = 0;
   waits = 0;
+  claims = 0;
+  /** Why the last call refused for an unreadable store was refused (null once a look succeeds): the run's end names it (budget_unreadable). */
+  unreadable: string | null = null;
+  /** The host whose one claim this run's calls take (budget_hosts): the run's own. */
+  private readonly host: string;
 
   constructor(
     private readonly store: Store,
     private readonly e: Entity,
     private readonly log: WorkerLog,
     private readonly onCrossed: (f: Figures) => void,
-  ) {}
+    host?: string,
+  ) {
+    this.host = host ?? e.host ?? hostName();
+  }
 
   /**
    * Starts the flushes if the run's top-level run is charged to any budget; `live` is read at each.
@@ -83,7 +98,7 @@ export class SpendSink {
       if (!figures.length) return false;
       this.root = root;
       this.figures = figures;
-      this.setAllowances(await allowancesOf(this.store, root));
+      this.setAllowances(await allowancesOf(this.store, root, this.host));
       // A budget another run already crossed stops this one before its provider spends anything.
       this.check(figures);
       return true;
@@ -120,7 +135,12 @@ export class SpendSink {
               : await chargedFigures(this.store, this.root);
         if (usage) this.written = usage;
         this.figures = figures;
-        if (!final) this.setAllowances(await allowancesOf(this.store, this.root));
+        // A claimed call's spend is written (its usage grew, or the run ended): the host's claim goes back.
+        if (this.claimed && (final || !same(usage, this.claimed))) {
+          await releaseClaims(this.store, this.host, this.e.id);
+          this.claimed = null;
+        }
+        if (!final) this.setAllowances(await allowancesOf(this.store, this.root, this.host));
         if (!final) this.check(figures);
       } catch (err) {
         // Read again at the next flush; a final figure that never lands leaves the last flushed one counted.
@@ -160,12 +180,23 @@ export class SpendSink {
     return !u ? 0 : f.unit === "tokens" ? tokensOf(u) : (this.usd(u) ?? 0);
   }
 
-  /** A budget whose allowance the run reached once it has spent `usage`, judged from the last look. */
+  /** A budget in which one more call (of the largest size this run or its host made) does not fit the run's allowance, judged from the last look. */
   private reached(usage: Usage | null): Figures | undefined {
     return this.figures.find((f) => {
       const a = this.allowances.get(f.name);
-      return a !== undefined && a.spent + Math.max(0, this.amount(f, usage) - this.amount(f, this.written)) >= a.allowance - f.limit * 1e-9;
+      if (a === undefined) return false;
+      const call = Math.max(a.call, this.sizes.get(f.name) ?? 0);
+      return !fits(a.spent + Math.max(0, this.amount(f, usage) - this.amount(f, this.written)), call, a.allowance, f.limit);
     });
+  }
+
+  /** What the calls since the gateway last asked cost, per budget: the largest is the size the next call is expected to be. */
+  private noteSizes(usage: Usage): void {
+    for (const f of this.figures) {
+      const d = this.amount(f, usage) - this.amount(f, this.asked);
+      if (d > (this.sizes.get(f.name) ?? 0)) this.sizes.set(f.name, d);
+    }
+    this.asked = usage;
   }
 
   /**
@@ -181,9 +212,11 @@ export class SpendSink {
       if (this.firstFailed || this.retrying) return this.retryFirst(usage);
       return this.settled ? null : this.first.then(() => this.admitCall(usage));
     }
+    this.noteSizes(usage);
     const spent = this.spentBudget(usage);
     if (spent) return { spent };
-    return this.reached(usage) ? this.waitForRoom(usage) : null;
+    // A run holding its host's claim looks again: the claimed call's spend is written and the claim goes back.
+    return this.claimed || this.reached(usage) ? this.waitForRoom(usage) : null;
   }
 
   /** A call after a first look that could not read the store: looked at again (once for calls made together), refused if it still cannot. */
@@ -195,7 +228,8 @@ export class SpendSink {
       if (c && !this.timer && !this.ended && this.live) this.startFlushes(this.live);
       return c;
     })().finally(() => (this.retrying = null)));
-    if (this.firstFailed) return { error: `li: could not read this run's budgets from the store (${errorText(this.firstFailed)}); the call is refused rather than let past a budget li cannot see` };
+    if (this.firstFailed) return { error: (this.unreadable = `li: could not read this run's budgets from the store (${errorText(this.firstFailed)}); the call is refused rather than let past a budget li cannot see`) };
+    this.unreadable = null;
     return charged ? this.admitCall(usage) : null;
   }
 
@@ -204,18 +238,27 @@ export class SpendSink {
     for (;;) {
       const looked: Promise<CallVerdict | "wait"> = this.busy.then(async () => {
         if (this.ended || this.root === null) return { error: "li: this run's end was recorded; no call starts after it" };
+        let verdict;
         try {
-          const { figures, allowances } = await takeAllowance(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final: false });
+          const look = await lookAtBudgets(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final: false }, this.host, this.sizes);
           this.looks++;
           this.written = usage;
-          this.figures = figures;
-          this.setAllowances(allowances);
+          this.claimed = null;
+          this.figures = look.figures;
+          this.setAllowances(look.allowances);
+          verdict = look.verdict;
         } catch (err) {
-          return { error: `li: could not look at this run's budgets in the store (${errorText(err)}); the call is refused rather than let past a budget li cannot see` };
+          this.unreadable = `li: could not look at this run's budgets in the store (${errorText(err)}); the call is refused rather than let past a budget li cannot see`;
+          return { error: this.unreadable };
         }
-        const spent = crossed(this.figures);
-        if (spent) return { spent };
-        return this.reached(usage) ? "wait" : null;
+        this.unreadable = null;
+        if (verdict === "wait") return "wait";
+        if ("spent" in verdict) return { spent: verdict.spent };
+        if (verdict.go.length) {
+          this.claimed = usage;
+          this.claims++;
+        }
+        return null;
       });
       this.busy = looked.then(() => {});
       const v = await looked;
