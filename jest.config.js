@@ -27,7 +27,7 @@ const project = {
 // Each home reaches it through the worker's PgBouncer in transaction mode, LISTEN on the direct URL
 // (issue 49; tempHome in test/helpers/li.ts), so a pooler runs the store, wait, kill, host, budgets
 // and approvals suites at no extra cost.
-const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "studio-budgets", "job-diff-apply", "budgets", "budget-alerts", "approvals", "studio-approvals", "gateway"];
+const ON_BOTH_STORES = ["lifecycle-transition", "lifecycle-concurrency", "wait-d6", "wait-unit", "wait-people", "wait-human", "kill-tree", "kill-race", "kill-self", "kill-interrupted", "queue", "host", "store-private", "studio-store", "studio-budgets", "job-diff-apply", "budgets", "budget-alerts", "approvals", "studio-approvals", "gateway", "budgets-unreadable"];
 // The same rule as every suite that starts a cluster (pgBinDir), so the project never runs without one.
 const havePostgres = !!pgBinDir();
 if (!havePostgres && !process.env.LI_TEST_REQUIRE_POSTGRES)
