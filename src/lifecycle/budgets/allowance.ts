@@ -49,7 +49,7 @@ const CLAIM = `UPDATE budget_hosts SET claim_entity = ?, claimed_at = ? WHERE bu
   AND (claim_entity IS NULL OR claim_entity = ? OR claim_entity NOT IN (SELECT id FROM entities WHERE ended_at IS NULL))`;
 
 /** What a look decided for the call that asked: it starts (`claims`: the budgets whose host claim it holds), waits, or a budget is spent. */
-export type LookVerdict = { go: string[] } | "wait" | { spent: Figures };
+export type LookVerdict = { go: string[] } | "wait" | { held: string[] } | { spent: Figures };
 
 export interface Look {
   figures: Figures[];
@@ -115,12 +115,23 @@ export async function lookAtBudgets(store: Store, s: SpendReport, host: string, 
     const at = new Date().toISOString();
     for (const name of low)
       if ((await db.run(CLAIM, [s.entity_id, at, name, host, s.entity_id])).changes !== 1) {
-        // Another run on this host holds it: none taken, and this call waits for the next look.
+        // Another run on this host holds it: none taken, and this call waits until it is free (claimHeld).
         await releaseClaims(store, host, s.entity_id);
-        return { figures, allowances, verdict: "wait" };
+        return { figures, allowances, verdict: { held: low } };
       }
     return { figures, allowances, verdict: { go: low } };
   });
+}
+
+/** Whether another live run of `host` holds its claim on any of `budgets`: a read, so that runs waiting for a claim do not crowd the write lock its holder needs. */
+export async function claimHeld(store: Store, host: string, entityId: string, budgets: readonly string[]): Promise<boolean> {
+  const marks = budgets.map(() => "?").join(", ");
+  const row = await dbOf(store).get(
+    `SELECT 1 AS held FROM budget_hosts WHERE host = ? AND budget IN (${marks}) AND claim_entity IS NOT NULL AND claim_entity <> ?
+     AND claim_entity IN (SELECT id FROM entities WHERE ended_at IS NULL)`,
+    [host, ...budgets, entityId],
+  );
+  return !!row;
 }
 
 /** The run's allowances as stored, with its host's call sizes (a look that only reads: the background flush's). */

@@ -1,7 +1,7 @@
 import { userPrices } from "../../config/user-prices.js";
 import { priceOf, tokensOf, usdOf } from "../../lifecycle/budgets/prices.js";
 import { chargedFigures, crossed, recordSpend, rootOf } from "../../lifecycle/budgets/spend.js";
-import { allowancesOf, fits, lookAtBudgets, releaseClaims, type Allowance } from "../../lifecycle/budgets/allowance.js";
+import { allowancesOf, claimHeld, fits, lookAtBudgets, releaseClaims, type Allowance } from "../../lifecycle/budgets/allowance.js";
 import { hostName } from "../../lifecycle/locate.js";
 import type { Figures } from "../../lifecycle/budgets/figures.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
@@ -235,9 +235,22 @@ export class SpendSink {
 
   private async waitForRoom(usage: Usage): Promise<CallVerdict> {
     this.looked++;
+    /** The budgets whose host claim another run held at the last look: read until it is free before looking again. */
+    let held: string[] | null = null;
     for (;;) {
       const looked: Promise<CallVerdict | "wait"> = this.busy.then(async () => {
         if (this.ended || this.root === null) return { error: "li: this run's end was recorded; no call starts after it" };
+        if (held) {
+          // A spend flush (its own timer) may have seen the budget spent meanwhile.
+          const spent = crossed(this.figures);
+          if (spent) return { spent };
+          try {
+            if (await claimHeld(this.store, this.host, this.e.id, held)) return "wait";
+          } catch (err) {
+            this.unreadable = `li: could not look at this run's budgets in the store (${errorText(err)}); the call is refused rather than let past a budget li cannot see`;
+            return { error: this.unreadable };
+          }
+        }
         let verdict;
         try {
           const look = await lookAtBudgets(this.store, { entity_id: this.e.id, root_id: this.root, usage, usd: this.usd(usage), final: false }, this.host, this.sizes);
@@ -252,7 +265,12 @@ export class SpendSink {
           return { error: this.unreadable };
         }
         this.unreadable = null;
+        held = null;
         if (verdict === "wait") return "wait";
+        if ("held" in verdict) {
+          held = verdict.held;
+          return "wait";
+        }
         if ("spent" in verdict) return { spent: verdict.spent };
         if (verdict.go.length) {
           this.claimed = usage;
