@@ -4,7 +4,7 @@ import { liHome } from "../../lifecycle/paths.js";
 
 /*
  * Exec-only copies (mode 0111) of the programs a workspace sandbox starts for li: node (the
- * provider's interpreter and li's own helpers), strace, socat, and a provider's native binary.
+ * provider's interpreter and li's own helpers), strace, and a provider's native binary.
  * A process that executes a file its credentials cannot read is made non-dumpable by the kernel
  * (fs/exec.c, would_dump); a process of the same user without CAP_SYS_PTRACE in the sandbox's user
  * namespace then cannot ptrace it, open its /proc/PID/mem or /proc/PID/fd, pidfd_getfd from it or
