@@ -149,6 +149,30 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
   }, 120_000);
 
+  test("row 10, a li kill killed itself after it ended the record and before it held: the next reader of the run holds and names what the agent created", async () => {
+    const { h, env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
+    }, 60_000);
+    process.kill(running.pid, "SIGKILL");
+    await until(() => !groupAlive(running.pgid), 30_000);
+    // What li kill writes first, and nothing after (it was killed there).
+    await withStore(h, async (s) => {
+      const e = (await s.get(r.id))!;
+      expect((await s.transition({ id: e.id, to: "cancelled", reason: `${e.kind}.cancelled.killed`, source: "admin", expect: { status: e.status, version: e.version } })).ok).toBe(true);
+    });
+    expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(true);
+    const job = (await liData(["job", "status", r.id], { env })).jobs[0];
+    expect(job.status).toBe("cancelled");
+    expect(job.sandbox.held).toEqual([".mcp.json"]);
+    expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(false);
+    const spec = await withStore(h, async (s) => (await s.get(r.id))!.spec);
+    expect(Date.parse(spec.sandbox_held_after_end)).not.toBeNaN();
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(false);
+  }, 120_000);
+
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {
     const { h, env, repo } = world();
     const code = [".envrc", ".mcp.json", ".gitmodules", ".vscode/tasks.json", ".claude/settings.json", ".claude/commands/x.md", ".husky/pre-commit", "pkg/.npmrc"];
