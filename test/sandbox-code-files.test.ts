@@ -102,8 +102,8 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
   }, 120_000);
 
-  test("row 10, li kill of a checkout run after its agent created such files: its worker still moves them out of the tree, and says so on the console", async () => {
-    const { env, repo } = world();
+  test("row 10, li kill of a checkout run after its agent created such files: its worker still moves them out of the tree, says so on the console, and names them on the ended record", async () => {
+    const { h, env, repo } = world();
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json", "pkg/.vscode/x.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
     await until(async () => (await liData(["job", "status", r.id], { env })).jobs[0].pid && fs.existsSync(path.join(repo, "made.txt")), 60_000);
     await liData(["kill", r.id], { env });
@@ -114,6 +114,63 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(said).toContain(".mcp.json, pkg/.vscode");
     for (const f of [".mcp.json", "pkg/.vscode"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
     expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+    // The record li kill ended names them too, as a fact that came after its end.
+    const spec = await until(async () => {
+      const sp = await withStore(h, async (s) => (await s.get(r.id))?.spec);
+      return sp?.sandbox_held ? sp : null;
+    }, 30_000);
+    expect([...spec!.sandbox_held].sort()).toEqual([".mcp.json", "pkg/.vscode"]);
+    expect(Date.parse(spec!.sandbox_held_after_end)).not.toBeNaN();
+    const job = (await liData(["job", "status", r.id], { env })).jobs[0];
+    expect(job.status).toBe("cancelled");
+    expect([...job.sandbox.held].sort()).toEqual([".mcp.json", "pkg/.vscode"]);
+    expect(fs.existsSync(path.join(job.run_dir, "sandbox", "hold.json"))).toBe(false);
+  }, 120_000);
+
+  test("row 10, li kill of a checkout run whose worker was killed with -9 first: li kill moves what the agent created out of the tree and names it on the record it ended", async () => {
+    const { h, env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json", "pkg/.vscode/x.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
+    }, 60_000);
+    process.kill(running.pid, "SIGKILL");
+    await until(() => !groupAlive(running.pgid), 30_000);
+    // No reader ran between: the hold is still owed and the files are in the tree when li kill ends the record.
+    expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(true);
+    const killed = await liData(["kill", r.id], { env });
+    expect(killed.entities[0]).toMatchObject({ action: "cancelled", status: "cancelled" });
+    for (const f of [".mcp.json", "pkg/.vscode"]) expect(fs.existsSync(path.join(repo, f))).toBe(false);
+    expect(fs.readFileSync(path.join(running.run_dir, "sandbox", "held", ".mcp.json"), "utf8")).toBe("touch /tmp/li-pwned\n");
+    const spec = await withStore(h, async (s) => (await s.get(r.id))!.spec);
+    expect([...spec.sandbox_held].sort()).toEqual([".mcp.json", "pkg/.vscode"]);
+    expect(Date.parse(spec.sandbox_held_after_end)).not.toBeNaN();
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(false);
+    expect(git(repo, "status", "--porcelain", "--untracked-files=all")).toBe("?? made.txt");
+  }, 120_000);
+
+  test("row 10, a li kill killed itself after it ended the record and before it held: the next reader of the run holds and names what the agent created", async () => {
+    const { h, env, repo } = world();
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+    const running = await until(async () => {
+      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
+      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
+    }, 60_000);
+    process.kill(running.pid, "SIGKILL");
+    await until(() => !groupAlive(running.pgid), 30_000);
+    // What li kill writes first, and nothing after (it was killed there).
+    await withStore(h, async (s) => {
+      const e = (await s.get(r.id))!;
+      expect((await s.transition({ id: e.id, to: "cancelled", reason: `${e.kind}.cancelled.killed`, source: "admin", expect: { status: e.status, version: e.version } })).ok).toBe(true);
+    });
+    expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(true);
+    const job = (await liData(["job", "status", r.id], { env })).jobs[0];
+    expect(job.status).toBe("cancelled");
+    expect(job.sandbox.held).toEqual([".mcp.json"]);
+    expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(false);
+    const spec = await withStore(h, async (s) => (await s.get(r.id))!.spec);
+    expect(Date.parse(spec.sandbox_held_after_end)).not.toBeNaN();
+    expect(fs.existsSync(path.join(running.run_dir, "sandbox", "hold.json"))).toBe(false);
   }, 120_000);
 
   test("row 10, an isolated run: li job diff marks each, li job apply refuses naming each and --accept-code-files, job.apply over MCP cannot accept them; a person's --accept-code-files applies", async () => {

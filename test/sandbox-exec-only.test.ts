@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { execOnlyBinds, execOnlyCopy } from "../src/runtime/sandbox/exec-only.js";
 import { sandboxPrograms } from "../src/runtime/sandbox/exec-only-programs.js";
+import { cacheEntries, LEGACY_MS, pruneCache, STALE_MS } from "../src/runtime/sandbox/exec-only-prune.js";
 import { terminal, useHomes, output } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
@@ -90,6 +91,70 @@ describe("the exec-only copies' cache", () => {
     expect(args).toEqual(["--ro-bind", execOnlyCopy(src, cache), src]);
   });
 
+  test("an upgraded program's old copy goes once no run has used it for an hour; the current one stays, whatever its age", () => {
+    const cache = path.join(dir, "cache");
+    const old = execOnlyCopy(src, cache);
+    fs.utimesSync(src, new Date(), new Date(Date.now() + 5_000));
+    const cur = execOnlyCopy(src, cache);
+    const byName = () => Object.fromEntries(cacheEntries(cache).map((e) => [path.join(cache, e.name), e]));
+    expect(byName()[old]).toMatchObject({ stale: "source_changed", removable: false });
+    expect(byName()[cur]).toMatchObject({ stale: null, removable: false });
+    // Used a moment ago (a run that picked it just before the upgrade may still be starting): kept.
+    expect(pruneCache(cache)).toEqual([]);
+    expect(fs.existsSync(old)).toBe(true);
+    // An hour and more later: the old copy and its record go; the current one stays, however old.
+    const later = Date.now() + STALE_MS + 60_000;
+    expect(pruneCache(cache, later)).toEqual([path.basename(old)]);
+    expect(fs.existsSync(old)).toBe(false);
+    expect(fs.existsSync(`${old}.src`)).toBe(false);
+    expect(pruneCache(cache, Date.now() + 365 * 24 * 3600_000)).toEqual([]);
+    expect(fs.existsSync(cur)).toBe(true);
+    // A removed program's copy goes too; a use marks it used, so it is kept for an hour after that.
+    fs.rmSync(src);
+    expect(byName()[cur]).toMatchObject({ stale: "source_changed" });
+    expect(pruneCache(cache, later)).toEqual([path.basename(cur)]);
+  });
+
+  test("a copy with no record of its source (made before the records) is kept for 30 days after its last use, and a use records it", () => {
+    const cache = path.join(dir, "cache");
+    const a = execOnlyCopy(src, cache);
+    fs.rmSync(`${a}.src`);
+    expect(cacheEntries(cache)).toEqual([expect.objectContaining({ name: path.basename(a), stale: "unrecorded", removable: false })]);
+    expect(pruneCache(cache, Date.now() + STALE_MS * 2)).toEqual([]);
+    expect(pruneCache(cache, Date.now() + LEGACY_MS + 60_000)).toEqual([path.basename(a)]);
+    // Made again on its next use, and recorded: current from then on.
+    const b = execOnlyCopy(src, cache);
+    expect(b).toBe(a);
+    expect(cacheEntries(cache)).toEqual([expect.objectContaining({ stale: null })]);
+    execOnlyCopy(src, cache);
+    fs.rmSync(`${a}.src`);
+    execOnlyCopy(src, cache);
+    expect(cacheEntries(cache)).toEqual([expect.objectContaining({ stale: null })]);
+  });
+
+  test("a copy removed while a process runs it (as a sandbox's bind holds it) leaves that process running; a temporary record of a killed writer is swept", async () => {
+    const cache = path.join(dir, "cache");
+    fs.copyFileSync("/bin/sleep", src);
+    const a = execOnlyCopy(src, cache);
+    const p = spawn(a, ["60"]);
+    try {
+      await new Promise((r) => p.on("spawn", r));
+      fs.utimesSync(src, new Date(), new Date(Date.now() + 5_000));
+      expect(pruneCache(cache, Date.now() + STALE_MS + 60_000)).toEqual([path.basename(a)]);
+      expect(p.exitCode).toBeNull();
+      expect(fs.readlinkSync(`/proc/${p.pid}/exe`)).toContain("(deleted)");
+    } finally {
+      p.kill("SIGKILL");
+    }
+    // A record cut short by a kill -9 (its writer gone) is removed by the next copy's sweep.
+    const gone = spawn("true");
+    await new Promise((r) => gone.on("exit", r));
+    const half = path.join(cache, `x-0123456789abcdef.src.tmp-${gone.pid}-r`);
+    fs.writeFileSync(half, "");
+    execOnlyCopy(src, cache);
+    expect(fs.existsSync(half)).toBe(false);
+  });
+
   test("a folder another user could write is refused, naming the variable that moves it", () => {
     const cache = path.join(dir, "cache");
     fs.mkdirSync(cache, { mode: 0o700 });
@@ -104,14 +169,15 @@ describe("the exec-only copies' cache", () => {
 });
 
 describe("which programs a sandbox makes exec-only", () => {
-  test("the worker's node, node on PATH for a #!/usr/bin/env node CLI, strace and socat; never a shell", () => {
+  test("the worker's node, node on PATH for a #!/usr/bin/env node CLI and strace; not socat (the bridges run outside the sandbox); never a shell", () => {
     const bin = scratch();
     try {
       fs.writeFileSync(path.join(bin, "cli"), "#!/usr/bin/env node\nconsole.log(1)\n", { mode: 0o755 });
       fs.writeFileSync(path.join(bin, "shcli"), "#!/bin/sh\necho 1\n", { mode: 0o755 });
       const PATH = `${bin}:${process.env.PATH}`;
       const got = sandboxPrograms(["cli"], "mock", PATH);
-      expect(got).toEqual(expect.arrayContaining([fs.realpathSync(process.execPath), fs.realpathSync("/usr/bin/strace"), fs.realpathSync("/usr/bin/socat")]));
+      expect(got).toEqual(expect.arrayContaining([fs.realpathSync(process.execPath), fs.realpathSync("/usr/bin/strace")]));
+      expect(got).not.toContain(fs.realpathSync("/usr/bin/socat"));
       expect(got.some((p) => /(^|\/)(ba|da)?sh$/.test(p))).toBe(false);
       expect(sandboxPrograms(["shcli"], "mock", PATH).some((p) => /(^|\/)(ba|da)?sh$/.test(p))).toBe(false);
     } finally {

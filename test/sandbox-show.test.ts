@@ -57,6 +57,23 @@ describe("li sandbox show", () => {
     expect(r.stdout).toContain(`provider state: ${path.join(w.home, ".codex")} is private to the run`);
   });
 
+  test("the exec-only copies: li sandbox show and li doctor say how many, where, their size and how many are of an earlier version", async () => {
+    const w = world();
+    const cache = fs.mkdtempSync(path.join(scratch, "exec-only-"));
+    // A copy of a program since upgraded away (its recorded source no longer there), used just now: stale, not yet removable.
+    fs.writeFileSync(path.join(cache, "node-0123456789abcdef"), "0123456789", { mode: 0o111 });
+    fs.writeFileSync(path.join(cache, "node-0123456789abcdef.src"), `${path.join(scratch, "gone-node")}|1|2|10|3`, { mode: 0o600 });
+    const env = { ...w.env, LI_EXEC_ONLY_DIR: cache };
+    const d = await liData(["sandbox", "show", "--cwd", w.work], { env });
+    expect(d.exec_only).toMatchObject({ dir: cache, copies: 1, bytes: 10, stale: 1, removable: 0 });
+    expect((await li(["sandbox", "show", "--cwd", w.work], { env })).stdout).toContain(`exec-only copies of li's programs (non-dumpable inside): 1 in ${cache}, 0 MB; 1 of an earlier version or not yet recorded, 0 removable now`);
+    const doctor = await li(["--machine", "doctor"], { env });
+    const checks = (doctor.json.data ?? doctor.json.error.detail).checks as any[];
+    expect(checks.find((c) => c.check === "sandbox_exec_only")).toMatchObject({ ok: true, info: true, detail: expect.stringContaining(`1 in ${cache}`) });
+    // Nothing was removed by looking.
+    expect(fs.readdirSync(cache).sort()).toEqual(["node-0123456789abcdef", "node-0123456789abcdef.src"]);
+  });
+
   test("the files in the tree that run code when it is opened, each with its tool: at the top from disk, deeper ones tracked or untracked but not ignored; none of the rest", async () => {
     const w = world();
     const repo = makeRepo(w.work, { ".envrc": "export A=1\n", "pkg/.vscode/tasks.json": "{}\n", "lib/.npmrc": "x=1\n", ".gitignore": "build/\n", "a.txt": "a\n", ".github/workflows/ci.yml": "on: push\n" }, "repo");

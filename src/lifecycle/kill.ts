@@ -1,5 +1,6 @@
 import { captureOwed } from "./changes/owed.js";
 import { removeRunCgroups } from "./run-cgroups.js";
+import { holdAfterEnd } from "./sandbox-held.js";
 import { ProcSnapshot, runAlive } from "./observe.js";
 import { selfStat } from "./procfs.js";
 import type { Entity, Store } from "./store.js";
@@ -128,6 +129,8 @@ export async function killTree(store: Store, root: Entity, graceSeconds: number,
   const running = new Set([...stillLive].map((t) => t.entity));
   // A sandboxed run's cgroup outlives a worker killed before its end: killed and removed here (run-cgroups.ts).
   for (const e of ended) if (!running.has(e) && e.spec?.sandbox === "workspace") removeRunCgroups((await store.get(e.id)) ?? e);
+  // A checkout run's files that run code, when its worker died before it held them (sandbox-held.ts); a failure leaves them to a reader.
+  for (const e of ended) if (!running.has(e)) await holdAfterEnd(store, e).catch(() => null);
   await captureOwed(store, ended.filter((e) => !running.has(e)));
 
   return {

@@ -6,7 +6,7 @@ import { cwdMissingDetail, type CwdMissing } from "./cwd-missing.js";
 import { endFromEvidence } from "./end-evidence.js";
 import { isSameProcess, readProcStat } from "./procfs.js";
 import { queuePosition } from "./queued.js";
-import { holdBeforeEnd } from "./sandbox-held.js";
+import { holdAfterEnd, holdBeforeEnd, owesHold } from "./sandbox-held.js";
 import { asStorageError, isStorageWriteFailure } from "./storage-faults.js";
 import { isTerminal } from "./vocab.js";
 import { isForeign } from "./locate.js";
@@ -112,7 +112,11 @@ const started = (e: Entity) => e.pid !== null && e.proc_start !== null;
 export async function observe(store: Store, entity: Entity, opts: { reap: boolean; procs?: ProcSnapshot }): Promise<Observed> {
   const procs = opts.procs ?? new ProcSnapshot();
   let e = entity;
-  if (isTerminal(e.status)) return terminal(e, procs);
+  if (isTerminal(e.status)) {
+    // Ended by li kill, whose own hold (or its worker's) a kill -9 cut short (sandbox-held.ts).
+    if (opts.reap && owesHold(e) && !runAlive(e, procs) && (await holdAfterEnd(store, e).catch(() => null))) e = (await store.get(e.id)) ?? e;
+    return terminal(e, procs);
+  }
 
   // Waiting its turn under a parallelism limit: progressing, as long as something promotes.
   if (e.status === "queued" && e.queue_seq !== null) return { entity: e, placement: "pending", possibly_orphaned: false, queue_position: await queuePosition(store, e) };

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import { dbOf } from "./db/handle.js";
 import type { Entity, Store } from "./store.js";
+import { isTerminal } from "./vocab.js";
 
 /*
  * A checkout run's files that run code when the tree is opened, created by its agent (docs/sandbox.md):
@@ -12,6 +14,11 @@ import type { Entity, Store } from "./store.js";
  * run unended with its journal, and the next reaper moves what is left and names all. The git and
  * file work is the runtime's (sandbox/held.ts), lent here as the capture of a change is
  * (changes/owed.ts).
+ *
+ * A run `li kill` ended has its record ended before its worker holds (the kill cancels, then
+ * signals): its worker, or li kill itself once the worker is gone (a kill -9 of it, or the
+ * grace's SIGKILL), or a later reader, names what it held on the ended record with
+ * `sandbox_held_after_end` (when), the one fact an ended record takes (noteHeldAfterEnd).
  */
 
 export interface HeldFiles {
@@ -34,6 +41,38 @@ export const holdJournal = (runDir: string) => path.join(runDir, "sandbox", "hol
 /** The record's fields for what was held (none when nothing was). */
 export function heldSpec(h: HeldFiles): Record<string, unknown> {
   return { ...(h.held.length ? { sandbox_held: h.held } : {}), ...(h.unheld.length ? { sandbox_unheld: h.unheld } : {}) };
+}
+
+/**
+ * Names what was held on `id`'s record when it is already ended: the spec fields of heldSpec and
+ * `sandbox_held_after_end` (when), nothing else; status, version and times stay as the end left
+ * them. False when the record is gone or not ended (the caller's annotate is the way then).
+ */
+export async function noteHeldAfterEnd(store: Store, id: string, h: HeldFiles): Promise<boolean> {
+  return store.tx(async () => {
+    const e = await store.get(id);
+    if (!e || !isTerminal(e.status)) return false;
+    const spec = { ...e.spec, ...heldSpec(h), sandbox_held_after_end: new Date().toISOString() };
+    await dbOf(store).run("UPDATE entities SET spec = ? WHERE id = ?", [JSON.stringify(spec), id]);
+    return true;
+  });
+}
+
+/** Whether `e` (a checkout run under the sandbox) may still owe a hold: its journal is there. */
+export const owesHold = (e: Entity): boolean => e.spec?.sandbox === "workspace" && !e.spec?.isolation && !!e.run_dir && fs.existsSync(holdJournal(e.run_dir));
+
+/**
+ * After `e` ended without its worker's hold (li kill ended the record, then the worker died before
+ * or while it held): holds what is left, names all on the ended record, drops the journal. The
+ * caller knows the worker is gone. Null when nothing was owed or this li holds nothing (read-only);
+ * a storage failure throws and keeps the journal for the next one.
+ */
+export async function holdAfterEnd(store: Store, e: Entity): Promise<HeldFiles | null> {
+  if (!owesHold(e) || !holder) return null;
+  const h = await holder(e.run_dir!);
+  if (h && (h.held.length || h.unheld.length)) await noteHeldAfterEnd(store, e.id, h);
+  fs.rmSync(holdJournal(e.run_dir!), { force: true });
+  return h;
 }
 
 /**

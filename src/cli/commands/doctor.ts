@@ -11,6 +11,7 @@ import { wakeupsCheck } from "../doctor-wakeups.js";
 import { permissionWarnings, sandboxCheck } from "../doctor-sandbox.js";
 import { sandboxHomeWarnings } from "../doctor-sandbox-home.js";
 import { sandboxLimitsChecks } from "../doctor-sandbox-limits.js";
+import { execOnlyChecks } from "../doctor-exec-only.js";
 import { PROVIDERS } from "../../runtime/providers/index.js";
 import { builtinEndpoint, type Endpoint } from "../../config/endpoints.js";
 import { loadSettings, type Settings } from "../../config/settings.js";
@@ -99,6 +100,7 @@ Examples:
           ...(await approvalRuleChecks(settings)),
           ...sandboxHomeWarnings(settings),
           ...(await sandboxLimitsChecks(settings)),
+          ...(await execOnlyChecks()),
           ...[settingsSecretCheck()].filter((c) => c !== null),
           ...(healthy && storeResult!.ok ? [await ticksCheck(() => openStore()), await hostsCheck(() => openStore()), await credentialsCheck(() => openStore())] : []),
           ...(healthy && storeResult!.ok ? [await wakeupsCheck(() => openStore())].filter((c) => c !== null) : []),

@@ -12,8 +12,9 @@ the home it sees and why: PATH directories and their install prefixes, python's 
 config, sandbox.allow_read, the provider's configuration), what is hidden (the home, li's home,
 credentials, the other providers' state, sandbox.deny_read), the places private to the run (/tmp,
 /var/tmp, /dev/shm, /run, $XDG_RUNTIME_DIR), the provider's state directory, the hosts its proxy
-admits, the environment variables removed, and the limits. For a run in the checkout; an isolated
-run's tree is its own worktree.
+admits, the environment variables removed, and the limits; last, the exec-only copies of li's
+programs (how many, their size, how many are of an earlier version). For a run in the checkout; an
+isolated run's tree is its own worktree.
 
 --profile NAME takes the provider and the environment from a profile (li profile list);
 --model PROVIDER/MODEL names the provider without one. Without either no provider state is shown.
@@ -81,5 +82,6 @@ function human(d: Description): string {
     list("hosts (through li's proxy)", d.hosts),
     list("environment removed", d.env_removed),
     `limits (sandbox.limits; besides --timeout and budgets):\n${(["pids", "memory", "tmp"] as const).map((k) => `  ${limitLine(k, d.limits[k])}`).join("\n")}`,
+    d.exec_only.line,
   ].join("\n");
 }

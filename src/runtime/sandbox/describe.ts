@@ -11,6 +11,8 @@ import { markedIn } from "./marked.js";
 import { codeFileTool } from "../../config/code-files.js";
 import { APPROVAL_SOCKET_ENV } from "../approvals/protocol.js";
 import { effectiveLimits, type EffectiveLimit } from "./limits.js";
+import { execOnlyDir } from "./exec-only.js";
+import { cacheSummary } from "./exec-only-prune.js";
 
 /*
  * What `li sandbox show` prints: the policy a workspace run of `provider` started in `cwd` would
@@ -35,6 +37,8 @@ export interface SandboxDescription {
   env_removed: string[];
   /** Each limit's value here and what enforces it, or why nothing does (docs/sandbox.md#limits); tmp bounds each of the places it names. */
   limits: { pids: EffectiveLimit; memory: EffectiveLimit; tmp: EffectiveLimit & { applies_to: string[] } };
+  /** The exec-only copies of li's programs (docs/sandbox.md#what-the-agent-can-reach-of-lis-processes): how many, their bytes, how many are of earlier versions and how many may be removed now. */
+  exec_only: ReturnType<typeof cacheSummary>;
 }
 
 function gitOf(cwd: string): { tree: string; git: GitLayout | null } {
@@ -84,5 +88,6 @@ export function describeSandbox(cwd: string, provider: string | null, env: NodeJ
       const l = effectiveLimits(settings.limits);
       return { ...l, tmp: { ...l.tmp, applies_to: l.tmp.value !== null ? ["TMPDIR", ...layout.private] : [] } };
     })(),
+    exec_only: cacheSummary(execOnlyDir()),
   };
 }

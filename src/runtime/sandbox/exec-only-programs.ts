@@ -6,9 +6,10 @@ import path from "node:path";
  * what the record rests on or what answers the provider. node (the worker's, which runs li's own
  * helpers inside: the mock providers, the ACP and codex app-server clients, claude's prompt tool;
  * and the one on the provider's PATH, which `#!/usr/bin/env node` CLIs run on), strace (the
- * recorder), socat (the bridges to li's proxy and gateway), and the provider's own binary when it
- * is native code (claude's Bun binary, codex's Rust one behind its node launcher). The agent's
- * tools (a shell, python, git, …) are not among them: they stay as the agent runs them.
+ * recorder), and the provider's own binary when it is native code (claude's Bun binary, codex's
+ * Rust one behind its node launcher). Not socat: the bridges to li's proxy and gateway run outside
+ * the sandbox (bridges.ts), and nothing of li's inside runs it. The agent's tools (a shell, python,
+ * git, socat, …) are not among them: they stay as the agent runs them.
  */
 
 /** `bin` as `exec` would find it on `pathVar`, or null. */
@@ -85,6 +86,6 @@ export function programsOf(bin: string, pathVar: string | undefined): string[] {
 
 /** The programs to make non-dumpable for a run of `argv` (its provider `provider`), with `pathVar` the sandbox's PATH. */
 export function sandboxPrograms(argv: string[], provider: string, pathVar: string | undefined): string[] {
-  const bins = [process.execPath, "node", "strace", "socat", argv[0], provider.split("/")[0]];
+  const bins = [process.execPath, "node", "strace", argv[0], provider.split("/")[0]];
   return [...new Set(bins.flatMap((b) => programsOf(b, pathVar)))];
 }

@@ -1,10 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { liHome } from "../../lifecycle/paths.js";
+import { markUsed, pruneCache, sourceKey } from "./exec-only-prune.js";
 
 /*
  * Exec-only copies (mode 0111) of the programs a workspace sandbox starts for li: node (the
- * provider's interpreter and li's own helpers), strace, socat, and a provider's native binary.
+ * provider's interpreter and li's own helpers), strace, and a provider's native binary.
  * A process that executes a file its credentials cannot read is made non-dumpable by the kernel
  * (fs/exec.c, would_dump); a process of the same user without CAP_SYS_PTRACE in the sandbox's user
  * namespace then cannot ptrace it, open its /proc/PID/mem or /proc/PID/fd, pidfd_getfd from it or
@@ -13,7 +14,8 @@ import { liHome } from "../../lifecycle/paths.js";
  *
  * The copies are made once and kept in $LI_HOME/exec-only (hidden from every sandbox), or
  * LI_EXEC_ONLY_DIR: one per source, named by its path, device, inode, size and mtime, so an
- * upgraded program gets a new copy. Written under a temporary name and renamed: a kill -9 leaves
+ * upgraded program gets a new copy, and the old one is removed once no run has used it for an hour
+ * (exec-only-prune.ts). Written under a temporary name and renamed: a kill -9 leaves
  * only a `.tmp-<pid>-` file, never used and removed by the next copy once its pid is gone. A copy
  * that cannot be made (a full disk) is an error: the run does not start, rather than start unprotected.
  */
@@ -85,9 +87,14 @@ function ownDir(dir: string): void {
 export function execOnlyCopy(source: string, dir = execOnlyDir()): string {
   const real = fs.realpathSync(source);
   const st = fs.statSync(real);
-  const copy = path.join(dir, `${path.basename(real)}-${digest([real, st.dev, st.ino, st.size, st.mtimeMs].join("|"))}`);
+  const key = sourceKey(real, st);
+  const copy = path.join(dir, `${path.basename(real)}-${digest(key)}`);
   ownDir(dir);
-  if (usable(copy, st.size)) return copy;
+  if (usable(copy, st.size)) {
+    markUsed(copy, key);
+    // Unless a sweep took it between the two (it was stale by its records): then made anew below.
+    if (usable(copy, st.size)) return copy;
+  }
   const tmp = `${copy}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   try {
     sweep(dir);
@@ -106,11 +113,19 @@ export function execOnlyCopy(source: string, dir = execOnlyDir()): string {
     throw new Error(`could not make the exec-only copy of ${real} in ${dir} (${err?.code ?? err?.message ?? err}) that keeps the agent from li's processes; free space there or set ${EXEC_ONLY_DIR_ENV} to another directory`);
   }
   if (!usable(copy, st.size)) throw new Error(`the exec-only copy ${copy} of ${real} is not what li made (mode, size or owner differ); remove it`);
+  markUsed(copy, key);
   return copy;
 }
 
+const pruned = new Set<string>();
+
 /** bubblewrap's arguments binding each program's exec-only copy over its real path (mounted last, over whatever shows it). */
 export function execOnlyBinds(programs: string[], dir = execOnlyDir()): string[] {
+  // Copies of programs since upgraded go, once per process (exec-only-prune.ts).
+  if (!pruned.has(dir)) {
+    pruned.add(dir);
+    pruneCache(dir);
+  }
   const args: string[] = [];
   const seen = new Set<string>();
   for (const p of programs) {

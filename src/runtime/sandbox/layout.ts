@@ -156,8 +156,8 @@ export function sandboxLayout(i: LayoutInput): Layout {
   for (const p of i.reopened) add(p, 3, (at) => ["--bind", at, at]);
   for (const p of i.readable) add(p, 3, (at) => ["--ro-bind", at, at]);
   // Their folder (/run/li) is a tmpfs of its own, read-only once they are in: a mount point cannot
-  // be moved aside, nor a socket of the agent's put in their place, where socat and the prompt tool
-  // connect by path.
+  // be moved aside, nor a socket of the agent's put in their place, where the prompt tool and li's
+  // clients connect by path.
   for (const dir of new Set((i.channels ?? []).map(([, to]) => path.dirname(to)))) ops.push({ at: dir, rank: 2, args: ["--tmpfs", dir] });
   for (const [from, to] of i.channels ?? []) ops.push({ at: to, rank: 3, args: ["--ro-bind", from, to] });
   const depth = (p: string) => p.split("/").length;

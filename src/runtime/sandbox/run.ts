@@ -41,10 +41,12 @@ import { startBridges, type Bridges } from "./bridges.js";
 
 /** The proxy's port on the sandbox's own loopback. */
 const PROXY_PORT = 3128;
-/** Where li's sockets are inside: /run is the sandbox's own, so no path of another run shows there. */
-const INNER_PROXY = "/run/li/proxy.sock";
+/**
+ * Where li's approval socket is inside: /run is the sandbox's own, so no path of another run shows
+ * there. The proxy's and the gateway's sockets are not shown at all: their bridges run outside and
+ * connect by the host path (bridges.ts).
+ */
 const INNER_APPROVALS = "/run/li/approvals.sock";
-const INNER_GATEWAY = "/run/li/gateway.sock";
 
 /** A provider that never started: its error on the next tick, as a spawn's would come. */
 function failedChild(err: Error): ProviderChild {
@@ -163,12 +165,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     liHome: liHome(),
     // li's own scripts and node run the mock providers, wherever li is installed.
     readable: [path.join(e.run_dir!, "prompt.txt"), ...ownPrograms()],
-    // The proxy's, the gateway's and the approval channel's (approvals: ask) sockets, in the run's directory.
-    channels: [
-      [sock, INNER_PROXY],
-      ...(gateway ? [[gateway, INNER_GATEWAY] as [string, string]] : []),
-      ...(env[APPROVAL_SOCKET_ENV] ? [[env[APPROVAL_SOCKET_ENV]!, INNER_APPROVALS] as [string, string]] : []),
-    ],
+    // The approval channel's socket (approvals: ask), in the run's directory; the only one shown inside.
+    channels: env[APPROVAL_SOCKET_ENV] ? [[env[APPROVAL_SOCKET_ENV]!, INNER_APPROVALS]] : [],
     reopened: [],
     unreadable,
     settings,

@@ -5,7 +5,7 @@ import type { Entity, Store } from "../../lifecycle/store.js";
 import { sandboxSupport } from "./support.js";
 import type { ProviderChild, Sandbox } from "./run.js";
 import { mark } from "./marks.js";
-import { heldSpec, holdJournal } from "../../lifecycle/sandbox-held.js";
+import { heldSpec, holdJournal, noteHeldAfterEnd, type HeldFiles } from "../../lifecycle/sandbox-held.js";
 import { limitsUnavailable, planLimits, type RunLimits } from "./limits-run.js";
 
 /*
@@ -132,13 +132,15 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
-        const written = await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } }).then(
-          () => true,
-          () => false,
-        );
-        // Held and named (or the record already ended by li kill, which only the console tells):
-        // nothing is owed any more (lifecycle/sandbox-held.ts). A store that refused the write
-        // keeps the journal, and a reaper that finds this worker gone holds and names them.
+        // A record li kill already ended takes what was held as a late fact (sandbox_held_after_end).
+        const late = (h: HeldFiles | undefined) => !!h && (h.held.length > 0 || h.unheld.length > 0);
+        const written = await store
+          .annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } })
+          .then(async (live) => live || !late(r.held) || (await noteHeldAfterEnd(store, e.id, r.held!), true))
+          .catch(() => false);
+        // Held and named: nothing is owed any more (lifecycle/sandbox-held.ts). A store that
+        // refused the write keeps the journal, and a reaper or li kill that finds this worker gone
+        // holds and names them.
         if (written && r.held) fs.rmSync(holdJournal(e.run_dir!), { force: true });
         mark("recorded");
       })()),
