@@ -2,7 +2,7 @@
  * A sandboxed isolated run's check runs what the agent left (docs/sandbox.md#checks-run-contained),
  * so it gets the run's sandbox.limits too: its TMPDIR and /dev/shm are tmpfs mounts of `tmp`'s
  * size, and where the host gives li a cgroup, its tasks are bounded by `pids` in a cgroup of the
- * check's own (`li-<run id>-check`), gone when the check ends. Judged by the check's recorded
+ * check's own (`li-<run id>-check`), gone when the check ends; so is its memory by `memory`. Judged by the check's recorded
  * output (the kernel's ENOSPC and EAGAIN) and the cgroup file system.
  */
 import { execFileSync } from "node:child_process";
@@ -69,5 +69,12 @@ describeSandbox("a contained check gets the run's sandbox.limits", () => {
       expect(fs.existsSync(d)).toBe(false);
       expect(fs.existsSync(`${d}-check`)).toBe(false);
     }
+  }, 120_000);
+
+  (pidsBy.by ? test : test.skip)(`memory: a check that allocates past it is killed by the kernel in its own cgroup, and the check goes on${pidsBy.by ? "" : ` (skipped: this host enforces no memory limit: ${pidsBy.why})`}`, async () => {
+    const { check } = await checked("{memory: 192M}", "python3 -c 'a = []\nwhile True: a.append(bytearray(1 << 20))'; echo hog=$?; echo went-on");
+    // SIGKILL from the OOM killer: 128 + 9.
+    expect(check.output_tail).toContain("hog=137");
+    expect(check.output_tail).toContain("went-on");
   }, 120_000);
 });
