@@ -128,7 +128,10 @@ describeSandbox("the provider's state folders that its CLI runs without asking a
     const b = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", write(login("their-access", "their-refresh", "acct-attacker"))], { env: w.env, cwd: w.work });
     const doneB = await terminal(w.env, b.id, 60_000);
     expect(doneB).toMatchObject({ status: "completed", sandbox: { mode: "workspace" } });
-    expect(await said(w.env, b.id)).toContain("wrote");
+    const text = await said(w.env, b.id);
+    expect(text).toContain("wrote");
+    const shown = (await liData(["job", "output", "--console", b.id], { env: w.env })).output as string;
+    expect(shown).toContain(`li: the run changed ${creds} in a way that is no token refresh (account_changed`);
     expect(fs.readFileSync(creds).equals(before)).toBe(true);
     expect(doneB.sandbox.denials.credentials).toEqual([{ path: creds, reason: "account_changed", detail: expect.stringContaining("accountUuid") }]);
     expect(fs.readdirSync(path.dirname(creds)).filter((f) => f.includes(".li-"))).toEqual([]);

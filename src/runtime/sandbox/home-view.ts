@@ -94,6 +94,8 @@ export function writeBack(st: PrivateState): { failed: string[]; refused: Creden
         continue;
       }
       if (!fs.readFileSync(c.person).equals(c.before)) continue;
+      // One a killed worker of the same pid left (never the agent's: the person's directory is not in its sandbox).
+      fs.rmSync(tmp, { force: true });
       const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, fs.statSync(c.person).mode & 0o777);
       try {
         fs.writeFileSync(fd, now);

@@ -195,10 +195,7 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       const back = writeBack(privateState);
       for (const f of back.failed) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
       // A change that is no token refresh (another account, a removed token, garbage) is refused and named on the record.
-      for (const r of back.refused) {
-        denials.credential(r);
-        process.stderr.write(`li: the run changed ${r.path} in a way that is no token refresh (${r.reason}: ${r.detail}); the person's file was left as it was\n`);
-      }
+      for (const r of back.refused) denials.credential(r);
       fs.rmSync(privateState.root, { recursive: true, force: true });
     }
   };

@@ -133,6 +133,7 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         const r = result();
         if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
+        for (const c of r.denials.credentials ?? []) say(out, `the run changed ${c.path} in a way that is no token refresh (${c.reason}: ${c.detail}); the person's file was left as it was`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
         const written = await store.annotate(e.id, { spec: { sandbox_denials: r.denials, ...(r.held ? heldSpec(r.held) : {}) } }).then(
           () => true,
