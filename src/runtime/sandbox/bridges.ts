@@ -81,3 +81,15 @@ export function startBridges(hostPid: number, pairs: [number, string][], onError
     },
   };
 }
+
+/** Fails a sandbox closed, once: said on its console, told to the worker (which records sandbox_failed first), then ended by `kill`. */
+export function failClosed(say: (line: string) => void, tell: () => ((d: { error: string }) => void) | null, kill: () => void): (error: string) => void {
+  let done = false;
+  return (error) => {
+    if (done) return;
+    done = true;
+    say(`li: ${error}`);
+    tell()?.({ error });
+    kill();
+  };
+}

@@ -27,7 +27,7 @@ import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
 import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
 import { ENTER_CGROUP, limitedLauncher } from "./launcher.js";
 import type { RunLimits } from "./limits-run.js";
-import { startBridges, type Bridges } from "./bridges.js";
+import { failClosed, startBridges, type Bridges } from "./bridges.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -192,10 +192,10 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (privateState) {
+      // A change that is no token refresh (another account, a removed token, garbage) is refused, named on the record.
       const back = writeBack(privateState);
       for (const f of back.failed) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
-      // A change that is no token refresh (another account, a removed token, garbage) is refused and named on the record.
-      for (const r of back.refused) denials.credential(r);
+      back.refused.forEach((r) => denials.credential(r));
       fs.rmSync(privateState.root, { recursive: true, force: true });
     }
   };
@@ -237,15 +237,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };
       const say = (l: string) => typeof stdio[2] === "number" && fs.writeSync(stdio[2], `${l}\n`);
-      // Fail closed: said on the console, told to the worker (which records sandbox_failed first), and the sandbox ended.
-      let broken = false;
-      const broke = (error: string) => {
-        if (broken) return;
-        broken = true;
-        say(`li: ${error}`);
-        failure?.({ error });
-        if (bwrap.exitCode === null && bwrap.signalCode === null) bwrap.kill("SIGKILL");
-      };
+      // Fail closed (bridges.ts): said, told to the worker (which records sandbox_failed first), the sandbox ended.
+      const broke = failClosed(say, () => failure, () => bwrap.exitCode === null && bwrap.signalCode === null && bwrap.kill("SIGKILL"));
       readline.createInterface({ input: bwrap.stdio[4] as Readable }).on("line", (l) => {
         try {
           const j = JSON.parse(l);
