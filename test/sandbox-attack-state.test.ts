@@ -109,6 +109,34 @@ describeSandbox("the provider's state folders that its CLI runs without asking a
     expect(fs.readFileSync(creds, "utf8")).toBe(token);
   }, 90_000);
 
+  test("claude: a refresh of its tokens is written back; another account's login written in their place is refused, named on the record, and the person's file stays byte-identical", async () => {
+    const w = world();
+    const creds = path.join(w.home, ".claude", ".credentials.json");
+    const login = (access: string, refresh: string, account: string) => JSON.stringify({ claudeAiOauth: { accessToken: access, refreshToken: refresh, expiresAt: access.length, scopes: ["user:inference"], accountUuid: account, organizationUuid: "org-1" } });
+    fs.writeFileSync(creds, login("person-access", "person-refresh", "acct-person"), { mode: 0o600 });
+    const write = (text: string) => `printf '%s' '${text}' > "$HOME/.claude/.credentials.json" && echo wrote`;
+    // As claude's own refresh writes it: new tokens and expiry, the same account.
+    const refreshed = login("person-access-2", "person-refresh-2", "acct-person");
+    const a = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", write(refreshed)], { env: w.env, cwd: w.work });
+    const doneA = await terminal(w.env, a.id, 60_000);
+    expect(doneA).toMatchObject({ status: "completed", sandbox: { mode: "workspace" } });
+    expect(await said(w.env, a.id)).toContain("wrote");
+    expect(fs.readFileSync(creds, "utf8")).toBe(refreshed);
+    expect(doneA.sandbox.denials.credentials).toBeUndefined();
+    // Another account's fresh login: refused, and named where a reader looks.
+    const before = fs.readFileSync(creds);
+    const b = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", write(login("their-access", "their-refresh", "acct-attacker"))], { env: w.env, cwd: w.work });
+    const doneB = await terminal(w.env, b.id, 60_000);
+    expect(doneB).toMatchObject({ status: "completed", sandbox: { mode: "workspace" } });
+    const text = await said(w.env, b.id);
+    expect(text).toContain("wrote");
+    const shown = (await liData(["job", "output", "--console", b.id], { env: w.env })).output as string;
+    expect(shown).toContain(`li: the run changed ${creds} in a way that is no token refresh (account_changed`);
+    expect(fs.readFileSync(creds).equals(before)).toBe(true);
+    expect(doneB.sandbox.denials.credentials).toEqual([{ path: creds, reason: "account_changed", detail: expect.stringContaining("accountUuid") }]);
+    expect(fs.readdirSync(path.dirname(creds)).filter((f) => f.includes(".li-"))).toEqual([]);
+  }, 120_000);
+
   test("gemini: a checkpoint repository's .git/config the agent rewrote (core.fsmonitor) never reaches the person's ~/.gemini/history", async () => {
     const w = world();
     const before = snapshot(path.join(w.home, ".gemini"));

@@ -12,6 +12,7 @@ import { hostSocketVars } from "../src/config/sandbox-home.js";
 import { providerStateRule } from "../src/config/provider-state.js";
 import { NO_SANDBOX_SETTINGS } from "../src/config/sandbox-fields.js";
 import { prepareState, writeBack } from "../src/runtime/sandbox/home-view.js";
+import { judgeRefresh, MAX_CREDENTIAL_BYTES } from "../src/runtime/sandbox/token-refresh.js";
 
 const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-state-")));
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -67,10 +68,15 @@ test("each provider's state rule: where it looks (moved by its variable), its co
   expect(providerStateRule("mock", {}, home)).toBeNull();
 });
 
-test("a refreshed token is written back as JSON over the bytes the run started from; not a non-JSON one, not over a newer one", () => {
+const jwt = (claims: Record<string, unknown>) => `h.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`;
+const claudeCreds = (access: string, refresh: string, account = "acct-1", extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ claudeAiOauth: { accessToken: access, refreshToken: refresh, expiresAt: 1, scopes: ["user:inference"], subscriptionType: "max", accountUuid: account, organizationUuid: "org-1", ...extra } });
+
+test("a refreshed token is written back over the bytes the run started from; garbage, an account swap and an oversized file are refused, the person's file byte-identical", () => {
   const home = path.join(scratch, "home2");
   const dir = path.join(home, ".claude");
-  mk(path.join(dir, ".credentials.json"), '{"token":"old"}');
+  const person = path.join(dir, ".credentials.json");
+  mk(person, claudeCreds("old", "r-old"));
   mk(path.join(home, ".claude.json"), '{"mcpServers":{}}');
   const view = homePolicy({ home, tree: path.join(scratch, "work"), provider: "claude", env: { PATH: "/usr/bin" }, settings: NO_SANDBOX_SETTINGS });
   const run = (n: number) => prepareState(view, path.join(scratch, `run${n}`))!;
@@ -79,21 +85,65 @@ test("a refreshed token is written back as JSON over the bytes the run started f
   // Its session folders are made in the person's state directory; the mixed file is a private copy.
   expect(fs.existsSync(path.join(dir, "projects"))).toBe(true);
   expect(fs.readFileSync(a.copies[path.join(home, ".claude.json")], "utf8")).toBe('{"mcpServers":{}}');
-  fs.writeFileSync(a.credentials[0].copy, '{"token":"new"}');
-  expect(writeBack(a)).toEqual([]);
-  expect(fs.readFileSync(path.join(dir, ".credentials.json"), "utf8")).toBe('{"token":"new"}');
+  // A genuine refresh: new tokens, a new expiry, the plan the server reports; same account.
+  const refreshed = claudeCreds("new", "r-new", "acct-1", { expiresAt: 2, subscriptionType: "pro" });
+  fs.writeFileSync(a.credentials[0].copy, refreshed);
+  expect(writeBack(a)).toEqual({ failed: [], refused: [] });
+  expect(fs.readFileSync(person, "utf8")).toBe(refreshed);
 
-  const b = run(2);
-  fs.writeFileSync(b.credentials[0].copy, "#!/bin/sh not json");
-  expect(writeBack(b)[0]).toContain(".credentials.json");
-  expect(fs.readFileSync(path.join(dir, ".credentials.json"), "utf8")).toBe('{"token":"new"}');
+  const refusedWith = (n: number, text: string | Buffer) => {
+    const r = run(n);
+    const before = fs.readFileSync(person);
+    fs.writeFileSync(r.credentials[0].copy, text);
+    const out = writeBack(r);
+    expect(out.failed).toEqual([]);
+    expect(fs.readFileSync(person).equals(before)).toBe(true);
+    expect(out.refused).toHaveLength(1);
+    expect(out.refused[0].path).toBe(person);
+    return out.refused[0].reason;
+  };
+  expect(refusedWith(2, "#!/bin/sh not json")).toBe("not_json");
+  // Another account's login, however fresh its tokens.
+  expect(refusedWith(3, claudeCreds("theirs", "r-theirs", "acct-2"))).toBe("account_changed");
+  // A logout: the refresh token emptied, as claude's own logout writes it.
+  expect(refusedWith(4, claudeCreds("", "", "acct-1"))).toBe("token_removed");
+  // Anything beside the tokens: an added field, a changed scope.
+  expect(refusedWith(5, claudeCreds("new2", "r-new2", "acct-1", { scopes: ["user:inference", "org:admin"] }))).toBe("not_a_refresh");
+  expect(refusedWith(6, JSON.stringify({ ...JSON.parse(refreshed), mcpOAuth: { evil: { accessToken: "x" } } }))).toBe("not_a_refresh");
+  // Past the size cap: refused without being parsed (nor read past the cap).
+  expect(refusedWith(7, Buffer.concat([Buffer.from(refreshed.slice(0, -1)), Buffer.from(`,"pad":"${"x".repeat(MAX_CREDENTIAL_BYTES)}"}`)]))).toBe("too_large");
 
-  const c = run(3);
-  fs.writeFileSync(path.join(dir, ".credentials.json"), '{"token":"newer, by another run"}');
-  fs.writeFileSync(c.credentials[0].copy, '{"token":"stale"}');
-  expect(writeBack(c)).toEqual([]);
-  expect(fs.readFileSync(path.join(dir, ".credentials.json"), "utf8")).toBe('{"token":"newer, by another run"}');
+  const c = run(8);
+  fs.writeFileSync(person, claudeCreds("newer", "r-newer"));
+  fs.writeFileSync(c.credentials[0].copy, claudeCreds("stale", "r-stale"));
+  expect(writeBack(c)).toEqual({ failed: [], refused: [] });
+  expect(fs.readFileSync(person, "utf8")).toBe(claudeCreds("newer", "r-newer"));
   expect(fs.readdirSync(dir).filter((f) => f.includes(".li-"))).toEqual([]);
+});
+
+test("each CLI's credential format: its refresh passes, a change of who is logged in does not", () => {
+  const ok = (name: string, a: unknown, b: unknown) => judgeRefresh(name, Buffer.from(JSON.stringify(a)), Buffer.from(JSON.stringify(b)));
+  // codex auth.json: the id_token's claims name the ChatGPT account.
+  const id = (acct: string) => jwt({ sub: "u1", email: "p@x", iss: "https://auth.openai.com", aud: ["app"], exp: 1, "https://api.openai.com/auth": { chatgpt_account_id: acct } });
+  const codex = (acct: string, access: string, idToken = id("a1")) => ({ OPENAI_API_KEY: null, tokens: { id_token: idToken, access_token: access, refresh_token: `r-${access}`, account_id: acct }, last_refresh: access });
+  expect(ok("auth.json", codex("a1", "t1"), codex("a1", "t2"))).toEqual({ ok: true });
+  expect(ok("auth.json", codex("a1", "t1"), codex("a2", "t2"))).toMatchObject({ ok: false, reason: "account_changed" });
+  expect(ok("auth.json", codex("a1", "t1"), codex("a1", "t2", id("a2")))).toMatchObject({ ok: false, reason: "account_changed" });
+  expect(ok("auth.json", codex("a1", "t1"), { ...codex("a1", "t2"), OPENAI_API_KEY: "sk-theirs" })).toMatchObject({ ok: false, reason: "not_a_refresh" });
+  // gemini oauth_creds.json: google-auth-library's credentials; the id_token names the Google account.
+  const g = (sub: string, access: string) => ({ access_token: access, refresh_token: "r", scope: "openid", token_type: "Bearer", id_token: jwt({ sub, email: `${sub}@x`, iss: "accounts.google.com", aud: "c" }), expiry_date: access.length });
+  expect(ok("oauth_creds.json", g("s1", "a"), g("s1", "bb"))).toEqual({ ok: true });
+  expect(ok("oauth_creds.json", g("s1", "a"), g("s2", "bb"))).toMatchObject({ ok: false, reason: "account_changed" });
+  // gemini mcp-oauth-tokens.json: a server's tokens refresh; a server added or renamed is no refresh.
+  const m = (server: string, access: string) => [{ serverName: server, token: { accessToken: access, refreshToken: "r", tokenType: "Bearer", expiresAt: 1 }, clientId: "c", updatedAt: access.length }];
+  expect(ok("mcp-oauth-tokens.json", m("s", "a"), m("s", "bb"))).toEqual({ ok: true });
+  expect(ok("mcp-oauth-tokens.json", m("s", "a"), [...m("s", "a"), ...m("t", "a")])).toMatchObject({ ok: false, reason: "not_a_refresh" });
+  expect(ok("mcp-oauth-tokens.json", m("s", "a"), m("t", "bb"))).toMatchObject({ ok: false, reason: "account_changed" });
+  // gemini google_accounts.json is who is logged in: no change is a refresh.
+  expect(ok("google_accounts.json", { active: "p@x", old: [] }, { active: "q@x", old: ["p@x"] })).toMatchObject({ ok: false });
+  // A document nested past any CLI's format is refused, not walked.
+  const deep = (n: number): unknown => (n ? { a: deep(n - 1) } : 1);
+  expect(ok(".credentials.json", deep(40), deep(40))).toMatchObject({ ok: false, reason: "not_a_refresh" });
 });
 
 test("variables naming a host socket are found by name, and by a value that is a socket's path", async () => {

@@ -57,7 +57,7 @@ function refusalsText(s: NonNullable<JobView["sandbox"]>): string {
   if (!d) return `${s.mode} (refusals not recorded yet)`;
   if (!d.total) return `${s.mode}, nothing refused`;
   const part = (label: string, xs: { count: number }[], key: (x: any) => string) => (xs.length ? `${label}: ${xs.map((x) => `${key(x)}${x.count > 1 ? ` x${x.count}` : ""}`).join(", ")}` : "");
-  const parts = [part("writes", d.writes, (x) => x.path), part("reads", d.reads, (x) => x.path), part("hosts", d.hosts, (x) => x.host), part("limits", d.limits ?? [], (x) => (x.path ? `tmp ${x.path}` : x.limit)), d.dropped ? `${d.dropped} more not listed` : ""];
+  const parts = [part("writes", d.writes, (x) => x.path), part("reads", d.reads, (x) => x.path), part("hosts", d.hosts, (x) => x.host), part("limits", d.limits ?? [], (x) => (x.path ? `tmp ${x.path}` : x.limit)), part("credentials not written back", ((d.credentials ?? []) as { path: string; reason: string }[]).map((c) => ({ ...c, count: 1 })), (x) => `${x.path} (${x.reason})`), d.dropped ? `${d.dropped} more not listed` : ""];
   return `${s.mode}, ${d.total} refused; ${parts.filter(Boolean).join("; ")}`;
 }
 

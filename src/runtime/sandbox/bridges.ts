@@ -39,22 +39,57 @@ export interface Bridges {
   stop(): void;
 }
 
-/** One socat per [port, host socket], listening on 127.0.0.1:port inside the sandbox whose first process is `hostPid`. */
-export function startBridges(hostPid: number, pairs: [number, string][], onError: (line: string) => void): Bridges {
+/**
+ * One socat per [port, host socket], listening on 127.0.0.1:port inside the sandbox whose first
+ * process is `hostPid`. A bridge that ends before `stop` (nsenter or perl missing or refused,
+ * socat failing) calls `onFail` once, with why: the run then ends failed (sandbox_failed) rather
+ * than wait for the launcher's 30 s, and never runs without its proxy or its gateway.
+ */
+export function startBridges(hostPid: number, pairs: [number, string][], onError: (line: string) => void, onFail: (why: string) => void = () => {}): Bridges {
   const procs: ChildProcess[] = [];
+  let stopped = false;
+  let failed = false;
+  const fail = (why: string) => {
+    if (stopped || failed) return;
+    failed = true;
+    onFail(why);
+  };
   for (const [port, sock] of pairs) {
     // reuseaddr only: no reuseport, so no listener of the agent's can share the port.
     const socat = ["socat", `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr,max-children=${BRIDGE_CHILDREN}`, `UNIX-CONNECT:${sock}`];
     const drop = ["setpriv", "--pdeathsig", "KILL", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all", "--", ...socat];
     const p = spawn("setpriv", ["--pdeathsig", "KILL", "--", "perl", "-e", ENTER, String(process.pid), String(hostPid), ...drop], { stdio: ["ignore", "ignore", "pipe"] });
-    p.on("error", (err) => onError(`li: the sandbox's bridge to port ${port} did not start: ${err.message}`));
+    // The last words of its programs (nsenter's, socat's), for the failure's detail: bounded.
+    let last = "";
+    p.on("error", (err) => {
+      onError(`li: the sandbox's bridge to port ${port} did not start: ${err.message}`);
+      fail(`the sandbox's bridge to port ${port} did not start: ${err.message}`);
+    });
     // socat's complaints (a connection the proxy closed) are no one's business; li's own are the console's.
-    p.stderr?.setEncoding("utf8").on("data", (d: string) => d.split("\n").filter((l) => l.startsWith("li: ")).forEach(onError));
+    p.stderr?.setEncoding("utf8").on("data", (d: string) => {
+      const lines = d.split("\n").filter(Boolean);
+      if (lines.length) last = lines[lines.length - 1].slice(0, 300);
+      lines.filter((l) => l.startsWith("li: ")).forEach(onError);
+    });
+    p.on("close", (code, signal) => fail(`the sandbox's bridge to port ${port} ended before the sandbox did (${signal ?? `exit ${code}`})${last ? `: ${last.replace(/^li: /, "")}` : ""}`));
     procs.push(p);
   }
   return {
     stop() {
+      stopped = true;
       for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
     },
+  };
+}
+
+/** Fails a sandbox closed, once: said on its console, told to the worker (which records sandbox_failed first), then ended by `kill`. */
+export function failClosed(say: (line: string) => void, tell: () => ((d: { error: string }) => void) | null, kill: () => void): (error: string) => void {
+  let done = false;
+  return (error) => {
+    if (done) return;
+    done = true;
+    say(`li: ${error}`);
+    tell()?.({ error });
+    kill();
   };
 }

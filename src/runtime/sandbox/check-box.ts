@@ -9,6 +9,7 @@ import { sandboxLayout } from "./layout.js";
 import { homeView } from "./home-view.js";
 import { hostSocketVars } from "../../config/sandbox-home.js";
 import { endpointKeyVars, modelKeyVars } from "../gateway/plan.js";
+import { checkLimits } from "./check-limits.js";
 
 /*
  * A sandboxed run's check (--check-cmd, --check NAME) runs what the agent left in its worktree (a
@@ -16,7 +17,7 @@ import { endpointKeyVars, modelKeyVars } from "../gateway/plan.js";
  * (docs/sandbox.md): the same mounts over the same worktree (the repository read-only whole, li's
  * home and credentials hidden, the home an allow-list, no provider's state at all), the environment
  * an agent gets (childEnv: no store address or credentials; no host socket variables) with a
- * private TMPDIR, and no network at all.
+ * private TMPDIR, no network at all, and the run's limits (check-limits.ts).
  */
 
 export interface CheckBox {
@@ -44,6 +45,8 @@ export async function checkBox(e: Entity, worktree: string, cwd: string): Promis
   const settings = sandboxSettings(e.spec.settings_dir ?? iso.repo ?? worktree);
   // No model API key either: the gateway keeps them from the agent, and the check's output is the run's.
   for (const k of modelKeyVars(env, endpointKeyVars(e.spec.settings_dir ?? iso.repo ?? worktree))) delete env[k];
+  // The run's sandbox.limits: tmp sizes its tmpfs mounts, pids and memory a cgroup of its own.
+  const limits = checkLimits(e.id, settings.limits);
   const layout = sandboxLayout({
     tree: worktree,
     tmpDir,
@@ -59,10 +62,14 @@ export async function checkBox(e: Entity, worktree: string, cwd: string): Promis
     // The home as an agent sees it (its allow-list), with no provider's state at all.
     view: homeView({ home, tree: worktree, provider: "", env, settings }),
     privateState: null,
+    tmpSize: limits.tmpSize,
   });
   return {
-    argv: ["bwrap", ...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--"],
+    argv: limits.wrap(["bwrap", ...layout.args, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--chdir", cwd, "--"]),
     env,
-    close: () => fs.rmSync(scratch, { recursive: true, force: true }),
+    close: () => {
+      limits.close();
+      fs.rmSync(scratch, { recursive: true, force: true });
+    },
   };
 }

@@ -17,6 +17,8 @@ export interface SandboxDenials {
   hosts: { host: string; count: number }[];
   /** Calls a limit refused (docs/sandbox.md#limits): a fork past pids (EAGAIN), a write past tmp (ENOSPC) by its mount; only when any was. */
   limits?: { limit: string; path?: string; count: number }[];
+  /** Credential files the run changed in a way that is no token refresh, not written back to the person's (home-view.ts); only when any was. */
+  credentials?: { path: string; reason: string; detail: string }[];
   /** Every refusal seen, kept or not. */
   total: number;
   /** Refusals of entries past the caps. */
@@ -29,6 +31,8 @@ export class DenialLog {
   private hosts = new Map<string, number>();
   /** Few keys (pids, one per sized mount): never capped. */
   private limits = new Map<string, number>();
+  /** At most one per credential file of the provider's: never capped. */
+  private credentials: { path: string; reason: string; detail: string }[] = [];
   private total = 0;
   private dropped = 0;
   private kept = { protected: 0, other: 0 };
@@ -48,6 +52,12 @@ export class DenialLog {
     } else this.dropped++;
   }
 
+  /** A credential write-back refused (home-view.ts's writeBack). */
+  credential(r: { path: string; reason: string; detail: string }): void {
+    this.total++;
+    this.credentials.push(r);
+  }
+
   get count(): number {
     return this.total;
   }
@@ -55,6 +65,6 @@ export class DenialLog {
   result(): SandboxDenials {
     const list = <K extends string>(m: Map<string, number>, k: K) => [...m].map(([v, count]) => ({ [k]: v, count }) as Record<K, string> & { count: number });
     const limits = [...this.limits].map(([k, count]) => (k.startsWith("tmp:") ? { limit: "tmp", path: k.slice(4), count } : { limit: k, count }));
-    return { writes: list(this.writes, "path"), reads: list(this.reads, "path"), hosts: list(this.hosts, "host"), ...(limits.length ? { limits } : {}), total: this.total, dropped: this.dropped };
+    return { writes: list(this.writes, "path"), reads: list(this.reads, "path"), hosts: list(this.hosts, "host"), ...(limits.length ? { limits } : {}), ...(this.credentials.length ? { credentials: this.credentials } : {}), total: this.total, dropped: this.dropped };
   }
 }

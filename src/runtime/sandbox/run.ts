@@ -27,7 +27,7 @@ import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
 import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
 import { ENTER_CGROUP, limitedLauncher } from "./launcher.js";
 import type { RunLimits } from "./limits-run.js";
-import { startBridges, type Bridges } from "./bridges.js";
+import { failClosed, startBridges, type Bridges } from "./bridges.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -91,6 +91,8 @@ export interface Sandbox {
   result(): SandboxResult;
   /** Stops the proxy and removes the run's scratch (its TMPDIR). */
   close(): void;
+  /** Called once when the sandbox broke before or under its provider (a bridge that never came up or died): the run ends sandbox_failed, never runs unbridged. */
+  onFailure(fn: (detail: { error: string }) => void): void;
 }
 
 /** The run's tree, and the git directory the agent may commit through. */
@@ -188,14 +190,19 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
     proxy.close();
     fs.rmSync(tmpDir, { recursive: true, force: true });
     if (privateState) {
-      for (const f of writeBack(privateState)) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
+      // A change that is no token refresh (another account, a removed token, garbage) is refused, named on the record.
+      const back = writeBack(privateState);
+      for (const f of back.failed) process.stderr.write(`li: a refreshed credential was not written back: ${f}\n`);
+      back.refused.forEach((r) => denials.credential(r));
       fs.rmSync(privateState.root, { recursive: true, force: true });
     }
   };
 
+  let failure: ((detail: { error: string }) => void) | null = null;
   return {
     result: () => ({ mode: "workspace", denials: denials.result(), ...(held ? { held } : {}) }),
     close: cleanup,
+    onFailure: (fn) => void (failure = fn),
     spawn(argv, opts) {
       const url = `http://127.0.0.1:${PROXY_PORT}`;
       const inner: NodeJS.ProcessEnv = { ...opts.env, ...(opts.env[APPROVAL_SOCKET_ENV] ? { [APPROVAL_SOCKET_ENV]: INNER_APPROVALS } : {}), TMPDIR: tmpDir, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url };
@@ -228,12 +235,14 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };
       const say = (l: string) => typeof stdio[2] === "number" && fs.writeSync(stdio[2], `${l}\n`);
+      // Fail closed (bridges.ts): said, told to the worker (which records sandbox_failed first), the sandbox ended.
+      const broke = failClosed(say, () => failure, () => bwrap.exitCode === null && bwrap.signalCode === null && bwrap.kill("SIGKILL"));
       readline.createInterface({ input: bwrap.stdio[4] as Readable }).on("line", (l) => {
         try {
           const j = JSON.parse(l);
           if (typeof j["child-pid"] === "number") {
             status.ns = fs.readlinkSync(`/proc/${j["child-pid"]}/ns/pid`);
-            bridges = startBridges(j["child-pid"], [[PROXY_PORT, sock], ...(gateway ? [[GATEWAY_PORT, gateway] as [number, string]] : [])], say);
+            bridges = startBridges(j["child-pid"], [[PROXY_PORT, sock], ...(gateway ? [[GATEWAY_PORT, gateway] as [number, string]] : [])], say, broke);
           }
           if (typeof j["exit-code"] === "number") status.code = j["exit-code"];
         } catch {}
@@ -271,8 +280,12 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
         void Promise.race([traced, new Promise((r) => (wait = setTimeout(r, 1000)))]).then(() => {
           clearTimeout(wait);
           const end = reader.rootExit ?? (status.code !== null ? { code: status.code, signal: null } : { code, signal });
-          // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again.
-          if (reader.rootPid === null) forgetSupport();
+          // bubblewrap could not start the provider: a remembered yes (support.ts) is not trusted again,
+          // and the run failed for its sandbox (the launcher's exit 125: a bridge never listened, or the cgroup refused it).
+          if (reader.rootPid === null) {
+            forgetSupport();
+            broke(`the sandbox ended before its provider started (${end.signal ?? `exit ${end.code}`}${end.code === 125 ? ": its bridges to li's proxy or gateway, or its cgroup, did not come up" : ""})`);
+          }
           mark("exit-emitted");
           child.emit("exit", end.code, end.signal);
         });

@@ -45,8 +45,8 @@ const LIMIT_MS = 250;
 
 export type RunSandbox = Sandbox & {
   record(): Promise<void>;
-  /** Called once when the run passes a limit that ends it (memory): the worker records the end (sandbox_limit) and stops it. */
-  onLimit(fn: (detail: Record<string, unknown>) => void): void;
+  /** Called once when the run passes a limit that ends it (memory: sandbox_limit) or its sandbox broke (a bridge: sandbox_failed): the worker records that end and stops it. */
+  onLimit(fn: (cause: "sandbox_limit" | "sandbox_failed", detail: Record<string, unknown>) => void): void;
 };
 
 /** The sandbox for `e`'s provider, or false when it could not be built (said on the console). */
@@ -88,7 +88,7 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
   }, LIVE_MS);
   live.unref();
   // Past the memory limit the kernel kills inside the cgroup: the run ends failed (sandbox_limit), once.
-  let onLimit: ((d: Record<string, unknown>) => void) | null = null;
+  let onLimit: ((cause: "sandbox_limit" | "sandbox_failed", d: Record<string, unknown>) => void) | null = null;
   let crossed = false;
   const checkLimit = () => {
     const c = crossed ? null : limits!.crossed();
@@ -96,10 +96,12 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
     crossed = true;
     clearInterval(watch);
     say(out, c.error);
-    onLimit?.({ ...c });
+    onLimit?.("sandbox_limit", { ...c });
   };
   const watch = setInterval(checkLimit, LIMIT_MS);
   watch.unref();
+  // A bridge that never came up or died (run.ts): the run fails closed, its cause on the record.
+  sandbox.onFailure((d) => onLimit?.("sandbox_failed", d));
   return {
     ...sandbox,
     result,
@@ -131,6 +133,7 @@ export async function startSandbox(store: Store, e: Entity, cwd: string, provide
         const r = result();
         if (r.held?.held.length) say(out, `the agent created files that run code when the tree is opened: ${r.held.held.join(", ")}; li moved them out of the tree, to ${e.run_dir}/sandbox/held`);
         if (r.held?.unheld.length) say(out, `the agent created files that run code when the tree is opened which li could not move out of the tree: ${r.held.unheld.join(", ")}; look at them before opening the tree`);
+        for (const c of r.denials.credentials ?? []) say(out, `the run changed ${c.path} in a way that is no token refresh (${c.reason}: ${c.detail}); the person's file was left as it was`);
         if (r.denials.total) say(out, `the sandbox refused ${r.denials.total} call${r.denials.total === 1 ? "" : "s"} (li job status ${e.id} lists them)`);
         // A record li kill already ended takes what was held as a late fact (sandbox_held_after_end).
         const late = (h: HeldFiles | undefined) => !!h && (h.held.length > 0 || h.unheld.length > 0);

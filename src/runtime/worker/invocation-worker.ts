@@ -190,8 +190,8 @@ export async function run(store: Store, id: string): Promise<void> {
       );
     });
     void sink.start(liveOf);
-    // Past its memory limit (docs/sandbox.md#limits): recorded failed (sandbox_limit), then stopped as a budget stop is.
-    sandbox?.onLimit((d) => void (stopping ??= stop("failed", "sandbox_limit", d)));
+    // Past its memory limit (docs/sandbox.md#limits): recorded failed (sandbox_limit), then stopped as a budget stop is; so is a sandbox whose bridge broke (sandbox_failed).
+    sandbox?.onLimit((cause, d) => void (stopping ??= stop("failed", cause, d)));
     // Each model call is checked against the budgets as last looked at, plus what the run spent since, and its allowance.
     if (metered)
       metered.refuse.check = () => {
