@@ -14,7 +14,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { events, rows, terminal, untilStatus, useHomes, type Home } from "./helpers/fixtures.js";
-import { liData, until } from "./helpers/li.js";
+import { li, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeSandbox = sandboxSuite("sandbox-limits-systemd.test.ts");
@@ -87,6 +87,10 @@ exit 0
     const show = await liData(["sandbox", "show", "--cwd", w.work], { env: w.env });
     expect(show.limits.pids).toMatchObject({ value: 300, source: "settings", enforced_by: `systemd user scope (systemd-run --user --scope, under ${manager})` });
     expect(show.limits.memory).toMatchObject({ value: 512 * 2 ** 20, enforced_by: expect.stringContaining("systemd user scope") });
+    const human = await li(["sandbox", "show", "--cwd", w.work], { env: w.env });
+    expect(human.stdout).toMatch(/pids: 300 \(settings\).*; enforced by systemd user scope \(systemd-run --user --scope/);
+    const doc = await liData(["doctor"], { env: w.env, cwd: w.work });
+    expect(doc.checks).toContainEqual({ check: "sandbox_limits", ok: true, fix: null, detail: expect.stringContaining("bounded in pids and memory by systemd user scope (systemd-run --user --scope") });
     const go = path.join(w.work, "go");
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `sh while [ ! -e ${go} ]; do sleep 0.05; done\nwrite ${w.work}/after.txt went-on`], { env: w.env, cwd: w.work });
     const unit = `li-${r.id}.scope`;
@@ -135,5 +139,29 @@ exit 0
     expect(k.entities[0]).toMatchObject({ process_gone: true });
     expect(stops()).toContain(`--user stop li-${r.id}.scope`);
     expect(fs.existsSync(dir)).toBe(false);
+  }, 150_000);
+
+  test("(stand-in systemd-run) kill -9 of the worker: the reaper stops the scope, and the scope's holder ends with the worker", async () => {
+    const w = world("{memory: 256M}");
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", "sleep 120"], { env: w.env, cwd: w.work });
+    const dir = path.join(manager, "li.slice", `li-${r.id}.scope`);
+    await untilStatus(w.env, r.id, (j) => j.status === "running", 60_000);
+    await until(() => fs.existsSync(dir), 30_000);
+    const worker = (await liData(["job", "status", r.id], { env: w.env })).jobs[0].pid as number;
+    // The holder that keeps a real scope until li has read it: tail --pid of the worker, in the scope.
+    const holders = () => fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").join(" ").startsWith(`tail --pid=${worker} `);
+      } catch {
+        return false;
+      }
+    });
+    expect(holders().length).toBe(1);
+    process.kill(worker, "SIGKILL");
+    const done = await terminal(w.env, r.id, 60_000);
+    expect(done.status).toBe("lost");
+    expect(stops()).toContain(`--user stop li-${r.id}.scope`);
+    expect(fs.existsSync(dir)).toBe(false);
+    await until(() => holders().length === 0, 10_000);
   }, 150_000);
 });
