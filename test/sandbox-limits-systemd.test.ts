@@ -141,6 +141,22 @@ exit 0
     expect(fs.existsSync(dir)).toBe(false);
   }, 150_000);
 
+  test("(stand-in systemd-run) a user manager gone by the time the run starts: systemd-run fails, the run ends failed with its error on the console, and nothing ran unbounded", async () => {
+    const w = world("{pids: 200}");
+    const failing = path.join(scratch, "bin-fail");
+    fs.mkdirSync(failing, { recursive: true });
+    fs.writeFileSync(path.join(failing, "systemd-run"), "#!/bin/sh\n# STAND-IN for systemd-run (test only): the manager gone.\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n", { mode: 0o755 });
+    fs.copyFileSync(path.join(bin, "systemctl"), path.join(failing, "systemctl"));
+    fs.chmodSync(path.join(failing, "systemctl"), 0o755);
+    const env = { ...w.env, PATH: `${failing}:${process.env.PATH}` };
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `write ${w.work}/ran.txt x`], { env, cwd: w.work });
+    const done = await terminal(env, r.id, 60_000);
+    expect(done.status).toBe("failed");
+    expect(fs.existsSync(path.join(w.work, "ran.txt"))).toBe(false);
+    const console_ = (await li(["job", "output", "--console", r.id], { env })).stdout;
+    expect(console_).toContain("Failed to connect to bus");
+  }, 150_000);
+
   test("(stand-in systemd-run) kill -9 of the worker: the reaper stops the scope, and the scope's holder ends with the worker", async () => {
     const w = world("{memory: 256M}");
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", "sleep 120"], { env: w.env, cwd: w.work });
