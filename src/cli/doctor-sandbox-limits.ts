@@ -6,6 +6,7 @@ import type { Check } from "./doctor-checks.js";
  * li doctor's word on a workspace run's limits (docs/sandbox.md#limits): a warning when this host
  * cannot enforce a default (pids and memory need a cgroup li may make), a failure when settings
  * set a limit it cannot enforce (every workspace run here is then refused, sandbox_unavailable).
+ * Where all are enforced, it names the enforcer (cgroup v2, a systemd user scope, cgroup v1).
  * Said only where the host can sandbox at all: the sandbox check speaks otherwise.
  */
 
@@ -14,7 +15,8 @@ export async function sandboxLimitsChecks(settings: Settings | null): Promise<Ch
   if (!sandboxSupport().ok) return [];
   const limits = effectiveLimits(settings?.sandbox.limits ?? NO_LIMITS);
   const off = (["pids", "memory", "tmp"] as const).filter((k) => limits[k].value === null);
-  if (!off.length) return [];
+  // All enforced: which enforcer a run gets here (cgroup v2, a systemd user scope, cgroup v1), as li sandbox show says it.
+  if (!off.length) return [{ check: "sandbox_limits", ok: true, detail: `a --sandbox workspace run here is bounded in pids and memory by ${limits.pids.enforced_by}, and in tmp by ${limits.tmp.enforced_by}`, fix: null }];
   const why = [...new Set(off.map((k) => limits[k].not_enforced))].join("; ");
   const set = off.filter((k) => limits[k].source === "settings");
   if (set.length)

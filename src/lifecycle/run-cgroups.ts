@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { childProcess } from "../packages.js";
 import { isForeign } from "./locate.js";
 import type { Entity } from "./store.js";
 
@@ -13,10 +14,28 @@ import type { Entity } from "./store.js";
 /** Where cgroup hierarchies are mounted; a test points li at another root (LI_TEST_CGROUP_ROOT). */
 export const cgroupRoot = (): string => process.env.LI_TEST_CGROUP_ROOT || "/sys/fs/cgroup";
 
-/** Only a directory li made (`li-<run id>` under the cgroup root) is ever signalled or removed: the record is li's, but a path is checked anyway. */
+/** Only a directory li made (`li-<run id>`, or systemd's `li-<run id>.scope`, under the cgroup root) is ever signalled or removed: the record is li's, but a path is checked anyway. */
 export function isRunCgroup(dir: string): boolean {
   const root = cgroupRoot();
-  return path.isAbsolute(dir) && path.normalize(dir) === dir && dir.startsWith(root + "/") && /^li-[A-Za-z0-9_-]+$/.test(path.basename(dir));
+  return path.isAbsolute(dir) && path.normalize(dir) === dir && dir.startsWith(root + "/") && /^li-[A-Za-z0-9_-]+(\.scope)?$/.test(path.basename(dir));
+}
+
+/** A run's systemd scope (li-<run id>.scope; runtime/sandbox/systemd-scope.ts), by name only. */
+const RUN_SCOPE = /^li-[A-Za-z0-9_-]+\.scope$/;
+
+/** Kills everything in each cgroup v2 directory at once (cgroup.kill, Linux 5.14 and later); what lacks it is left to removeCgroups. */
+export function killCgroups(dirs: string[]): void {
+  for (const dir of dirs.filter(isRunCgroup))
+    try {
+      if (fs.existsSync(path.join(dir, "cgroup.kill"))) fs.writeFileSync(path.join(dir, "cgroup.kill"), "1");
+    } catch {}
+}
+
+/** Asks the user manager to stop a run's scope (bounded: 5 s); a manager gone or a scope already collected is no error. */
+export function stopScope(unit: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (!RUN_SCOPE.test(unit)) return false;
+  const r = childProcess().spawnSync("systemctl", ["--user", "stop", unit], { env, stdio: "ignore", timeout: 5000 });
+  return r.status === 0;
 }
 
 function pidsIn(dir: string): number[] {
@@ -64,7 +83,14 @@ export function removeCgroups(dirs: string[], waitMs = 3000): string[] {
 export function removeRunCgroups(e: Entity): string[] {
   const dirs = e.spec?.sandbox_cgroup;
   if (!Array.isArray(dirs) || !dirs.length || isForeign(e)) return [];
-  return removeCgroups(dirs.filter((d): d is string => typeof d === "string"));
+  const named = dirs.filter((d): d is string => typeof d === "string");
+  // A systemd scope's: killed through its cgroup, and its unit stopped, before its directory is looked at.
+  const unit = e.spec?.sandbox_scope;
+  if (typeof unit === "string" && RUN_SCOPE.test(unit)) {
+    killCgroups(named);
+    stopScope(unit);
+  }
+  return removeCgroups(named);
 }
 
 /** A cgroup of li's this old and empty is no run's: none takes this long from making its cgroup to entering it. */

@@ -47,9 +47,10 @@ sandbox_permissions (a warning, not a failure, for each profile that turns its p
 permission checks off, bypassPermissions, danger-full-access or yolo, while its runs are not
 sandboxed), sandbox_home (a warning naming what in your home a workspace run no longer reads,
 toolchain folders outside PATH such as ~/.rustup and files ~/.gitconfig includes, and the
-sandbox.allow_read line that shows them), sandbox_limits (a warning when this host cannot enforce a
-workspace run's pids or memory limit: no cgroup li may make; a failure when settings.yaml sets
-one it cannot, since every workspace run here is then refused), settings_secret (shown only when $LI_HOME/settings.yaml
+sandbox.allow_read line that shows them), sandbox_limits (what enforces a workspace run's pids
+and memory limits here: li's own cgroup v2, a systemd user scope, or cgroup v1; a warning when
+this host cannot enforce them: no cgroup li may make; a failure when settings.yaml sets one it
+cannot, since every workspace run here is then refused), settings_secret (shown only when $LI_HOME/settings.yaml
 holds the store's password: no one but its owner can read it), trust (no trusted project file changed since
 li hooks trust), approval_rules (each rule of approvals.rules in force is one li uses: an
 allow rule on a shell tool names its command with command:, not input_matches, and each

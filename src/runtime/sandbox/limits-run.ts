@@ -4,12 +4,13 @@ import { sandboxSettings } from "../../config/sandbox-settings.js";
 import { formatSize } from "../../config/sandbox-limits.js";
 import type { SandboxDenials } from "./denials.js";
 import { cgroupHost, makeRunCgroup, runCgroupDirs, type RunCgroup } from "./cgroup.js";
+import { scopeUnit } from "./systemd-scope.js";
 import { effectiveLimits, LIMITS_REMEDY, unenforceable, type EffectiveLimits } from "./limits.js";
 
 /*
  * The worker's side of a workspace run's limits (docs/sandbox.md#limits): which apply, the run's
- * cgroup (its directories written on the record before they are made, so a reaper finds them
- * after a kill -9 of this worker), and what the kernel's OOM killer did in it.
+ * cgroup (its directories, and a systemd scope's unit, written on the record before they are made,
+ * so a reaper finds them after a kill -9 of this worker), and what the kernel's OOM killer did in it.
  */
 
 export interface RunLimits {
@@ -59,7 +60,7 @@ export function planLimits(e: Entity): RunLimits & { make(store: Store): Promise
     async make(store) {
       // On the record before it exists: a kill -9 from here on leaves a cgroup the reaper knows of.
       const values = Object.fromEntries(Object.entries(limits).map(([k, l]) => [k, l.value]));
-      if (!(await store.annotate(e.id, { spec: { sandbox_limits: values, ...(dirs.length ? { sandbox_cgroup: dirs } : {}) } })) && dirs.length) throw new Error("the run's cgroup could not be recorded before it was made");
+      if (!(await store.annotate(e.id, { spec: { sandbox_limits: values, ...(dirs.length ? { sandbox_cgroup: dirs } : {}), ...(dirs.length && host.kind === "systemd" ? { sandbox_scope: scopeUnit(e.id) } : {}) } })) && dirs.length) throw new Error("the run's cgroup could not be recorded before it was made");
       if (dirs.length) cgroup = makeRunCgroup(host, e.id, wanted);
     },
     withRefusals(d) {

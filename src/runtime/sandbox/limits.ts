@@ -69,4 +69,4 @@ export function unenforceable(set: SandboxLimitSettings, host: CgroupHost = cgro
 
 /** How to give this host what enforcing a limit needs. */
 export const LIMITS_REMEDY =
-  "run li's worker as root (cgroup v1 or v2), or under a cgroup v2 subtree delegated to its user with the memory and pids controllers enabled for its children (e.g. a systemd unit with Delegate=yes), or remove the limit from sandbox.limits";
+  "run li's worker as root (cgroup v1 or v2), or under a cgroup v2 subtree delegated to its user with the memory and pids controllers enabled for its children (e.g. a systemd unit with Delegate=yes), or on a cgroup v2 host with the user's systemd manager reachable (systemd-run --user --scope; loginctl enable-linger for a user with no session), or remove the limit from sandbox.limits";

@@ -25,7 +25,8 @@ import { protectedPlaces } from "./protected.js";
 import type { HeldFiles } from "../../lifecycle/sandbox-held.js";
 import { execOnlyBinds, execOnlyDir } from "./exec-only.js";
 import { programsOf, sandboxPrograms } from "./exec-only-programs.js";
-import { ENTER_CGROUP, limitedLauncher } from "./launcher.js";
+import { limitedLauncher } from "./launcher.js";
+import { inCgroup } from "./cgroup-launch.js";
 import type { RunLimits } from "./limits-run.js";
 import { failClosed, startBridges, type Bridges } from "./bridges.js";
 
@@ -227,10 +228,8 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
       // --as-pid-1: no bubblewrap init inside, which would hold the provider's streams and the
       // channel that reports its exit code, dumpable; strace is the sandbox's pid 1.
       const bwrapArgs = [...layout.args, ...guard, "--json-status-fd", "4", "--unshare-all", "--as-pid-1", "--die-with-parent", "--cap-drop", "ALL", ...TRACER_CAPS, "--chdir", cwd, "--", "/bin/sh", "-c", limitedLauncher(limits), "li-sandbox", String(PROXY_PORT), gateway ? String(GATEWAY_PORT) : "-", ...argv];
-      const procs = limits?.cgroup?.procs ?? [];
-      const bwrap: ChildProcess = procs.length
-        ? spawn("/bin/sh", ["-c", ENTER_CGROUP, "li-cgroup", ...procs, "--", "bwrap", ...bwrapArgs], { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any)
-        : spawn("bwrap", bwrapArgs, { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: inner } as any);
+      const start = inCgroup(limits?.cgroup ?? null, ["bwrap", ...bwrapArgs], inner);
+      const bwrap: ChildProcess = spawn(start.file, start.args, { stdio: [stdio[0], stdio[1], stdio[2], "pipe", "pipe"], env: start.env } as any);
       // bubblewrap's own report, which nothing inside can write: the sandbox's first pid (so its
       // pid namespace) and, when it ends by itself, its child's exit code.
       const status: { ns: string | null; code: number | null } = { ns: null, code: null };
