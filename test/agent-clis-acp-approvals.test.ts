@@ -9,6 +9,7 @@ import path from "node:path";
 import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { baseEnv, CLI_BIN, describeReal, processesOf, qwenSettings } from "./helpers/agent-clis.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 
@@ -47,7 +48,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
   }
 
   const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
-    until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
+    untilApproval(env, run, { timeoutMs: 60_000 });
   const toolSaid = (from: number) =>
     fake.requests
       .slice(from)
@@ -139,7 +140,7 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
     const env = { ...h.env, ...baseEnv(h.home) };
     fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(api.url));
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, "acp/opencode", "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
+    const req = await untilApproval(env, run.id, { timeoutMs: 120_000 });
     return { h, cwd, env, id: run.id as string, req };
   }
   const toolSaid = (api: FakeApi) =>

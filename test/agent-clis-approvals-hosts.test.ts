@@ -13,8 +13,9 @@ import type { FakeApi, Recorded } from "./fixtures/fake-apis/server.js";
 import { codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { useSharedStore } from "./helpers/hosts.js";
 import { describePostgres } from "./helpers/postgres.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { untilStatus } from "./helpers/fixtures.js";
-import { liData, until } from "./helpers/li.js";
+import { liData } from "./helpers/li.js";
 
 const T = 150_000;
 const MARK = "made-when-approved";
@@ -38,7 +39,7 @@ describePostgres("on PostgreSQL, li approve and li deny from a second host answe
       const envA = { ...a.env, ...env(path.join(a.home, dir + "-home")) };
       fs.writeFileSync(path.join(a.home, "settings.yaml"), `profiles:\n  ${profile}\n`);
       const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env: envA });
-      const req = await until(async () => (await liData(["approvals"], { env: b.env })).approvals.find((x: any) => x.run === run.id && x.state === "pending"), 90_000);
+      const req = await untilApproval(b.env, run.id, { timeoutMs: 90_000 });
       expect(req).toMatchObject({ host: "host-a", state: "pending" });
       return { a, b, cwd, envA, id: run.id as string, req };
     }

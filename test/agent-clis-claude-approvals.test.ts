@@ -13,8 +13,9 @@ import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { claudeEnv, describeReal } from "./helpers/agent-clis.js";
 import { useSharedStore } from "./helpers/hosts.js";
 import { describePostgres } from "./helpers/postgres.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
-import { li, liData, until } from "./helpers/li.js";
+import { li, liData } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
 import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
 import { SHELL_TABLE, SHELL_TABLE_SAMPLE, TABLE_RULES_YAML } from "./helpers/shell-rule-table.js";
@@ -132,10 +133,7 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
   }
 
   async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
-    return until(async () => {
-      const list = await liData(["approvals"], { env });
-      return (list.approvals as any[]).find((a) => a.run === run && a.state === "pending");
-    }, 60_000);
+    return untilApproval(env, run, { timeoutMs: 60_000 });
   }
 
   test("through li: the request is recorded pending; li approve lets the tool run and the fake receives its real result", async () => {
@@ -191,7 +189,7 @@ describePostgres("on PostgreSQL, li approve from a second host", () => {
       fs.writeFileSync(path.join(a.home, "settings.yaml"), `profiles:\n  asks:\n    model: claude/claude-sonnet-4-5\n    permission_mode: default\n    approvals: ask\n`);
       const from = toolResults.length;
       const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env: envA });
-      const req = await until(async () => (await liData(["approvals"], { env: b.env })).approvals.find((x: any) => x.run === run.id), 60_000);
+      const req = await untilApproval(b.env, run.id, { pred: () => true, timeoutMs: 60_000 });
       expect(req).toMatchObject({ host: "host-a", tool: "Bash", state: "pending" });
       const approved = await liData(["approve", req.id], { env: b.env });
       expect(approved.approval).toMatchObject({ state: "allowed", answered_by: expect.stringMatching(/@host-b$/) });

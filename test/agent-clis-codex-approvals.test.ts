@@ -10,6 +10,7 @@ import path from "node:path";
 import { startResponses, toolOutput } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { codexEnv, describeReal, processesOf } from "./helpers/agent-clis.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
@@ -38,7 +39,7 @@ describeReal("the real codex asks li's approvals through codex app-server", () =
     return { h, cwd, env, from, id: run.id as string };
   }
   const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
-    until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
+    untilApproval(env, run, { timeoutMs: 60_000 });
   const toolSaid = (from: number) =>
     fake.requests
       .slice(from)

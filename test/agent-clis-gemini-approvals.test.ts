@@ -9,6 +9,7 @@ import path from "node:path";
 import { functionResponse, startGemini } from "./fixtures/fake-apis/gemini.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { describeReal, geminiEnv, processesOf } from "./helpers/agent-clis.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 
@@ -48,7 +49,7 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
   }
 
   async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
-    return until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
+    return untilApproval(env, run, { timeoutMs: 60_000 });
   }
 
   /** What the fake was told the tool said, in the requests since `from`. */

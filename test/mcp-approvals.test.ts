@@ -7,15 +7,16 @@ import { VerbRegistry } from "../src/mcp/registry.js";
 import { verb, type Verb } from "../src/mcp/verb.js";
 import { VERBS } from "../verbs/index.js";
 import { connectMcp } from "./helpers/mcp.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
-import { liData, until } from "./helpers/li.js";
+import { liData } from "./helpers/li.js";
 
 const homes = useHomes({ stopRuns: true });
 
 test("approval.list is li approvals; approving or denying over MCP is declined as fenced and the request stays pending; a person's li approve then lets the run go on", async () => {
   const h = homes();
   const run = await liData(["agent", "--detach", "--approvals", "ask", "mock/ask", 'ask Bash {"command":"rm -rf build"}'], { env: h.env });
-  const pending = await until(async () => (await liData(["approvals"], { env: h.env })).approvals.find((a: any) => a.run === run.id));
+  const pending = await untilApproval(h.env, run.id, { pred: () => true });
   const m = await connectMcp(h.env);
   try {
     const listed = await m.op("approval.list", {});

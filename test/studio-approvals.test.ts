@@ -9,6 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ARTIFACTS, browserTest, launchChromium } from "./helpers/browser.js";
+import { untilApproval } from "./helpers/approvals.js";
 import { untilStatus } from "./helpers/fixtures.js";
 import { li, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { apiGet, postAction, startStudio, type StudioProc } from "./helpers/studio.js";
@@ -34,7 +35,7 @@ afterAll(async () => {
 /** A mock/ask run asking once for `command` under Bash, and its pending request once recorded. */
 async function asking(command: string) {
   const run = await liData(["agent", "--detach", "--label", "studio-asks", "--approvals", "ask", "mock/ask", `ask Bash ${JSON.stringify({ command })}`], { env: h.env });
-  const req = await until(async () => (await liData(["approvals", "--run", run.id], { env: h.env })).approvals[0], 30_000);
+  const req = await untilApproval(h.env, run.id, { pred: () => true, timeoutMs: 30_000, args: ["approvals", "--run", run.id] });
   return { id: run.id as string, req };
 }
 

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { untilStatus } from "./helpers/fixtures.js";
 import { li, LI_BIN, liData, tempHome, until, type Home } from "./helpers/li.js";
 import { apiGet, authHeaders, expectKilledRunReaped, postAction, readyHang, request, sseLines, startStudio, type StudioProc, useStudio } from "./helpers/studio.js";
 import { tinyFsTest, useTinyFs } from "./helpers/tinyfs.js";
@@ -43,12 +44,12 @@ describe("the store", () => {
       const run = await readyHang(e);
       // mock/hang ignores SIGTERM: the kill waits out its 5 s grace, so the studio dies inside it.
       const posting = postAction(t, { action: "kill", target: run.id }).catch((err) => err);
-      await until(() => liData(["job", "status", run.id], { env: e.env }).then((d) => d.jobs[0].status === "cancelled"), 10000);
+      await untilStatus(e.env, run.id, (j) => j.status === "cancelled", 10000);
       t.child.kill("SIGKILL");
       const answer = await posting;
       // The studio died before answering: the page gets no answer, the kill still happens.
       expect([answer?.status, String(answer?.message)]).toEqual([undefined, expect.stringMatching(/socket hang up|ECONNRESET/)]);
-      const gone = await until(() => liData(["job", "status", run.id], { env: e.env }).then((d) => !d.jobs[0].possibly_orphaned && d.jobs[0]), 15000);
+      const gone = await untilStatus(e.env, run.id, (j) => !j.possibly_orphaned, 15000);
       expect([gone.status, gone.reason_code]).toEqual(["cancelled", "invocation.cancelled.killed"]);
     } finally {
       await t.stop();

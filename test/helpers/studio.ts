@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
-import { READY_BYTES, untilAgentReady } from "./fixtures.js";
+import { READY_BYTES, untilAgentReady, untilStatus } from "./fixtures.js";
 import { type Home, LI_BIN, liData, ROOT, tempHome, until } from "./li.js";
 
 export interface StudioProc {
@@ -103,7 +103,7 @@ export async function readyHang(home: Home, label?: string): Promise<{ id: strin
   const prompt = path.join(home.home, `hang-${Date.now()}.txt`);
   fs.writeFileSync(prompt, Buffer.alloc(READY_BYTES, "h"));
   const run = await liData(["agent", "--detach", ...(label ? ["--label", label] : []), "--prompt-file", prompt, "mock/hang"], { env: home.env });
-  const job = await until(() => liData(["job", "status", run.id], { env: home.env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
+  const job = await untilStatus(home.env, run.id, (j) => !!j.pgid);
   await untilAgentReady(job);
   return run;
 }
@@ -147,7 +147,7 @@ export async function expectKilledRunReaped(s: StudioProc, env: NodeJS.ProcessEn
   const events = sseLines(s, "/api/stream");
   try {
     const run = await liData(["agent", "--detach", "mock/hang", "doomed"], { env });
-    const job = await until(() => liData(["job", "status", run.id], { env }).then((d) => d.jobs[0].pgid && d.jobs[0]));
+    const job = await untilStatus(env, run.id, (j) => !!j.pgid);
     process.kill(-job.pgid, "SIGKILL");
     await until(() => events.text().includes(`"entity_id":"${run.id}","from_status":"running","to_status":"lost"`), 15000);
     const d = await apiGet(s, `/api/runs/${run.id}`);
