@@ -6,10 +6,7 @@
  * carry its traffic. /run/li is li's, read-only: the provider's next connection still reaches li's
  * proxy, judged by the proxy's own record of the host it refused.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { output, terminal, useHomes } from "./helpers/fixtures.js";
+import { output, terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -17,13 +14,11 @@ const describeSandbox = sandboxSuite("sandbox-attack-channels.test.ts");
 
 describeSandbox("li's channels inside the sandbox", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-chan-");
 
   test("the agent cannot move /run/li aside, replace a socket there or add one: a later connect still goes through li's proxy", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-chan-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
     // A stand-in proxy of the agent's own that admits everything, where socat looks for li's.
     const fake = `socat UNIX-LISTEN:/run/li/proxy.sock,fork SYSTEM:'printf "HTTP/1.1 200 Connection established\\\\r\\\\n\\\\r\\\\n"; sleep 1' >/dev/null 2>&1 &`;

@@ -9,9 +9,8 @@
  * prompt as one shell step.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 import { installHostileClis } from "./helpers/hostile-cli.js";
@@ -37,13 +36,11 @@ function snapshot(dir: string): Record<string, string> {
 
 describeSandbox("the provider's state folders that its CLI runs without asking are the run's own", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-state-");
 
   function world() {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-state-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const home = path.join(scratch, "person");
     const work = path.join(scratch, "work");
     fs.mkdirSync(work, { recursive: true });
