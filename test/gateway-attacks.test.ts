@@ -16,7 +16,7 @@ import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
 import { rows, terminal, useFake, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 import { unforwarded } from "../src/runtime/gateway/server.js";
 import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
 
@@ -54,10 +54,9 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
   test("an agent's own calls through the gateway: the plain model call is metered with the real key; other spellings of it, a batch, a deletion and a method override never reach the upstream and are recorded forbidden", async () => {
     const h = homes();
     const scratch = scratchDir();
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
     const seen = fake().requests.length;
     const tries: [string, string, Record<string, string>?][] = [
       ["POST", "/v1/messages"],
@@ -100,11 +99,10 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
     try {
       const h = homes();
       const scratch = scratchDir();
-      const work = path.join(scratch, "work");
-      fs.mkdirSync(work);
-      const bin = installHostileClis(scratch);
+      const w = hostileWorld(scratch, h.env);
+      const work = w.work;
       const GKEY = "AIza-real-gemini-key-held-by-li";
-      const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${(echo.address() as net.AddressInfo).port}`, GEMINI_API_KEY: GKEY };
+      const env = { ...w.env, GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${(echo.address() as net.AddressInfo).port}`, GEMINI_API_KEY: GKEY };
       const m = "/v1beta/models/gemini-2.5-pro:generateContent";
       const tries: [string, string][] = [
         ["POST", `${m}?alt=xkey=${PLACEHOLDER}`],
@@ -123,12 +121,11 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
   test("the sandbox holds no model API key at all: the run's own is a placeholder, and another provider's key or an endpoint's is not there, in the environment or /proc", async () => {
     const h = homes();
     const scratch = scratchDir();
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
-    const bin = installHostileClis(scratch);
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_ENDPOINT_KEY}\n`);
     const others = { OPENAI_API_KEY: "sk-openai-SECRET-2", GEMINI_API_KEY: "gem-SECRET-3", GOOGLE_API_KEY: "goog-SECRET-4", MY_ENDPOINT_KEY: "endpoint-SECRET-5" };
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY, ...others, LI_TEST_MARK: "visible" };
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY, ...others, LI_TEST_MARK: "visible" };
     const step = 'env; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; echo "MARK=$LI_TEST_MARK"';
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", step], { env, cwd: work });
     const done = await terminal(env, r.id, 60_000);

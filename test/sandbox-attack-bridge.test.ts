@@ -16,7 +16,7 @@ import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
 import { rows, terminal, untilStatus, useFake, useHomes, useScratches } from "./helpers/fixtures.js";
 import { LI_BIN, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 import { GATEWAY_PORT } from "../src/runtime/gateway/plan.js";
 
 const describeSandbox = sandboxSuite("sandbox-attack-bridge.test.ts");
@@ -68,11 +68,10 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
   test("an agent that kills every process it sees and binds 3128 and the gateway's port gets nothing: the provider's next requests still reach li's proxy and the gateway, metered", async () => {
     const h = homes();
     const scratch = scratchDir();
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
     fs.writeFileSync(path.join(work, "attack.js"), ATTACK);
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
     const seen = fake().requests.length;
     // SO_REUSEPORT would let a second listener share a port whose holder set it too: a bind that holds is killed at 2 s (124); a refused one exits 1 at once.
     const reuse = PORTS.map((p) => `timeout 2 socat TCP-LISTEN:${p},bind=127.0.0.1,reuseaddr,reuseport OPEN:/dev/null </dev/null >/dev/null 2>&1; echo "reuseport ${p}: $?"`).join("; ");

@@ -13,7 +13,7 @@ import path from "node:path";
 import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 
 /** What the run's console shows: the step's output, as the hostile CLI answered it. */
 const said = async (env: NodeJS.ProcessEnv, id: string) => (await liData(["job", "output", id], { env })).output as string;
@@ -41,9 +41,7 @@ describeSandbox("the provider's state folders that its CLI runs without asking a
   function world() {
     const h = homes();
     const scratch = scratchDir();
-    const home = path.join(scratch, "person");
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work, { recursive: true });
+    const { home, work, env } = hostileWorld(scratch, h.env);
     // A claude session the person has open elsewhere: its snapshot and its session-env folder.
     fs.mkdirSync(path.join(home, ".claude", "shell-snapshots"), { recursive: true });
     fs.writeFileSync(path.join(home, ".claude", "shell-snapshots", "snapshot-bash-1700000000000-live.sh"), "# the person's live session\n");
@@ -53,8 +51,6 @@ describeSandbox("the provider's state folders that its CLI runs without asking a
     // gemini's checkpoint repository of another project of the person's.
     fs.mkdirSync(path.join(home, ".gemini", "history", "0123abcd", ".git"), { recursive: true });
     fs.writeFileSync(path.join(home, ".gemini", "history", "0123abcd", ".git", "config"), "[core]\n\tbare = false\n");
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: home, PATH: `${bin}:${process.env.PATH}` };
     return { env, home, work };
   }
 
