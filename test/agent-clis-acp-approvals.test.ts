@@ -7,9 +7,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
 import { baseEnv, CLI_BIN, describeReal, processesOf, qwenSettings } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { li, liData, until } from "./helpers/li.js";
 
 const T = 120_000;
@@ -46,14 +47,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
     return { h, cwd, env, from, id: run.id as string };
   }
 
-  const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
-    until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run && a.state === "pending"), 60_000);
-  const toolSaid = (from: number) =>
-    fake.requests
-      .slice(from)
-      .map(chatToolResult)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (from: number) => saidBack(fake, chatToolResult, from);
 
   test("approved: recorded as execute with the command, the command runs, and the fake receives its output", async () => {
     const { env, cwd, from, id } = (await runs)[0];
@@ -139,14 +133,10 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
     const env = { ...h.env, ...baseEnv(h.home) };
     fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(api.url));
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, "acp/opencode", "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
+    const req = await pendingOf(env, run.id, 120_000);
     return { h, cwd, env, id: run.id as string, req };
   }
-  const toolSaid = (api: FakeApi) =>
-    api.requests
-      .map(chatToolResult)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (api: FakeApi) => saidBack(api, chatToolResult);
 
   test("approved: recorded as execute with its raw command, the command runs, and the fake receives its output", async () => {
     const { env, cwd, id, req } = (await runs)[0];

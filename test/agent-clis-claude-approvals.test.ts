@@ -14,6 +14,7 @@ import { claudeEnv, describeReal } from "./helpers/agent-clis.js";
 import { useSharedStore } from "./helpers/hosts.js";
 import { describePostgres } from "./helpers/postgres.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { li, liData, until } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
 import type { AskAnswer, AskRequest } from "../src/runtime/approvals/protocol.js";
@@ -129,13 +130,6 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     const from = toolResults.length;
     const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", s.cwd, "make", "the", "marker"], { env: s.env });
     return { ...s, from, id: run.id as string };
-  }
-
-  async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
-    return until(async () => {
-      const list = await liData(["approvals"], { env });
-      return (list.approvals as any[]).find((a) => a.run === run && a.state === "pending");
-    }, 60_000);
   }
 
   test("through li: the request is recorded pending; li approve lets the tool run and the fake receives its real result", async () => {

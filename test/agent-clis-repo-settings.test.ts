@@ -21,6 +21,7 @@ import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { makeRepo } from "./helpers/git-repos.js";
 import { liData, until } from "./helpers/li.js";
 
@@ -55,7 +56,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     const env = { ...h.env, ...cenv };
     fs.writeFileSync(path.join(h.home, "settings.yaml"), "profiles:\n  p:\n    model: codex/gpt-5\n    permission_mode: danger-full-access\n");
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--profile", "p", "--cwd", repo, "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 60_000);
+    const req = await pendingOf(env, run.id);
     expect(JSON.parse(req.input).command).toBe(COMMAND);
     await liData(["deny", req.id], { env });
     expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
@@ -76,7 +77,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     fs.writeFileSync(path.join(genv.HOME, ".gemini", "trustedFolders.json"), JSON.stringify({ [repo]: "TRUST_FOLDER" }));
     const env = { ...h.env, ...genv };
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 60_000);
+    const req = await pendingOf(env, run.id);
     expect(req.tool).toBe("run_shell_command");
     await liData(["deny", req.id], { env });
     expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
@@ -109,7 +110,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", entry("qwen", `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`), entry("trusting", ""), ""].join("\n"));
     const env = { ...h.env, ...baseEnv(h.home) };
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/qwen/fake-model", "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 90_000);
+    const req = await pendingOf(env, run.id, 90_000);
     expect(JSON.parse(req.input).command).toBe(COMMAND);
     await liData(["deny", req.id], { env });
     expect(await untilStatus(env, run.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
@@ -149,7 +150,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry({}) } }));
     const env = { ...h.env, ...baseEnv(h.home) };
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/opencode", "make the marker"], { env });
-    const req = await until(async () => (await liData(["approvals"], { env })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 120_000);
+    const req = await pendingOf(env, run.id, 120_000);
     expect(JSON.parse(req.input).command).toBe(COMMAND);
     await liData(["deny", req.id], { env });
     expect(await untilStatus(env, run.id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });

@@ -14,7 +14,8 @@ import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { claudeEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
-import { liData, until } from "./helpers/li.js";
+import { pendingOf } from "./helpers/approvals.js";
+import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
 const describeBoth = sandboxSuite("agent-clis-sandbox-reach.test.ts", describeReal);
@@ -46,7 +47,7 @@ describeBoth("li's helpers inside a workspace sandbox are out of the agent's rea
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_hosts: ["127.0.0.1:${new URL(fake.url).port}"]\n${settings}`);
     const e = { ...h.env, ...env(dir) };
     const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--approvals", "ask", ...model, "look around"], { env: e, cwd: work });
-    const req = await until(async () => (await liData(["approvals"], { env: e })).approvals.find((a: any) => a.run === run.id && a.state === "pending"), 90_000);
+    const req = await pendingOf(e, run.id, 90_000);
     await liData(["approve", req.id], { env: e });
     const end = await untilStatus(e, run.id, (j) => j.terminal, 90_000);
     expect(end).toMatchObject({ status: "completed", sandbox: { mode: "workspace" } });
