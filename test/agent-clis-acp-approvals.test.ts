@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, describeReal, processesOf, qwenSettings } from "./helpers/agent-clis.js";
+import { baseEnv, describeReal, opencodeEntry, processesOf, qwenSettings } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { pendingOf } from "./helpers/approvals.js";
 import { li, liData, until } from "./helpers/li.js";
@@ -113,17 +113,7 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
   afterAll(() => Promise.all([fake?.close(), denyFake?.close()]));
 
   // JSON is YAML: the entry's values are JSON texts themselves.
-  const settings = (url: string) => {
-    const config = {
-      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
-      model: "fake/fake-model",
-      small_model: "fake/fake-model",
-      autoupdate: false,
-      share: "disabled",
-    };
-    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
-    return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), OPENCODE_DISABLE_PROJECT_CONFIG: "1" } } } } });
-  };
+  const settings = (url: string) => JSON.stringify({ acp_agents: { opencode: opencodeEntry(url, { OPENCODE_DISABLE_PROJECT_CONFIG: "1" }) } });
 
   type Asking = Awaited<ReturnType<typeof askingRun>>;
   async function askingRun(api: FakeApi) {

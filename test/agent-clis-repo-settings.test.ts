@@ -19,7 +19,7 @@ import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
+import { baseEnv, codexEnv, describeReal, geminiEnv, opencodeEntry, qwenEntry } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { pendingOf } from "./helpers/approvals.js";
 import { makeRepo } from "./helpers/git-repos.js";
@@ -98,16 +98,9 @@ describeReal("the repository's own permission settings do not answer a run that 
     fs.writeFileSync(system, JSON.stringify({ security: { folderTrust: { enabled: true } } }));
     const untrusted = path.join(h.home, "qwen-untrusted.json");
     fs.writeFileSync(untrusted, JSON.stringify({ "/": "DO_NOT_TRUST" }));
-    const entry = (name: string, askEnv: string) =>
-      [
-        `  ${name}:`,
-        `    command: ${path.join(CLI_BIN, "qwen")}`,
-        '    args: ["--acp", "--auth-type=openai"]',
-        `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
-        `    ask: {args: ["--approval-mode", "default"]${askEnv}}`,
-        "    base_url_env: OPENAI_BASE_URL",
-      ].join("\n");
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", entry("qwen", `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`), entry("trusting", ""), ""].join("\n"));
+    const more = ["    base_url_env: OPENAI_BASE_URL"];
+    const recipe = `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`;
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", ...qwenEntry("qwen", qwen.url, more, { askMore: recipe }), ...qwenEntry("trusting", qwen.url, more), ""].join("\n"));
     const env = { ...h.env, ...baseEnv(h.home) };
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/qwen/fake-model", "make the marker"], { env });
     const req = await pendingOf(env, run.id, 90_000);
@@ -123,19 +116,6 @@ describeReal("the repository's own permission settings do not answer a run that 
     expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
   }, T);
 
-  /** An acp_agents entry for the real opencode against the loopback fake, asking with OPENCODE_PERMISSION plus `askEnv`. */
-  function opencodeEntry(askEnv: Record<string, string>) {
-    const config = {
-      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${opencode.url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
-      model: "fake/fake-model",
-      small_model: "fake/fake-model",
-      autoupdate: false,
-      share: "disabled",
-    };
-    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
-    return { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), ...askEnv } } };
-  }
-
   // opencode 1.18.33 merges OPENCODE_PERMISSION over the top-level permission of every config, but an
   // agent's own permission outranks it; OPENCODE_DISABLE_PROJECT_CONFIG reads no project opencode.json,
   // .opencode/ (agents, plugins, commands) or AGENTS.md at all.
@@ -147,7 +127,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
     fs.writeFileSync(path.join(repo, "opencode.json"), JSON.stringify(project));
     // JSON is YAML.
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry({}) } }));
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry(opencode.url, { OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry(opencode.url, {}) } }));
     const env = { ...h.env, ...baseEnv(h.home) };
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/opencode", "make the marker"], { env });
     const req = await pendingOf(env, run.id, 120_000);
