@@ -7,10 +7,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chatToolResult, startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, describeReal, processesOf, qwenSettings } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
+import { baseEnv, describeReal, opencodeEntry, processesOf, qwenSettings } from "./helpers/agent-clis.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { li, liData, until } from "./helpers/li.js";
 
 const T = 120_000;
@@ -47,14 +47,7 @@ describeReal("a declared ACP agent (the real Qwen Code) asks li's approvals", ()
     return { h, cwd, env, from, id: run.id as string };
   }
 
-  const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
-    untilApproval(env, run, { timeoutMs: 60_000 });
-  const toolSaid = (from: number) =>
-    fake.requests
-      .slice(from)
-      .map(chatToolResult)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (from: number) => saidBack(fake, chatToolResult, from);
 
   test("approved: recorded as execute with the command, the command runs, and the fake receives its output", async () => {
     const { env, cwd, from, id } = (await runs)[0];
@@ -120,17 +113,7 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
   afterAll(() => Promise.all([fake?.close(), denyFake?.close()]));
 
   // JSON is YAML: the entry's values are JSON texts themselves.
-  const settings = (url: string) => {
-    const config = {
-      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
-      model: "fake/fake-model",
-      small_model: "fake/fake-model",
-      autoupdate: false,
-      share: "disabled",
-    };
-    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
-    return JSON.stringify({ acp_agents: { opencode: { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), OPENCODE_DISABLE_PROJECT_CONFIG: "1" } } } } });
-  };
+  const settings = (url: string) => JSON.stringify({ acp_agents: { opencode: opencodeEntry(url, { OPENCODE_DISABLE_PROJECT_CONFIG: "1" }) } });
 
   type Asking = Awaited<ReturnType<typeof askingRun>>;
   async function askingRun(api: FakeApi) {
@@ -140,14 +123,10 @@ describeReal("a declared ACP agent (the real opencode) asks li's approvals", () 
     const env = { ...h.env, ...baseEnv(h.home) };
     fs.writeFileSync(path.join(h.home, "settings.yaml"), settings(api.url));
     const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", cwd, "acp/opencode", "make the marker"], { env });
-    const req = await untilApproval(env, run.id, { timeoutMs: 120_000 });
+    const req = await pendingOf(env, run.id, 120_000);
     return { h, cwd, env, id: run.id as string, req };
   }
-  const toolSaid = (api: FakeApi) =>
-    api.requests
-      .map(chatToolResult)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (api: FakeApi) => saidBack(api, chatToolResult);
 
   test("approved: recorded as execute with its raw command, the command runs, and the fake receives its output", async () => {
     const { env, cwd, id, req } = (await runs)[0];

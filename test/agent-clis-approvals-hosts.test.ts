@@ -9,11 +9,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { functionResponse, startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses, toolOutput } from "./fixtures/fake-apis/openai-responses.js";
-import type { FakeApi, Recorded } from "./fixtures/fake-apis/server.js";
+import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
 import { codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
 import { useSharedStore } from "./helpers/hosts.js";
 import { describePostgres } from "./helpers/postgres.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { untilStatus } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 
@@ -39,17 +39,10 @@ describePostgres("on PostgreSQL, li approve and li deny from a second host answe
       const envA = { ...a.env, ...env(path.join(a.home, dir + "-home")) };
       fs.writeFileSync(path.join(a.home, "settings.yaml"), `profiles:\n  ${profile}\n`);
       const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env: envA });
-      const req = await untilApproval(b.env, run.id, { timeoutMs: 90_000 });
+      const req = await pendingOf(b.env, run.id, 90_000);
       expect(req).toMatchObject({ host: "host-a", state: "pending" });
       return { a, b, cwd, envA, id: run.id as string, req };
     }
-    const said = (fake: FakeApi, from: number, read: (r: Recorded) => string | null) =>
-      fake.requests
-        .slice(from)
-        .map(read)
-        .filter((x): x is string => x !== null)
-        .join("\n");
-
     test("codex through app-server: host-b's li approve lets the command run on host-a, and the fake receives its real output", async () => {
       const from = codex.requests.length;
       // danger-full-access: codex's own bubblewrap cannot start in this container (docs/approvals.md#codex).
@@ -59,7 +52,7 @@ describePostgres("on PostgreSQL, li approve and li deny from a second host answe
       expect(approved.approval).toMatchObject({ state: "allowed", answered_by: expect.stringMatching(/@host-b$/) });
       expect(await untilStatus(a.env, id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed", host: "host-a" });
       expect(fs.existsSync(path.join(cwd, MARK))).toBe(true);
-      expect(said(codex, from, toolOutput)).toContain("approved-ran");
+      expect(saidBack(codex, toolOutput, from)).toContain("approved-ran");
     }, T);
 
     test("gemini through ACP: host-b's li deny keeps the command from running on host-a; its li approve of the next run lets it run", async () => {
@@ -75,7 +68,7 @@ describePostgres("on PostgreSQL, li approve and li deny from a second host answe
       await liData(["approve", allowed.req.id], { env: allowed.b.env });
       expect(await untilStatus(allowed.a.env, allowed.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed", host: "host-a" });
       expect(fs.existsSync(path.join(allowed.cwd, MARK))).toBe(true);
-      expect(said(gemini, from, functionResponse)).toContain("approved-ran");
+      expect(saidBack(gemini, functionResponse, from)).toContain("approved-ran");
     }, T);
   });
 });

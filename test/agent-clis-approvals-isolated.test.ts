@@ -13,7 +13,7 @@ import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { baseEnv, codexEnv, describeReal, geminiEnv, qwenSettings } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { git, makeRepo } from "./helpers/git-repos.js";
 import { liData } from "./helpers/li.js";
@@ -50,7 +50,7 @@ describeBoth("each asking route under --sandbox workspace and --isolate worktree
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_hosts: ["127.0.0.1:${port}"]\n${sandbox}${more}`);
     const e = { ...h.env, ...env(dir) };
     const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--isolate", "worktree", "--approvals", "ask", ...model, "make the marker"], { env: e, cwd: root });
-    const req = await untilApproval(e, run.id, { timeoutMs: 90_000 });
+    const req = await pendingOf(e, run.id, 90_000);
     const input = JSON.parse(req.input);
     // gemini sends no raw command over ACP, only the call's title, which no command rule reads.
     if (req.tool === "run_shell_command") expect(input).toMatchObject({ title: expect.stringContaining(COMMAND) });

@@ -13,7 +13,7 @@ import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { claudeEnv, describeReal } from "./helpers/agent-clis.js";
 import { useSharedStore } from "./helpers/hosts.js";
 import { describePostgres } from "./helpers/postgres.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf, untilApproval } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData } from "./helpers/li.js";
 import { claudeProvider } from "../src/runtime/providers/claude.js";
@@ -130,10 +130,6 @@ describeReal("the real claude asks li's approvals about a tool use", () => {
     const from = toolResults.length;
     const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", s.cwd, "make", "the", "marker"], { env: s.env });
     return { ...s, from, id: run.id as string };
-  }
-
-  async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
-    return untilApproval(env, run, { timeoutMs: 60_000 });
   }
 
   test("through li: the request is recorded pending; li approve lets the tool run and the fake receives its real result", async () => {

@@ -8,9 +8,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { startResponses, toolOutput } from "./fixtures/fake-apis/openai-responses.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
 import { codexEnv, describeReal, processesOf } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { connectMcp } from "./helpers/mcp.js";
@@ -38,14 +38,7 @@ describeReal("the real codex asks li's approvals through codex app-server", () =
     const run = await liData(["agent", "--detach", "--profile", "asks", "--cwd", cwd, "make", "the", "marker"], { env });
     return { h, cwd, env, from, id: run.id as string };
   }
-  const pendingOf = (env: NodeJS.ProcessEnv, run: string) =>
-    untilApproval(env, run, { timeoutMs: 60_000 });
-  const toolSaid = (from: number) =>
-    fake.requests
-      .slice(from)
-      .map(toolOutput)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (from: number) => saidBack(fake, toolOutput, from);
   /** Every text the model was sent after `from` (a steer arrives as a user message). */
   const sentText = (from: number) => fake.requests.slice(from).map((r) => JSON.stringify(r.body?.input ?? "")).join("\n");
 

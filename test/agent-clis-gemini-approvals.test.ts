@@ -7,9 +7,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { functionResponse, startGemini } from "./fixtures/fake-apis/gemini.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
+import { saidBack, type FakeApi } from "./fixtures/fake-apis/server.js";
 import { describeReal, geminiEnv, processesOf } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { jobStatus, untilStatus, useHomes } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 
@@ -48,17 +48,8 @@ describeReal("the real gemini asks li's approvals over ACP", () => {
     return { h, cwd, env, from, id: run.id as string };
   }
 
-  async function pendingOf(env: NodeJS.ProcessEnv, run: string) {
-    return untilApproval(env, run, { timeoutMs: 60_000 });
-  }
-
   /** What the fake was told the tool said, in the requests since `from`. */
-  const toolSaid = (from: number) =>
-    fake.requests
-      .slice(from)
-      .map(functionResponse)
-      .filter((x): x is string => x !== null)
-      .join("\n");
+  const toolSaid = (from: number) => saidBack(fake, functionResponse, from);
 
   test("the request is recorded pending as run_shell_command with the call's title (gemini sends no raw command, so no command rule can answer it); li approve lets it run and the fake receives its real output", async () => {
     const { h, env, cwd, from, id } = await askingRun();

@@ -19,9 +19,9 @@ import { startChat } from "./fixtures/fake-apis/openai-chat-tools.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { baseEnv, CLI_BIN, codexEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { baseEnv, codexEnv, describeReal, geminiEnv, opencodeEntry, qwenEntry } from "./helpers/agent-clis.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
+import { pendingOf, untilApproval } from "./helpers/approvals.js";
 import { makeRepo } from "./helpers/git-repos.js";
 import { liData } from "./helpers/li.js";
 
@@ -40,6 +40,21 @@ describeReal("the repository's own permission settings do not answer a run that 
   });
   afterAll(() => Promise.all([codex, gemini, qwen, opencode].map((f) => f?.close())));
 
+  const askedCommand = (req: any) => expect(JSON.parse(req.input).command).toBe(COMMAND);
+  /**
+   * A run that asks (`li agent --detach --approvals ask ARGS`) in `repo` whose settings would have
+   * answered it: li is asked, `judge` looks at the request, the person denies it, and the run
+   * completes with nothing made.
+   */
+  async function askedAndDenied(env: NodeJS.ProcessEnv, repo: string, args: string[], judge: (req: any) => void, ms = 60_000) {
+    const run = await liData(["agent", "--detach", "--approvals", "ask", ...args], { env });
+    const req = await pendingOf(env, run.id, ms);
+    judge(req);
+    await liData(["deny", req.id], { env });
+    expect(await untilStatus(env, run.id, (j) => j.terminal, ms)).toMatchObject({ status: "completed" });
+    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+  }
+
   /** A git repository whose .codex allows `touch` by exec policy, trusted in the person's codex config. */
   function codexRepo(home: string) {
     const repo = fs.realpathSync(makeRepo(path.join(home, "repo")));
@@ -55,12 +70,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     const { repo, env: cenv } = codexRepo(h.home);
     const env = { ...h.env, ...cenv };
     fs.writeFileSync(path.join(h.home, "settings.yaml"), "profiles:\n  p:\n    model: codex/gpt-5\n    permission_mode: danger-full-access\n");
-    const run = await liData(["agent", "--detach", "--approvals", "ask", "--profile", "p", "--cwd", repo, "make the marker"], { env });
-    const req = await untilApproval(env, run.id, { timeoutMs: 60_000 });
-    expect(JSON.parse(req.input).command).toBe(COMMAND);
-    await liData(["deny", req.id], { env });
-    expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
-    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+    await askedAndDenied(env, repo, ["--profile", "p", "--cwd", repo, "make the marker"], askedCommand);
 
     // The control: codex app-server driven the same way (approvalPolicy untrusted) but without li's override.
     const asked = await bareAppServer(repo, { ...process.env, ...cenv });
@@ -76,12 +86,7 @@ describeReal("the repository's own permission settings do not answer a run that 
     const genv = geminiEnv(h.home, gemini.url, { security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: true } } });
     fs.writeFileSync(path.join(genv.HOME, ".gemini", "trustedFolders.json"), JSON.stringify({ [repo]: "TRUST_FOLDER" }));
     const env = { ...h.env, ...genv };
-    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
-    const req = await untilApproval(env, run.id, { timeoutMs: 60_000 });
-    expect(req.tool).toBe("run_shell_command");
-    await liData(["deny", req.id], { env });
-    expect(await untilStatus(env, run.id, (j) => j.terminal, 60_000)).toMatchObject({ status: "completed" });
-    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+    await askedAndDenied(env, repo, ["--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], (req) => expect(req.tool).toBe("run_shell_command"));
 
     // The control: a run that does not ask (headless gemini, --skip-trust) in the same folder runs the command, allowed by the repository alone.
     const plain = await liData(["agent", "--detach", "--cwd", repo, "gemini/gemini-2.5-flash", "make the marker"], { env });
@@ -98,23 +103,11 @@ describeReal("the repository's own permission settings do not answer a run that 
     fs.writeFileSync(system, JSON.stringify({ security: { folderTrust: { enabled: true } } }));
     const untrusted = path.join(h.home, "qwen-untrusted.json");
     fs.writeFileSync(untrusted, JSON.stringify({ "/": "DO_NOT_TRUST" }));
-    const entry = (name: string, askEnv: string) =>
-      [
-        `  ${name}:`,
-        `    command: ${path.join(CLI_BIN, "qwen")}`,
-        '    args: ["--acp", "--auth-type=openai"]',
-        `    env: {OPENAI_BASE_URL: "${qwen.url}/v1", OPENAI_API_KEY: sk-test, OPENAI_MODEL: "{model}"}`,
-        `    ask: {args: ["--approval-mode", "default"]${askEnv}}`,
-        "    base_url_env: OPENAI_BASE_URL",
-      ].join("\n");
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", entry("qwen", `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`), entry("trusting", ""), ""].join("\n"));
+    const more = ["    base_url_env: OPENAI_BASE_URL"];
+    const recipe = `, env: {QWEN_CODE_SYSTEM_SETTINGS_PATH: ${system}, QWEN_CODE_TRUSTED_FOLDERS_PATH: ${untrusted}}`;
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), ["acp_agents:", ...qwenEntry("qwen", qwen.url, more, { askMore: recipe }), ...qwenEntry("trusting", qwen.url, more), ""].join("\n"));
     const env = { ...h.env, ...baseEnv(h.home) };
-    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/qwen/fake-model", "make the marker"], { env });
-    const req = await untilApproval(env, run.id, { timeoutMs: 90_000 });
-    expect(JSON.parse(req.input).command).toBe(COMMAND);
-    await liData(["deny", req.id], { env });
-    expect(await untilStatus(env, run.id, (j) => j.terminal, 90_000)).toMatchObject({ status: "completed" });
-    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+    await askedAndDenied(env, repo, ["--cwd", repo, "acp/qwen/fake-model", "make the marker"], askedCommand, 90_000);
 
     // The control: the entry without the recipe, same repository: the workspace's allow-list answers, li is never asked.
     const plain = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/trusting/fake-model", "make the marker"], { env });
@@ -122,19 +115,6 @@ describeReal("the repository's own permission settings do not answer a run that 
     expect((await liData(["approvals", "--all", "--run", plain.id], { env })).approvals).toEqual([]);
     expect(fs.existsSync(path.join(repo, MARK))).toBe(true);
   }, T);
-
-  /** An acp_agents entry for the real opencode against the loopback fake, asking with OPENCODE_PERMISSION plus `askEnv`. */
-  function opencodeEntry(askEnv: Record<string, string>) {
-    const config = {
-      provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${opencode.url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
-      model: "fake/fake-model",
-      small_model: "fake/fake-model",
-      autoupdate: false,
-      share: "disabled",
-    };
-    const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
-    return { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), ...askEnv } } };
-  }
 
   // opencode 1.18.33 merges OPENCODE_PERMISSION over the top-level permission of every config, but an
   // agent's own permission outranks it; OPENCODE_DISABLE_PROJECT_CONFIG reads no project opencode.json,
@@ -147,14 +127,9 @@ describeReal("the repository's own permission settings do not answer a run that 
     const repo = fs.realpathSync(makeRepo(path.join(h.home, "repo")));
     fs.writeFileSync(path.join(repo, "opencode.json"), JSON.stringify(project));
     // JSON is YAML.
-    fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry({ OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry({}) } }));
+    fs.writeFileSync(path.join(h.home, "settings.yaml"), JSON.stringify({ acp_agents: { opencode: opencodeEntry(opencode.url, { OPENCODE_DISABLE_PROJECT_CONFIG: "1" }), permonly: opencodeEntry(opencode.url, {}) } }));
     const env = { ...h.env, ...baseEnv(h.home) };
-    const run = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/opencode", "make the marker"], { env });
-    const req = await untilApproval(env, run.id, { timeoutMs: 120_000 });
-    expect(JSON.parse(req.input).command).toBe(COMMAND);
-    await liData(["deny", req.id], { env });
-    expect(await untilStatus(env, run.id, (j) => j.terminal, 120_000)).toMatchObject({ status: "completed" });
-    expect(fs.existsSync(path.join(repo, MARK))).toBe(false);
+    await askedAndDenied(env, repo, ["--cwd", repo, "acp/opencode", "make the marker"], askedCommand, 120_000);
 
     // The same entry without OPENCODE_DISABLE_PROJECT_CONFIG: a request reaching li is denied; the run ending without one, the repository answered.
     const plain = await liData(["agent", "--detach", "--approvals", "ask", "--cwd", repo, "acp/permonly", "make the marker"], { env });

@@ -13,7 +13,7 @@ import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
 import { startGemini } from "./fixtures/fake-apis/gemini.js";
 import type { FakeApi } from "./fixtures/fake-apis/server.js";
 import { claudeEnv, describeReal, geminiEnv } from "./helpers/agent-clis.js";
-import { untilApproval } from "./helpers/approvals.js";
+import { pendingOf } from "./helpers/approvals.js";
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
@@ -47,7 +47,7 @@ describeBoth("li's helpers inside a workspace sandbox are out of the agent's rea
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_hosts: ["127.0.0.1:${new URL(fake.url).port}"]\n${settings}`);
     const e = { ...h.env, ...env(dir) };
     const run = await liData(["agent", "--detach", "--sandbox", "workspace", "--approvals", "ask", ...model, "look around"], { env: e, cwd: work });
-    const req = await untilApproval(e, run.id, { timeoutMs: 90_000 });
+    const req = await pendingOf(e, run.id, 90_000);
     await liData(["approve", req.id], { env: e });
     const end = await untilStatus(e, run.id, (j) => j.terminal, 90_000);
     expect(end).toMatchObject({ status: "completed", sandbox: { mode: "workspace" } });

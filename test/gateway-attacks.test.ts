@@ -11,14 +11,12 @@
 import fs from "node:fs";
 import http from "node:http";
 import type net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { rows, terminal, useHomes } from "./helpers/fixtures.js";
+import { rows, terminal, useFake, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 import { unforwarded } from "../src/runtime/gateway/server.js";
 import { PLACEHOLDER } from "../src/runtime/gateway/plan.js";
 
@@ -50,25 +48,16 @@ const list = ${JSON.stringify(list)};
 
 describeSandbox("the gateway forwards only what it meters, what is free and reads", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  let fake: FakeApi;
-  beforeAll(async () => {
-    fake = await startAnthropic();
-  });
-  afterAll(async () => {
-    await fake.close();
-    scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true }));
-  });
+  const fake = useFake(() => startAnthropic());
+  const scratchDir = useScratches("li-atk-gw-");
 
   test("an agent's own calls through the gateway: the plain model call is metered with the real key; other spellings of it, a batch, a deletion and a method override never reach the upstream and are recorded forbidden", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-gw-")));
-    scratches.push(scratch);
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: KEY };
-    const seen = fake.requests.length;
+    const scratch = scratchDir();
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
+    const seen = fake().requests.length;
     const tries: [string, string, Record<string, string>?][] = [
       ["POST", "/v1/messages"],
       ["POST", "/v1/x/../messages"],
@@ -87,7 +76,7 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
     for (const [m, p] of tries) expect(text).toContain(`${m} ${p} -> `);
     expect(text).toContain("POST /v1/messages -> 200");
     // What reached the upstream: the metered call, with the real key, and the read as a read.
-    const got = fake.requests.slice(seen);
+    const got = fake().requests.slice(seen);
     expect(got.map((q) => `${q.method} ${q.path}`)).toEqual(["POST /v1/messages", "GET /v1/messages"]);
     expect(got.map((q) => q.headers["x-api-key"])).toEqual([KEY, KEY]);
     expect(got[1].headers["x-http-method-override"]).toBeUndefined();
@@ -109,13 +98,11 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
     await new Promise<void>((r) => echo.listen(0, "127.0.0.1", () => r()));
     try {
       const h = homes();
-      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-gw-")));
-      scratches.push(scratch);
-      const work = path.join(scratch, "work");
-      fs.mkdirSync(work);
-      const bin = installHostileClis(scratch);
+      const scratch = scratchDir();
+      const w = hostileWorld(scratch, h.env);
+      const work = w.work;
       const GKEY = "AIza-real-gemini-key-held-by-li";
-      const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${(echo.address() as net.AddressInfo).port}`, GEMINI_API_KEY: GKEY };
+      const env = { ...w.env, GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${(echo.address() as net.AddressInfo).port}`, GEMINI_API_KEY: GKEY };
       const m = "/v1beta/models/gemini-2.5-pro:generateContent";
       const tries: [string, string][] = [
         ["POST", `${m}?alt=xkey=${PLACEHOLDER}`],
@@ -133,14 +120,12 @@ describeSandbox("the gateway forwards only what it meters, what is free and read
 
   test("the sandbox holds no model API key at all: the run's own is a placeholder, and another provider's key or an endpoint's is not there, in the environment or /proc", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-gw-")));
-    scratches.push(scratch);
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
-    const bin = installHostileClis(scratch);
+    const scratch = scratchDir();
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_ENDPOINT_KEY}\n`);
     const others = { OPENAI_API_KEY: "sk-openai-SECRET-2", GEMINI_API_KEY: "gem-SECRET-3", GOOGLE_API_KEY: "goog-SECRET-4", MY_ENDPOINT_KEY: "endpoint-SECRET-5" };
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: KEY, ...others, LI_TEST_MARK: "visible" };
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY, ...others, LI_TEST_MARK: "visible" };
     const step = 'env; cat /proc/[0-9]*/environ 2>/dev/null | tr "\\0" "\\n"; echo "MARK=$LI_TEST_MARK"';
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "claude/claude-sonnet-4-5", step], { env, cwd: work });
     const done = await terminal(env, r.id, 60_000);

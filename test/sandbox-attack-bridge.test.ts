@@ -11,14 +11,12 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { startAnthropic } from "./fixtures/fake-apis/anthropic.js";
-import type { FakeApi } from "./fixtures/fake-apis/server.js";
-import { rows, terminal, untilStatus, useHomes } from "./helpers/fixtures.js";
+import { rows, terminal, untilStatus, useFake, useHomes, useScratches } from "./helpers/fixtures.js";
 import { LI_BIN, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 import { GATEWAY_PORT } from "../src/runtime/gateway/plan.js";
 
 const describeSandbox = sandboxSuite("sandbox-attack-bridge.test.ts");
@@ -64,26 +62,17 @@ const call = () => new Promise((resolve) => {
 
 describeSandbox("the bridges to li's proxy and gateway are out of the agent's reach", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  let fake: FakeApi;
-  beforeAll(async () => {
-    fake = await startAnthropic();
-  });
-  afterAll(async () => {
-    await fake.close();
-    scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true }));
-  });
+  const fake = useFake(() => startAnthropic());
+  const scratchDir = useScratches("li-atk-bridge-");
 
   test("an agent that kills every process it sees and binds 3128 and the gateway's port gets nothing: the provider's next requests still reach li's proxy and the gateway, metered", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-bridge-")));
-    scratches.push(scratch);
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work);
+    const scratch = scratchDir();
+    const w = hostileWorld(scratch, h.env);
+    const work = w.work;
     fs.writeFileSync(path.join(work, "attack.js"), ATTACK);
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: KEY };
-    const seen = fake.requests.length;
+    const env = { ...w.env, ANTHROPIC_BASE_URL: fake().url, ANTHROPIC_API_KEY: KEY };
+    const seen = fake().requests.length;
     // SO_REUSEPORT would let a second listener share a port whose holder set it too: a bind that holds is killed at 2 s (124); a refused one exits 1 at once.
     const reuse = PORTS.map((p) => `timeout 2 socat TCP-LISTEN:${p},bind=127.0.0.1,reuseaddr,reuseport OPEN:/dev/null </dev/null >/dev/null 2>&1; echo "reuseport ${p}: $?"`).join("; ");
     const step = `${KILL_ALL}; ${reuse}; "${process.execPath}" attack.js 2>&1`;
@@ -105,7 +94,7 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
     expect(done.sandbox.denials.hosts).toEqual(expect.arrayContaining([{ host: "evil.example:443", count: 1 }]));
     // The gateway carried the model call to the upstream with the real key, and metered it.
     expect(text).toContain("call: 200");
-    const got = fake.requests.slice(seen);
+    const got = fake().requests.slice(seen);
     expect(got.map((q) => `${q.method} ${q.path}`)).toContain("POST /v1/messages");
     expect(got.every((q) => q.headers["x-api-key"] === KEY)).toBe(true);
     const statuses = (await rows(h, "SELECT status FROM gateway_calls WHERE entity_id = ? ORDER BY seq", [r.id])).map((c: any) => c.status);
@@ -116,9 +105,8 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
   // of its other namespaces: the bridge must still get in. li run as nobody, as sandbox-limits.test.ts does.
   const asRoot = process.getuid?.() === 0;
   (asRoot ? test : test.skip)(`as an unprivileged user too: after the agent kills what it sees and tries to bind 3128, its next CONNECT reaches li's proxy${asRoot ? "" : " (skipped: needs root to become nobody)"}`, () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bridge-nobody-"));
+    const home = scratchDir("li-bridge-nobody-");
     fs.chmodSync(home, 0o777);
-    scratches.push(home);
     const env = { PATH: process.env.PATH, LI_HOME: home, HOME: home, LI_TEST_HOSTILE_MOCK: "1" };
     const asNobody = (args: string[]) => JSON.parse(execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, LI_BIN, "--machine", ...args], { env, cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).toString());
     const prompt = [`sh ${KILL_ALL}; timeout 2 socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,reuseport OPEN:/dev/null </dev/null >/dev/null 2>&1; echo "bind 3128: $?"`, "connect evil.example 443"].join("\n");
@@ -146,8 +134,7 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
 
   test("kill -9 of the worker leaves no bridge behind", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-bridge-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
     const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", "connect evil.example 443\nsleep 60"], { env, cwd: scratch });
     // The first CONNECT went through the bridge: it is up.

@@ -8,10 +8,7 @@
  * nothing: the provider's next connection still reaches li's proxy, judged by the proxy's own
  * record of the host it refused.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { output, terminal, useHomes } from "./helpers/fixtures.js";
+import { output, terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -19,13 +16,11 @@ const describeSandbox = sandboxSuite("sandbox-attack-channels.test.ts");
 
 describeSandbox("li's channels inside the sandbox", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-chan-");
 
   test("no proxy or gateway socket is shown inside, and one the agent puts at /run/li/proxy.sock carries nothing: a later connect still goes through li's proxy", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-chan-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
     // A stand-in proxy of the agent's own that admits everything, where li's proxy socket once was.
     const fake = `socat UNIX-LISTEN:/run/li/proxy.sock,fork SYSTEM:'printf "HTTP/1.1 200 Connection established\\\\r\\\\n\\\\r\\\\n"; sleep 1' >/dev/null 2>&1 &`;

@@ -6,10 +6,9 @@
  * reaches the check's environment. Judged by the check's recorded output.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { makeRepo } from "./helpers/git-repos.js";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -17,13 +16,11 @@ const describeSandbox = sandboxSuite("sandbox-attack-check.test.ts");
 
 describeSandbox("a sandboxed run's check and the model API keys", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-check-");
 
   test("the agent's Makefile prints the keys in the check: none is there, the rest of the environment is", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-check-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const repo = makeRepo(scratch, { "Makefile": "test:\n\t@echo ok\n", "a.txt": "a\n" }, "repo");
     fs.writeFileSync(path.join(h.home, "settings.yaml"), `endpoints:\n  mine: {base_url: "http://127.0.0.1:9/v1", api_key_env: MY_ENDPOINT_KEY}\n`);
     const keys = { ANTHROPIC_API_KEY: "sk-ant-SECRET-1", OPENAI_API_KEY: "sk-openai-SECRET-2", GEMINI_API_KEY: "gem-SECRET-3", MY_ENDPOINT_KEY: "endpoint-SECRET-4" };

@@ -8,10 +8,9 @@
  * tree when the run ends, kept in the run's directory. Judged on disk in the person's checkout.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { makeRepo } from "./helpers/git-repos.js";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -26,13 +25,11 @@ const TRACKED: Record<string, string> = {
 
 describeSandbox("files that run code beyond the first list", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-code-");
 
   test("a checkout run: those the tree holds are read-only; those the agent created are moved out of the tree when it ends", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-code-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const repo = makeRepo(scratch, TRACKED, "repo");
     const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
     const created = [
@@ -74,8 +71,7 @@ describeSandbox("files that run code beyond the first list", () => {
 
   test("a checkout run: the agent's own .gitignore files do not hide what it created from the scan when the run ends; what the person's ignored when it began is left alone", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-ignore-")));
-    scratches.push(scratch);
+    const scratch = scratchDir("li-atk-ignore-");
     const repo = makeRepo(scratch, { ".gitignore": "/build/\n", "a.txt": "a\n" }, "repo");
     fs.mkdirSync(path.join(repo, "build"));
     fs.writeFileSync(path.join(repo, "build", "out.txt"), "person's build\n");

@@ -7,11 +7,9 @@
  * history into the person's: judged in the person's repository with git.
  */
 import { execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { git, makeRepo } from "./helpers/git-repos.js";
-import { terminal, useHomes, withStore } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches, withStore } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -19,13 +17,11 @@ const describeSandbox = sandboxSuite("sandbox-attack-git-place.test.ts");
 
 describeSandbox("an isolated run's own git place", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-place-");
 
   test("alternates and a branch linked to a repository the sandbox hides: its history never reaches the person's repository", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-place-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const home = path.join(scratch, "person");
     const secret = makeRepo(home, { "plan.txt": "TOP SECRET\n" }, "secret");
     const secretTip = git(secret, "rev-parse", "HEAD").trim();

@@ -6,30 +6,23 @@
  * record, with a hostile `codex` (test/helpers/hostile-cli.ts).
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 
 const describeSandbox = sandboxSuite("sandbox-attack-record.test.ts");
 
 describeSandbox("files li reads that the agent can write", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-rec-");
 
   test("a FIFO in place of codex's thread log: the worker is not held by it, and the run's --timeout ends the run", async () => {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-rec-")));
-    scratches.push(scratch);
-    const home = path.join(scratch, "person");
-    const work = path.join(scratch, "work");
+    const scratch = scratchDir();
+    const { home, work, env } = hostileWorld(scratch, h.env);
     fs.mkdirSync(path.join(home, ".codex"), { recursive: true });
-    fs.mkdirSync(work);
-    const bin = installHostileClis(scratch);
-    const env: NodeJS.ProcessEnv = { ...h.env, HOME: home, PATH: `${bin}:${process.env.PATH}` };
     // codex's own login, unmetered: the gateway plays no part.
     delete env.OPENAI_API_KEY;
     delete env.CODEX_API_KEY;

@@ -9,12 +9,11 @@
  * prompt as one shell step.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { terminal, useHomes } from "./helpers/fixtures.js";
+import { terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
-import { installHostileClis } from "./helpers/hostile-cli.js";
+import { hostileWorld } from "./helpers/hostile-cli.js";
 
 /** What the run's console shows: the step's output, as the hostile CLI answered it. */
 const said = async (env: NodeJS.ProcessEnv, id: string) => (await liData(["job", "output", id], { env })).output as string;
@@ -37,16 +36,12 @@ function snapshot(dir: string): Record<string, string> {
 
 describeSandbox("the provider's state folders that its CLI runs without asking are the run's own", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-state-");
 
   function world() {
     const h = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-state-")));
-    scratches.push(scratch);
-    const home = path.join(scratch, "person");
-    const work = path.join(scratch, "work");
-    fs.mkdirSync(work, { recursive: true });
+    const scratch = scratchDir();
+    const { home, work, env } = hostileWorld(scratch, h.env);
     // A claude session the person has open elsewhere: its snapshot and its session-env folder.
     fs.mkdirSync(path.join(home, ".claude", "shell-snapshots"), { recursive: true });
     fs.writeFileSync(path.join(home, ".claude", "shell-snapshots", "snapshot-bash-1700000000000-live.sh"), "# the person's live session\n");
@@ -56,8 +51,6 @@ describeSandbox("the provider's state folders that its CLI runs without asking a
     // gemini's checkpoint repository of another project of the person's.
     fs.mkdirSync(path.join(home, ".gemini", "history", "0123abcd", ".git"), { recursive: true });
     fs.writeFileSync(path.join(home, ".gemini", "history", "0123abcd", ".git", "config"), "[core]\n\tbare = false\n");
-    const bin = installHostileClis(scratch);
-    const env = { ...h.env, HOME: home, PATH: `${bin}:${process.env.PATH}` };
     return { env, home, work };
   }
 

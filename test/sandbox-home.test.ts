@@ -11,7 +11,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { rows, terminal, useHomes, type Home } from "./helpers/fixtures.js";
+import { rows, terminal, useHomes, useScratches, type Home } from "./helpers/fixtures.js";
 import { li, liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -29,11 +29,8 @@ const PY = (() => {
 describeSandbox("the home is an allow-list, and the host's sockets are out of reach", () => {
   const homes = useHomes({ stopRuns: true });
   const servers: net.Server[] = [];
-  const scratches: string[] = [];
-  afterAll(() => {
-    servers.forEach((s) => s.close());
-    for (const s of scratches) fs.rmSync(s, { recursive: true, force: true });
-  });
+  afterAll(() => servers.forEach((s) => s.close()));
+  const scratchDir = useScratches("li-sbx-home-");
 
   /** A Unix socket listener at `file` counting every connection that reaches it. */
   async function listener(file: string): Promise<{ hits: () => number }> {
@@ -51,8 +48,7 @@ describeSandbox("the home is an allow-list, and the host's sockets are out of re
   /** A person's home with node through nvm's layout, a python user site, a secret and a folder they allow. */
   function world() {
     const h: Home = homes();
-    const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-sbx-home-")));
-    scratches.push(scratch);
+    const scratch = scratchDir();
     const home = path.join(scratch, "person");
     const nvm = path.join(home, ".nvm", "versions", "node", "v20.0.0");
     const pkg = path.join(nvm, "lib", "node_modules", "hello-li");

@@ -161,15 +161,38 @@ export function processesOf(liHome: string): number[] {
  * li's settings declaring the real Qwen Code as `acp/qwen`, against the loopback chat-completions
  * fake at `url`: how an asking run makes it ask, plus `more` lines of the entry (`base_url_env`, …).
  */
-export function qwenSettings(url: string, more: string[] = [], opts: { args?: string; key?: string } = {}): string {
+export function qwenSettings(url: string, more: string[] = [], opts: QwenOpts = {}): string {
+  return ["acp_agents:", ...qwenEntry("qwen", url, more, opts), ""].join("\n");
+}
+
+/** `args` in place of the asking ones (then no ask), another API key, more of ask's own map (`, env: {…}`). */
+type QwenOpts = { args?: string; key?: string; askMore?: string };
+
+/** The lines of one `acp_agents` entry, `name`, declaring the real Qwen Code as qwenSettings does. */
+export function qwenEntry(name: string, url: string, more: string[] = [], opts: QwenOpts = {}): string[] {
   return [
-    "acp_agents:",
-    "  qwen:",
+    `  ${name}:`,
     `    command: ${path.join(CLI_BIN, "qwen")}`,
     `    args: ${opts.args ?? '["--acp", "--auth-type=openai"]'}`,
     `    env: {OPENAI_BASE_URL: "${url}/v1", OPENAI_API_KEY: ${opts.key ?? "sk-test"}, OPENAI_MODEL: "{model}"}`,
-    ...(opts.args ? [] : ['    ask: {args: ["--approval-mode", "default"]}']),
+    ...(opts.args ? [] : [`    ask: {args: ["--approval-mode", "default"]${opts.askMore ?? ""}}`]),
     ...more,
-    "",
-  ].join("\n");
+  ];
+}
+
+/**
+ * An `acp_agents` entry (an object: JSON is YAML) declaring the real opencode against the loopback
+ * chat-completions fake at `url`, configured wholly by its variables (OPENCODE_CONFIG_CONTENT
+ * declares the provider); an asking run adds OPENCODE_PERMISSION bash ask and `askEnv`.
+ */
+export function opencodeEntry(url: string, askEnv: Record<string, string>) {
+  const config = {
+    provider: { fake: { npm: "@ai-sdk/openai-compatible", name: "fake", options: { baseURL: `${url}/v1`, apiKey: "sk-test" }, models: { "fake-model": { name: "fake-model", tool_call: true } } } },
+    model: "fake/fake-model",
+    small_model: "fake/fake-model",
+    autoupdate: false,
+    share: "disabled",
+  };
+  const env = { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_DEFAULT_PLUGINS: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" };
+  return { command: path.join(CLI_BIN, "opencode"), args: ["acp"], env, ask: { env: { OPENCODE_PERMISSION: JSON.stringify({ bash: "ask" }), ...askEnv } } };
 }

@@ -57,3 +57,8 @@ export async function untilApproval(
     await sleep(100);
   }
 }
+
+/** Waits (at most `ms`) until `li approvals`, as `env` sees it, lists a request of `run` pending; that request. */
+export function pendingOf(env: NodeJS.ProcessEnv, run: string, ms = 60_000): Promise<any> {
+  return untilApproval(env, run, { timeoutMs: ms });
+}

@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ProcSnapshot } from "../../src/lifecycle/observe.js";
@@ -14,6 +15,7 @@ import type { Store } from "../../src/lifecycle/store.js";
 import { dbOf } from "../../src/lifecycle/db/handle.js";
 import { type Home, liData, liveMembers, tempHome, until } from "./li.js";
 import { untilJob } from "./poll.js";
+import type { FakeApi } from "../fixtures/fake-apis/server.js";
 
 export type { Home };
 
@@ -34,6 +36,32 @@ export function useHomes(opts: { procs?: ChildProcess[]; stopRuns?: boolean } = 
     homes.push(h);
     return h;
   };
+}
+
+/**
+ * A factory of scratch folders for one test file or describe block (a person's home, a
+ * repository, a work folder beside a test home): each a fresh folder in the temp directory named
+ * `prefix` (or the call's own) and a random tail, by its real path (what li records and the
+ * sandbox shows), every one removed after the block's last test. Call it once, after useHomes.
+ */
+export function useScratches(prefix: string): (own?: string) => string {
+  const made: string[] = [];
+  afterAll(() => made.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  return (own = prefix) => {
+    const s = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), own)));
+    made.push(s);
+    return s;
+  };
+}
+
+/** A loopback fake of a provider's API (test/fixtures/fake-apis/) for one block: started before its first test, closed after its last. */
+export function useFake(start: () => Promise<FakeApi>): () => FakeApi {
+  let fake: FakeApi | undefined;
+  beforeAll(async () => {
+    fake = await start();
+  });
+  afterAll(() => fake?.close());
+  return () => fake!;
 }
 
 /**

@@ -44,3 +44,16 @@ export function installHostileClis(dir: string): string {
   for (const name of ["claude", "codex", "gemini"] as const) fs.writeFileSync(path.join(bin, name), SCRIPT(name), { mode: 0o755 });
   return bin;
 }
+
+/**
+ * A person's world under `scratch` for a run of a hostile CLI: a work folder (made), the person's
+ * home (not made: a suite makes what it puts there), and `base` with that home as HOME and the
+ * hostile CLIs first on PATH.
+ */
+export function hostileWorld(scratch: string, base: NodeJS.ProcessEnv): { home: string; work: string; env: NodeJS.ProcessEnv } {
+  const home = path.join(scratch, "person");
+  const work = path.join(scratch, "work");
+  fs.mkdirSync(work, { recursive: true });
+  const bin = installHostileClis(scratch);
+  return { home, work, env: { ...base, HOME: home, PATH: `${bin}:${process.env.PATH}` } };
+}
