@@ -36,12 +36,23 @@ export function markedIn(tree: string, git: boolean, excludeFrom: string | null 
   return [...out];
 }
 
-/** The shallowest files that run code at any depth of a tree git does not know, links not followed. */
+/** The most directories walked in a tree git does not know: a larger one is checked this deep only (docs/sandbox.md). */
+const MAX_WALK = 20_000;
+
+/**
+ * The shallowest files that run code at any depth of a tree git does not know, links not
+ * followed, breadth first. A directory every user shares (sticky, as /tmp) is looked at only at
+ * its top, as before: what others create in it meanwhile is theirs, and must not be held.
+ */
 function walkMarked(tree: string): string[] {
+  let sticky = false;
+  try {
+    sticky = (fs.statSync(tree).mode & 0o1000) !== 0;
+  } catch {}
   const out: string[] = [];
   const dirs = [tree];
-  while (dirs.length) {
-    const dir = dirs.pop()!;
+  for (let walked = 0; dirs.length && walked < MAX_WALK; walked++) {
+    const dir = dirs.shift()!;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -49,8 +60,9 @@ function walkMarked(tree: string): string[] {
       continue;
     }
     for (const d of entries) {
-      if (isCodeFile(d.name)) out.push(path.join(dir, d.name));
-      else if (d.isDirectory()) dirs.push(path.join(dir, d.name));
+      if (isCodeFile(d.name)) {
+        if (!(sticky && d.name === ".git")) out.push(path.join(dir, d.name));
+      } else if (d.isDirectory() && !sticky) dirs.push(path.join(dir, d.name));
     }
   }
   return out;
