@@ -5,13 +5,91 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { output, terminal, useHomes } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
+import { installHostileClis } from "./helpers/hostile-cli.js";
 
 const describeSandbox = sandboxSuite("sandbox-attack-s53.test.ts");
+
+/**
+ * An OpenAI upstream as the real one behaves: a streamed chat completion carries a usage chunk only
+ * when `stream_options.include_usage` asks for it, and a background response answers `queued` with
+ * no usage (the usage comes with a later GET). What it served (and would bill) is counted.
+ */
+function startOpenai(): Promise<{ url: string; served: { input: number; output: number }; seen: any[]; close: () => Promise<void> }> {
+  const served = { input: 0, output: 0 };
+  const seen: any[] = [];
+  const server = http.createServer((req, res) => {
+    let b = "";
+    req.on("data", (d) => (b += d)).on("end", () => {
+      let j: any = {};
+      try {
+        j = JSON.parse(b);
+      } catch {}
+      seen.push({ method: req.method, url: req.url, body: j });
+      const usage = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
+      if (req.method === "POST" && /\/chat\/completions$/.test(req.url ?? "") && j.stream) {
+        served.input += 1000;
+        served.output += 500;
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = (delta: any, u?: any) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "gpt-4o", choices: delta ? [{ index: 0, delta }] : [], ...(u ? { usage: u } : {}) })}\n\n`;
+        res.write(chunk({ content: "hello" }));
+        if (j.stream_options?.include_usage) res.write(chunk(null, usage));
+        return res.end("data: [DONE]\n\n");
+      }
+      if (req.method === "POST" && /\/responses$/.test(req.url ?? "") && j.background) {
+        served.input += 1000;
+        served.output += 500;
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: "resp_bg", object: "response", status: "queued", model: "gpt-4o", usage: null }));
+      }
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "not here" } }));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`, served, seen, close: () => new Promise((r) => server.close(() => r())) }),
+    ),
+  );
+}
+
+describeSandbox("the agent's own OpenAI calls through the gateway are metered", () => {
+  const homes = useHomes({ stopRuns: true });
+  const scratches: string[] = [];
+  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+
+  test("a streamed chat completion without include_usage is given it, and a background response is refused: the record is never under what the upstream served", async () => {
+    const fake = await startOpenai();
+    try {
+      const h = homes();
+      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
+      scratches.push(scratch);
+      const work = path.join(scratch, "work");
+      fs.mkdirSync(work);
+      const bin = installHostileClis(scratch);
+      const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: "sk-openai-real-key" };
+      // The gateway's URL is in codex's command line (li gives it with -c); the step calls it itself.
+      const code = `const base = process.argv[1]; const go = (p, body) => fetch(base + p, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + process.env.LI_GATEWAY_KEY }, body: JSON.stringify(body) }).then((r) => r.text()).then((t) => console.log(p, t.length));
+(async () => { await go("/chat/completions", { model: "gpt-4o", stream: true, messages: [{ role: "user", content: "hi" }] }); await go("/responses", { model: "gpt-4o", background: true, input: "hi" }); })();`;
+      const step = `B=$(tr '\\0' '\\n' < /proc/$PPID/cmdline | grep -o 'base_url="[^"]*"' | head -1 | sed 's/base_url="//; s/"$//'); echo "base=$B"; "${process.execPath}" -e '${code}' "$B"`;
+      const r = await liData(["agent", "--detach", "--sandbox", "workspace", "codex/gpt-4o", step], { env, cwd: work });
+      const done = await terminal(env, r.id, 60_000);
+      expect(done).toMatchObject({ status: "completed", usage_source: "gateway" });
+      expect((await output(env, r.id)).output).toMatch(/base=http:\/\/127\.0\.0\.1:\d+\/li-gw\//);
+      // The chat call reached the upstream (with include_usage); the background one never did.
+      expect(fake.seen.map((q) => `${q.method} ${q.url}`)).toEqual(["POST /v1/chat/completions"]);
+      expect(fake.seen[0].body.stream_options).toEqual({ include_usage: true });
+      expect(done.usage.input_tokens).toBeGreaterThanOrEqual(fake.served.input);
+      expect(done.usage.output_tokens).toBeGreaterThanOrEqual(fake.served.output);
+    } finally {
+      await fake.close();
+    }
+  }, 90_000);
+});
 
 describeSandbox("checkout runs whose tree git does not know, or that hold the home", () => {
   const homes = useHomes({ stopRuns: true });
@@ -64,5 +142,43 @@ describeSandbox("checkout runs whose tree git does not know, or that hold the ho
       } catch {}
     }
     expect(fs.existsSync(marker)).toBe(false);
+  }, 90_000);
+});
+
+describeSandbox("the proxy frames every request as the upstream will", () => {
+  const homes = useHomes({ stopRuns: true });
+  const scratches: string[] = [];
+  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+
+  test("a header line holding a bare LF (a Transfer-Encoding the proxy would not see) cannot smuggle a request for another Host past it", async () => {
+    // An allowed upstream that, like many servers, takes a bare LF as a line's end and routes by Host.
+    const hosts: string[] = [];
+    const upstream = http.createServer({ insecureHTTPParser: true }, (req, res) => {
+      hosts.push(String(req.headers.host));
+      req.resume();
+      req.on("end", () => res.end("ok\n"));
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", () => r()));
+    try {
+      const port = (upstream.address() as net.AddressInfo).port;
+      const h = homes();
+      fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_hosts: ["127.0.0.1:${port}"]\n`);
+      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
+      scratches.push(scratch);
+      const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
+      const code = `const net = require("net"); const p = new URL(process.env.HTTP_PROXY);
+const smuggled = "GET /x HTTP/1.1\\r\\nHost: evil.example\\r\\n\\r\\n"; const body = "0\\r\\n\\r\\n" + smuggled;
+const head = "POST http://127.0.0.1:${port}/a HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\nContent-Length: " + body.length + "\\r\\nX: y\\nTransfer-Encoding: chunked\\r\\n\\r\\n";
+const c = net.connect(Number(p.port), p.hostname, () => c.write(head + body)); let got = ""; c.on("data", (d) => (got += d)); c.on("close", () => console.log("answers: " + (got.match(/HTTP\\/1\\.1 \\d+/g) || []).join(","))); setTimeout(() => c.destroy(), 3000);`;
+      // One line: the mock runs the rest of its prompt line as one shell step.
+      const prompt = `sh "${process.execPath}" -e '${code.replace(/\n/g, " ")}'`;
+      const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", prompt], { env, cwd: scratch });
+      const done = await terminal(env, r.id, 60_000);
+      expect(done.status).toBe("completed");
+      expect((await output(env, r.id)).output).toContain("answers: ");
+      expect(hosts).not.toContain("evil.example");
+    } finally {
+      await new Promise((r) => upstream.close(r));
+    }
   }, 90_000);
 });

@@ -1,0 +1,34 @@
+/*
+ * An OpenAI model call's request, as the gateway must see it before it goes upstream
+ * (docs/gateway.md). Two requests would be served and billed with no usage in their answer: a
+ * streamed chat (or legacy) completion without `stream_options.include_usage` (the API then sends
+ * no usage chunk), and a background response (its answer says `queued`, and the usage comes later
+ * from a GET the gateway forwards as a read). The first is given `include_usage`, so it is metered;
+ * the second is refused. The body is held whole to be read, up to MAX_BODY: past that it is
+ * refused, since one padded past any bound would otherwise go upstream unread.
+ */
+
+export const MAX_BODY = 64 * 1024 * 1024;
+
+/** The body to send upstream, or why the call is refused. */
+export function openaiBody(pathname: string, body: Buffer): { body: Buffer } | { refuse: string } {
+  let j: any;
+  try {
+    j = JSON.parse(body.toString("utf8"));
+  } catch {
+    // Not JSON: the upstream refuses it, and serves nothing.
+    return { body };
+  }
+  if (!j || typeof j !== "object" || Array.isArray(j)) return { body };
+  if (/\/responses\/?$/.test(pathname)) {
+    if (j.background !== undefined && j.background !== false && j.background !== null) return { refuse: "a background response is answered later through a read the gateway does not meter; call without background" };
+    return { body };
+  }
+  if (j.stream !== undefined && j.stream !== false && j.stream !== null) {
+    const so = j.stream_options && typeof j.stream_options === "object" && !Array.isArray(j.stream_options) ? j.stream_options : {};
+    if (so.include_usage === true) return { body };
+    j.stream_options = { ...so, include_usage: true };
+    return { body: Buffer.from(JSON.stringify(j)) };
+  }
+  return { body };
+}
