@@ -31,7 +31,7 @@ function startOpenai(): Promise<{ url: string; served: { input: number; output: 
       try {
         j = JSON.parse(b);
       } catch {}
-      seen.push({ method: req.method, url: req.url, body: j });
+      seen.push({ method: req.method, url: req.url, body: j, authorization: req.headers.authorization });
       const usage = { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 };
       if (req.method === "POST" && /\/chat\/completions$/.test(req.url ?? "") && j.stream) {
         served.input += 1000;
@@ -179,6 +179,53 @@ const c = net.connect(Number(p.port), p.hostname, () => c.write(head + body)); l
       expect(hosts).not.toContain("evil.example");
     } finally {
       await new Promise((r) => upstream.close(r));
+    }
+  }, 90_000);
+});
+
+describe("the gateway of an unsandboxed codex run (gateway: on)", () => {
+  const homes = useHomes({ stopRuns: true });
+  const scratches: string[] = [];
+  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+
+  test("another local process that reads the gateway's URL from codex's command line (as ps shows it) cannot spend the person's key through it", async () => {
+    const fake = await startOpenai();
+    try {
+      const h = homes();
+      fs.writeFileSync(path.join(h.home, "settings.yaml"), "gateway: on\n");
+      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
+      scratches.push(scratch);
+      const work = path.join(scratch, "work");
+      fs.mkdirSync(work);
+      const bin = installHostileClis(scratch);
+      const go = path.join(scratch, "go");
+      const KEY = "sk-openai-real-key-of-the-person";
+      const env = { ...h.env, HOME: path.join(scratch, "person"), PATH: `${bin}:${process.env.PATH}`, OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: KEY };
+      // The run waits until the test has played the other process.
+      const r = await liData(["agent", "--detach", "codex/gpt-4o", `while [ ! -f ${go} ]; do sleep 0.1; done; echo released`], { env, cwd: work });
+      let base: string | null = null;
+      for (let i = 0; i < 600 && !base; i++) {
+        for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+          let cmd = "";
+          try {
+            cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1");
+          } catch {}
+          const m = /base_url="(http:\/\/127\.0\.0\.1:\d+\/li-gw\/[0-9a-f]+)"/.exec(cmd);
+          if (m && cmd.includes(bin)) base = m[1];
+        }
+        if (!base) await new Promise((res) => setTimeout(res, 100));
+      }
+      expect(base).not.toBeNull();
+      const status = await fetch(`${base}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer li-gateway-placeholder-key" }, body: JSON.stringify({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((res) => res.status);
+      fs.writeFileSync(go, "");
+      const done = await terminal(env, r.id, 60_000);
+      expect(done.status).toBe("completed");
+      expect(typeof status).toBe("number");
+      // Whatever reached the upstream from the outsider carried no key of the person's.
+      expect(fake.seen.length).toBeGreaterThan(0);
+      for (const q of fake.seen) expect(JSON.stringify(q)).not.toContain(KEY);
+    } finally {
+      await fake.close();
     }
   }, 90_000);
 });
