@@ -119,7 +119,11 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-bridge-nobody-"));
     fs.chmodSync(home, 0o777);
     scratches.push(home);
-    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: home, LI_TEST_HOSTILE_MOCK: "1" };
+    // The person's home beside the run's tree: a checkout run whose tree holds the home is refused.
+    const person = fs.mkdtempSync(path.join(os.tmpdir(), "li-person-"));
+    fs.chmodSync(person, 0o777);
+    scratches.push(person);
+    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: person, LI_TEST_HOSTILE_MOCK: "1" };
     const asNobody = (args: string[]) => JSON.parse(execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, LI_BIN, "--machine", ...args], { env, cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).toString());
     const prompt = [`sh ${KILL_ALL}; timeout 2 socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,reuseport OPEN:/dev/null </dev/null >/dev/null 2>&1; echo "bind 3128: $?"`, "connect evil.example 443"].join("\n");
     const done = asNobody(["agent", "--sandbox", "workspace", "mock/hostile", prompt]).data;
