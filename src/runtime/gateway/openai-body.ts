@@ -16,19 +16,18 @@ export function openaiBody(pathname: string, body: Buffer): { body: Buffer } | {
   try {
     j = JSON.parse(body.toString("utf8"));
   } catch {
-    // Not JSON: the upstream refuses it, and serves nothing.
-    return { body };
+    j = null;
   }
-  if (!j || typeof j !== "object" || Array.isArray(j)) return { body };
+  // Only a JSON object is read the same way upstream: a lenient parser could find a field in what
+  // JSON.parse refuses.
+  if (!j || typeof j !== "object" || Array.isArray(j)) return { refuse: "a model call's body must be one JSON object" };
   if (/\/responses\/?$/.test(pathname)) {
     if (j.background !== undefined && j.background !== false && j.background !== null) return { refuse: "a background response is answered later through a read the gateway does not meter; call without background" };
-    return { body };
-  }
-  if (j.stream !== undefined && j.stream !== false && j.stream !== null) {
+  } else if (j.stream !== undefined && j.stream !== false && j.stream !== null) {
     const so = j.stream_options && typeof j.stream_options === "object" && !Array.isArray(j.stream_options) ? j.stream_options : {};
-    if (so.include_usage === true) return { body };
     j.stream_options = { ...so, include_usage: true };
-    return { body: Buffer.from(JSON.stringify(j)) };
   }
-  return { body };
+  // Sent as read: a field named twice (`"background": true` before `false`) would be read as the
+  // first by an upstream whose parser keeps the first.
+  return { body: Buffer.from(JSON.stringify(j)) };
 }
