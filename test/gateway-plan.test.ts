@@ -47,7 +47,10 @@ test("codex: the built-in provider with a key gets a provider of li's own; a con
   const p = planOf("codex", env);
   expect(p.upstream.href).toBe("https://api.openai.com/v1");
   p.apply(env, "http://gw/li-gw/s");
-  expect(env.OPENAI_API_KEY).toBe(PLACEHOLDER);
+  // The run's own placeholder (codex's command line, which carries the gateway's URL, is public).
+  expect(env.OPENAI_API_KEY).toMatch(new RegExp(`^${PLACEHOLDER}-[0-9a-f]{48}$`));
+  expect([env.LI_GATEWAY_KEY, p.key!.placeholder]).toEqual([env.OPENAI_API_KEY, env.OPENAI_API_KEY]);
+  expect(planOf("codex", { HOME: "/nonexistent", OPENAI_API_KEY: "sk-real" }).key!.placeholder).not.toBe(p.key!.placeholder);
   expect(p.args!("http://gw/li-gw/s").join(" ")).toContain('model_provider="li_gateway"');
 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-codex-plan-"));

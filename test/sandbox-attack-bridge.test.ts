@@ -107,7 +107,10 @@ describeSandbox("the bridges to li's proxy and gateway are out of the agent's re
   (asRoot ? test : test.skip)(`as an unprivileged user too: after the agent kills what it sees and tries to bind 3128, its next CONNECT reaches li's proxy${asRoot ? "" : " (skipped: needs root to become nobody)"}`, () => {
     const home = scratchDir("li-bridge-nobody-");
     fs.chmodSync(home, 0o777);
-    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: home, LI_TEST_HOSTILE_MOCK: "1" };
+    // The person's home beside the run's tree: a checkout run whose tree holds the home is refused.
+    const person = scratchDir("li-person-");
+    fs.chmodSync(person, 0o777);
+    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: person, LI_TEST_HOSTILE_MOCK: "1" };
     const asNobody = (args: string[]) => JSON.parse(execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, LI_BIN, "--machine", ...args], { env, cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).toString());
     const prompt = [`sh ${KILL_ALL}; timeout 2 socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,reuseport OPEN:/dev/null </dev/null >/dev/null 2>&1; echo "bind 3128: $?"`, "connect evil.example 443"].join("\n");
     const done = asNobody(["agent", "--sandbox", "workspace", "mock/hostile", prompt]).data;

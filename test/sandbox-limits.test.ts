@@ -113,7 +113,11 @@ describeSandbox("sandbox.limits", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "li-limits-nobody-"));
     fs.chmodSync(home, 0o777);
     cleanups.push(home);
-    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: home };
+    // The person's home beside the run's tree: a checkout run whose tree holds the home is refused.
+    const person = fs.mkdtempSync(path.join(os.tmpdir(), "li-person-"));
+    fs.chmodSync(person, 0o777);
+    cleanups.push(person);
+    const env = { PATH: process.env.PATH, LI_HOME: home, HOME: person };
     const asNobody = (args: string[]) =>
       JSON.parse(execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, LI_BIN, "--machine", ...args], { env, cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).toString() || "{}");
     const probe = (args: string[]) => {

@@ -190,7 +190,7 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
   test("kill -9 of a sandboxed run's worker leaves no process of it and no proxy", async () => {
     const { env, markers } = world();
     const marker = path.join(markers, "bg-killed");
-    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `spawn-bg ${marker}\nsleep 60`], { env, cwd: os.tmpdir() });
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `spawn-bg ${marker}\nsleep 60`], { env, cwd: markers });
     await until(() => size(marker) > 0, 30_000);
     const running = await status(env, r.id);
     const sock = path.join(running.run_dir, "sandbox", "proxy.sock");
@@ -211,7 +211,7 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
   test("li kill of a sandboxed run: what it refused while running is on the record, and nothing of it is left", async () => {
     const { env, markers } = world();
     const marker = path.join(markers, "bg-li-kill");
-    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `write /etc/li-sandbox-test x\nspawn-bg ${marker}\nsleep 60`], { env, cwd: os.tmpdir() });
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", `write /etc/li-sandbox-test x\nspawn-bg ${marker}\nsleep 60`], { env, cwd: markers });
     // Written while it runs: seen before any end.
     const seen = await untilStatus(env, r.id, (j) => j.sandbox?.denials?.total >= 1, 30_000);
     expect(seen.status).toBe("running");

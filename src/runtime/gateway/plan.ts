@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { loadSettings } from "../../config/settings.js";
+import { crypto } from "../../packages.js";
 import type { GatewayKey } from "./server.js";
 import type { Api } from "./usage-readers.js";
 
@@ -16,6 +17,7 @@ import type { Api } from "./usage-readers.js";
 export const GATEWAY_PORT = 3129;
 
 export const PLACEHOLDER = "li-gateway-placeholder-key";
+const SHARED_PLACEHOLDER = PLACEHOLDER;
 
 export interface GatewayPlan {
   api: Api;
@@ -166,6 +168,9 @@ export function codexConfigProvider(toml: string): { name: string; base_url: str
  * codex's own and is not metered.
  */
 function codexPlan(env: NodeJS.ProcessEnv): PlanResult {
+  // The gateway's URL (its secret with it) is on codex's command line, which any local user can
+  // read: the key placeholder, in its environment only, is the run's own, so only it gets the real key.
+  const PLACEHOLDER = `${SHARED_PLACEHOLDER}-${crypto().randomBytes(24).toString("hex")}`;
   const home = env.CODEX_HOME || `${env.HOME ?? ""}/.codex`;
   let chosen: ReturnType<typeof codexConfigProvider> = null;
   try {

@@ -4,6 +4,7 @@ import { crypto } from "../../packages.js";
 import { listenUnix } from "../unix-socket.js";
 import type { Usage } from "../../lifecycle/usage.js";
 import { apiError } from "./errors.js";
+import { MAX_BODY, openaiBody } from "./openai-body.js";
 import { AnswerTap } from "./tap.js";
 import { isModelCall, readerFor, type Api } from "./usage-readers.js";
 
@@ -126,9 +127,37 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
     function forward() {
       // The provider gave up while its call waited for a look: nothing goes upstream.
       if (res.destroyed || req.destroyed) return record({ model: modelInPath(pathname), status: "aborted", http_status: null, usage: null, error: "the provider closed the call before its end" });
+      // An OpenAI call is read first: one its answer would not meter is changed or refused (openai-body.ts).
+      if (metered && o.api === "openai") return readOpenai();
+      send(null);
+    }
+
+    function readOpenai() {
+      const parts: Buffer[] = [];
+      let size = 0;
+      req.on("data", (d: Buffer) => {
+        size += d.length;
+        if (size <= MAX_BODY) parts.push(d);
+      });
+      req.on("error", () => {});
+      req.on("end", () => {
+        const checked = size > MAX_BODY ? { refuse: `a request body over ${MAX_BODY} bytes is not read, so not forwarded` } : openaiBody(pathname, Buffer.concat(parts));
+        if ("refuse" in checked) {
+          const message = `li gateway: ${req.method} ${pathname} is not forwarded (${checked.refuse}; docs/gateway.md)`;
+          o.onCall({ at, path: pathname, model: null, status: "forbidden", http_status: 403, usage: null, error: message });
+          res.setHeader("connection", "close");
+          return reply(403, message);
+        }
+        send(checked.body);
+      });
+    }
+
+    /** `body`: the request's body as read (else it is piped as it arrives). */
+    function send(body: Buffer | null) {
       const headers: http.OutgoingHttpHeaders = {};
       for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
       headers.host = o.upstream.host;
+      if (body) headers["content-length"] = String(body.length);
       // The answer is read on its way through: a compressed one could not be.
       headers["accept-encoding"] = "identity";
       let target = base + rest;
@@ -183,7 +212,8 @@ export function startGateway(listen: { socket: string } | { port: 0 }, o: Gatewa
           fail(499, "aborted", "the provider closed the call before its end");
         }
       });
-      req.pipe(up);
+      if (body) up.end(body);
+      else req.pipe(up);
     }
   });
   server.on("clientError", (_e, sock) => sock.destroy());

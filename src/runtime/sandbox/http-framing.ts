@@ -19,6 +19,9 @@ export function parseHead(text: string): Head | string {
   const m = /^([A-Z]+) (\S+) (HTTP\/1\.[01])$/.exec(line);
   if (!m) return "a malformed request line";
   if (headers.some((h) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/.test(h))) return "a malformed header";
+  // A bare LF or CR ends a line for many servers: a header hidden behind one (a Transfer-Encoding)
+  // would frame the body otherwise upstream, and smuggle a request the proxy never checked.
+  if (headers.some((h) => /[\x00-\x08\x0a-\x1f\x7f]/.test(h))) return "a control character in a header (a bare LF or CR)";
   return { method: m[1], target: m[2], version: m[3], headers };
 }
 

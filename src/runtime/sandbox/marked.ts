@@ -7,16 +7,18 @@ import { childProcess } from "../../packages.js";
  * A checkout run's files that run code when a person or a tool opens the tree
  * (config/code-files.ts). Those the tree holds when the run begins are mounted read-only, so the
  * agent can neither change nor replace them: at the tree's top from disk, deeper ones from git
- * (tracked, and untracked ones git does not ignore), with one git call; a directory is mounted
- * whole. An absent one cannot be mounted (bubblewrap would create it on the host): one the agent
+ * (tracked, and untracked ones git does not ignore), with one git call, or by a walk of a tree that
+ * is no repository; a directory is mounted whole. An absent one cannot be mounted (bubblewrap would create it on the host): one the agent
  * created is moved out of the tree once the sandbox is gone (holdCreated).
  */
 export function markedIn(tree: string, git: boolean, excludeFrom: string | null = null): string[] {
+  // A tree that is no repository has no git to ask: it is walked whole, its top `.git` included
+  // (one the agent made there is a repository whose config the person's next git command obeys).
+  if (!git) return walkMarked(tree);
   const out = new Set<string>();
   try {
     for (const n of fs.readdirSync(tree)) if (isCodeFile(n) && n !== ".git") out.add(path.join(tree, n));
   } catch {}
-  if (!git) return [...out];
   const specs = Object.keys(CODE_FILES).filter((n) => n !== ".git").flatMap((n) => [`:(glob)**/${n}`, `:(glob)**/${n}/**`]);
   try {
     // After the run, the agent's own .gitignore files must not hide what it made: only what git
@@ -32,6 +34,38 @@ export function markedIn(tree: string, git: boolean, excludeFrom: string | null 
     }
   } catch {}
   return [...out];
+}
+
+/** The most directories walked in a tree git does not know: a larger one is checked this deep only (docs/sandbox.md). */
+const MAX_WALK = 20_000;
+
+/**
+ * The shallowest files that run code at any depth of a tree git does not know, links not
+ * followed, breadth first. A directory every user shares (sticky, as /tmp) is looked at only at
+ * its top, as before: what others create in it meanwhile is theirs, and must not be held.
+ */
+function walkMarked(tree: string): string[] {
+  let sticky = false;
+  try {
+    sticky = (fs.statSync(tree).mode & 0o1000) !== 0;
+  } catch {}
+  const out: string[] = [];
+  const dirs = [tree];
+  for (let walked = 0; dirs.length && walked < MAX_WALK; walked++) {
+    const dir = dirs.shift()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const d of entries) {
+      if (isCodeFile(d.name)) {
+        if (!(sticky && d.name === ".git")) out.push(path.join(dir, d.name));
+      } else if (d.isDirectory() && !sticky) dirs.push(path.join(dir, d.name));
+    }
+  }
+  return out;
 }
 
 /**

@@ -29,6 +29,7 @@ import { limitedLauncher } from "./launcher.js";
 import { inCgroup } from "./cgroup-launch.js";
 import type { RunLimits } from "./limits-run.js";
 import { failClosed, startBridges, type Bridges } from "./bridges.js";
+import { refuseHomeTree } from "./tree-guard.js";
 
 /*
  * One provider process inside a workspace sandbox (docs/sandbox.md): bubblewrap with every
@@ -150,12 +151,19 @@ export async function prepareSandbox(e: Entity, cwd: string, provider: string, e
   const proxy: Proxy = await startProxy(sock, hosts, (h) => denials.add("host", h), store.closed, gateway ? { [`127.0.0.1:${GATEWAY_PORT}`]: gateway } : {});
   mark("proxy-listening");
   const { tree, git } = await treeKnown;
+  const home = env.HOME || os.homedir();
+  try {
+    refuseHomeTree(tree, home, !!git?.worktree);
+  } catch (err) {
+    proxy.close();
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+    throw err;
+  }
   // A checkout run's files that run code when opened stay as they are; an isolated run's change to
   // them is marked instead. A journal owes the hold of the ones its agent creates (held.ts).
   const hold = git?.worktree ? null : await import("./held.js");
   const marked = hold ? hold.startHold(e.run_dir!, tree, !!git) : [];
   mark("tree-known");
-  const home = env.HOME || os.homedir();
   // The home's allow-list and the provider's private state directory (home-view.ts).
   const view = homeView({ home, tree, provider, env, settings });
   const privateState = prepareState(view, scratch);
