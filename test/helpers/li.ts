@@ -83,11 +83,20 @@ export function li(args: string[], opts: { env: NodeJS.ProcessEnv; input?: strin
       }
       resolve({ code, stdout, stderr: Buffer.concat(err).toString("utf8"), json });
     });
-    // A command that never reads its input may exit before the write lands: EPIPE then says nothing about li.
-    child.stdin.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code !== "EPIPE") reject(e);
-    });
+    ignoreEpipe(child.stdin, reject);
     child.stdin.end(opts.input ?? "");
+  });
+}
+
+/**
+ * A child's input that may close before a write lands: a process that never reads it, or one that
+ * has exited, makes the write fail with EPIPE, which says nothing about the process (its exit and
+ * output do). Without a listener that error is uncaught and fails whichever test is running. Any
+ * other error goes to `onError` (by default it is thrown, as it was).
+ */
+export function ignoreEpipe(stream: NodeJS.WritableStream, onError: (e: Error) => void = (e) => { throw e; }): void {
+  stream.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") onError(e);
   });
 }
 
