@@ -9,7 +9,7 @@ import { codexParser } from "../src/runtime/providers/streams/codex.js";
 import type { Baseline } from "../src/runtime/providers/streams/parser.js";
 import { codexEnv, describeReal } from "./helpers/agent-clis.js";
 import { terminal, useHomes } from "./helpers/fixtures.js";
-import { li, liData } from "./helpers/li.js";
+import { ignoreEpipe, li, liData } from "./helpers/li.js";
 import { realCliSuite } from "./helpers/real-cli-suite.js";
 import { startResponses } from "./fixtures/fake-apis/openai-responses.js";
 import { recorded, type FakeApi } from "./fixtures/fake-apis/server.js";
@@ -39,6 +39,8 @@ describeReal("the real codex's live usage moves per model call, before the run e
     const from = fake.served.length;
     const parser = codexParser({ env, baseline });
     const child = spawn("codex", ["exec", "--json", "--skip-git-repo-check", "--model", "gpt-5", "--sandbox", "danger-full-access", ...args, "-"], { cwd, env, detached: true });
+    // codex exiting before it reads its prompt shows in its exit and stderr below, not as an EPIPE.
+    ignoreEpipe(child.stdin);
     child.stdin.end("run the command");
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));

@@ -23,7 +23,7 @@ import { baseEnv, codexEnv, describeReal, geminiEnv, opencodeEntry, qwenEntry } 
 import { untilStatus, useHomes } from "./helpers/fixtures.js";
 import { pendingOf, untilApproval } from "./helpers/approvals.js";
 import { makeRepo } from "./helpers/git-repos.js";
-import { liData } from "./helpers/li.js";
+import { ignoreEpipe, liData } from "./helpers/li.js";
 
 const T = 150_000;
 const MARK = "made-unasked";
@@ -151,6 +151,8 @@ async function bareAppServer(cwd: string, env: NodeJS.ProcessEnv): Promise<boole
   let next = 0;
   let asked = false;
   const waiting = new Map<number, (v: any) => void>();
+  // An app-server that exited is the unanswered request's failure, not an uncaught EPIPE from a write after it.
+  ignoreEpipe(child.stdin);
   const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");
   const request = (method: string, params: object) => new Promise<any>((r) => (waiting.set(++next, r), send({ id: next, method, params })));
   let ended!: () => void;

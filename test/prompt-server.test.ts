@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { ROOT } from "./helpers/li.js";
+import { ignoreEpipe, ROOT } from "./helpers/li.js";
 
 const SERVER = path.join(ROOT, "dist", "bundle", "prompt-server.cjs");
 let dir: string;
@@ -34,6 +34,8 @@ function server(env: Record<string, string>) {
   child.stderr.on("data", (d) => (stderr += d));
   // A server that exits (a missing bundle, a crash) fails its calls at once rather than at the test's timeout.
   child.on("exit", (code) => waiting.forEach((w) => w.reject(new Error(`the prompt server exited (${code}): ${stderr.slice(-500)}`))));
+  // That exit is what a write after it reports too: its EPIPE is not left uncaught.
+  ignoreEpipe(child.stdin);
   let n = 0;
   const call = (method: string, params: unknown = {}) =>
     new Promise<any>((resolve, reject) => {
@@ -52,6 +54,8 @@ test("it offers one tool, approve; a call is forwarded to the worker's channel a
   const asked: unknown[] = [];
   const channel = net.createServer((c) => {
     let buf = "";
+    // A server that drops the connection first fails the call's answer, not the test through an uncaught error.
+    c.on("error", () => {});
     c.on("data", (d) => {
       buf += d;
       if (!buf.includes("\n")) return;

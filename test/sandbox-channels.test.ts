@@ -6,10 +6,9 @@
  * store and the file system.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { requests } from "./helpers/approvals.js";
-import { detach, output, rows, terminal, useHomes, type Home } from "./helpers/fixtures.js";
+import { detach, jobStatus, output, rows, terminal, useHomes, type Home } from "./helpers/fixtures.js";
 import { liData, until } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 
@@ -26,12 +25,33 @@ describeSandbox("a sandboxed run's own channels", () => {
     return { ...h, home, env: { ...h.env, LI_HOME: home, LI_TEST_HOSTILE_MOCK: "1" } };
   }
 
-  const sharedSockets = () => new Set(fs.readdirSync(os.tmpdir()).filter((f) => /^li-(ask|sbx)-/.test(f)));
+  /**
+   * The paths of the Unix sockets process `pid` holds, as the kernel has them bound (/proc/net/unix
+   * by inode): what this run's worker listens on, whatever other suites or people put in /tmp.
+   */
+  const boundBy = (pid: number): string[] => {
+    const inodes = new Set<string>();
+    for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      } catch {
+        /* closed meanwhile */
+      }
+    }
+    const paths = fs
+      .readFileSync("/proc/net/unix", "utf8")
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f.length >= 8 && inodes.has(f[6]))
+      .map((f) => f.slice(7).join(" "));
+    return [...new Set(paths)];
+  };
   const specOf = async (h: Home, id: string) => JSON.parse((await rows(h, "SELECT spec FROM entities WHERE id = ?", [id]))[0].spec);
 
   test("with a long LI_HOME the proxy and approval sockets stay in the run's directory: no shared one appears in /tmp, and another sandboxed run cannot plant a request under it", async () => {
     const h = longHome();
-    const before = sharedSockets();
     const a = (await detach(h.env, ["--sandbox", "workspace", "--approvals", "ask", "mock/ask", 'ask Bash {"command":"make"}'])).id;
     await until(async () => (await requests(h, a)).length === 1);
     const runDir = path.join(h.home, "runs", a);
@@ -39,12 +59,15 @@ describeSandbox("a sandboxed run's own channels", () => {
     expect(fs.statSync(path.join(runDir, "approvals.sock")).isSocket()).toBe(true);
     expect(fs.statSync(path.join(runDir, "sandbox", "proxy.sock")).isSocket()).toBe(true);
     expect(fs.statSync(runDir).mode & 0o077).toBe(0);
-    // Only what this run made: other runs on the machine may have their own.
-    const appeared = [...sharedSockets()].filter((f) => !before.has(f));
-    expect(appeared).toEqual([]);
+    // Only what this run's worker listens on: a listing of /tmp would also show other suites' and people's folders.
+    // Each of its sockets is bound through a descriptor of its directory (too long a path otherwise): none under /tmp outside its home.
+    const bound = boundBy((await jobStatus(h.env, a)).pid);
+    expect(bound.filter((p) => p.endsWith("/approvals.sock") || p.endsWith("/proxy.sock")).length).toBeGreaterThanOrEqual(2);
+    const shared = bound.filter((p) => !p.startsWith("/proc/self/fd/") && !p.startsWith(h.home + path.sep));
+    expect(shared).toEqual([]);
 
-    // A second run tries the first's socket by its path, and any shared one that appeared.
-    const targets = [path.join(runDir, "approvals.sock"), ...appeared.map((d) => path.join(os.tmpdir(), d, "approvals.sock"))];
+    // A second run tries the first's socket by its path, and any shared one the worker holds.
+    const targets = [path.join(runDir, "approvals.sock"), ...shared];
     const b = (await detach(h.env, ["--sandbox", "workspace", "mock/hostile", targets.map((t) => `ask-socket ${t}`).join("\n")])).id;
     expect((await terminal(h.env, b, 60_000)).status).toBe("completed");
     expect((await output(h.env, b)).output).toContain(`ask-socket ${targets[0]}: refused`);

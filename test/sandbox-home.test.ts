@@ -37,6 +37,8 @@ describeSandbox("the home is an allow-list, and the host's sockets are out of re
     let hits = 0;
     const s = net.createServer((c) => {
       hits++;
+      // A client that resets the connection first is no failure of the test: the hit is counted.
+      c.on("error", () => {});
       c.end();
     });
     servers.push(s);

@@ -42,6 +42,8 @@ describeSandbox("--sandbox workspace against a hostile agent", () => {
     let hits = 0;
     const s = net.createServer((c) => {
       hits++;
+      // A client that resets the connection first (li's proxy closing it) is no failure of the test.
+      c.on("error", () => {});
       c.end();
     });
     servers.push(s);

@@ -13,7 +13,7 @@ import { isTerminal } from "../../src/lifecycle/vocab.js";
 import { openStore as openLifecycleStore } from "../../src/lifecycle/open.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import { dbOf } from "../../src/lifecycle/db/handle.js";
-import { type Home, liData, liveMembers, tempHome, until } from "./li.js";
+import { type Home, liData, liveMembers, tempHome, until, WAIT_MS } from "./li.js";
 import { untilJob } from "./poll.js";
 import type { FakeApi } from "../fixtures/fake-apis/server.js";
 
@@ -202,12 +202,12 @@ export async function jobStatus(env: NodeJS.ProcessEnv, id: string): Promise<any
  * run on (its worker gone): see test/helpers/poll.ts. New tests wait on a run with this, terminal()
  * or `li wait`, never with their own loop of `li job status`.
  */
-export function untilStatus(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = 20000): Promise<any> {
+export function untilStatus(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = WAIT_MS): Promise<any> {
   return untilJob(env, id, pred, timeoutMs);
 }
 
 /** Waits until the job is terminal (untilStatus); returns li's answer. */
-export async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = 20000): Promise<any> {
+export async function terminal(env: NodeJS.ProcessEnv, id: string, timeoutMs = WAIT_MS): Promise<any> {
   return untilStatus(env, id, (j) => j.terminal, timeoutMs);
 }
 

@@ -83,11 +83,20 @@ export function li(args: string[], opts: { env: NodeJS.ProcessEnv; input?: strin
       }
       resolve({ code, stdout, stderr: Buffer.concat(err).toString("utf8"), json });
     });
-    // A command that never reads its input may exit before the write lands: EPIPE then says nothing about li.
-    child.stdin.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code !== "EPIPE") reject(e);
-    });
+    ignoreEpipe(child.stdin, reject);
     child.stdin.end(opts.input ?? "");
+  });
+}
+
+/**
+ * A child's input that may close before a write lands: a process that never reads it, or one that
+ * has exited, makes the write fail with EPIPE, which says nothing about the process (its exit and
+ * output do). Without a listener that error is uncaught and fails whichever test is running. Any
+ * other error goes to `onError` (by default it is thrown, as it was).
+ */
+export function ignoreEpipe(stream: NodeJS.WritableStream, onError: (e: Error) => void = (e) => { throw e; }): void {
+  stream.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") onError(e);
   });
 }
 
@@ -100,8 +109,16 @@ export async function liData(args: string[], opts: { env: NodeJS.ProcessEnv; inp
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * How long a wait on a condition goes on by default: it says only that something is stuck, never
+ * how fast it came (CONTRIBUTING), so it is set for a loaded 2-core machine (at a load average
+ * of 19, approvals' test of a run and a fan-out on PostgreSQL took 30 s, its two 20 s waits near
+ * their ends), inside jest's minute per test.
+ */
+export const WAIT_MS = 45_000;
+
 /** Polls `fn` until it returns a truthy value or the deadline passes. */
-export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20000, intervalMs = 100): Promise<T> {
+export async function until<T>(fn: () => Promise<T> | T, timeoutMs = WAIT_MS, intervalMs = 100): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

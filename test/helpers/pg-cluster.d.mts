@@ -1,6 +1,7 @@
 export const PG_HINT: string;
 export function pgBinDir(): string | undefined;
 export function freePort(): Promise<number>;
+export function freePortSync(): number;
 /** A new database in the cluster on `port`: empty, or a copy of `template`. */
 export function createDatabase(port: number | string, opts?: { template?: string }): string;
 export interface PgCluster {

@@ -3,7 +3,6 @@
 // as root, so as root the cluster belongs to `nobody`.
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -33,15 +32,45 @@ export function pgBinDir() {
   return holdsTools(dir) ? dir : undefined;
 }
 
+/**
+ * Where a free port is looked for: below the kernel's ephemeral range (ip_local_port_range),
+ * which bind(0) and every outgoing connection take their ports from. A port found by bind(0) and
+ * closed could be handed to any process's connection before the server binds it, or while the
+ * server is stopped (an outage, a restart), and a client retrying a closed port in that range can
+ * be given the port itself and connect to itself. Null (bind(0) then) where the range leaves no room below it.
+ */
+function pickRange() {
+  let low = 32768;
+  try {
+    low = Number(fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || low;
+  } catch {}
+  const hi = Math.min(low, 32768);
+  const lo = Math.max(10000, hi - 16000);
+  return hi - lo >= 1000 ? [lo, hi] : null;
+}
+
+/** Node code that prints a free loopback port (tried at random in `range`, else bind(0)), for freePort and freePortSync alike. */
+const PICK = (range) => `
+const net = require("node:net");
+const range = ${JSON.stringify(range)};
+let tries = 0;
+(function attempt() {
+  const port = range && tries++ < 50 ? range[0] + Math.floor(Math.random() * (range[1] - range[0])) : 0;
+  const s = net.createServer();
+  s.once("error", () => (port === 0 ? process.exit(1) : attempt()));
+  s.listen(port, "127.0.0.1", () => { process.stdout.write(String(s.address().port)); s.close(); });
+})();`;
+
+/** A free loopback port, below the ephemeral range where there is one (pickRange). */
 export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, ["-e", PICK(pickRange())], { encoding: "utf8" }, (err, out) => (err ? reject(err) : resolve(Number(out)))),
+  );
+}
+
+/** freePort, synchronously (tempHome, which may start a worker's cluster, is synchronous). */
+export function freePortSync() {
+  return Number(execFileSync(process.execPath, ["-e", PICK(pickRange())], { encoding: "utf8" }));
 }
 
 const asRoot = () => process.getuid?.() === 0;
@@ -90,8 +119,19 @@ export function launchCluster(port) {
   runPg("initdb", ["-D", data, "-U", "li", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"]);
   const conf = [`listen_addresses = '127.0.0.1'`, `port = ${port}`, `unix_socket_directories = '${dir}'`, "fsync = off", "synchronous_commit = off", "full_page_writes = off", "max_connections = 300"];
   fs.appendFileSync(path.join(data, "postgresql.conf"), conf.join("\n") + "\n");
-  runPg("pg_ctl", ctlArgs(dir, ["start"]));
-  return { port, dir };
+  // Another test run may have taken the port since it was found free: the server then cannot bind
+  // it, and starts on another (a later `port =` line overrides the first).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      runPg("pg_ctl", ctlArgs(dir, ["start"]));
+      return { port, dir };
+    } catch (err) {
+      const log = fs.existsSync(path.join(dir, "log")) ? fs.readFileSync(path.join(dir, "log"), "utf8") : "";
+      if (attempt >= 5 || !/could not bind .*Address already in use/.test(log)) throw err;
+      port = freePortSync();
+      fs.appendFileSync(path.join(data, "postgresql.conf"), `port = ${port}\n`);
+    }
+  }
 }
 
 const ctlArgs = (dir, args) => ["-D", path.join(dir, "data"), "-l", path.join(dir, "log"), "-w", "-t", "60", ...args];

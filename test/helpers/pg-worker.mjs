@@ -10,19 +10,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { clusterAt, createDatabase, launchCluster, PG_HINT, pgBinDir, stopClusterAt } from "./pg-cluster.mjs";
+import { clusterAt, createDatabase, freePortSync, launchCluster, PG_HINT, pgBinDir, stopClusterAt } from "./pg-cluster.mjs";
 import { launchPgbouncer, PGBOUNCER_HINT, pgbouncerBin, pooledUrl, stopPgbouncerAt } from "./pgbouncer.mjs";
 
 const LI_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "li.js");
 /** The database in each worker's cluster that li has migrated: test homes' stores are copies of it. */
 export const TEMPLATE = "li_template";
 const RUN_PREFIX = "li-pg-run-";
-
-/** A free loopback port, found synchronously (as tempHome, which may start the cluster, is). */
-function freePortSync() {
-  const script = "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { process.stdout.write(String(s.address().port)); s.close(); })";
-  return Number(execFileSync(process.execPath, ["-e", script], { encoding: "utf8" }));
-}
 
 const running = (at) => fs.existsSync(path.join(at.dir, "data", "postmaster.pid"));
 
@@ -93,7 +87,7 @@ function migrateTemplate(port) {
 export function beginRun() {
   sweepDeadRuns();
   const run = fs.mkdtempSync(path.join(os.tmpdir(), RUN_PREFIX));
-  fs.writeFileSync(path.join(run, "owner.json"), JSON.stringify({ pid: process.pid, starttime: starttime(process.pid) }));
+  fs.writeFileSync(path.join(run, "owner.json"), JSON.stringify({ pid: process.pid, starttime: starttime(process.pid), pidns: pidNamespace() }));
   process.env.LI_TEST_PG_RUN_DIR = run;
 }
 
@@ -115,8 +109,15 @@ export function endRun(run = process.env.LI_TEST_PG_RUN_DIR) {
   fs.rmSync(run, { recursive: true, force: true });
 }
 
-/** A run killed before its teardown leaves its clusters running: the next run stops them. */
+/**
+ * A run killed before its teardown leaves its clusters running: the next run stops them. Only a
+ * run whose owner is in this process's PID namespace can be judged: /tmp is shared with jest runs
+ * in other namespaces (`unshare --pid --mount-proc`, as a CPU count of a whole run uses), whose
+ * pids mean other processes here or none. Judged by pid alone, such a run's clusters were stopped
+ * under its running suites, and it stopped ours (a store gone mid-test, its run folder missing).
+ */
 function sweepDeadRuns() {
+  const ours = pidNamespace();
   for (const name of fs.readdirSync(os.tmpdir())) {
     if (!name.startsWith(RUN_PREFIX)) continue;
     const run = path.join(os.tmpdir(), name);
@@ -126,7 +127,17 @@ function sweepDeadRuns() {
     } catch {
       continue;
     }
+    if (!ours || owner.pidns !== ours) continue;
     if (starttime(owner.pid) !== owner.starttime) endRun(run);
+  }
+}
+
+/** This process's PID namespace (`pid:[inode]`), or null where /proc does not say. */
+function pidNamespace() {
+  try {
+    return fs.readlinkSync("/proc/self/ns/pid");
+  } catch {
+    return null;
   }
 }
 

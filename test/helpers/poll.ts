@@ -23,7 +23,7 @@ import { SqliteDb } from "../../src/lifecycle/db/sqlite.js";
 import { ProcSnapshot } from "../../src/lifecycle/observe.js";
 import { isSameProcess } from "../../src/lifecycle/procfs.js";
 import { isTerminal } from "../../src/lifecycle/vocab.js";
-import { liData, sleep } from "./li.js";
+import { liData, sleep, WAIT_MS } from "./li.js";
 
 /** The longest li is left unasked while a wait goes on. */
 const ASK_AT_LEAST_EVERY_MS = 1000;
@@ -111,7 +111,7 @@ function look(row: any, pred: (j: any) => boolean): { key: string; promising: bo
 }
 
 /** Polls until `pred` holds of `li job status <id>` (see above); returns that answer. */
-export async function untilJob(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = 20000): Promise<any> {
+export async function untilJob(env: NodeJS.ProcessEnv, id: string, pred: (j: any) => boolean, timeoutMs = WAIT_MS): Promise<any> {
   const end = Date.now() + timeoutMs;
   const reader = rowReader(env);
   let target = id;

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { LI_BIN, ROOT } from "./li.js";
+import { ignoreEpipe, LI_BIN, ROOT } from "./li.js";
 
 /*
  * Runs the built CLI on a pseudo-terminal (python3's pty module), so it sees a TTY as a person's
@@ -57,6 +57,8 @@ export function liInPty(args: string[], opts: { env: NodeJS.ProcessEnv; rows?: n
     }
   });
   const exit = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  // A driver that has exited shows in `exit` and the output, not in a write's EPIPE.
+  ignoreEpipe(child.stdin);
   const timer = setTimeout(() => child.kill("SIGKILL"), 60000);
   void exit.then(() => clearTimeout(timer));
   return {

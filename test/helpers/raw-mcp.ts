@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { LI_BIN, ROOT } from "./li.js";
+import { ignoreEpipe, LI_BIN, ROOT } from "./li.js";
 
 /**
  * A JSON-RPC line client over `li mcp`'s stdio that can send anything, bytes included, and
@@ -34,6 +34,8 @@ export class RawMcp {
     });
     this.child.stderr!.on("data", (d) => (this.stderr = (this.stderr + d).slice(-4000)));
     this.child.on("exit", (code) => (this.exited = code));
+    // A server that exited is reported by the answer it never gave (answer() names the exit), not by a write's EPIPE.
+    ignoreEpipe(this.child.stdin!);
   }
 
   async init(): Promise<void> {

@@ -104,6 +104,8 @@ export function boundedInput(input: unknown, secrets: readonly string[]): string
 }
 
 export interface NewApproval {
+  /** The record's id, made once per request, so that a retried write finds the row an earlier attempt wrote instead of adding another. */
+  id?: string;
   run: string;
   host: string;
   tool: string;
@@ -115,10 +117,10 @@ export interface NewApproval {
 /** Records a pending request; its row. */
 export async function requestApproval(store: HasSql, a: NewApproval): Promise<Approval> {
   const db = dbOf(store);
-  const id = newId("approval");
+  const id = a.id ?? newId("approval");
   await db.run(
     `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, for_run)
-     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect, true)}, 'pending', 0)`,
+     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect, true)}, 'pending', 0) ON CONFLICT (id) DO NOTHING`,
     [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, a.timeoutSeconds],
   );
   return (await getApproval(store, id))!;
@@ -139,13 +141,18 @@ function boundedMatches(matches: readonly RuleMatch[]): string {
 /** Records a request a rule (or an earlier --for-run answer) answered at once: no person ever sees it pending. */
 export async function recordAnswered(store: HasSql, a: NewApproval, answer: { state: "allowed" | "denied"; by: string; message?: string | null; matches?: RuleMatch[] }): Promise<Approval> {
   const db = dbOf(store);
-  const id = newId("approval");
-  await db.run(
-    `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, answered_by, answered_at, message, for_run, rule_matches)
-     VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect)}, ?, ?, ${dbNow(db.dialect)}, ?, 0, ?)`,
-    [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, answer.state, answer.by, answer.message ?? null, answer.matches?.length ? boundedMatches(answer.matches) : null],
-  );
-  return (await getApproval(store, id))!;
+  const id = a.id ?? newId("approval");
+  // The write and its read in one transaction, and a retry of it with the same id adds nothing:
+  // a read that failed after the insert (a pool's wait running out under load) made the retry
+  // store the answer twice, past the run's cap (seen on PostgreSQL at a load average of 25).
+  return db.tx(async () => {
+    await db.run(
+      `INSERT INTO approvals (id, entity_id, host, tool, input, tool_use_id, asked_at, expires_at, state, answered_by, answered_at, message, for_run, rule_matches)
+       VALUES (?, ?, ?, ?, ?, ?, ${dbNow(db.dialect)}, ${dbNow(db.dialect)}, ?, ?, ${dbNow(db.dialect)}, ?, 0, ?) ON CONFLICT (id) DO NOTHING`,
+      [id, a.run, a.host, a.tool, a.input, a.toolUseId ?? null, answer.state, answer.by, answer.message ?? null, answer.matches?.length ? boundedMatches(answer.matches) : null],
+    );
+    return (await getApproval(store, id))!;
+  });
 }
 
 /** The request whose id is `text` or the one id starting with it; undefined when none. An ambiguous prefix is an error. */

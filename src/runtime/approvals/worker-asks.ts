@@ -4,6 +4,7 @@ import type { Handler } from "../../config/settings.js";
 import { coversRequest, decideByRules, opaqueParts } from "../../lifecycle/approvals/rules.js";
 import { boundedInput, countApprovals, envSecrets, expireApproval, forRunAnswers, getApproval, recordAnswered, requestApproval, type Approval, type NewApproval } from "../../lifecycle/approvals/records.js";
 import { hostName } from "../../lifecycle/locate.js";
+import { newId } from "../../lifecycle/ids.js";
 import { AnswerWaker } from "./answer-waker.js";
 import { withApprovalNotices } from "../../lifecycle/notify/approval-notice.js";
 import type { Entity, Store } from "../../lifecycle/store.js";
@@ -116,7 +117,8 @@ export async function startAsking(store: Store, e: Entity, env: NodeJS.ProcessEn
     return decideStored(req);
   };
   const decideStored = async (req: AskRequest): Promise<AskAnswer> => {
-    const base: NewApproval = { run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
+    // One id for every attempt at this request's record (records.ts): a retry never stores it twice.
+    const base: NewApproval = { id: newId("approval"), run: e.id, host, tool: req.tool_name, input: boundedInput(req.input, secrets), toolUseId: req.tool_use_id || null, timeoutSeconds };
     const rule = await decideByRules(rules, req.tool_name, req.input);
     if (rule) {
       const state = rule.answer === "allow" ? "allowed" : "denied";

@@ -157,7 +157,10 @@ export async function run(store: Store, id: string): Promise<void> {
       const usage = liveOf();
       void sandbox?.record();
       const stream = parser?.live ?? null;
-      const ending = (metered ? recordGateway(store, e, metered, stream) : Promise.resolve()).then(() =>
+      // The refusal count's last write lands before the end, which the store would refuse it after:
+      // bounded well inside the kill's grace, so the end is still written before the SIGKILL.
+      const noted = asking ? Promise.race([asking.noted(), new Promise((r) => setTimeout(r, TIMEOUT_GRACE_MS / 2).unref())]) : null;
+      const ending = Promise.all([metered ? recordGateway(store, e, metered, stream) : null, noted]).then(() =>
         finish(to, cause, null, detail, usage ? { result_text: null, usage, provider_session_id: null, num_turns: null, error: null } : undefined),
       );
       ending.catch(reject);
