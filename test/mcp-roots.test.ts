@@ -59,7 +59,7 @@ test("a client that declares roots: a file argument must resolve under them, aft
   } finally {
     await client.close();
     // The submits above start detached runs that may still be writing into the home.
-    await killLeftovers([h]);
+    await killLeftovers([h], { awaitStarts: true });
     h.cleanup();
   }
 });

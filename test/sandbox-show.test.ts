@@ -91,9 +91,12 @@ describe("li sandbox show", () => {
     const r = await li(["sandbox", "show", "--cwd", repo], { env: w.env });
     expect(r.stdout).toContain(`${path.join(repo, ".envrc")}   (direnv (runs on cd))`);
     expect(r.stdout).not.toContain(path.join(repo, "build", ".envrc"));
-    // Outside a repository, only what the tree's top holds is known.
+    // Outside a repository the tree is walked: such files at any depth, a nested repository's .git
+    // among them, and no .gitignore hides one (no git is asked).
     fs.writeFileSync(path.join(w.work, ".envrc"), "x\n");
-    expect((await liData(["sandbox", "show", "--cwd", w.work], { env: w.env })).marked).toEqual([{ path: path.join(w.work, ".envrc"), why: "direnv (runs on cd)" }]);
+    const outside = (await liData(["sandbox", "show", "--cwd", w.work], { env: w.env })).marked as { path: string; why: string }[];
+    expect(outside.map((m) => path.relative(w.work, m.path)).sort()).toEqual([".envrc", "repo/.envrc", "repo/.git", "repo/.mcp.json", "repo/build/.envrc", "repo/lib/.npmrc", "repo/pkg/.vscode", "repo/sub/.claude"]);
+    expect(outside.find((m) => m.path === path.join(w.work, ".envrc"))?.why).toBe("direnv (runs on cd)");
   });
 
   test.each([

@@ -13,7 +13,7 @@ import { isTerminal } from "../../src/lifecycle/vocab.js";
 import { openStore as openLifecycleStore } from "../../src/lifecycle/open.js";
 import type { Store } from "../../src/lifecycle/store.js";
 import { dbOf } from "../../src/lifecycle/db/handle.js";
-import { type Home, liData, liveMembers, tempHome, until, WAIT_MS } from "./li.js";
+import { type Home, liData, liveMembers, sleep, tempHome, until, WAIT_MS } from "./li.js";
 import { untilJob } from "./poll.js";
 import type { FakeApi } from "../fixtures/fake-apis/server.js";
 
@@ -65,25 +65,38 @@ export function useFake(start: () => Promise<FakeApi>): () => FakeApi {
 }
 
 /**
- * SIGKILLs, in one pass, the process group of every unended run in `homes`' stores whose group
- * still runs: read straight from each store, no li per run. Only a group li recorded is touched
- * (the leader's start time must match, as li kill checks), never this process's own.
+ * SIGKILLs the process group of every run in `homes`' stores whose group still runs, read straight
+ * from each store (no li per run), and waits (at most 15 s) until those groups are gone: a worker
+ * that outlives its record's end still writes its last files (the home's removal then met
+ * ENOTEMPTY). With `awaitStarts`, also until every unended run has a group (a run submitted just
+ * before has none on record until its worker starts); not by default, since a queued or placed
+ * run may never have one. Only a group li recorded is touched (the leader's start time must match,
+ * as li kill checks), never this process's own.
  */
-export async function killLeftovers(homes: Home[]): Promise<void> {
+export async function killLeftovers(homes: Home[], opts: { awaitStarts?: boolean } = {}): Promise<void> {
+  const waitMs = 15_000;
   const own = readProcStat(process.pid)?.pgrp;
-  const procs = new ProcSnapshot();
-  const done = new Set<number>();
-  for (const h of homes) {
-    const open = await rows<{ status: string; pgid: number | null; proc_start: number | null }>(h, "SELECT status, pgid, proc_start FROM entities WHERE pgid IS NOT NULL").catch(() => []);
-    for (const r of open) {
-      const pgid = Number(r.pgid);
-      if (isTerminal(r.status) || r.proc_start === null || pgid === own || done.has(pgid)) continue;
-      done.add(pgid);
-      if (procs.members(pgid, Number(r.proc_start)).length === 0) continue;
-      try {
-        process.kill(-pgid, "SIGKILL");
-      } catch {}
+  const end = Date.now() + waitMs;
+  for (;;) {
+    const procs = new ProcSnapshot();
+    let waiting = false;
+    for (const h of homes) {
+      const runs = await rows<{ status: string; pgid: number | null; proc_start: number | null }>(h, "SELECT status, pgid, proc_start FROM entities").catch(() => []);
+      for (const r of runs) {
+        if (r.pgid === null || r.proc_start === null) {
+          waiting ||= !!opts.awaitStarts && !isTerminal(r.status);
+          continue;
+        }
+        const pgid = Number(r.pgid);
+        if (pgid === own || procs.members(pgid, Number(r.proc_start)).length === 0) continue;
+        waiting = true;
+        try {
+          process.kill(-pgid, "SIGKILL");
+        } catch {}
+      }
     }
+    if (!waiting || Date.now() > end) return;
+    await sleep(100);
   }
 }
 
