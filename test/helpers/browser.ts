@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { which } from "../../src/runtime/providers/cli-agents.js";
+import { which } from "../../src/runtime/on-path.js";
 
 /*
  * The system's Chromium driven by playwright-core (browser builds cannot be downloaded here;
@@ -12,7 +12,7 @@ import { which } from "../../src/runtime/providers/cli-agents.js";
  */
 
 /** The browser the tests drive: LI_TEST_CHROMIUM, else `chromium` on PATH; null when neither is there. */
-export const CHROMIUM: string | null = process.env.LI_TEST_CHROMIUM || which("chromium");
+export const CHROMIUM: string | null = process.env.LI_TEST_CHROMIUM || which("chromium", process.env.PATH);
 
 const HINT = `no Chromium ${process.env.LI_TEST_CHROMIUM ? `at LI_TEST_CHROMIUM=${process.env.LI_TEST_CHROMIUM}` : "on PATH (command -v chromium)"}: install it (apt-get install -y chromium; .ci/run does) or set LI_TEST_CHROMIUM`;
 const present = !!CHROMIUM && fs.existsSync(CHROMIUM);

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { which } from "../on-path.js";
 
 /*
  * A provider CLI too old to take the base URL li gives it would call its default host, unmetered.
@@ -37,18 +38,6 @@ function packageVersion(bin: string, pkg: string): string | null {
   return null;
 }
 
-/** The first executable `bin` on `envPath` (the run's PATH, which a profile may set). */
-function which(bin: string, envPath: string | undefined): string | null {
-  for (const dir of (envPath ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, bin);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {}
-  }
-  return null;
-}
 
 /** Why `provider` on the run's PATH cannot be metered (a version below its floor), or null. */
 export function belowFloor(provider: string, envPath: string | undefined): string | null {

@@ -1,22 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import { invalid } from "../../errors.js";
+import { which } from "../on-path.js";
 import type { Capabilities, LaunchSpec, Provider, RunSettings, StreamFormat } from "./types.js";
-
-/** The first executable named `bin` on PATH. */
-export function which(bin: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, bin);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {
-      /* not here */
-    }
-  }
-  return null;
-}
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
@@ -45,7 +29,7 @@ export function cliAgent(def: CliAgentDef): Provider {
       if (!MODEL.test(model)) throw invalid(`${JSON.stringify(model)} is not a valid ${def.name} model name`, { model });
     },
     availability() {
-      const found = which(def.bin);
+      const found = which(def.bin, process.env.PATH);
       return found
         ? { available: true, detail: found }
         : { available: false, detail: `${def.bin} not found on PATH`, remedy: `install it: ${def.install}` };

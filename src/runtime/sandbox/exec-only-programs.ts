@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { which } from "../on-path.js";
 
 /*
  * Which programs a workspace sandbox makes non-dumpable (exec-only.ts): the processes that hold
@@ -11,20 +12,6 @@ import path from "node:path";
  * the sandbox (bridges.ts), and nothing of li's inside runs it. The agent's tools (a shell, python,
  * git, socat, …) are not among them: they stay as the agent runs them.
  */
-
-/** `bin` as `exec` would find it on `pathVar`, or null. */
-export function which(bin: string, pathVar: string | undefined): string | null {
-  if (bin.includes("/")) return fs.existsSync(bin) ? bin : null;
-  for (const dir of (pathVar ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      if (fs.statSync(p).isFile()) return p;
-    } catch {}
-  }
-  return null;
-}
 
 /** The first bytes of `file`: an ELF binary, a `#!` script's interpreter, or neither. */
 function kindOf(file: string): { elf: true } | { interpreter: string[] } | null {

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { childProcess } from "../../packages.js";
 import { liHome } from "../../lifecycle/paths.js";
+import { which } from "../on-path.js";
 
 /*
  * Whether this host can run a `workspace` sandbox (docs/sandbox.md): bubblewrap to build the
@@ -28,17 +29,7 @@ const PROBE_VERSION = "2";
 let cached: SandboxSupport | null = null;
 
 /** On PATH, as the worker will find it. */
-export function onPath(bin: string): string | null {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {}
-  }
-  return null;
-}
+export const onPath = (bin: string): string | null => which(bin, process.env.PATH);
 
 export function sandboxSupport(): SandboxSupport {
   if (cached) return cached;

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { invalid, LiError } from "../../errors.js";
 import { loadSettings } from "../../config/settings.js";
 import type { AcpAgent } from "../../config/acp-agents.js";
-import { which } from "../providers/cli-agents.js";
+import { which } from "../on-path.js";
 import { splitAcpModel } from "../providers/acp/provider.js";
 
 /*
@@ -39,7 +39,7 @@ export function acpRouteLacking(model: string, dir = process.cwd()): string | nu
 /** Refuses, before any record, an acp/NAME run whose agent is not declared, is untrusted, or whose command is missing. */
 export function checkAcpModel(model: string, dir: string): AcpAgent {
   const agent = acpAgentOf(splitAcpModel(model).name, dir);
-  const found = agent.command.includes("/") ? fileIsProgram(agent.command) : which(agent.command);
+  const found = agent.command.includes("/") ? fileIsProgram(agent.command) : which(agent.command, process.env.PATH);
   if (!found)
     throw new LiError("unavailable", `ACP agent ${agent.name}: ${agent.command} (acp_agents.${agent.name} in ${agent.file}) is not found or not executable; install it, or give its full path as the command`, { provider: "acp", agent: agent.name, command: agent.command });
   return agent;
