@@ -253,11 +253,16 @@ describePostgres("liveness across hosts", () => {
       };
       const ahead = new Date(realNow() + 5 * 60_000);
       const [x, y] = await Promise.all([tick(store, ahead, refuse), tick(other, new Date(realNow()), refuse)]);
-      expect(x.fired.length + y.fired.length).toBe(1);
+      const fires = [...x.fired, ...y.fired];
+      const at = (f: { due_at: string }) => new Date(f.due_at).getTime();
+      expect(fires.filter((f) => at(f) === new Date(due).getTime())).toHaveLength(1);
+      // When the slow clock fired first, the fast one may find the next minute already due by its
+      // own clock and fire that: another due time, never the same one twice.
+      expect(new Set(fires.map(at)).size).toBe(fires.length);
       // The slow clock's next tick finds the due time taken and the next one not yet due.
       const again = await tick(other, new Date(realNow()), refuse);
       expect(again.fired).toEqual([]);
-      expect(await listRuns(store, s.id, 10)).toHaveLength(1);
+      expect(await listRuns(store, s.id, 10)).toHaveLength(fires.length);
       expect((await getSchedule(store, s.id))!.next_run_at).not.toBe(due);
     });
   });
