@@ -86,7 +86,7 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: Liv
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | null>(null);
   const [loading, setLoading] = useState(true);
-  const st = useRef({ gen: 0, active: false, inFlight: false, again: false, timer: 0 as any, fetcher, key: "", data: undefined as T | undefined, pollWhile: opts.pollWhile });
+  const st = useRef({ gen: 0, active: false, inFlight: false, again: false, failed: false, timer: 0 as any, fetcher, key: "", data: undefined as T | undefined, pollWhile: opts.pollWhile });
   if (!st.current.key) st.current.key = `live${++keySeq}`;
   st.current.fetcher = fetcher;
   st.current.pollWhile = opts.pollWhile;
@@ -101,6 +101,7 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: Liv
       (d) => {
         if (gen !== s.gen) return;
         s.data = d;
+        s.failed = false;
         setData(d);
         setError(null);
         reportError(s.key, null);
@@ -108,6 +109,7 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: Liv
       (e) => {
         if (gen !== s.gen) return;
         const err = e instanceof ApiError ? e : new ApiError(String(e?.message ?? e), 0, null);
+        s.failed = true;
         setError(err);
         reportError(s.key, err.message);
       },
@@ -133,7 +135,9 @@ export function useLive<T>(fetcher: () => Promise<T>, deps: unknown[], opts: Liv
       clearTimeout(s.timer);
       s.timer = setTimeout(run, 150);
     });
-    const stopPolling = opts.pollMs ? poll(opts.pollMs, () => (s.pollWhile?.(s.data) ?? true) && run()) : () => {};
+    // A read that failed is read again on the next beat, even where polling has stopped (an ended
+    // run's page): a passing error must not leave the page empty until it is reloaded.
+    const stopPolling = opts.pollMs ? poll(opts.pollMs, () => (s.failed || (s.pollWhile?.(s.data) ?? true)) && run()) : () => {};
     return () => { off(); stopPolling(); clearTimeout(s.timer); s.active = false; reportError(s.key, null); };
   }, deps);
 
