@@ -127,15 +127,21 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
     expect(fs.existsSync(path.join(job.run_dir, "sandbox", "hold.json"))).toBe(false);
   }, 120_000);
 
-  test("row 10, li kill of a checkout run whose worker was killed with -9 first: li kill moves what the agent created out of the tree and names it on the record it ended", async () => {
-    const { h, env, repo } = world();
-    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json", "pkg/.vscode/x.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
+  /** A checkout run whose agent wrote `files` and made.txt, then sleeps; its worker killed with -9 and its group gone. */
+  async function workerKilled9(env: NodeJS.ProcessEnv, repo: string, files: string[]) {
+    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes(files), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
     const running = await until(async () => {
       const j = (await liData(["job", "status", r.id], { env })).jobs[0];
       return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
     }, 60_000);
     process.kill(running.pid, "SIGKILL");
     await until(() => !groupAlive(running.pgid), 30_000);
+    return { r, running };
+  }
+
+  test("row 10, li kill of a checkout run whose worker was killed with -9 first: li kill moves what the agent created out of the tree and names it on the record it ended", async () => {
+    const { h, env, repo } = world();
+    const { r, running } = await workerKilled9(env, repo, [".mcp.json", "pkg/.vscode/x.json"]);
     // No reader ran between: the hold is still owed and the files are in the tree when li kill ends the record.
     expect(fs.existsSync(path.join(repo, ".mcp.json"))).toBe(true);
     const killed = await liData(["kill", r.id], { env });
@@ -151,13 +157,7 @@ describeSandbox("--sandbox workspace: files that run code when the tree is opene
 
   test("row 10, a li kill killed itself after it ended the record and before it held: the next reader of the run holds and names what the agent created", async () => {
     const { h, env, repo } = world();
-    const r = await liData(["agent", "--detach", "--sandbox", "workspace", "mock/hostile", [...writes([".mcp.json"]), "write made.txt x", "sleep 120"].join("\n")], { env, cwd: repo });
-    const running = await until(async () => {
-      const j = (await liData(["job", "status", r.id], { env })).jobs[0];
-      return j.pid && fs.existsSync(path.join(repo, "made.txt")) ? j : null;
-    }, 60_000);
-    process.kill(running.pid, "SIGKILL");
-    await until(() => !groupAlive(running.pgid), 30_000);
+    const { r, running } = await workerKilled9(env, repo, [".mcp.json"]);
     // What li kill writes first, and nothing after (it was killed there).
     await withStore(h, async (s) => {
       const e = (await s.get(r.id))!;
