@@ -7,9 +7,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import type net from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { output, terminal, useHomes } from "./helpers/fixtures.js";
+import { output, terminal, useHomes, useScratches } from "./helpers/fixtures.js";
 import { liData } from "./helpers/li.js";
 import { sandboxSuite } from "./helpers/sandbox.js";
 import { installHostileClis } from "./helpers/hostile-cli.js";
@@ -59,15 +58,13 @@ function startOpenai(): Promise<{ url: string; served: { input: number; output: 
 
 describeSandbox("the agent's own OpenAI calls through the gateway are metered", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-s53-");
 
   test("a streamed chat completion without include_usage is given it, and a background response is refused: the record is never under what the upstream served", async () => {
     const fake = await startOpenai();
     try {
       const h = homes();
-      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
-      scratches.push(scratch);
+      const scratch = scratchDir();
       const work = path.join(scratch, "work");
       fs.mkdirSync(work);
       const bin = installHostileClis(scratch);
@@ -93,13 +90,7 @@ describeSandbox("the agent's own OpenAI calls through the gateway are metered", 
 
 describeSandbox("checkout runs whose tree git does not know, or that hold the home", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
-  const scratchDir = () => {
-    const s = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
-    scratches.push(s);
-    return s;
-  };
+  const scratchDir = useScratches("li-atk-s53-");
 
   test("a run started in the home is refused: the home would be writable whole (a program ahead of the person's on PATH, authorized_keys, a systemd unit)", async () => {
     const h = homes();
@@ -147,8 +138,7 @@ describeSandbox("checkout runs whose tree git does not know, or that hold the ho
 
 describeSandbox("the proxy frames every request as the upstream will", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-s53-");
 
   test("a header line holding a bare LF (a Transfer-Encoding the proxy would not see) cannot smuggle a request for another Host past it", async () => {
     // An allowed upstream that, like many servers, takes a bare LF as a line's end and routes by Host.
@@ -163,8 +153,7 @@ describeSandbox("the proxy frames every request as the upstream will", () => {
       const port = (upstream.address() as net.AddressInfo).port;
       const h = homes();
       fs.writeFileSync(path.join(h.home, "settings.yaml"), `sandbox:\n  allow_hosts: ["127.0.0.1:${port}"]\n`);
-      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
-      scratches.push(scratch);
+      const scratch = scratchDir();
       const env = { ...h.env, LI_TEST_HOSTILE_MOCK: "1" };
       const code = `const net = require("net"); const p = new URL(process.env.HTTP_PROXY);
 const smuggled = "GET /x HTTP/1.1\\r\\nHost: evil.example\\r\\n\\r\\n"; const body = "0\\r\\n\\r\\n" + smuggled;
@@ -185,16 +174,14 @@ const c = net.connect(Number(p.port), p.hostname, () => c.write(head + body)); l
 
 describe("the gateway of an unsandboxed codex run (gateway: on)", () => {
   const homes = useHomes({ stopRuns: true });
-  const scratches: string[] = [];
-  afterAll(() => scratches.forEach((s) => fs.rmSync(s, { recursive: true, force: true })));
+  const scratchDir = useScratches("li-atk-s53-");
 
   test("another local process that reads the gateway's URL from codex's command line (as ps shows it) cannot spend the person's key through it", async () => {
     const fake = await startOpenai();
     try {
       const h = homes();
       fs.writeFileSync(path.join(h.home, "settings.yaml"), "gateway: on\n");
-      const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "li-atk-s53-")));
-      scratches.push(scratch);
+      const scratch = scratchDir();
       const work = path.join(scratch, "work");
       fs.mkdirSync(work);
       const bin = installHostileClis(scratch);
