@@ -50,9 +50,10 @@ function walkMarked(tree: string): string[] {
     sticky = (fs.statSync(tree).mode & 0o1000) !== 0;
   } catch {}
   const out: string[] = [];
+  // A queue read by index: shift() would copy the whole queue for each of up to MAX_WALK directories.
   const dirs = [tree];
-  for (let walked = 0; dirs.length && walked < MAX_WALK; walked++) {
-    const dir = dirs.shift()!;
+  for (let walked = 0; walked < dirs.length && walked < MAX_WALK; walked++) {
+    const dir = dirs[walked];
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
